@@ -1,0 +1,105 @@
+// Package node holds cairn's node logic as event-driven state machines. A
+// node never touches the operating system: it reads the clock, sets timers,
+// sends messages, writes files, asks for durability and draws randomness
+// only through the Env it is given. The simulator and the production
+// runtime (node/live) are two implementations of that one interface.
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// NodeID names a node in the cluster. Zero is never a valid node.
+type NodeID uint32
+
+// String renders the ID the way traces and logs show it.
+func (id NodeID) String() string { return fmt.Sprintf("n%d", uint32(id)) }
+
+// ConnID names one client connection to this node. It is unique within one
+// incarnation of the node's process.
+type ConnID uint64
+
+// SyncToken identifies one durability request. The environment hands it
+// back unchanged in OnSynced.
+type SyncToken uint64
+
+// TimerKind says what a timer is for; the node defines its own kinds.
+type TimerKind uint16
+
+// Timer is a value the environment hands back in OnTimer when it fires.
+// Timers cannot be cancelled: a node ignores a timer it no longer wants,
+// typically by comparing Seq with the current generation of that timer.
+type Timer struct {
+	Kind TimerKind
+	Seq  uint64
+}
+
+// Event is a payload-free observation the node reports: a stage timing, a
+// counter, a state change. The simulator records events in its trace and
+// feeds them to checkers; production logs them and derives metrics.
+type Event struct {
+	Name  string
+	Attrs []slog.Attr
+}
+
+// Env is everything a node may use from the outside world. Every method
+// returns at once: none blocks, sleeps or fails loudly. Effects that take
+// time (timers, durability, delivery) complete later as inbound calls on
+// the node's Handler.
+type Env interface {
+	// Now is the node's clock. In the simulator it is virtual and may be
+	// skewed or jump; a node must tolerate both.
+	Now() time.Time
+	// After schedules OnTimer(t) once d has elapsed on the node's
+	// monotonic timer base (unaffected by clock jumps).
+	After(d time.Duration, t Timer)
+	// Send queues m for peer to. Delivery is not guaranteed; the message
+	// may be dropped, delayed, duplicated or reordered.
+	Send(to NodeID, m wire.Message)
+	// Reply queues m for client connection conn.
+	Reply(conn ConnID, m wire.Message)
+	// FS is this node's disk.
+	FS() vfs.FS
+	// Sync asks for f's written data (or, for a directory, its entries)
+	// to be made durable. The outcome arrives later as OnSynced(tok, err).
+	Sync(f vfs.File, tok SyncToken)
+	// Rand is the node's seeded source of randomness: the only one it may
+	// use.
+	Rand() *rand.Rand
+	// Boundary marks a named transition boundary,
+	// <component>.<before|after>.<action>. In production it does nothing;
+	// the simulator may crash the process right here.
+	Boundary(name string)
+	// Emit records an event.
+	Emit(e Event)
+	// Halt stops this process at once, as if it exited: it loses its
+	// memory and keeps only what its disk made durable. A node halts when
+	// continuing would be unsafe, for example after a failed sync of
+	// storage it cannot fence on its own.
+	Halt(reason string)
+}
+
+// Handler is the set of inbound calls a node answers. The environment calls
+// them one at a time, never concurrently, and a handler never blocks.
+type Handler interface {
+	// Start is called once per process incarnation, before anything else.
+	Start()
+	// OnMessage delivers a message from a peer.
+	OnMessage(from NodeID, m wire.Message)
+	// OnTimer delivers a timer set with Env.After.
+	OnTimer(t Timer)
+	// OnSynced reports the outcome of Env.Sync.
+	OnSynced(tok SyncToken, err error)
+	// OnDisconnect reports that the connection to peer was reset: the
+	// peer's process died or the connection broke. Silence (a partition)
+	// is not reported.
+	OnDisconnect(peer NodeID)
+	// OnClient delivers a request from a client connection.
+	OnClient(conn ConnID, req wire.Message)
+}

@@ -1,0 +1,45 @@
+package node
+
+import "github.com/cockroachdb/pebble/v2/vfs"
+
+// SyncRouter turns the environment's token-based durability requests into
+// completion callbacks, which is what storage wants. It is owned by one
+// node and used from its handlers only.
+type SyncRouter struct {
+	env     Env
+	next    SyncToken
+	pending map[SyncToken]func(error)
+}
+
+// NewSyncRouter returns a router that issues syncs through env.
+func NewSyncRouter(env Env) *SyncRouter {
+	return &SyncRouter{env: env, pending: make(map[SyncToken]func(error))}
+}
+
+// Sync requests durability for f and calls done with the outcome.
+func (r *SyncRouter) Sync(f vfs.File, done func(error)) {
+	if done == nil {
+		panic("node: SyncRouter.Sync without a completion callback")
+	}
+	r.next++
+	r.pending[r.next] = done
+	r.env.Sync(f, r.next)
+}
+
+// Boundary forwards a transition boundary to the environment.
+func (r *SyncRouter) Boundary(name string) { r.env.Boundary(name) }
+
+// Complete routes an OnSynced call. It reports false for a token it never
+// issued, which the caller should treat as an environment bug.
+func (r *SyncRouter) Complete(tok SyncToken, err error) bool {
+	done, ok := r.pending[tok]
+	if !ok {
+		return false
+	}
+	delete(r.pending, tok)
+	done(err)
+	return true
+}
+
+// Pending reports the number of syncs still in flight.
+func (r *SyncRouter) Pending() int { return len(r.pending) }

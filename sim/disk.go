@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+)
+
+// SectorSize is the unit in which unsynced writes survive or vanish at a
+// crash: a sector is written whole or not at all.
+const SectorSize = 512
+
+// DiskProfile is one simulated disk's behaviour. All rates are per
+// operation.
+type DiskProfile struct {
+	SyncLatency    Latency
+	SyncErrorRate  float64 // EIO on file or directory sync
+	WriteErrorRate float64 // EIO on write
+	ReadErrorRate  float64 // EIO on read
+	// TornChance is the chance, per file with unsynced data at a crash,
+	// that some of that data survives; otherwise all of it is lost.
+	TornChance float64
+	// ReorderChance is the chance that surviving sectors are an arbitrary
+	// subset rather than a prefix: the disk wrote them out of order.
+	ReorderChance float64
+	// FlipChance is the chance, per crash, that one bit of synced data at
+	// rest is flipped.
+	FlipChance float64
+}
+
+// Disk is a simulated disk: pebble's crashable in-memory filesystem behind
+// a seeded error injector. A crash keeps exactly what was synced, then
+// lets a seeded, sorted choice of unsynced sectors survive.
+type Disk struct {
+	mem     *vfs.MemFS
+	fs      vfs.FS
+	rng     *rand.Rand
+	profile DiskProfile
+	faulty  bool // injection on; off during the liveness phase
+	stats   DiskStats
+}
+
+// DiskStats counts what the disk did, for traces and coverage.
+type DiskStats struct {
+	Syncs, SyncErrors, WriteErrors, ReadErrors int
+	TornFiles, TornSectors, Flips, Crashes     int
+}
+
+// NewDisk returns an empty disk drawing its faults from rng.
+func NewDisk(rng *rand.Rand, profile DiskProfile) *Disk {
+	d := &Disk{mem: vfs.NewCrashableMem(), rng: rng, profile: profile, faulty: true}
+	d.wrap()
+	return d
+}
+
+func (d *Disk) wrap() {
+	d.fs = errorfs.Wrap(d.mem, errorfs.InjectorFunc(d.maybeError))
+}
+
+// FS is the filesystem the node sees, with fault injection.
+func (d *Disk) FS() vfs.FS { return d.fs }
+
+// Raw is the filesystem without fault injection, for checkers that read
+// what a node left behind.
+func (d *Disk) Raw() vfs.FS { return d.mem }
+
+// Stats reports what the disk did so far.
+func (d *Disk) Stats() DiskStats { return d.stats }
+
+// SetFaulty turns error injection on or off.
+func (d *Disk) SetFaulty(on bool) { d.faulty = on }
+
+// SyncLatency draws how long the next sync takes.
+func (d *Disk) SyncLatency() time.Duration { return d.profile.SyncLatency.Draw(d.rng) }
+
+func (d *Disk) maybeError(op errorfs.Op) error {
+	var rate float64
+	var count *int
+	switch op.Kind {
+	case errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo:
+		d.stats.Syncs++
+		rate, count = d.profile.SyncErrorRate, &d.stats.SyncErrors
+	case errorfs.OpFileWrite, errorfs.OpFileWriteAt:
+		rate, count = d.profile.WriteErrorRate, &d.stats.WriteErrors
+	case errorfs.OpFileRead, errorfs.OpFileReadAt:
+		rate, count = d.profile.ReadErrorRate, &d.stats.ReadErrors
+	default:
+		return nil
+	}
+	if !d.faulty || rate == 0 || !chance(d.rng, rate) {
+		return nil
+	}
+	*count++
+	return errorfs.ErrInjected
+}
+
+// Crash replaces the disk's contents with what a power loss would leave:
+// the synced state, plus surviving unsynced sectors, plus perhaps a
+// flipped bit. File handles opened before the crash keep pointing at the
+// old contents and must not be used again.
+func (d *Disk) Crash() {
+	d.stats.Crashes++
+	clone := d.mem.CrashClone(vfs.CrashCloneCfg{})
+	for _, path := range walkFiles(clone, "") {
+		d.tear(clone, path)
+	}
+	if chance(d.rng, d.profile.FlipChance) {
+		d.flip(clone)
+	}
+	d.mem = clone
+	d.wrap()
+}
+
+// walkFiles lists every regular file under dir, in sorted order.
+func walkFiles(fs vfs.FS, dir string) []string {
+	names, err := fs.List(dir)
+	if err != nil {
+		panic(fmt.Sprintf("sim: listing %q on a memory disk: %v", dir, err))
+	}
+	slices.Sort(names)
+	var out []string
+	for _, name := range names {
+		path := fs.PathJoin(dir, name)
+		info, err := fs.Stat(path)
+		if err != nil {
+			panic(fmt.Sprintf("sim: stat %q on a memory disk: %v", path, err))
+		}
+		if info.IsDir() {
+			out = append(out, walkFiles(fs, path)...)
+		} else {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// tear lets some unsynced sectors of path survive into clone. Only data
+// appended past the synced length is considered: when the synced content
+// is not a prefix of the current content, the name now refers to another
+// file (a rename whose directory sync never happened), and blocks of one
+// file never appear in another.
+func (d *Disk) tear(clone *vfs.MemFS, path string) {
+	cur, err := readAll(d.mem, path)
+	if err != nil {
+		return // the file no longer exists under this name
+	}
+	synced, err := readAll(clone, path)
+	if err != nil {
+		panic(fmt.Sprintf("sim: reading %q from a crash clone: %v", path, err))
+	}
+	if len(cur) <= len(synced) || !bytes.Equal(cur[:len(synced)], synced) {
+		return
+	}
+	if !chance(d.rng, d.profile.TornChance) {
+		return
+	}
+	first := len(synced) / SectorSize
+	last := (len(cur) - 1) / SectorSize
+	n := last - first + 1
+	keep := make([]bool, n)
+	if chance(d.rng, d.profile.ReorderChance) {
+		for i := range keep {
+			keep[i] = d.rng.IntN(2) == 0
+		}
+	} else {
+		k := d.rng.IntN(n + 1)
+		for i := 0; i < k; i++ {
+			keep[i] = true
+		}
+	}
+	out := slices.Clone(synced)
+	for i, kept := range keep {
+		if !kept {
+			continue
+		}
+		lo := (first + i) * SectorSize
+		hi := min(lo+SectorSize, len(cur))
+		if len(out) < hi {
+			out = append(out, make([]byte, hi-len(out))...)
+		}
+		copy(out[lo:hi], cur[lo:hi])
+		d.stats.TornSectors++
+	}
+	if len(out) == len(synced) {
+		return
+	}
+	d.stats.TornFiles++
+	writeAll(clone, path, out)
+}
+
+// flip inverts one bit of one file at rest.
+func (d *Disk) flip(fs *vfs.MemFS) {
+	files := walkFiles(fs, "")
+	if len(files) == 0 {
+		return
+	}
+	path := files[d.rng.IntN(len(files))]
+	data, err := readAll(fs, path)
+	if err != nil || len(data) == 0 {
+		return
+	}
+	i := d.rng.IntN(len(data))
+	data[i] ^= 1 << d.rng.IntN(8)
+	d.stats.Flips++
+	writeAll(fs, path, data)
+}
+
+func readAll(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// writeAll replaces a file's content in a crash clone and marks it
+// synced: what survived a crash is, after reboot, simply what is on disk.
+func writeAll(fs *vfs.MemFS, path string, data []byte) {
+	f, err := fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		panic(fmt.Sprintf("sim: reopening %q in a crash clone: %v", path, err))
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(data, 0); err != nil {
+		panic(fmt.Sprintf("sim: rewriting %q: %v", path, err))
+	}
+	if err := f.Sync(); err != nil {
+		panic(fmt.Sprintf("sim: syncing %q: %v", path, err))
+	}
+}

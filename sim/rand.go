@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+)
+
+// Stream names for the simulator's independent random sources. Each
+// subsystem draws from its own stream, so adding a draw in one (say, a new
+// network fault) never shifts the numbers another (the disk) sees.
+const (
+	streamNetwork  = "network"
+	streamDisk     = "disk"
+	streamWorkload = "workload"
+	streamFaults   = "faults"
+	streamNode     = "node"
+	streamClock    = "clock"
+	streamScenario = "scenario"
+)
+
+// newStream returns a PCG generator for (seed, name, ids...). Distinct
+// names or ids give unrelated sequences.
+func newStream(seed uint64, name string, ids ...uint64) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	a := splitmix(seed ^ h.Sum64())
+	b := splitmix(a ^ 0x9e3779b97f4a7c15)
+	for _, id := range ids {
+		a = splitmix(a ^ id)
+		b = splitmix(b + id)
+	}
+	return rand.New(rand.NewPCG(a, b))
+}
+
+// splitmix is SplitMix64's finalizer: a cheap bijective mixer that spreads
+// nearby seeds far apart.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// Latency is a distribution of durations with a tail: most draws are
+// uniform in [Min, Max], and a TailChance fraction are uniform in
+// [Max, TailMax].
+type Latency struct {
+	Min, Max   time.Duration
+	TailChance float64
+	TailMax    time.Duration
+}
+
+// Draw returns one duration.
+func (l Latency) Draw(r *rand.Rand) time.Duration {
+	lo, hi := l.Min, l.Max
+	if l.TailChance > 0 && r.Float64() < l.TailChance && l.TailMax > l.Max {
+		lo, hi = l.Max, l.TailMax
+	}
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
+}
+
+// chance reports true with probability p.
+func chance(r *rand.Rand, p float64) bool { return p > 0 && r.Float64() < p }

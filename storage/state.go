@@ -1,0 +1,204 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	iofs "io/fs"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// stateMagic opens every state file; stateHeaderSize is magic (8), body
+// length (4), CRC32C of the body (4).
+var stateMagic = [8]byte{'c', 'a', 'i', 'r', 'n', 's', 't', '1'}
+
+const stateHeaderSize = 16
+
+// MaxStateSize bounds a state file's body.
+const MaxStateSize = 1 << 20
+
+// StateFile holds one small piece of durable state (an epoch, a seal, an
+// identity) and replaces it atomically: write a temporary file, sync it,
+// rename it over the old one, sync the directory. A reader after any crash
+// sees either the old or the new content, never a mix.
+type StateFile struct {
+	fs   vfs.FS
+	dir  string
+	name string
+	host Host
+
+	parentDirty bool
+	inflight    bool
+	queued      []byte
+	queuedDone  []func(error)
+	failed      error
+}
+
+// OpenStateFile opens (creating its directory if needed) the state file
+// dir/name and returns its current content, or nil if it was never
+// written. A damaged file is a *CorruptionError.
+func OpenStateFile(fs vfs.FS, dir, name string, host Host) (*StateFile, []byte, error) {
+	s := &StateFile{fs: fs, dir: dir, name: name, host: host}
+	if _, err := fs.Stat(dir); errors.Is(err, iofs.ErrNotExist) {
+		if err := fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("storage: creating %s: %w", dir, err)
+		}
+		s.parentDirty = true
+	}
+	// A temporary file left by a crash was never renamed into place.
+	if err := fs.Remove(s.tempPath()); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("storage: removing %s: %w", s.tempPath(), err)
+	}
+	data, err := s.read()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, data, nil
+}
+
+func (s *StateFile) path() string     { return s.fs.PathJoin(s.dir, s.name) }
+func (s *StateFile) tempPath() string { return s.fs.PathJoin(s.dir, s.name+".tmp") }
+
+func (s *StateFile) read() ([]byte, error) {
+	f, err := s.fs.Open(s.path())
+	if err != nil {
+		if errors.Is(err, iofs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("storage: opening %s: %w", s.path(), err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() < stateHeaderSize || info.Size() > stateHeaderSize+MaxStateSize {
+		return nil, corrupt(s.path(), 0, 0, "state file is %d bytes", info.Size())
+	}
+	buf := make([]byte, info.Size())
+	if n, err := f.ReadAt(buf, 0); n < len(buf) {
+		return nil, fmt.Errorf("storage: reading %s: %w", s.path(), err)
+	}
+	if !bytes.Equal(buf[:8], stateMagic[:]) {
+		return nil, corrupt(s.path(), 0, 0, "bad state file magic")
+	}
+	n := binary.LittleEndian.Uint32(buf[8:12])
+	if int64(n) != info.Size()-stateHeaderSize {
+		return nil, corrupt(s.path(), 8, 0, "state length %d does not match file size %d", n, info.Size())
+	}
+	body := buf[stateHeaderSize:]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(buf[12:16]) {
+		return nil, corrupt(s.path(), 12, 0, "state checksum mismatch")
+	}
+	return body, nil
+}
+
+// Write replaces the state with data and calls done once the new content
+// is durable. Writes issued while one is in flight are coalesced: only the
+// latest data is written next, and all their callbacks run when it lands.
+func (s *StateFile) Write(data []byte, done func(error)) {
+	if len(data) > MaxStateSize {
+		panic(fmt.Sprintf("storage: state of %d bytes exceeds MaxStateSize", len(data)))
+	}
+	if s.failed != nil {
+		done(s.failed)
+		return
+	}
+	if s.inflight {
+		s.queued = append(s.queued[:0], data...)
+		s.queuedDone = append(s.queuedDone, done)
+		return
+	}
+	s.start(bytes.Clone(data), []func(error){done})
+}
+
+func (s *StateFile) start(data []byte, dones []func(error)) {
+	s.inflight = true
+	s.host.Boundary("storage.before.write-state")
+	f, err := s.fs.Create(s.tempPath(), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		s.fail("creating temporary state file", err, dones)
+		return
+	}
+	frame := make([]byte, stateHeaderSize, stateHeaderSize+len(data))
+	copy(frame, stateMagic[:])
+	binary.LittleEndian.PutUint32(frame[8:12], uint32(len(data)))
+	binary.LittleEndian.PutUint32(frame[12:16], crc32.Checksum(data, castagnoli))
+	frame = append(frame, data...)
+	if _, err := f.Write(frame); err != nil {
+		f.Close()
+		s.fail("writing temporary state file", err, dones)
+		return
+	}
+	s.host.Sync(f, func(err error) { s.tempSynced(f, err, dones) })
+}
+
+func (s *StateFile) tempSynced(f vfs.File, err error, dones []func(error)) {
+	f.Close()
+	if err != nil {
+		s.fail("syncing temporary state file", err, dones)
+		return
+	}
+	s.host.Boundary("storage.before.rename-state")
+	if err := s.fs.Rename(s.tempPath(), s.path()); err != nil {
+		s.fail("renaming state file", err, dones)
+		return
+	}
+	s.host.Boundary("storage.after.rename-state")
+	dirs := []string{s.dir}
+	if s.parentDirty {
+		dirs = append(dirs, s.fs.PathDir(s.dir))
+	}
+	outstanding, first := len(dirs), error(nil)
+	for _, dir := range dirs {
+		d, err := s.fs.OpenDir(dir)
+		if err != nil {
+			s.fail("opening state directory", err, dones)
+			return
+		}
+		s.host.Sync(d, func(err error) {
+			d.Close()
+			if err != nil && first == nil {
+				first = err
+			}
+			if outstanding--; outstanding == 0 {
+				s.dirSynced(first, dones)
+			}
+		})
+	}
+}
+
+func (s *StateFile) dirSynced(err error, dones []func(error)) {
+	if err != nil {
+		s.fail("syncing state directory", err, dones)
+		return
+	}
+	s.parentDirty = false
+	s.inflight = false
+	s.host.Boundary("storage.after.write-state")
+	for _, done := range dones {
+		done(nil)
+	}
+	if len(s.queuedDone) > 0 && !s.inflight {
+		data, next := bytes.Clone(s.queued), s.queuedDone
+		s.queued, s.queuedDone = s.queued[:0], nil
+		s.start(data, next)
+	}
+}
+
+func (s *StateFile) fail(op string, err error, dones []func(error)) {
+	if s.failed == nil {
+		s.failed = failed(op, err)
+	}
+	s.inflight = false
+	for _, done := range append(dones, s.queuedDone...) {
+		done(s.failed)
+	}
+	s.queuedDone = nil
+}
+
+// Err reports why the state file failed, or nil.
+func (s *StateFile) Err() error { return s.failed }

@@ -1,0 +1,209 @@
+package storage
+
+import "github.com/cockroachdb/pebble/v2/vfs"
+
+// syncBatch is one group commit. Phase one syncs the data of every segment
+// that still has unsynced bytes; phase two renames pending segments whose
+// predecessors are now complete and syncs the directories whose entries
+// changed. Only then does the durable index move.
+type syncBatch struct {
+	targets     []syncTarget
+	outstanding int
+	err         error
+}
+
+type syncTarget struct {
+	seg  *segment
+	size int64
+}
+
+// RequestSync asks for everything appended so far to become durable. If a
+// sync is already in flight, the request rides the next batch.
+func (l *Log) RequestSync() {
+	if l.failed != nil {
+		return
+	}
+	if l.inflight != nil {
+		l.syncWanted = true
+		return
+	}
+	b := &syncBatch{}
+	for _, seg := range l.segments {
+		if seg.file != nil && (seg.synced < seg.size || seg.pending) {
+			b.targets = append(b.targets, syncTarget{seg: seg, size: seg.size})
+		}
+	}
+	if len(b.targets) == 0 && !l.parentDirty {
+		return
+	}
+	l.inflight = b
+	l.host.Boundary("storage.before.sync")
+	if len(b.targets) == 0 {
+		l.syncDirs(b)
+		return
+	}
+	b.outstanding = len(b.targets)
+	for _, t := range b.targets {
+		l.host.Sync(t.seg.file, func(err error) { l.fileSynced(b, err) })
+	}
+}
+
+func (l *Log) fileSynced(b *syncBatch, err error) {
+	if l.inflight != b {
+		return // the log failed while this sync was in flight
+	}
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	b.outstanding--
+	if b.outstanding > 0 {
+		return
+	}
+	if b.err != nil {
+		l.fail("syncing segment", b.err)
+		return
+	}
+	for _, t := range b.targets {
+		t.seg.synced = max(t.seg.synced, t.size)
+	}
+	l.syncDirs(b)
+}
+
+// syncDirs renames each pending segment whose predecessor is complete and
+// whose own header is durable, then syncs the directory (and the parent of
+// a freshly created log directory).
+func (l *Log) syncDirs(b *syncBatch) {
+	dirDirty := false
+	for i, seg := range l.segments {
+		if !seg.pending || seg.synced < segmentHeaderSize {
+			continue
+		}
+		if i > 0 {
+			prev := l.segments[i-1]
+			if prev.pending || prev.synced < prev.size {
+				continue
+			}
+		}
+		final := l.fs.PathJoin(l.dir, segmentName(seg.header.firstIndex))
+		l.host.Boundary("storage.before.rename-segment")
+		if err := l.fs.Rename(seg.path, final); err != nil {
+			l.fail("renaming segment", err)
+			return
+		}
+		seg.path, seg.pending = final, false
+		dirDirty = true
+		l.host.Boundary("storage.after.rename-segment")
+	}
+	var dirs []vfs.File
+	if dirDirty {
+		dirs = append(dirs, l.dirFile)
+	}
+	var parent vfs.File
+	if l.parentDirty {
+		var err error
+		if parent, err = l.fs.OpenDir(l.fs.PathDir(l.dir)); err != nil {
+			l.fail("opening parent directory", err)
+			return
+		}
+		dirs = append(dirs, parent)
+	}
+	if len(dirs) == 0 {
+		l.finishSync(b)
+		return
+	}
+	b.outstanding = len(dirs)
+	for _, d := range dirs {
+		l.host.Sync(d, func(err error) { l.dirSynced(b, err, parent) })
+	}
+}
+
+func (l *Log) dirSynced(b *syncBatch, err error, parent vfs.File) {
+	if l.inflight != b {
+		return
+	}
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	b.outstanding--
+	if b.outstanding > 0 {
+		return
+	}
+	if parent != nil {
+		parent.Close()
+	}
+	if b.err != nil {
+		l.fail("syncing log directory", b.err)
+		return
+	}
+	if parent != nil {
+		l.parentDirty = false
+	}
+	l.finishSync(b)
+}
+
+func (l *Log) finishSync(b *syncBatch) {
+	l.inflight = nil
+	l.host.Boundary("storage.after.sync")
+	// Sealed segments that are complete and established need no write
+	// handle any more.
+	for _, seg := range l.segments[:len(l.segments)-1] {
+		if seg.file != nil && !seg.pending && seg.synced >= seg.size {
+			seg.file.Close()
+			seg.file = nil
+		}
+	}
+	advanced := false
+	if d := l.computeDurable(); d > l.durable {
+		l.durable, advanced = d, true
+	}
+	if l.syncWanted {
+		l.syncWanted = false
+		l.RequestSync()
+	}
+	if advanced && l.opts.OnDurable != nil {
+		l.opts.OnDurable(l.durable)
+	}
+}
+
+// computeDurable finds the last record that lies in an established
+// segment and below that segment's synced offset, with every earlier
+// segment complete.
+func (l *Log) computeDurable() uint64 {
+	durable := l.segments[0].header.firstIndex - 1
+	for _, seg := range l.segments {
+		if seg.pending {
+			return durable
+		}
+		if seg.synced >= seg.size {
+			durable = seg.lastIndex()
+			continue
+		}
+		for i := range seg.offsets {
+			if seg.frameEnd(i) > seg.synced {
+				break
+			}
+			durable = seg.header.firstIndex + uint64(i)
+		}
+		return durable
+	}
+	return durable
+}
+
+// Close releases the log's file handles. Records not yet durable stay
+// wherever the operating system has them.
+func (l *Log) Close() error {
+	for _, seg := range l.segments {
+		if seg.file != nil {
+			seg.file.Close()
+			seg.file = nil
+		}
+	}
+	if l.dirFile != nil {
+		l.dirFile.Close()
+		l.dirFile = nil
+	}
+	if l.failed == nil {
+		l.failed = failed("using", errClosed)
+	}
+	return nil
+}
