@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/netsim"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
@@ -19,7 +20,7 @@ const SectorSize = 512
 // DiskProfile is one simulated disk's behaviour. All rates are per
 // operation.
 type DiskProfile struct {
-	SyncLatency    Latency
+	SyncLatency    netsim.Latency
 	SyncErrorRate  float64 // EIO on file or directory sync
 	WriteErrorRate float64 // EIO on write
 	ReadErrorRate  float64 // EIO on read

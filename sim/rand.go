@@ -3,7 +3,6 @@ package sim
 import (
 	"hash/fnv"
 	"math/rand/v2"
-	"time"
 )
 
 // Stream names for the simulator's independent random sources. Each
@@ -40,27 +39,6 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
-}
-
-// Latency is a distribution of durations with a tail: most draws are
-// uniform in [Min, Max], and a TailChance fraction are uniform in
-// [Max, TailMax].
-type Latency struct {
-	Min, Max   time.Duration
-	TailChance float64
-	TailMax    time.Duration
-}
-
-// Draw returns one duration.
-func (l Latency) Draw(r *rand.Rand) time.Duration {
-	lo, hi := l.Min, l.Max
-	if l.TailChance > 0 && r.Float64() < l.TailChance && l.TailMax > l.Max {
-		lo, hi = l.Max, l.TailMax
-	}
-	if hi <= lo {
-		return lo
-	}
-	return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
 }
 
 // chance reports true with probability p.

@@ -27,10 +27,12 @@ func decodeCounterAppend(d *Decoder) *CounterAppend {
 
 // CounterAck reports a follower's log: the last index it holds and the
 // last index it has made durable. Only DurableIndex counts toward
-// confirmation.
+// confirmation. Probed is set on answers to a CounterProbe; only those
+// trigger a resend, so appends already in flight are not sent twice.
 type CounterAck struct {
 	LastIndex    uint64
 	DurableIndex uint64
+	Probed       bool
 }
 
 // Kind implements Message.
@@ -39,11 +41,12 @@ func (*CounterAck) Kind() Kind { return KindCounterAck }
 // AppendBody implements Message.
 func (m *CounterAck) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.LastIndex)
-	return AppendUint64(b, m.DurableIndex)
+	b = AppendUint64(b, m.DurableIndex)
+	return AppendBool(b, m.Probed)
 }
 
 func decodeCounterAck(d *Decoder) *CounterAck {
-	return &CounterAck{LastIndex: d.Uint64(), DurableIndex: d.Uint64()}
+	return &CounterAck{LastIndex: d.Uint64(), DurableIndex: d.Uint64(), Probed: d.Bool()}
 }
 
 // CounterProbe is the leader's heartbeat: it asks a follower to report its

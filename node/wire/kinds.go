@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Message kinds. Numbers are stable on the wire: append new kinds, never
 // renumber or reuse one.
@@ -46,5 +49,5 @@ func Describe(m Message) string {
 	if s, ok := m.(fmt.Stringer); ok {
 		return m.Kind().String() + s.String()
 	}
-	return fmt.Sprintf("%s%+v", m.Kind(), m)
+	return m.Kind().String() + strings.TrimPrefix(fmt.Sprintf("%+v", m), "&")
 }

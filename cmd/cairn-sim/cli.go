@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Exit codes. A sweep that finds several kinds of failure exits with the
+// most severe: a simulator crash, then a safety violation, then a
+// liveness failure.
+const (
+	exitOK       = 0
+	exitSafety   = 1
+	exitLiveness = 2
+	exitCrash    = 3
+	exitUsage    = 64
+)
+
+const usage = `usage: cairn-sim <command> [flags]
+
+commands:
+  run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE]
+  replay      rerun one seed exactly and write its trace: --seed N [--trace FILE]
+  boundaries  list the transition boundaries met: [--seed N | --seeds A-B]
+
+exit codes: 0 ok, 1 safety violation, 2 liveness failure, 3 simulator crash, 64 usage
+`
+
+func runMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	code := exitOK
+	switch args[0] {
+	case "run":
+		code, err = cmdRun(args[1:], stdout, stderr)
+	case "replay":
+		code, err = cmdReplay(args[1:], stdout, stderr)
+	case "boundaries":
+		code, err = cmdBoundaries(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+	}
+	var ue usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "cairn-sim: %v\n\n%s", err, usage)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "cairn-sim: %v\n", err)
+		return exitCrash
+	}
+	return code
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// seedRange is an inclusive range of seeds.
+type seedRange struct{ first, last uint64 }
+
+func (r seedRange) count() int { return int(r.last - r.first + 1) }
+
+// parseSeeds reads --seed N or --seeds A-B; exactly one must be given.
+func parseSeeds(seed, seeds string) (seedRange, error) {
+	switch {
+	case seed != "" && seeds != "":
+		return seedRange{}, usageError{"give --seed or --seeds, not both"}
+	case seed != "":
+		n, err := strconv.ParseUint(seed, 10, 64)
+		if err != nil {
+			return seedRange{}, usageError{fmt.Sprintf("--seed %q is not a number", seed)}
+		}
+		return seedRange{n, n}, nil
+	case seeds != "":
+		a, b, ok := strings.Cut(seeds, "-")
+		first, err1 := strconv.ParseUint(a, 10, 64)
+		last, err2 := strconv.ParseUint(b, 10, 64)
+		if !ok || err1 != nil || err2 != nil || last < first {
+			return seedRange{}, usageError{fmt.Sprintf("--seeds %q is not a range A-B with A <= B", seeds)}
+		}
+		return seedRange{first, last}, nil
+	}
+	return seedRange{}, usageError{"give --seed N or --seeds A-B"}
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

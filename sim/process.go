@@ -1,0 +1,256 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+type procState int
+
+const (
+	stateUp procState = iota
+	stateDown
+	statePaused
+)
+
+// process is one simulated node process: a handler, its disk, its clock
+// and its incarnation. It implements node.Env for the handler.
+type process struct {
+	w           *World
+	index       int
+	id          node.NodeID
+	peers       []node.NodeID
+	inc         uint64
+	state       procState
+	handler     node.Handler
+	disk        *Disk
+	rng         *rand.Rand
+	clockOffset time.Duration
+	deferred    []*event
+	armed       []armedCrash
+	// resetFor remembers, per destination index, the destination
+	// incarnation this process was already told is gone.
+	resetFor map[int]uint64
+}
+
+// armedCrash is a crash-at fault waiting for its boundary.
+type armedCrash struct {
+	boundary  string
+	remaining int
+	down      time.Duration
+}
+
+// crashSignal unwinds a handler when the process dies inside it.
+type crashSignal struct {
+	reason string
+	down   time.Duration
+}
+
+func (p *process) who() string { return p.id.String() }
+
+func (p *process) tracef(format string, args ...any) {
+	p.w.trace.line(p.w.now, p.who(), format, args...)
+}
+
+// start boots a new incarnation on the disk as it is.
+func (p *process) start() {
+	p.inc++
+	p.state = stateUp
+	p.deferred = nil
+	p.resetFor = make(map[int]uint64)
+	p.rng = newStream(p.w.sc.Seed, streamNode, uint64(p.index), p.inc)
+	p.handler = p.w.sys.NewNode(p.id, p.peers, p)
+	p.tracef("start inc=%d", p.inc)
+	p.run(p.handler.Start)
+}
+
+// run calls into the handler, turning a crash signal into a crash.
+func (p *process) run(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			sig, ok := r.(crashSignal)
+			if !ok {
+				panic(r)
+			}
+			p.crash(sig.reason, sig.down)
+		}
+	}()
+	fn()
+}
+
+// crash kills the process: its memory is gone, its disk keeps what was
+// durable plus whatever unsynced sectors the disk lets survive, and its
+// peers see a reset a round trip later unless a partition swallows it.
+func (p *process) crash(reason string, down time.Duration) {
+	if p.state == stateDown {
+		return
+	}
+	p.tracef("crash (%s) down=%v", reason, down)
+	p.state = stateDown
+	p.inc++ // every pending event of the dead incarnation is now stale
+	p.handler = nil
+	p.deferred = nil
+	p.disk.Crash()
+	for _, q := range p.w.procs {
+		if q != p && q.state != stateDown && !p.w.net.Blocked(netsim.Addr(p.id), netsim.Addr(q.id)) {
+			q.notifyReset(p, p.w.net.RoundTrip(netsim.Addr(q.id), netsim.Addr(p.id)))
+		}
+	}
+	inc := p.inc
+	if down > 0 {
+		p.w.schedule(p.w.now+down, -1, 0, func() { p.restart(inc) })
+	}
+}
+
+// restart boots the process if it is still down in the incarnation that
+// scheduled the restart.
+func (p *process) restart(inc uint64) {
+	if p.state != stateDown || p.inc != inc {
+		return
+	}
+	p.start()
+}
+
+// notifyReset tells q, after delay, that its connection to dead broke.
+func (q *process) notifyReset(dead *process, delay time.Duration) {
+	if q.resetFor[dead.index] == dead.inc {
+		return
+	}
+	q.resetFor[dead.index] = dead.inc
+	q.w.schedule(q.w.now+delay, q.index, q.inc, func() {
+		q.tracef("disconnect peer=%s", dead.id)
+		q.handler.OnDisconnect(dead.id)
+	})
+}
+
+func (p *process) pause() {
+	if p.state != stateUp {
+		return
+	}
+	p.state = statePaused
+	p.tracef("pause")
+}
+
+// resume lets a paused process run again: everything that came due while
+// it was stopped happens now, in its original order.
+func (p *process) resume() {
+	if p.state != statePaused {
+		return
+	}
+	p.state = stateUp
+	p.tracef("resume deferred=%d", len(p.deferred))
+	deferred := p.deferred
+	p.deferred = nil
+	for _, e := range deferred {
+		p.w.schedule(p.w.now, e.proc, e.inc, e.fn)
+	}
+}
+
+// Now implements node.Env.
+func (p *process) Now() time.Time { return Epoch.Add(p.w.now + p.clockOffset) }
+
+// After implements node.Env.
+func (p *process) After(d time.Duration, t node.Timer) {
+	if d < 0 {
+		panic(fmt.Sprintf("sim: %s set a timer %v in the past", p.id, d))
+	}
+	p.w.schedule(p.w.now+d, p.index, p.inc, func() {
+		p.tracef("timer kind=%d seq=%d", t.Kind, t.Seq)
+		p.handler.OnTimer(t)
+	})
+}
+
+// Send implements node.Env. The message travels as bytes: it is encoded
+// here and decoded on arrival, so no memory is shared between nodes.
+func (p *process) Send(to node.NodeID, m wire.Message) {
+	idx := int(to) - 1
+	if idx < 0 || idx >= len(p.w.procs) || to == p.id {
+		panic(fmt.Sprintf("sim: %s sent %s to invalid peer %d", p.id, m.Kind(), to))
+	}
+	frame := wire.Encode(nil, m)
+	dest := p.w.procs[idx]
+	if dest.state == stateDown {
+		p.tracef("send to=%s %s: peer down", to, wire.Describe(m))
+		p.notifyReset(dest, p.w.net.RoundTrip(netsim.Addr(p.id), netsim.Addr(to)))
+		return
+	}
+	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), netsim.Addr(to), len(frame))
+	p.tracef("send to=%s %s copies=%d", to, wire.Describe(m), len(arrivals))
+	for _, at := range arrivals {
+		from := p.id
+		p.w.schedule(at, idx, dest.inc, func() { dest.deliver(from, frame) })
+	}
+}
+
+func (p *process) deliver(from node.NodeID, frame []byte) {
+	m, err := wire.Decode(frame)
+	if err != nil {
+		panic(fmt.Sprintf("sim: a frame from %s does not decode: %v", from, err))
+	}
+	p.tracef("recv from=%s %s", from, wire.Describe(m))
+	p.handler.OnMessage(from, m)
+}
+
+// Reply implements node.Env. Simulated clients arrive with the queue; until
+// then a reply has nowhere to go.
+func (p *process) Reply(conn node.ConnID, m wire.Message) {
+	p.tracef("reply conn=%d %s: no client", conn, wire.Describe(m))
+}
+
+// FS implements node.Env.
+func (p *process) FS() vfs.FS { return p.disk.FS() }
+
+// Sync implements node.Env. The sync happens when its latency has passed,
+// so a crash in between loses what it would have made durable.
+func (p *process) Sync(f vfs.File, tok node.SyncToken) {
+	at := p.w.now + p.disk.SyncLatency()
+	p.w.schedule(at, p.index, p.inc, func() {
+		err := f.Sync()
+		p.tracef("synced tok=%d err=%v", tok, err)
+		p.handler.OnSynced(tok, err)
+	})
+}
+
+// Rand implements node.Env.
+func (p *process) Rand() *rand.Rand { return p.rng }
+
+// Boundary implements node.Env: count the hit and crash here if a
+// crash-at fault is waiting for it.
+func (p *process) Boundary(name string) {
+	p.w.hits[name]++
+	for i := range p.armed {
+		a := &p.armed[i]
+		if a.boundary != name {
+			continue
+		}
+		if a.remaining--; a.remaining == 0 {
+			down := a.down
+			p.armed = append(p.armed[:i], p.armed[i+1:]...)
+			panic(crashSignal{reason: "at " + name, down: down})
+		}
+	}
+}
+
+// Emit implements node.Env.
+func (p *process) Emit(e node.Event) {
+	var b strings.Builder
+	b.WriteString(e.Name)
+	for _, a := range e.Attrs {
+		b.WriteByte(' ')
+		b.WriteString(a.String())
+	}
+	p.tracef("emit %s", b.String())
+	p.w.sys.Observe(p.w.now, p.id, e)
+}
+
+// Halt implements node.Env.
+func (p *process) Halt(reason string) {
+	panic(crashSignal{reason: "halt: " + reason, down: haltRestartDelay})
+}

@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnmq/cairn/netsim"
+)
+
+// Scenario is everything a run depends on besides the code: the seed for
+// background noise (latencies, which torn sectors survive), the cluster's
+// shape and the explicit schedule of faults. Running a scenario never
+// invents a fault that is not in it.
+type Scenario struct {
+	Seed  uint64
+	Nodes int
+	// Safety is the length of the phase with faults; Liveness bounds the
+	// calm phase that follows, in which the system must make progress.
+	Safety   time.Duration
+	Liveness time.Duration
+	Swarm    Swarm
+	Faults   []Fault
+}
+
+// Swarm is the per-seed mix of fault classes and rates. Each seed draws
+// its own, so some seeds crash a lot, some partition a lot, and some are
+// clean; a sweep covers many corners instead of one average.
+type Swarm struct {
+	Net      netsim.LinkProfile
+	Disk     DiskProfile
+	ClockMax time.Duration // initial clock skew is uniform in ±ClockMax
+	Classes  []FaultKind   // the fault kinds this seed schedules
+}
+
+// String summarizes the swarm options on one line.
+func (s Swarm) String() string {
+	names := make([]string, len(s.Classes))
+	for i, k := range s.Classes {
+		names[i] = k.String()
+	}
+	return fmt.Sprintf("faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f torn %.2f reorder %.2f flip %.2f} skew ±%v",
+		strings.Join(names, ","), s.Net.Latency, s.Net.Loss, s.Net.Duplicate, s.Net.Reorder,
+		s.Disk.SyncLatency, s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate,
+		s.Disk.TornChance, s.Disk.ReorderChance, s.Disk.FlipChance, s.ClockMax)
+}
+
+// FaultKind names a kind of scheduled fault.
+type FaultKind int
+
+// Fault kinds.
+const (
+	FaultCrash     FaultKind = iota // crash Node, restart after Length
+	FaultCrashAt                    // crash Node at its Hit-th hit of Boundary after At
+	FaultPause                      // stop Node for Length, then resume it
+	FaultIsolate                    // cut Node from every peer for Length
+	FaultOneWay                     // cut Node→Peer for Length
+	FaultSplit                      // cut the nodes in Group from the rest for Length
+	FaultClog                       // hold Node→Peer messages for Length
+	FaultSpike                      // add Extra latency to Node→Peer for Length
+	FaultClockJump                  // move Node's clock by Extra
+	faultKinds
+)
+
+var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump"}
+
+// String names the kind.
+func (k FaultKind) String() string {
+	if k >= 0 && k < faultKinds {
+		return faultNames[k]
+	}
+	return fmt.Sprintf("fault(%d)", int(k))
+}
+
+// Fault is one scheduled fault. Node and Peer are node indexes (0-based).
+type Fault struct {
+	At       time.Duration
+	Kind     FaultKind
+	Node     int
+	Peer     int
+	Group    []int
+	Length   time.Duration
+	Extra    time.Duration
+	Boundary string
+	Hit      int
+}
+
+// String renders the fault for traces and reports.
+func (f Fault) String() string {
+	s := fmt.Sprintf("at=%v %s n%d", f.At, f.Kind, f.Node+1)
+	switch f.Kind {
+	case FaultOneWay, FaultClog:
+		s += fmt.Sprintf("->n%d for=%v", f.Peer+1, f.Length)
+	case FaultSpike:
+		s += fmt.Sprintf("->n%d extra=%v for=%v", f.Peer+1, f.Extra, f.Length)
+	case FaultSplit:
+		s = fmt.Sprintf("at=%v %s group=%v for=%v", f.At, f.Kind, f.Group, f.Length)
+	case FaultClockJump:
+		s += fmt.Sprintf(" by=%v", f.Extra)
+	case FaultCrashAt:
+		s += fmt.Sprintf(" boundary=%s hit=%d down=%v", f.Boundary, f.Hit, f.Length)
+	default:
+		s += fmt.Sprintf(" for=%v", f.Length)
+	}
+	return s
+}
+
+// GenerateOptions say what a generated scenario may contain.
+type GenerateOptions struct {
+	Nodes      int
+	Safety     time.Duration
+	Liveness   time.Duration
+	Boundaries []string // boundary names a crash-at fault may target
+	// NoFlips leaves bit flips out, for systems that cannot yet rebuild
+	// a replica whose storage is corrupt.
+	NoFlips bool
+}
+
+// Generate draws a scenario for seed: first the swarm options, then the
+// fault schedule, all from the scenario stream.
+func Generate(seed uint64, o GenerateOptions) Scenario {
+	r := newStream(seed, streamScenario)
+	sc := Scenario{Seed: seed, Nodes: o.Nodes, Safety: o.Safety, Liveness: o.Liveness}
+	sc.Swarm = drawSwarm(r, o)
+	count := r.IntN(14)
+	if len(sc.Swarm.Classes) == 0 {
+		count = 0
+	}
+	for range count {
+		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
+	}
+	slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	return sc
+}
+
+func drawSwarm(r *rand.Rand, o GenerateOptions) Swarm {
+	var s Swarm
+	s.Net.Latency = netsim.Latency{
+		Min:        time.Duration(100+r.IntN(400)) * time.Microsecond,
+		Max:        time.Duration(1+r.IntN(4)) * time.Millisecond,
+		TailChance: pick(r, 0, 0.01, 0.05),
+		TailMax:    time.Duration(20+r.IntN(200)) * time.Millisecond,
+	}
+	s.Net.Loss = pick(r, 0, 0, 0.01, 0.05)
+	s.Net.Duplicate = pick(r, 0, 0, 0.01, 0.05)
+	s.Net.Reorder = pick(r, 0, 0, 0.02, 0.1)
+	s.Disk = DiskProfile{
+		SyncLatency: netsim.Latency{
+			Min:        time.Duration(50+r.IntN(500)) * time.Microsecond,
+			Max:        time.Duration(1+r.IntN(5)) * time.Millisecond,
+			TailChance: pick(r, 0, 0.01, 0.05),
+			TailMax:    time.Duration(10+r.IntN(100)) * time.Millisecond,
+		},
+		SyncErrorRate:  pick(r, 0, 0, 0, 0.002, 0.02),
+		WriteErrorRate: pick(r, 0, 0, 0, 0.0005),
+		ReadErrorRate:  pick(r, 0, 0, 0, 0.0005),
+		TornChance:     pick(r, 0, 0.5, 0.9),
+		ReorderChance:  pick(r, 0, 0.3),
+		FlipChance:     pick(r, 0, 0, 0, 0.2),
+	}
+	if o.NoFlips {
+		s.Disk.FlipChance = 0
+	}
+	s.ClockMax = time.Duration(r.IntN(3)) * 250 * time.Millisecond
+	if r.IntN(6) == 0 {
+		return s // a clean seed: noise only, no scheduled faults
+	}
+	for k := FaultKind(0); k < faultKinds; k++ {
+		if k == FaultCrashAt && len(o.Boundaries) == 0 {
+			continue
+		}
+		if r.IntN(2) == 0 {
+			s.Classes = append(s.Classes, k)
+		}
+	}
+	return s
+}
+
+func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
+	f := Fault{
+		At:     time.Duration(r.Int64N(int64(sc.Safety))),
+		Kind:   sc.Swarm.Classes[r.IntN(len(sc.Swarm.Classes))],
+		Node:   r.IntN(sc.Nodes),
+		Length: time.Duration(10+r.IntN(1500)) * time.Millisecond,
+	}
+	f.Peer = (f.Node + 1 + r.IntN(sc.Nodes-1)) % sc.Nodes
+	switch f.Kind {
+	case FaultCrashAt:
+		f.Boundary = o.Boundaries[r.IntN(len(o.Boundaries))]
+		f.Hit = 1 + r.IntN(3)
+	case FaultSplit:
+		for i := range sc.Nodes {
+			if r.IntN(2) == 0 {
+				f.Group = append(f.Group, i)
+			}
+		}
+	case FaultSpike:
+		f.Extra = time.Duration(5+r.IntN(300)) * time.Millisecond
+	case FaultClockJump:
+		f.Extra = time.Duration(r.IntN(4001)-2000) * time.Millisecond
+	}
+	return f
+}
+
+func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choices))] }

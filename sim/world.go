@@ -1,0 +1,259 @@
+// Package sim is cairn's deterministic simulator: one goroutine, virtual
+// time, an event heap, seeded randomness split per subsystem, simulated
+// disks and a simulated network, processes that crash, restart and pause,
+// and a trace of everything that happened. A run is a pure function of its
+// scenario: the same scenario always produces the same trace hash.
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
+)
+
+// System is what a simulation runs and judges: it builds node handlers,
+// watches what nodes emit, and checks the outcome.
+type System interface {
+	// NewNode builds the handler for one incarnation of node id, talking
+	// to the world through env.
+	NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler
+	// Observe sees every event a node emits.
+	Observe(now time.Duration, id node.NodeID, e node.Event)
+	// LivenessStart is called when the calm phase begins.
+	LivenessStart(w *World)
+	// Check judges the run once it is over.
+	Check(w *World) []Violation
+	// Summary describes the work done, for the one-line report.
+	Summary() string
+}
+
+// ViolationKind separates broken safety from missing progress.
+type ViolationKind int
+
+// Violation kinds.
+const (
+	Safety ViolationKind = iota + 1
+	Liveness
+)
+
+// Violation is one failed check.
+type Violation struct {
+	Kind    ViolationKind
+	Checker string
+	Detail  string
+}
+
+// String renders the violation on one line.
+func (v Violation) String() string {
+	kind := "safety"
+	if v.Kind == Liveness {
+		kind = "liveness"
+	}
+	return fmt.Sprintf("%s violation [%s]: %s", kind, v.Checker, v.Detail)
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Seed       uint64
+	TraceHash  uint64
+	Events     int
+	Lines      int
+	SimTime    time.Duration
+	Violations []Violation
+	Boundaries map[string]int
+	Summary    string
+	Net        netsim.Stats
+	Disk       DiskStats
+}
+
+// Failed reports whether any check failed.
+func (r Result) Failed() bool { return len(r.Violations) > 0 }
+
+// SafetyFailed reports whether a safety check failed.
+func (r Result) SafetyFailed() bool {
+	return slices.ContainsFunc(r.Violations, func(v Violation) bool { return v.Kind == Safety })
+}
+
+// Epoch is the virtual wall-clock instant at which every run starts.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// haltRestartDelay is how long a supervisor waits before restarting a
+// process that halted itself.
+const haltRestartDelay = 200 * time.Millisecond
+
+// maxEvents bounds a run, so a node stuck in a zero-delay loop ends the run
+// as a liveness failure instead of hanging it.
+const maxEvents = 20_000_000
+
+// World is one simulated cluster and everything around it.
+type World struct {
+	sc     Scenario
+	sys    System
+	now    time.Duration
+	seq    uint64
+	queue  eventQueue
+	procs  []*process
+	net    *netsim.Network
+	netRng *rand.Rand
+	trace  *Trace
+	events int
+	live   bool // in the liveness phase
+	hits   map[string]int
+	extra  []Violation
+}
+
+// NewWorld builds a world for the scenario. If traceOut is not nil, every
+// trace line is also written to it.
+func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
+	if sc.Nodes < 1 {
+		panic(fmt.Sprintf("sim: scenario with %d nodes", sc.Nodes))
+	}
+	w := &World{sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int)}
+	w.netRng = newStream(sc.Seed, streamNetwork)
+	w.net = netsim.New(w.netRng, sc.Swarm.Net)
+	clock := newStream(sc.Seed, streamClock)
+	ids := make([]node.NodeID, sc.Nodes)
+	for i := range ids {
+		ids[i] = node.NodeID(i + 1)
+	}
+	for i := range sc.Nodes {
+		p := &process{w: w, index: i, id: ids[i], peers: ids}
+		p.disk = NewDisk(newStream(sc.Seed, streamDisk, uint64(i)), sc.Swarm.Disk)
+		if sc.Swarm.ClockMax > 0 {
+			p.clockOffset = time.Duration(clock.Int64N(int64(2*sc.Swarm.ClockMax)+1)) - sc.Swarm.ClockMax
+		}
+		w.procs = append(w.procs, p)
+	}
+	return w
+}
+
+// Now is the current virtual time since the start of the run.
+func (w *World) Now() time.Duration { return w.now }
+
+// Scenario is the scenario being run.
+func (w *World) Scenario() Scenario { return w.sc }
+
+// NodeDisk returns node i's disk (0-based), for checkers.
+func (w *World) NodeDisk(i int) *Disk { return w.procs[i].disk }
+
+// Live reports whether the calm liveness phase has begun.
+func (w *World) Live() bool { return w.live }
+
+// Tracef adds a line to the trace on behalf of the simulator or a checker.
+func (w *World) Tracef(format string, args ...any) { w.trace.line(w.now, "sim", format, args...) }
+
+// schedule queues fn to run at virtual time at for process proc (or -1).
+func (w *World) schedule(at time.Duration, proc int, inc uint64, fn func()) {
+	if at < w.now {
+		panic(fmt.Sprintf("sim: scheduling at %v, before now %v", at, w.now))
+	}
+	w.seq++
+	w.queue.push(&event{at: at, seq: w.seq, proc: proc, inc: inc, fn: fn})
+}
+
+// Run executes the scenario to its end and checks the outcome.
+func (w *World) Run() Result {
+	w.trace.line(0, "sim", "scenario seed=%d nodes=%d safety=%v liveness=%v", w.sc.Seed, w.sc.Nodes, w.sc.Safety, w.sc.Liveness)
+	w.trace.line(0, "sim", "swarm %s", w.sc.Swarm)
+	for _, f := range w.sc.Faults {
+		w.schedule(f.At, -1, 0, func() { w.applyFault(f) })
+	}
+	w.schedule(w.sc.Safety, -1, 0, w.startLiveness)
+	for _, p := range w.procs {
+		p.start()
+	}
+	end := w.sc.Safety + w.sc.Liveness
+	for w.queue.Len() > 0 && w.queue[0].at <= end {
+		e := w.queue.pop()
+		w.now = e.at
+		w.events++
+		if w.events > maxEvents {
+			w.extra = append(w.extra, Violation{Liveness, "event-budget", fmt.Sprintf("more than %d events by %v", maxEvents, w.now)})
+			break
+		}
+		w.fire(e)
+	}
+	w.now = max(w.now, end)
+	violations := append(w.sys.Check(w), w.extra...)
+	for _, v := range violations {
+		w.trace.line(w.now, "sim", "%s", v)
+	}
+	res := Result{
+		Seed: w.sc.Seed, TraceHash: w.trace.Hash(), Events: w.events, Lines: w.trace.Lines(),
+		SimTime: w.now, Violations: violations, Boundaries: w.hits, Summary: w.sys.Summary(),
+		Net: w.net.Stats(),
+	}
+	for _, p := range w.procs {
+		s := p.disk.Stats()
+		res.Disk.Syncs += s.Syncs
+		res.Disk.SyncErrors += s.SyncErrors
+		res.Disk.WriteErrors += s.WriteErrors
+		res.Disk.ReadErrors += s.ReadErrors
+		res.Disk.TornFiles += s.TornFiles
+		res.Disk.TornSectors += s.TornSectors
+		res.Disk.Flips += s.Flips
+		res.Disk.Crashes += s.Crashes
+	}
+	return res
+}
+
+func (w *World) fire(e *event) {
+	if e.proc < 0 {
+		e.fn()
+		return
+	}
+	p := w.procs[e.proc]
+	switch {
+	case e.inc != p.inc || p.state == stateDown:
+		return // meant for an incarnation that is gone
+	case p.state == statePaused:
+		p.deferred = append(p.deferred, e)
+	default:
+		p.run(e.fn)
+	}
+}
+
+// startLiveness ends the faults: heal the network, quiet the disks,
+// resume and restart every process, then let the system show progress.
+func (w *World) startLiveness() {
+	w.live = true
+	w.trace.line(w.now, "sim", "liveness phase: heal, calm, restart all")
+	w.net.Heal(w.now)
+	calm := w.sc.Swarm.Net
+	calm.Loss, calm.Duplicate, calm.Reorder = 0, 0, 0
+	calm.Latency.TailChance = 0
+	w.net.Calm(calm)
+	for _, p := range w.procs {
+		p.disk.SetFaulty(false)
+		p.armed = nil
+		switch p.state {
+		case statePaused:
+			p.resume()
+		case stateDown:
+			p.restart(p.inc)
+		}
+	}
+	w.sys.LivenessStart(w)
+}
+
+// Node IDs of every process, in order.
+func (w *World) NodeIDs() []node.NodeID {
+	ids := make([]node.NodeID, len(w.procs))
+	for i, p := range w.procs {
+		ids[i] = p.id
+	}
+	return ids
+}
+
+func (w *World) addrs() []netsim.Addr {
+	out := make([]netsim.Addr, len(w.procs))
+	for i, p := range w.procs {
+		out[i] = netsim.Addr(p.id)
+	}
+	return out
+}
