@@ -41,7 +41,7 @@ func TestFailedSyncIsNeverDurable(t *testing.T) {
 				index := l.LastIndex() + 1
 				b := body(rng, index)
 				if _, appendErr = l.Append(1, b); appendErr == nil {
-					m.bodies[index] = b
+					m.wrote(index, b)
 				}
 				l.RequestSync()
 				host.completeOne(nil)

@@ -73,6 +73,16 @@ type Log struct {
 
 	inflight   *syncBatch
 	syncWanted bool
+
+	// gen is the current truncation generation.
+	gen uint64
+	// dead holds segments a truncation made obsolete: their files are
+	// removed once the truncation is durable, and their handles closed
+	// once no sync of them is in flight.
+	dead []*segment
+	// truncatedPending is set while a truncation's successor segment is
+	// not yet established.
+	truncatedPending bool
 }
 
 // Open opens the log in dir, creating it if it does not exist. It verifies
@@ -137,23 +147,29 @@ func (l *Log) listSegments() ([]string, error) {
 }
 
 // load reads and verifies all established segments.
-func (l *Log) load(names []string) error {
-	headers := make([]segmentHeader, len(names))
-	for i, name := range names {
+func (l *Log) load(all []string) error {
+	var names []string
+	var headers []segmentHeader
+	for _, name := range all {
 		h, err := l.readHeader(name)
 		if err != nil {
 			return err
 		}
-		headers[i] = h
+		names, headers = append(names, name), append(headers, h)
+	}
+	names, headers, err := l.dropSuperseded(names, headers)
+	if err != nil {
+		return err
 	}
 	l.lastIndex = l.opts.FirstIndex - 1
 	l.digest = l.opts.BaseDigest
 	for i, name := range names {
 		path := l.fs.PathJoin(l.dir, name)
 		h := headers[i]
+		l.gen = max(l.gen, h.gen)
 		if i > 0 {
 			prev := l.segments[i-1]
-			if h.firstIndex != prev.lastIndex()+1 || h.prevDigest != prev.endDigest {
+			if h.firstIndex != prev.lastIndex()+1 || h.prevDigest != prev.endDigest || h.gen < prev.header.gen {
 				return corrupt(path, 0, h.firstIndex, "segment does not continue %s (ends at %d, digest %s; header says %d, %s)",
 					prev.path, prev.lastIndex(), prev.endDigest, h.firstIndex, h.prevDigest)
 			}
@@ -175,6 +191,26 @@ func (l *Log) load(names []string) error {
 		l.lastIndex, l.digest = res.seg.lastIndex(), res.seg.endDigest
 	}
 	return nil
+}
+
+// dropSuperseded removes segments that a later-generation segment at or
+// before their first index made obsolete: the leftovers of a truncation
+// whose cleanup did not finish.
+func (l *Log) dropSuperseded(names []string, headers []segmentHeader) ([]string, []segmentHeader, error) {
+	var keptNames []string
+	var kept []segmentHeader
+	var maxGen uint64
+	for i, h := range headers {
+		if i > 0 && maxGen > h.gen {
+			if err := l.fs.Remove(l.fs.PathJoin(l.dir, names[i])); err != nil {
+				return nil, nil, fmt.Errorf("storage: removing superseded segment %s: %w", names[i], err)
+			}
+			continue
+		}
+		maxGen = max(maxGen, h.gen)
+		keptNames, kept = append(keptNames, names[i]), append(kept, h)
+	}
+	return keptNames, kept, nil
 }
 
 func (l *Log) readHeader(name string) (segmentHeader, error) {
@@ -259,7 +295,7 @@ func (l *Log) prepareActive() error {
 // startSegment creates a pending segment for the next record.
 func (l *Log) startSegment(prevLength int64, prevDigest Digest) error {
 	first := l.lastIndex + 1
-	h := segmentHeader{firstIndex: first, prevLength: prevLength, prevDigest: prevDigest}
+	h := segmentHeader{firstIndex: first, prevLength: prevLength, prevDigest: prevDigest, gen: l.gen}
 	path := l.fs.PathJoin(l.dir, pendingName(first))
 	l.host.Boundary("storage.before.create-segment")
 	f, err := l.fs.Create(path, vfs.WriteCategoryUnspecified)
@@ -359,3 +395,5 @@ func (l *Log) Err() error { return l.failed }
 func (l *Log) SyncInFlight() bool { return l.inflight != nil }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+func isNotExistErr(err error) bool { return errors.Is(err, iofs.ErrNotExist) }

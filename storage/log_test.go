@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cairnmq/cairn/sim"
@@ -14,15 +15,44 @@ import (
 // logModel remembers what a test appended and what the log reported
 // durable, so every reopened log can be checked against it.
 type logModel struct {
+	// bodies is the log as the test believes it is now.
 	bodies map[uint64][]byte
+	// candidates holds every body ever written at an index: after a crash
+	// an undone truncation may bring old records back, which is allowed
+	// as long as they were never superseded durably.
+	candidates map[uint64][][]byte
+	// durableBodies are records the log reported durable; a reopened log
+	// must hold exactly these.
+	durableBodies map[uint64][]byte
 	// durable is what the current log instance reported; confirmed is the
-	// most any instance reported, which every later instance must keep.
+	// highest index any instance reported and no truncation removed.
 	durable   uint64
 	confirmed uint64
 	failed    error
 }
 
-func newModel() *logModel { return &logModel{bodies: make(map[uint64][]byte)} }
+func newModel() *logModel {
+	return &logModel{bodies: make(map[uint64][]byte), candidates: make(map[uint64][][]byte), durableBodies: make(map[uint64][]byte)}
+}
+
+func (m *logModel) wrote(index uint64, body []byte) {
+	m.bodies[index] = body
+	m.candidates[index] = append(m.candidates[index], body)
+}
+
+func (m *logModel) truncated(k uint64) {
+	for i := range m.bodies {
+		if i > k {
+			delete(m.bodies, i)
+		}
+	}
+	for i := range m.durableBodies {
+		if i > k {
+			delete(m.durableBodies, i)
+		}
+	}
+	m.durable, m.confirmed = min(m.durable, k), min(m.confirmed, k)
+}
 
 func (m *logModel) options(segmentSize int64) storage.Options {
 	m.durable = 0
@@ -34,6 +64,11 @@ func (m *logModel) options(segmentSize int64) storage.Options {
 			}
 			m.durable = i
 			m.confirmed = max(m.confirmed, i)
+			for j := uint64(1); j <= i; j++ {
+				if m.durableBodies[j] == nil {
+					m.durableBodies[j] = m.bodies[j]
+				}
+			}
 		},
 		OnFailed: func(err error) { m.failed = err },
 	}
@@ -50,13 +85,18 @@ func body(rng *rand.Rand, index uint64) []byte {
 
 // readAllRecords reads the whole log in small pages and returns copies.
 func readAllRecords(t *testing.T, l *storage.Log) []storage.Record {
-	t.Helper()
+	if t != nil {
+		t.Helper()
+	}
 	r := l.NewReader(l.FirstIndex())
 	defer r.Close()
 	var out []storage.Record
 	for {
 		page, err := r.Next(l.LastIndex(), 3, 1000)
 		if err != nil {
+			if t == nil {
+				panic(err)
+			}
 			t.Fatalf("reading log: %v", err)
 		}
 		if len(page) == 0 {
@@ -79,7 +119,7 @@ func TestAppendSyncReopen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := uint64(1); i <= 100; i++ {
 		b := body(rng, i)
-		m.bodies[i] = b
+		m.wrote(i, b)
 		if got, err := l.Append(7, b); err != nil || got != i {
 			t.Fatalf("append %d: got index %d, err %v", i, got, err)
 		}
@@ -142,6 +182,7 @@ const (
 	opAppend opKind = iota
 	opSync
 	opComplete
+	opTruncate
 )
 
 type op struct {
@@ -152,13 +193,15 @@ type op struct {
 func drawOps(rng *rand.Rand, n int) []op {
 	ops := make([]op, n)
 	for i := range ops {
-		switch r := rng.IntN(10); {
+		switch r := rng.IntN(11); {
 		case r < 5:
 			ops[i] = op{kind: opAppend, count: 1 + rng.IntN(4)}
 		case r < 7:
 			ops[i] = op{kind: opSync}
-		default:
+		case r < 10:
 			ops[i] = op{kind: opComplete}
+		default:
+			ops[i] = op{kind: opTruncate, count: 1 + rng.IntN(6)}
 		}
 	}
 	return ops
@@ -189,12 +232,15 @@ func crashRun(seed uint64, ops []op) error {
 		if err := verifyLog(l, m); err != nil {
 			return fmt.Errorf("round %d: %w", round, err)
 		}
+		// The log as reopened is now the truth; lost unsynced records
+		// give their indexes up for reuse.
+		m.truncated(l.LastIndex())
+		for _, rec := range readAllRecords(nil, l) {
+			m.bodies[rec.Index] = rec.Body
+		}
 		host.drain()
 		if l.DurableIndex() != l.LastIndex() {
 			return fmt.Errorf("round %d: durable %d != last %d after the open-time sync", round, l.DurableIndex(), l.LastIndex())
-		}
-		for i := l.LastIndex() + 1; m.bodies[i] != nil; i++ {
-			delete(m.bodies, i) // lost unsynced records: their indexes are reused
 		}
 		for i := 0; i < 6; i++ {
 			applyOp(l, host, m, rng, op{kind: opAppend, count: 1 + rng.IntN(3)})
@@ -214,7 +260,7 @@ func applyOp(l *storage.Log, host *fakeHost, m *logModel, rng *rand.Rand, o op) 
 		for i := range entries {
 			index := l.LastIndex() + 1 + uint64(i)
 			entries[i] = storage.Entry{Type: storage.RecordType(1 + index%5), Body: body(rng, index)}
-			m.bodies[index] = entries[i].Body
+			m.wrote(index, entries[i].Body)
 		}
 		if _, err := l.AppendBatch(entries); err != nil {
 			panic(err)
@@ -223,6 +269,16 @@ func applyOp(l *storage.Log, host *fakeHost, m *logModel, rng *rand.Rand, o op) 
 		l.RequestSync()
 	case opComplete:
 		host.completeOne(rng)
+	case opTruncate:
+		last := l.LastIndex()
+		k := last - min(last, uint64(o.count))
+		if err := l.TruncateAfter(k); err != nil {
+			panic(err)
+		}
+		m.truncated(k)
+		if l.LastIndex() != k || l.DurableIndex() > k {
+			panic(fmt.Sprintf("after TruncateAfter(%d): last %d durable %d", k, l.LastIndex(), l.DurableIndex()))
+		}
 	}
 }
 
@@ -246,9 +302,14 @@ func verifyLog(l *storage.Log, m *logModel) error {
 			if rec.Index != next {
 				return fmt.Errorf("read index %d, want %d", rec.Index, next)
 			}
-			want, ok := m.bodies[rec.Index]
-			if !ok || !bytes.Equal(rec.Body, want) || rec.Type != storage.RecordType(1+rec.Index%5) {
-				return fmt.Errorf("record %d is not what was appended", rec.Index)
+			if rec.Type != storage.RecordType(1+rec.Index%5) {
+				return fmt.Errorf("record %d has type %d", rec.Index, rec.Type)
+			}
+			if want, ok := m.durableBodies[rec.Index]; ok && !bytes.Equal(rec.Body, want) {
+				return fmt.Errorf("record %d differs from the version reported durable", rec.Index)
+			}
+			if !slices.ContainsFunc(m.candidates[rec.Index], func(b []byte) bool { return bytes.Equal(b, rec.Body) }) {
+				return fmt.Errorf("record %d is not anything that was appended there", rec.Index)
 			}
 			next++
 		}

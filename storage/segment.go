@@ -17,8 +17,8 @@ const (
 	segmentVersion = 1
 	// segmentHeaderSize: magic (8), version (2), reserved (2), first index
 	// (8), previous segment's valid length (8), digest before the first
-	// record (32), crc (4).
-	segmentHeaderSize = 64
+	// record (32), generation (8), crc (4).
+	segmentHeaderSize = 72
 )
 
 var segmentMagic = [8]byte{'c', 'a', 'i', 'r', 'n', 's', 'e', 'g'}
@@ -28,6 +28,11 @@ type segmentHeader struct {
 	firstIndex uint64
 	prevLength int64  // valid bytes of the previous segment; 0 if none
 	prevDigest Digest // history digest before firstIndex
+	// gen is the log's truncation generation when the segment was made. A
+	// segment supersedes every lower-generation segment at or after its
+	// first index: that is how a truncation stays correct even if the
+	// files it made obsolete are still on disk.
+	gen uint64
 }
 
 func (h segmentHeader) encode() []byte {
@@ -37,7 +42,8 @@ func (h segmentHeader) encode() []byte {
 	binary.LittleEndian.PutUint64(b[12:20], h.firstIndex)
 	binary.LittleEndian.PutUint64(b[20:28], uint64(h.prevLength))
 	copy(b[28:60], h.prevDigest[:])
-	binary.LittleEndian.PutUint32(b[60:64], crc32.Checksum(b[:60], castagnoli))
+	binary.LittleEndian.PutUint64(b[60:68], h.gen)
+	binary.LittleEndian.PutUint32(b[68:72], crc32.Checksum(b[:68], castagnoli))
 	return b
 }
 
@@ -48,7 +54,7 @@ func decodeSegmentHeader(b []byte) (segmentHeader, error) {
 	if !bytes.Equal(b[0:8], segmentMagic[:]) {
 		return segmentHeader{}, fmt.Errorf("bad magic %q", b[0:8])
 	}
-	if crc32.Checksum(b[:60], castagnoli) != binary.LittleEndian.Uint32(b[60:64]) {
+	if crc32.Checksum(b[:68], castagnoli) != binary.LittleEndian.Uint32(b[68:72]) {
 		return segmentHeader{}, fmt.Errorf("header checksum mismatch")
 	}
 	if v := binary.LittleEndian.Uint16(b[8:10]); v != segmentVersion {
@@ -58,6 +64,7 @@ func decodeSegmentHeader(b []byte) (segmentHeader, error) {
 	h.firstIndex = binary.LittleEndian.Uint64(b[12:20])
 	h.prevLength = int64(binary.LittleEndian.Uint64(b[20:28]))
 	copy(h.prevDigest[:], b[28:60])
+	h.gen = binary.LittleEndian.Uint64(b[60:68])
 	return h, nil
 }
 
@@ -92,6 +99,9 @@ type segment struct {
 	pending bool
 	// endDigest is the history digest after the segment's last record.
 	endDigest Digest
+	// syncing counts host syncs of file still in flight; the handle may
+	// only be closed once it is zero.
+	syncing int
 }
 
 // lastIndex is the index of the segment's last record, or firstIndex-1 if

@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/cockroachdb/pebble/v2/vfs"
+import (
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // syncBatch is one group commit. Phase one syncs the data of every segment
 // that still has unsynced bytes; phase two renames pending segments whose
@@ -44,7 +48,32 @@ func (l *Log) RequestSync() {
 	}
 	b.outstanding = len(b.targets)
 	for _, t := range b.targets {
-		l.host.Sync(t.seg.file, func(err error) { l.fileSynced(b, err) })
+		l.syncSegment(t.seg, func(err error) { l.fileSynced(b, err) })
+	}
+}
+
+// syncSegment asks the host to sync a segment's file, keeping count of
+// syncs in flight so the handle outlives them. A failure fails the log
+// even if the batch that asked was abandoned by a truncation: after a
+// failed fsync nothing unsynced in that file can be trusted.
+func (l *Log) syncSegment(seg *segment, done func(error)) {
+	seg.syncing++
+	l.host.Sync(seg.file, func(err error) {
+		seg.syncing--
+		l.closeIfIdle(seg)
+		if err != nil {
+			l.fail("syncing segment", err)
+			return
+		}
+		done(nil)
+	})
+}
+
+// closeIfIdle closes a dead segment's handle once no sync needs it.
+func (l *Log) closeIfIdle(seg *segment) {
+	if seg.syncing == 0 && seg.file != nil && slices.Contains(l.dead, seg) {
+		seg.file.Close()
+		seg.file = nil
 	}
 }
 
@@ -147,10 +176,13 @@ func (l *Log) finishSync(b *syncBatch) {
 	// Sealed segments that are complete and established need no write
 	// handle any more.
 	for _, seg := range l.segments[:len(l.segments)-1] {
-		if seg.file != nil && !seg.pending && seg.synced >= seg.size {
+		if seg.file != nil && !seg.pending && seg.synced >= seg.size && seg.syncing == 0 {
 			seg.file.Close()
 			seg.file = nil
 		}
+	}
+	if l.truncatedPending && !l.anyPending() {
+		l.removeDead()
 	}
 	advanced := false
 	if d := l.computeDurable(); d > l.durable {

@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"fmt"
+	"slices"
+)
+
+// TruncateAfter discards every record after index k, so the next append
+// gets index k+1. It is how a replica drops a suffix that the owner of a
+// newer epoch never confirmed.
+//
+// Nothing is rewritten in place. The segment holding k+1 is cut by a new
+// successor segment, of a higher generation, whose header records the
+// cut; segments after the cut are superseded by that generation and
+// removed once the successor is established. If the process crashes
+// before then, the log reopens either as it was before the truncation or
+// as truncated, never as a mix, and DurableIndex never covers a record
+// after k until the truncation itself is durable.
+func (l *Log) TruncateAfter(k uint64) error {
+	if l.failed != nil {
+		return l.failed
+	}
+	if k >= l.lastIndex {
+		return nil
+	}
+	if first := l.FirstIndex(); k+1 < first {
+		return fmt.Errorf("%w: cannot truncate to %d, first retained index is %d", ErrCompacted, k, first)
+	}
+	l.host.Boundary("storage.before.truncate")
+	// The batch in flight was aimed at records that may be gone; let it
+	// finish unheeded and start afresh.
+	l.inflight, l.syncWanted = nil, false
+	l.gen++
+	i := slices.IndexFunc(l.segments, func(s *segment) bool { return s.lastIndex() > k })
+	cut := l.segments[i]
+	for _, seg := range l.segments[i+1:] {
+		l.bury(seg)
+	}
+	j := int(k + 1 - cut.header.firstIndex)
+	var prevLength int64
+	var prevDigest Digest
+	if j == 0 {
+		// The cut segment loses every record; its successor takes its
+		// first index, and so its name.
+		l.bury(cut)
+		l.segments = l.segments[:i]
+		prevDigest = cut.header.prevDigest
+		if i > 0 {
+			prevLength = l.segments[i-1].size
+		}
+	} else {
+		if err := l.cutSegment(cut, j); err != nil {
+			return err
+		}
+		l.segments = l.segments[:i+1]
+		prevLength, prevDigest = cut.size, cut.endDigest
+	}
+	l.lastIndex, l.digest = k, prevDigest
+	l.durable = min(l.durable, k)
+	l.truncatedPending = true
+	if err := l.startSegment(prevLength, prevDigest); err != nil {
+		return err
+	}
+	l.host.Boundary("storage.after.truncate")
+	l.RequestSync()
+	return nil
+}
+
+// cutSegment keeps the first j records of seg and recomputes its closing
+// digest by reading them back.
+func (l *Log) cutSegment(seg *segment, j int) error {
+	limit := int64(seg.offsets[j])
+	res, err := scanSegment(l.fs, seg.path, seg.header, limit, l.opts.MaxRecordSize)
+	if err != nil {
+		return l.fail("rereading a segment to truncate it", err)
+	}
+	if res.badAt >= 0 || len(res.seg.offsets) != j {
+		return corrupt(seg.path, res.badAt, seg.header.firstIndex+uint64(len(res.seg.offsets)), "while truncating: %s", res.reason)
+	}
+	seg.offsets = seg.offsets[:j]
+	seg.size = limit
+	seg.synced = min(seg.synced, limit)
+	seg.endDigest = res.seg.endDigest
+	return nil
+}
+
+// bury moves a segment to the dead list.
+func (l *Log) bury(seg *segment) {
+	l.dead = append(l.dead, seg)
+	l.closeIfIdle(seg)
+}
+
+func (l *Log) anyPending() bool {
+	return slices.ContainsFunc(l.segments, func(s *segment) bool { return s.pending })
+}
+
+// removeDead deletes the files of superseded segments once the truncation
+// that superseded them is established. The removals need no directory
+// sync: a dead file that reappears after a crash is superseded again.
+func (l *Log) removeDead() {
+	live := make(map[string]bool, len(l.segments))
+	for _, seg := range l.segments {
+		live[seg.path] = true
+	}
+	for _, seg := range l.dead {
+		if !live[seg.path] {
+			if err := l.fs.Remove(seg.path); err != nil && !isNotExistErr(err) {
+				l.fail("removing a superseded segment", err)
+				return
+			}
+		}
+	}
+	l.dead = slices.DeleteFunc(l.dead, func(s *segment) bool { return s.file == nil })
+	l.truncatedPending = false
+}
