@@ -62,14 +62,16 @@ type Log struct {
 	host Host
 	opts Options
 
-	dirFile     vfs.File
-	parentDirty bool // the log directory was created and its parent not yet synced
-	segments    []*segment
-	lastIndex   uint64
-	digest      Digest
-	durable     uint64
-	failed      error
-	scratch     []byte
+	dirFile vfs.File
+	// newDirs are directories whose entries changed when Open created the
+	// log directory (and perhaps its ancestors); the first sync covers them.
+	newDirs   []string
+	segments  []*segment
+	lastIndex uint64
+	digest    Digest
+	durable   uint64
+	failed    error
+	scratch   []byte
 
 	inflight   *syncBatch
 	syncWanted bool
@@ -94,12 +96,11 @@ type Log struct {
 func Open(fs vfs.FS, dir string, host Host, opts Options) (*Log, error) {
 	opts.fill()
 	l := &Log{fs: fs, dir: dir, host: host, opts: opts}
-	if _, err := fs.Stat(dir); errors.Is(err, iofs.ErrNotExist) {
-		if err := fs.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("storage: creating log directory %s: %w", dir, err)
-		}
-		l.parentDirty = true
+	newDirs, err := ensureDir(fs, dir)
+	if err != nil {
+		return nil, err
 	}
+	l.newDirs = newDirs
 	names, err := l.listSegments()
 	if err != nil {
 		return nil, err

@@ -216,7 +216,7 @@ func crashRun(seed uint64, ops []op) error {
 	rng := rand.New(rand.NewPCG(seed, 1000+uint64(len(ops))))
 	m := newModel()
 	host := &fakeHost{}
-	l, err := storage.Open(disk.FS(), "log", host, m.options(2048))
+	l, err := storage.Open(disk.FS(), "data/q/log", host, m.options(2048))
 	if err != nil {
 		return fmt.Errorf("first open: %w", err)
 	}
@@ -226,7 +226,7 @@ func crashRun(seed uint64, ops []op) error {
 	for round := 0; round < 2; round++ {
 		disk.Crash()
 		host = &fakeHost{}
-		if l, err = storage.Open(disk.FS(), "log", host, m.options(2048)); err != nil {
+		if l, err = storage.Open(disk.FS(), "data/q/log", host, m.options(2048)); err != nil {
 			return fmt.Errorf("round %d: reopen: %w", round, err)
 		}
 		if err := verifyLog(l, m); err != nil {

@@ -30,11 +30,11 @@ type StateFile struct {
 	name string
 	host Host
 
-	parentDirty bool
-	inflight    bool
-	queued      []byte
-	queuedDone  []func(error)
-	failed      error
+	newDirs    []string
+	inflight   bool
+	queued     []byte
+	queuedDone []func(error)
+	failed     error
 }
 
 // OpenStateFile opens (creating its directory if needed) the state file
@@ -42,12 +42,11 @@ type StateFile struct {
 // written. A damaged file is a *CorruptionError.
 func OpenStateFile(fs vfs.FS, dir, name string, host Host) (*StateFile, []byte, error) {
 	s := &StateFile{fs: fs, dir: dir, name: name, host: host}
-	if _, err := fs.Stat(dir); errors.Is(err, iofs.ErrNotExist) {
-		if err := fs.MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, fmt.Errorf("storage: creating %s: %w", dir, err)
-		}
-		s.parentDirty = true
+	newDirs, err := ensureDir(fs, dir)
+	if err != nil {
+		return nil, nil, err
 	}
+	s.newDirs = newDirs
 	// A temporary file left by a crash was never renamed into place.
 	if err := fs.Remove(s.tempPath()); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("storage: removing %s: %w", s.tempPath(), err)
@@ -148,27 +147,14 @@ func (s *StateFile) tempSynced(f vfs.File, err error, dones []func(error)) {
 		return
 	}
 	s.host.Boundary("storage.after.rename-state")
-	dirs := []string{s.dir}
-	if s.parentDirty {
-		dirs = append(dirs, s.fs.PathDir(s.dir))
-	}
-	outstanding, first := len(dirs), error(nil)
-	for _, dir := range dirs {
-		d, err := s.fs.OpenDir(dir)
-		if err != nil {
-			s.fail("opening state directory", err, dones)
-			return
+	created := s.newDirs
+	dirs := append([]string{s.dir}, created...)
+	syncDirNames(s.fs, s.host, dirs, func(err error) {
+		if err == nil {
+			s.newDirs = s.newDirs[len(created):]
 		}
-		s.host.Sync(d, func(err error) {
-			d.Close()
-			if err != nil && first == nil {
-				first = err
-			}
-			if outstanding--; outstanding == 0 {
-				s.dirSynced(first, dones)
-			}
-		})
-	}
+		s.dirSynced(err, dones)
+	})
 }
 
 func (s *StateFile) dirSynced(err error, dones []func(error)) {
@@ -176,7 +162,6 @@ func (s *StateFile) dirSynced(err error, dones []func(error)) {
 		s.fail("syncing state directory", err, dones)
 		return
 	}
-	s.parentDirty = false
 	s.inflight = false
 	s.host.Boundary("storage.after.write-state")
 	for _, done := range dones {

@@ -34,7 +34,7 @@ func stateCrashRun(seed uint64, stop int) error {
 	disk := sim.NewDisk(rand.New(rand.NewPCG(seed, uint64(stop))), crashProfile)
 	rng := rand.New(rand.NewPCG(seed, 5))
 	host := &fakeHost{}
-	sf, data, err := storage.OpenStateFile(disk.FS(), "meta", "epoch", host)
+	sf, data, err := storage.OpenStateFile(disk.FS(), "data/meta", "epoch", host)
 	if err != nil || data != nil {
 		return fmt.Errorf("fresh open: data %q err %v", data, err)
 	}
@@ -53,7 +53,7 @@ func stateCrashRun(seed uint64, stop int) error {
 		}
 	}
 	disk.Crash()
-	_, data, err = storage.OpenStateFile(disk.FS(), "meta", "epoch", &fakeHost{})
+	_, data, err = storage.OpenStateFile(disk.FS(), "data/meta", "epoch", &fakeHost{})
 	if err != nil {
 		return fmt.Errorf("reopen: %w", err)
 	}

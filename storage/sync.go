@@ -1,10 +1,6 @@
 package storage
 
-import (
-	"slices"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
-)
+import "slices"
 
 // syncBatch is one group commit. Phase one syncs the data of every segment
 // that still has unsynced bytes; phase two renames pending segments whose
@@ -37,7 +33,7 @@ func (l *Log) RequestSync() {
 			b.targets = append(b.targets, syncTarget{seg: seg, size: seg.size})
 		}
 	}
-	if len(b.targets) == 0 && !l.parentDirty {
+	if len(b.targets) == 0 && len(l.newDirs) == 0 {
 		return
 	}
 	l.inflight = b
@@ -123,51 +119,27 @@ func (l *Log) syncDirs(b *syncBatch) {
 		dirDirty = true
 		l.host.Boundary("storage.after.rename-segment")
 	}
-	var dirs []vfs.File
+	var dirs []string
 	if dirDirty {
-		dirs = append(dirs, l.dirFile)
+		dirs = append(dirs, l.dir)
 	}
-	var parent vfs.File
-	if l.parentDirty {
-		var err error
-		if parent, err = l.fs.OpenDir(l.fs.PathDir(l.dir)); err != nil {
-			l.fail("opening parent directory", err)
-			return
-		}
-		dirs = append(dirs, parent)
-	}
+	created := l.newDirs
+	dirs = append(dirs, created...)
 	if len(dirs) == 0 {
 		l.finishSync(b)
 		return
 	}
-	b.outstanding = len(dirs)
-	for _, d := range dirs {
-		l.host.Sync(d, func(err error) { l.dirSynced(b, err, parent) })
-	}
-}
-
-func (l *Log) dirSynced(b *syncBatch, err error, parent vfs.File) {
-	if l.inflight != b {
-		return
-	}
-	if err != nil && b.err == nil {
-		b.err = err
-	}
-	b.outstanding--
-	if b.outstanding > 0 {
-		return
-	}
-	if parent != nil {
-		parent.Close()
-	}
-	if b.err != nil {
-		l.fail("syncing log directory", b.err)
-		return
-	}
-	if parent != nil {
-		l.parentDirty = false
-	}
-	l.finishSync(b)
+	syncDirNames(l.fs, l.host, dirs, func(err error) {
+		if err != nil {
+			l.fail("syncing log directory", err)
+			return
+		}
+		if l.inflight != b {
+			return
+		}
+		l.newDirs = l.newDirs[len(created):]
+		l.finishSync(b)
+	})
 }
 
 func (l *Log) finishSync(b *syncBatch) {

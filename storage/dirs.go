@@ -1,0 +1,68 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// ensureDir creates dir and any missing ancestors, and returns the
+// directories whose entries changed: the parent of every directory it
+// created. A created directory is durable only once its parent is synced.
+func ensureDir(fs vfs.FS, dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = fs.PathDir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, iofs.ErrNotExist) {
+			return nil, fmt.Errorf("storage: stat %s: %w", d, err)
+		}
+		missing = append(missing, d)
+		if parent := fs.PathDir(d); parent == d || parent == "." || parent == "" {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: creating %s: %w", dir, err)
+	}
+	parents := make([]string, len(missing))
+	for i, d := range missing {
+		parents[i] = fs.PathDir(d)
+	}
+	return parents, nil
+}
+
+// syncDirs opens each directory and asks the host to sync it, calling
+// done once with the first error after all have finished.
+func syncDirNames(fs vfs.FS, host Host, dirs []string, done func(error)) {
+	if len(dirs) == 0 {
+		done(nil)
+		return
+	}
+	outstanding := len(dirs)
+	var first error
+	finish := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+		if outstanding--; outstanding == 0 {
+			done(first)
+		}
+	}
+	for _, name := range dirs {
+		d, err := fs.OpenDir(name)
+		if err != nil {
+			finish(fmt.Errorf("opening directory %q: %w", name, err))
+			continue
+		}
+		host.Sync(d, func(err error) {
+			d.Close()
+			finish(err)
+		})
+	}
+}
