@@ -21,7 +21,7 @@ import (
 // deterministicPatterns are the packages that must be a pure function of
 // (scenario, seed). node/live, the production environment, is exempt.
 var deterministicPatterns = []string{
-	"./node/...", "./storage/...", "./netsim/...", "./sim/...", "./props/...", "./client/core/...",
+	"./node/...", "./storage/...", "./netsim/...", "./sim/...", "./props/...", "./client/core/...", "./bugs/...",
 }
 
 var exemptPackages = []string{"github.com/cairnmq/cairn/node/live"}

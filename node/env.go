@@ -102,4 +102,6 @@ type Handler interface {
 	OnDisconnect(peer NodeID)
 	// OnClient delivers a request from a client connection.
 	OnClient(conn ConnID, req wire.Message)
+	// OnClientGone reports that a client connection closed.
+	OnClientGone(conn ConnID)
 }

@@ -93,6 +93,8 @@ func (p *process) crash(reason string, down time.Duration) {
 		return
 	}
 	p.tracef("crash (%s) down=%v", reason, down)
+	p.w.crashes++
+	p.w.dropConnections(p, p.inc)
 	p.state = stateDown
 	p.inc++ // every pending event of the dead incarnation is now stale
 	p.handler = nil
@@ -198,10 +200,35 @@ func (p *process) deliver(from node.NodeID, frame []byte) {
 	p.handler.OnMessage(from, m)
 }
 
-// Reply implements node.Env. Simulated clients arrive with the queue; until
-// then a reply has nowhere to go.
-func (p *process) Reply(conn node.ConnID, m wire.Message) {
-	p.tracef("reply conn=%d %s: no client", conn, wire.Describe(m))
+// Reply implements node.Env: the message travels to the client over the
+// simulated network, stamped with the instant it was sent.
+func (p *process) Reply(id node.ConnID, m wire.Message) {
+	cn := p.w.conns[id]
+	if cn == nil || cn.nodeInc != p.inc {
+		p.tracef("reply conn=%d %s: no such connection", id, wire.Describe(m))
+		return
+	}
+	c := cn.client
+	frame := wire.Encode(nil, m)
+	p.w.sendSeq++
+	stamp := Stamp{At: p.w.now, Seq: p.w.sendSeq}
+	if d, ok := m.(*wire.Delivery); ok {
+		p.w.hist.Sends = append(p.w.hist.Sends, DeliveryRecord{
+			Client: c.index, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt, From: p.id, Sent: stamp,
+		})
+	}
+	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), c.addr, len(frame))
+	p.tracef("reply conn=%d to=%s %s copies=%d", id, c.who(), wire.Describe(m), len(arrivals))
+	from := p.id
+	for _, at := range arrivals {
+		p.w.schedule(at, -1, 0, func() {
+			m, err := wire.Decode(frame)
+			if err != nil {
+				panic(fmt.Sprintf("sim: a reply frame does not decode: %v", err))
+			}
+			c.receive(from, m, stamp)
+		})
+	}
 }
 
 // FS implements node.Env.
@@ -247,6 +274,7 @@ func (p *process) Emit(e node.Event) {
 		b.WriteString(a.String())
 	}
 	p.tracef("emit %s", b.String())
+	p.w.recordNodeEvent(p.id, e)
 	p.w.sys.Observe(p.w.now, p.id, e)
 }
 

@@ -23,6 +23,9 @@ type Scenario struct {
 	Liveness time.Duration
 	Swarm    Swarm
 	Faults   []Fault
+	// Workload is what simulated clients do; nil for systems without
+	// clients.
+	Workload *Workload
 }
 
 // Swarm is the per-seed mix of fault classes and rates. Each seed draws
@@ -116,6 +119,8 @@ type GenerateOptions struct {
 	// NoFlips leaves bit flips out, for systems that cannot yet rebuild
 	// a replica whose storage is corrupt.
 	NoFlips bool
+	// Workload draws a client workload.
+	Workload bool
 }
 
 // Generate draws a scenario for seed: first the swarm options, then the
@@ -132,6 +137,9 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
 	}
 	slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+	if o.Workload {
+		sc.Workload = drawWorkload(r)
+	}
 	return sc
 }
 

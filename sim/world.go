@@ -69,6 +69,7 @@ type Result struct {
 	Summary    string
 	Net        netsim.Stats
 	Disk       DiskStats
+	History    *History
 }
 
 // Failed reports whether any check failed.
@@ -105,6 +106,16 @@ type World struct {
 	live   bool // in the liveness phase
 	hits   map[string]int
 	extra  []Violation
+
+	// Clients and their connections, when the scenario has a workload.
+	clients      []*clientProc
+	conns        map[node.ConnID]*conn
+	connByKey    map[connKey]node.ConnID
+	nextConn     node.ConnID
+	clientResets map[clientNodeKey]uint64
+	hist         *History
+	sendSeq      uint64
+	crashes      int
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -113,7 +124,12 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	if sc.Nodes < 1 {
 		panic(fmt.Sprintf("sim: scenario with %d nodes", sc.Nodes))
 	}
-	w := &World{sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int)}
+	w := &World{
+		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int),
+		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
+		clientResets: make(map[clientNodeKey]uint64),
+		hist:         &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID)},
+	}
 	w.netRng = newStream(sc.Seed, streamNetwork)
 	w.net = netsim.New(w.netRng, sc.Swarm.Net)
 	clock := newStream(sc.Seed, streamClock)
@@ -167,6 +183,10 @@ func (w *World) Run() Result {
 	for _, p := range w.procs {
 		p.start()
 	}
+	if w.sc.Workload != nil {
+		w.trace.line(0, "sim", "workload %s", *w.sc.Workload)
+		w.startClients()
+	}
 	end := w.sc.Safety + w.sc.Liveness
 	for w.queue.Len() > 0 && w.queue[0].at <= end {
 		e := w.queue.pop()
@@ -179,6 +199,7 @@ func (w *World) Run() Result {
 		w.fire(e)
 	}
 	w.now = max(w.now, end)
+	w.hist.Crashes = w.crashes
 	violations := append(w.sys.Check(w), w.extra...)
 	for _, v := range violations {
 		w.trace.line(w.now, "sim", "%s", v)
@@ -186,7 +207,7 @@ func (w *World) Run() Result {
 	res := Result{
 		Seed: w.sc.Seed, TraceHash: w.trace.Hash(), Events: w.events, Lines: w.trace.Lines(),
 		SimTime: w.now, Violations: violations, Boundaries: w.hits, Summary: w.sys.Summary(),
-		Net: w.net.Stats(),
+		Net: w.net.Stats(), History: w.hist,
 	}
 	for _, p := range w.procs {
 		s := p.disk.Stats()
@@ -256,4 +277,31 @@ func (w *World) addrs() []netsim.Addr {
 		out[i] = netsim.Addr(p.id)
 	}
 	return out
+}
+
+// recordedEvents are the node events checkers read from the history.
+var recordedEvents = map[string]string{
+	"queue.reported": "durable",
+	"queue.durable":  "index",
+	"queue.truncate": "after",
+	"queue.open":     "last",
+}
+
+func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
+	key, ok := recordedEvents[e.Name]
+	if !ok {
+		return
+	}
+	ne := NodeEvent{At: w.now, Node: id, Name: e.Name}
+	for _, a := range e.Attrs {
+		switch {
+		case a.Key == "q":
+			ne.Queue = a.Value.String()
+		case a.Key == "epoch":
+			ne.Epoch = a.Value.Uint64()
+		case a.Key == key:
+			ne.Value = a.Value.Uint64()
+		}
+	}
+	w.hist.NodeEvents = append(w.hist.NodeEvents, ne)
 }

@@ -66,3 +66,26 @@ func syncDirNames(fs vfs.FS, host Host, dirs []string, done func(error)) {
 		})
 	}
 }
+
+// MakeDirs creates dir (and missing ancestors) and makes their entries
+// durable, then calls done. When dir already exists it still syncs dir's
+// parent, because after a process crash an entry can exist in the page
+// cache without being on disk. Files created inside dir later are the
+// business of whoever creates them.
+func MakeDirs(fs vfs.FS, dir string, host Host, done func(error)) {
+	created, err := ensureDir(fs, dir)
+	if err != nil {
+		done(err)
+		return
+	}
+	if len(created) == 0 {
+		created = []string{fs.PathDir(dir)}
+	}
+	host.Boundary("storage.before.sync-dirs")
+	syncDirNames(fs, host, created, func(err error) {
+		if err == nil {
+			host.Boundary("storage.after.sync-dirs")
+		}
+		done(err)
+	})
+}

@@ -1,6 +1,10 @@
 package storage
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/cairnmq/cairn/bugs"
+)
 
 // syncBatch is one group commit. Phase one syncs the data of every segment
 // that still has unsynced bytes; phase two renames pending segments whose
@@ -120,7 +124,7 @@ func (l *Log) syncDirs(b *syncBatch) {
 		l.host.Boundary("storage.after.rename-segment")
 	}
 	var dirs []string
-	if dirDirty {
+	if dirDirty && !bugs.Active(bugs.SkipDirSync) {
 		dirs = append(dirs, l.dir)
 	}
 	created := l.newDirs

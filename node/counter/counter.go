@@ -267,3 +267,6 @@ func (n *Node) DurableIndex() uint64 {
 
 // Fenced reports why the node refused to take part, or nil.
 func (n *Node) Fenced() error { return n.fenced }
+
+// OnClientGone implements node.Handler.
+func (n *Node) OnClientGone(conn node.ConnID) {}

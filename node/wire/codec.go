@@ -162,3 +162,18 @@ func AppendString(b []byte, v string) []byte {
 	b = AppendUint32(b, uint32(len(v)))
 	return append(b, v...)
 }
+
+// NewDecoder returns a decoder over b, for formats that reuse the wire's
+// primitive encodings (such as queue log records).
+func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
+
+// Finish reports the first decoding error, or an error if bytes remain.
+func (d *Decoder) Finish() error {
+	if d.err != nil {
+		return d.err
+	}
+	if len(d.buf) != 0 {
+		return fmt.Errorf("%w (%d)", ErrTrailingBytes, len(d.buf))
+	}
+	return nil
+}

@@ -12,12 +12,32 @@ const (
 	KindCounterAppend Kind = 10
 	KindCounterAck    Kind = 11
 	KindCounterProbe  Kind = 12
+
+	KindAppend      Kind = 20
+	KindAppendReply Kind = 21
+
+	KindCreateQueue Kind = 40
+	KindDeleteQueue Kind = 41
+	KindPublish     Kind = 42
+	KindSubscribe   Kind = 43
+	KindSettle      Kind = 44
+	KindReply       Kind = 45
+	KindDelivery    Kind = 46
 )
 
 var kindNames = map[Kind]string{
 	KindCounterAppend: "CounterAppend",
 	KindCounterAck:    "CounterAck",
 	KindCounterProbe:  "CounterProbe",
+	KindAppend:        "Append",
+	KindAppendReply:   "AppendReply",
+	KindCreateQueue:   "CreateQueue",
+	KindDeleteQueue:   "DeleteQueue",
+	KindPublish:       "Publish",
+	KindSubscribe:     "Subscribe",
+	KindSettle:        "Settle",
+	KindReply:         "Reply",
+	KindDelivery:      "Delivery",
 }
 
 // String names the kind for traces and logs.
@@ -38,6 +58,24 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeCounterAck(d), nil
 	case KindCounterProbe:
 		return decodeCounterProbe(d), nil
+	case KindAppend:
+		return decodeAppend(d), nil
+	case KindAppendReply:
+		return decodeAppendReply(d), nil
+	case KindCreateQueue:
+		return decodeCreateQueue(d), nil
+	case KindDeleteQueue:
+		return decodeDeleteQueue(d), nil
+	case KindPublish:
+		return decodePublish(d), nil
+	case KindSubscribe:
+		return decodeSubscribe(d), nil
+	case KindSettle:
+		return decodeSettle(d), nil
+	case KindReply:
+		return decodeReply(d), nil
+	case KindDelivery:
+		return decodeDelivery(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

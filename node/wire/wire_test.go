@@ -12,6 +12,15 @@ var samples = []Message{
 	&CounterAppend{FirstIndex: 42, Count: 3},
 	&CounterAck{LastIndex: 1 << 40, DurableIndex: 7, Probed: true},
 	&CounterProbe{LeaderLast: 99},
+	&CreateQueue{ReqID: 1, Queue: "orders", Policy: PolicyAll},
+	&DeleteQueue{ReqID: 2, Queue: "orders"},
+	&Publish{ReqID: 3, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Delay: 1500, Payload: []byte("hello")},
+	&Subscribe{ReqID: 6, Queue: "orders", Window: 8, Lease: 30e9},
+	&Settle{ReqID: 7, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Nack: true},
+	&Reply{ReqID: 8, Status: StatusNotOwner, Owner: 2, Index: 77, Detail: "ask n2"},
+	&Delivery{Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Attempt: 2, Payload: []byte{}},
+	&Append{Queue: "orders", Epoch: 3, PrevIndex: 10, PrevEpoch: 2, Commit: 9, Entries: []Entry{{Type: 2, Body: []byte("x")}, {Type: 3, Body: []byte{}}}},
+	&AppendReply{Queue: "orders", Epoch: 3, OK: true, Match: 12, Last: 12, Durable: 11},
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -1,0 +1,34 @@
+// Package bugs names the deliberate defects that can be planted in cairn
+// to prove the simulator finds them. In an ordinary build Active is a
+// constant false and the compiler removes every planted branch; built with
+// the cairn_bugs tag, a bug is switched on by name before a run.
+package bugs
+
+// Planted bug names.
+const (
+	// ConfirmBeforeSync: the owner counts its own appended, unsynced
+	// records toward confirmation.
+	ConfirmBeforeSync = "confirm-before-sync"
+	// FollowerAckBeforeSync: a follower reports appended records as
+	// durable before its sync completes.
+	FollowerAckBeforeSync = "follower-ack-before-sync"
+	// SkipDirSync: the log renames a new segment into place without
+	// syncing the directory, so the rename can vanish at a crash.
+	SkipDirSync = "skip-dir-sync"
+	// DropNack: a nacked message is dropped instead of being made ready
+	// again.
+	DropNack = "drop-nack"
+)
+
+// All lists every planted bug.
+var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack}
+
+// Known reports whether name is a planted bug.
+func Known(name string) bool {
+	for _, b := range All {
+		if b == name {
+			return true
+		}
+	}
+	return false
+}

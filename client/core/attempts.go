@@ -1,0 +1,235 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// maxQuickRedirects bounds how many redirects in a row an operation follows
+// at once. Two nodes that each name the other as owner (possible for a
+// moment during failover) would otherwise bounce a request between them as
+// fast as the network allows; after this many it backs off instead.
+const maxQuickRedirects = 3
+
+// send transmits a fresh attempt of op, under a new ReqID, to the node
+// routing picks.
+func (c *Client) send(now time.Time, op *operation) {
+	if op.phase != phaseNew && op.phase != phaseBackoff && op.phase != phaseResolved {
+		panic(fmt.Sprintf("core: sending op %d while in phase %s", op.id, op.phase))
+	}
+	if op.kind == OpSubscribe {
+		// A subscription is bound to the connection that made it, so an
+		// earlier subscribe attempt's reply says nothing useful once a new
+		// one is sent; unregistering it also keeps a subscription that
+		// retries forever from growing the attempt map.
+		c.unregister(op)
+	}
+	to := c.route(op)
+	c.lastReq++
+	reqID := c.lastReq
+	op.attempts++
+	op.reqID, op.to, op.phase = reqID, to, phaseAwaiting
+	op.due = now.Add(c.cfg.RequestTimeout)
+	op.sent = append(op.sent, reqID)
+	c.attempts[reqID] = attempt{op: op, to: to}
+	c.outbox = append(c.outbox, Outgoing{To: to, Msg: op.request(reqID)})
+}
+
+// onReply routes a reply to the attempt it answers. Replies to unknown
+// ReqIDs may still concern a standing subscription; anything else unknown
+// is a duplicate or a straggler and is dropped.
+func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
+	a, ok := c.attempts[r.ReqID]
+	if !ok {
+		c.onStandingReply(now, from, r)
+		return
+	}
+	if a.to != from {
+		// Only the node a request went to can answer it.
+		return
+	}
+	op := a.op
+	if op.phase == phaseDone {
+		panic(fmt.Sprintf("core: finished op %d still has attempt %d registered", op.id, r.ReqID))
+	}
+	if op.phase != phaseAwaiting || r.ReqID != op.reqID {
+		c.onLateReply(op, from, r)
+		return
+	}
+	op.phase = phaseResolved
+	c.learnOwner(now, op, from, r)
+	op.status = r.Status
+	switch r.Status {
+	case wire.StatusOK:
+		c.succeed(op, from, r)
+	case wire.StatusNotOwner:
+		// The node refused without acting: a clean redirect.
+		c.redirect(now, op, from, r.Owner)
+	case wire.StatusFenced:
+		// A stale owner may have written the record locally and shipped
+		// it to a replica before learning it was stale; recovery may keep
+		// it. So the attempt may have been acted on.
+		op.ambiguous = true
+		c.redirect(now, op, from, r.Owner)
+	case wire.StatusUnavailable:
+		// The protocol promises that a node answering unavailable did not
+		// act on the request (it was starting, recovering, or fenced by
+		// damage); a node that may have acted sends nothing instead. So
+		// this is a clean refusal, worth retrying later.
+		c.retryLater(now, op)
+	default:
+		c.failDefinitely(now, op)
+	}
+}
+
+// onLateReply handles a reply to an earlier attempt of a live operation.
+// Only OK matters: the operation happened, whatever the current attempt
+// says later. Any other late status describes a past state and is dropped.
+func (c *Client) onLateReply(op *operation, from uint32, r *wire.Reply) {
+	if r.Status != wire.StatusOK || op.kind == OpSubscribe {
+		return
+	}
+	op.status = r.Status
+	c.succeed(op, from, r)
+}
+
+// onNoReply handles an attempt that will get no reply we can count on: it
+// timed out, or its connection broke. Either way the node may have acted.
+func (c *Client) onNoReply(now time.Time, op *operation, disconnected bool) {
+	if op.phase != phaseAwaiting {
+		panic(fmt.Sprintf("core: op %d lost a reply while in phase %s", op.id, op.phase))
+	}
+	op.phase = phaseResolved
+	op.ambiguous = true
+	op.status = wire.StatusUnavailable
+	if c.owners[op.queue] == op.to {
+		delete(c.owners, op.queue)
+	}
+	if op.settle != 0 && disconnected {
+		// The lease died with the connection to its owner, and a settle
+		// may not be redirected; nothing more can be learned.
+		c.giveUp(now, op)
+		return
+	}
+	c.retryLater(now, op)
+}
+
+// redirect resends op at once to owner, the node a refusal named. With no
+// usable name, or after too many redirects in a row, it backs off instead,
+// still trying the named node next if there is one.
+func (c *Client) redirect(now time.Time, op *operation, from, owner uint32) {
+	if op.settle != 0 {
+		// A lease belongs to one owner process: a settle cannot follow
+		// the queue to another node. The message will be redelivered.
+		c.failDefinitely(now, op)
+		return
+	}
+	if owner == from {
+		owner = 0
+	}
+	op.hint = owner
+	if owner == 0 || op.quick >= maxQuickRedirects {
+		c.retryLater(now, op)
+		return
+	}
+	if !op.silent && op.attempts >= c.cfg.MaxAttempts {
+		c.giveUp(now, op)
+		return
+	}
+	op.quick++
+	c.send(now, op)
+}
+
+// retryLater schedules another attempt after a backoff, unless op has used
+// all its attempts.
+func (c *Client) retryLater(now time.Time, op *operation) {
+	if !op.silent && op.attempts >= c.cfg.MaxAttempts {
+		c.giveUp(now, op)
+		return
+	}
+	op.phase = phaseBackoff
+	op.due = now.Add(c.backoff(op.backoffs))
+	op.backoffs++
+	op.quick = 0
+}
+
+// backoff returns the wait before retry number k (from zero): the base
+// doubled k times, capped, then jittered down by up to half so clients
+// that failed together do not retry together.
+func (c *Client) backoff(k int) time.Duration {
+	d := c.cfg.RetryBackoff
+	for i := 0; i < k && d < c.maxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, c.maxBackoff)
+	half := d / 2
+	return half + time.Duration(c.rng.Int64N(int64(d-half)+1))
+}
+
+// succeed finishes op as OK; the reply came from node from.
+func (c *Client) succeed(op *operation, from uint32, r *wire.Reply) {
+	op.index = r.Index
+	switch op.kind {
+	case OpSubscribe:
+		op.sub.establish(from, r.ReqID)
+	case OpDelete:
+		delete(c.owners, op.queue)
+	}
+	c.finish(op, OutcomeOK)
+}
+
+// failDefinitely handles a status that says the server will not do the
+// operation. It is Failed only if no attempt could have been acted on; a
+// standing subscription does not give up at all, since a node still
+// catching up on the catalogue can refuse a queue that exists.
+func (c *Client) failDefinitely(now time.Time, op *operation) {
+	switch {
+	case op.silent:
+		c.retryLater(now, op)
+	case op.ambiguous:
+		c.giveUp(now, op)
+	default:
+		if op.sub != nil {
+			c.dropSubscription(op.sub)
+		}
+		c.finish(op, OutcomeFailed)
+	}
+}
+
+// giveUp reports op as Unknown. A subscription is reported once and then
+// keeps trying silently: the application asked for it to stand, and it may
+// even be standing already.
+func (c *Client) giveUp(now time.Time, op *operation) {
+	if op.kind == OpSubscribe {
+		if !op.silent {
+			c.events = append(c.events, op.event(OutcomeUnknown))
+			op.silent = true
+		}
+		c.retryLater(now, op)
+		return
+	}
+	c.finish(op, OutcomeUnknown)
+}
+
+// finish retires op and, unless it is silent, reports it.
+func (c *Client) finish(op *operation, outcome Outcome) {
+	if op.phase == phaseDone {
+		panic(fmt.Sprintf("core: op %d finished twice", op.id))
+	}
+	c.unregister(op)
+	op.phase = phaseDone
+	c.doneLive++
+	if !op.silent {
+		c.events = append(c.events, op.event(outcome))
+	}
+}
+
+// unregister forgets every attempt of op, so replies to them are ignored.
+func (c *Client) unregister(op *operation) {
+	for _, id := range op.sent {
+		delete(c.attempts, id)
+	}
+	op.sent = op.sent[:0]
+}

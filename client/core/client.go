@@ -1,0 +1,228 @@
+// Package core is cairn's client logic as a sans-IO state machine: routing
+// requests to queue owners, following redirects, rediscovering owners
+// through a fallback list of nodes, retrying with backoff, keeping
+// subscriptions standing across failovers, and deciding honestly whether
+// a finished operation happened (OK), certainly did not (Failed), or may
+// have (Unknown).
+//
+// The client never does I/O and never reads a clock. A driver (the
+// simulator, or the real client over TCP) feeds it inputs, each stamped
+// with the current time, and then drains what it produced: messages to
+// send (Outbox) and things to tell the application (Events). Given the
+// same inputs and the same seeded generator it produces the same outputs,
+// byte for byte.
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// DefaultMaxBackoff caps retry backoff when Config.MaxBackoff is zero.
+const DefaultMaxBackoff = 2 * time.Second
+
+// Config describes one client.
+type Config struct {
+	Producer       uint64        // this client's identity; MessageID.Producer of its publishes (must be non-zero)
+	Nodes          []uint32      // discovery/fallback addresses: nodes to try when no owner is known
+	RequestTimeout time.Duration // an unanswered attempt becomes ambiguous after this
+	MaxAttempts    int           // attempts per operation before giving up
+	RetryBackoff   time.Duration // base backoff before retrying after an unavailable or ambiguous attempt
+	MaxBackoff     time.Duration // cap on one backoff; zero means max(DefaultMaxBackoff, RetryBackoff)
+}
+
+// validate panics, naming the field, if the configuration cannot work. A
+// bad configuration is a programming error in the driver, not a runtime
+// condition the client could recover from.
+func (cfg Config) validate() {
+	if cfg.Producer == 0 {
+		panic("core: Config.Producer must be non-zero: it names this client's messages")
+	}
+	if len(cfg.Nodes) == 0 {
+		panic("core: Config.Nodes is empty: the client has nowhere to discover owners")
+	}
+	for i, n := range cfg.Nodes {
+		if n == 0 {
+			panic(fmt.Sprintf("core: Config.Nodes[%d] is 0, which is never a node ID", i))
+		}
+		if slices.Contains(cfg.Nodes[:i], n) {
+			panic(fmt.Sprintf("core: Config.Nodes lists node %d twice", n))
+		}
+	}
+	if cfg.RequestTimeout <= 0 {
+		panic(fmt.Sprintf("core: Config.RequestTimeout must be positive, got %v", cfg.RequestTimeout))
+	}
+	if cfg.MaxAttempts < 1 {
+		panic(fmt.Sprintf("core: Config.MaxAttempts must be at least 1, got %d", cfg.MaxAttempts))
+	}
+	if cfg.RetryBackoff <= 0 {
+		panic(fmt.Sprintf("core: Config.RetryBackoff must be positive, got %v", cfg.RetryBackoff))
+	}
+	if cfg.MaxBackoff != 0 && cfg.MaxBackoff < cfg.RetryBackoff {
+		panic(fmt.Sprintf("core: Config.MaxBackoff %v is below Config.RetryBackoff %v", cfg.MaxBackoff, cfg.RetryBackoff))
+	}
+}
+
+// Client is one client's state. It is not safe for concurrent use: the
+// driver calls it from one goroutine, as the simulator does.
+type Client struct {
+	cfg        Config
+	maxBackoff time.Duration
+	rng        *rand.Rand
+
+	lastReq uint64 // the last ReqID handed out
+	lastOp  OpID   // the last OpID handed out
+	lastSeq uint64 // the last MessageID.Seq handed out
+
+	// live holds unfinished operations in OpID order. Finished ones are
+	// marked done and swept out in batches, so finishing is O(1).
+	live     []*operation
+	doneLive int
+	// attempts maps every registered ReqID to its attempt.
+	attempts map[uint64]attempt
+
+	owners map[string]uint32 // queue → the node believed to own it
+	cursor int               // the next index into cfg.Nodes for discovery
+
+	subs []*subscription // standing subscriptions, in the order they were made
+
+	outbox []Outgoing
+	events []Event
+}
+
+// New returns a client. It panics on an invalid configuration or a nil
+// generator. The generator picks the first discovery node and jitters
+// backoff; nothing else is random.
+func New(cfg Config, rng *rand.Rand) *Client {
+	cfg.validate()
+	if rng == nil {
+		panic("core: New needs a seeded *rand.Rand; got nil")
+	}
+	maxBackoff := cfg.MaxBackoff
+	if maxBackoff == 0 {
+		maxBackoff = max(DefaultMaxBackoff, cfg.RetryBackoff)
+	}
+	cfg.Nodes = slices.Clone(cfg.Nodes)
+	return &Client{
+		cfg:        cfg,
+		maxBackoff: maxBackoff,
+		rng:        rng,
+		attempts:   make(map[uint64]attempt),
+		owners:     make(map[string]uint32),
+		cursor:     rng.IntN(len(cfg.Nodes)),
+	}
+}
+
+// Outbox returns the messages to send, in the order they were produced,
+// and forgets them.
+func (c *Client) Outbox() []Outgoing {
+	out := c.outbox
+	c.outbox = nil
+	return out
+}
+
+// Events returns finished operations and deliveries, in the order they
+// happened, and forgets them.
+func (c *Client) Events() []Event {
+	out := c.events
+	c.events = nil
+	return out
+}
+
+// OnMessage handles a message from node from. Replies and deliveries are
+// the only messages a client expects; anything else is ignored, because a
+// node's output is untrusted input here and must not crash the client.
+func (c *Client) OnMessage(now time.Time, from uint32, m wire.Message) {
+	switch m := m.(type) {
+	case *wire.Reply:
+		c.onReply(now, from, m)
+	case *wire.Delivery:
+		c.onDelivery(from, m)
+	}
+	c.sweep()
+}
+
+// OnDisconnect handles the loss of the connection to node. Every attempt
+// outstanding there becomes ambiguous, since the node may have acted
+// before the connection broke, and every subscription held there is gone.
+func (c *Client) OnDisconnect(now time.Time, node uint32) {
+	c.forgetOwner(node)
+	for _, op := range c.live {
+		if op.phase == phaseAwaiting && op.to == node {
+			c.onNoReply(now, op, true)
+		}
+	}
+	c.onSubscriptionNodeLost(now, node)
+	c.sweep()
+}
+
+// Tick fires every reply timeout and every retry that is due at now. Due
+// work runs in order of its deadline (ties by OpID), so the order of the
+// output does not depend on how often the driver ticks.
+func (c *Client) Tick(now time.Time) {
+	var due []*operation
+	for _, op := range c.live {
+		if op.phase != phaseDone && !op.due.After(now) {
+			due = append(due, op)
+		}
+	}
+	slices.SortStableFunc(due, func(a, b *operation) int {
+		if d := a.due.Compare(b.due); d != 0 {
+			return d
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	for _, op := range due {
+		if op.due.After(now) {
+			// Rescheduled by an earlier item of this same tick.
+			continue
+		}
+		switch op.phase {
+		case phaseAwaiting:
+			c.onNoReply(now, op, false)
+		case phaseBackoff:
+			c.send(now, op)
+		case phaseDone:
+			// Finished by an earlier item of this same tick.
+		default:
+			panic(fmt.Sprintf("core: op %d in impossible phase %s at tick", op.id, op.phase))
+		}
+	}
+	c.sweep()
+}
+
+// sweep drops finished operations from live once they are at least half
+// of it, so finishing stays O(1) amortized. It runs only at the end of an
+// input, never while a loop over live is in progress.
+func (c *Client) sweep() {
+	if c.doneLive < 16 || c.doneLive*2 < len(c.live) {
+		return
+	}
+	c.live = slices.DeleteFunc(c.live, func(op *operation) bool { return op.phase == phaseDone })
+	c.doneLive = 0
+}
+
+// NextDeadline reports the earliest time at which Tick has work: a reply
+// timeout or a retry. It reports false when nothing is waiting on time.
+func (c *Client) NextDeadline() (time.Time, bool) {
+	var earliest time.Time
+	found := false
+	for _, op := range c.live {
+		switch op.phase {
+		case phaseDone:
+			continue
+		case phaseBackoff, phaseAwaiting:
+		default:
+			panic(fmt.Sprintf("core: op %d is live in phase %s between inputs", op.id, op.phase))
+		}
+		if !found || op.due.Before(earliest) {
+			earliest, found = op.due, true
+		}
+	}
+	return earliest, found
+}

@@ -1,0 +1,217 @@
+package core
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// phase is where an operation stands between attempts.
+type phase uint8
+
+const (
+	phaseNew      phase = 0 // never sent
+	phaseBackoff  phase = 1 // no attempt outstanding; the next one is sent at due
+	phaseAwaiting phase = 2 // an attempt is outstanding; it times out at due
+	phaseDone     phase = 3 // finished; waiting to be swept out of live
+	// phaseResolved means the last attempt was just answered or given up
+	// on, and the handler running now decides what comes next. No input
+	// ever returns with an operation in this phase.
+	phaseResolved phase = 4
+)
+
+var phaseNames = [...]string{"new", "backoff", "awaiting", "done", "resolved"}
+
+// String names the phase for assertion messages.
+func (p phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("phase(%d)", uint8(p))
+}
+
+// operation is one request the client keeps trying until it can report an
+// outcome. Everything needed to build a fresh attempt lives here, so a
+// retry is the same request under a new ReqID.
+type operation struct {
+	id    OpID
+	kind  OpKind
+	queue string
+
+	policy  wire.Policy    // OpCreate
+	msgID   wire.MessageID // OpPublish, OpAck, OpNack
+	payload []byte         // OpPublish; the client's own copy
+	delay   time.Duration  // OpPublish
+	lease   uint64         // OpAck, OpNack
+	settle  uint32         // OpAck, OpNack: the one node the settle may go to
+	sub     *subscription  // OpSubscribe
+
+	// silent operations report no event and never run out of attempts:
+	// they are the client's own re-subscriptions.
+	silent bool
+
+	phase    phase
+	due      time.Time // the reply deadline or the retry time, by phase
+	reqID    uint64    // the current (or last) attempt's ReqID
+	to       uint32    // the node the current (or last) attempt went to
+	hint     uint32    // a node named by a redirect, tried next
+	sent     []uint64  // the ReqIDs registered in Client.attempts for this op
+	attempts int
+	backoffs int // backoffs taken so far; the exponent of the next one
+	quick    int // redirects followed at once since the last backoff
+
+	// ambiguous records that some attempt may have been acted on: it got
+	// no reply, its connection broke, or its reply admitted that the work
+	// may have begun. Once set, the operation can never be Failed.
+	ambiguous bool
+	status    wire.Status // the last status seen
+	index     uint64      // from the OK reply
+}
+
+// attempt is one sent request: the operation it belongs to and the node it
+// went to, which is the only node whose reply to it counts.
+type attempt struct {
+	op *operation
+	to uint32
+}
+
+// CreateQueue starts creating queue with confirmation policy p.
+func (c *Client) CreateQueue(now time.Time, queue string, p wire.Policy) OpID {
+	op := c.newOp(OpCreate, queue)
+	op.policy = p
+	if p > wire.PolicyOwnerOnly {
+		return c.reject(op, wire.StatusBadRequest)
+	}
+	return c.start(now, op)
+}
+
+// DeleteQueue starts deleting queue and everything in it.
+func (c *Client) DeleteQueue(now time.Time, queue string) OpID {
+	return c.start(now, c.newOp(OpDelete, queue))
+}
+
+// Publish starts publishing payload to queue, deliverable after delay. The
+// returned MessageID stays the same across every retry, so the owner can
+// recognise a resent publish and confirm it once. The payload is copied.
+func (c *Client) Publish(now time.Time, queue string, payload []byte, delay time.Duration) (OpID, wire.MessageID) {
+	c.lastSeq++
+	op := c.newOp(OpPublish, queue)
+	op.msgID = wire.MessageID{Producer: c.cfg.Producer, Seq: c.lastSeq}
+	op.delay = delay
+	switch {
+	case len(payload) > wire.MaxPayloadSize:
+		return c.reject(op, wire.StatusTooLarge), op.msgID
+	case delay < 0:
+		return c.reject(op, wire.StatusBadRequest), op.msgID
+	}
+	op.payload = bytes.Clone(payload)
+	if op.payload == nil {
+		op.payload = []byte{}
+	}
+	return c.start(now, op), op.msgID
+}
+
+// Subscribe starts a standing subscription to queue: at most window
+// unsettled deliveries at once, each leased for lease. The returned OpID
+// finishes once, when the first subscription attempt does. Unless that
+// outcome is Failed, the client keeps the subscription standing from then
+// on: it re-subscribes by itself whenever the node holding it disconnects
+// or turns out not to own the queue, and reports no further op events.
+func (c *Client) Subscribe(now time.Time, queue string, window uint32, lease time.Duration) OpID {
+	op := c.newOp(OpSubscribe, queue)
+	if window == 0 || lease <= 0 {
+		return c.reject(op, wire.StatusBadRequest)
+	}
+	if id, ok := c.precheck(op); !ok {
+		return id
+	}
+	sub := &subscription{queue: queue, window: window, lease: lease, op: op}
+	op.sub = sub
+	c.subs = append(c.subs, sub)
+	c.send(now, op)
+	return op.id
+}
+
+// Ack starts settling d for good. The settle goes only to d.From, whose
+// process holds the lease.
+func (c *Client) Ack(now time.Time, d Delivery) OpID {
+	return c.startSettle(now, OpAck, d)
+}
+
+// Nack starts handing d back for redelivery. Like Ack it goes only to
+// d.From.
+func (c *Client) Nack(now time.Time, d Delivery) OpID {
+	return c.startSettle(now, OpNack, d)
+}
+
+func (c *Client) startSettle(now time.Time, kind OpKind, d Delivery) OpID {
+	op := c.newOp(kind, d.Queue)
+	op.msgID = d.ID
+	op.lease = d.Lease
+	op.settle = d.From
+	if d.From == 0 {
+		return c.reject(op, wire.StatusBadRequest)
+	}
+	return c.start(now, op)
+}
+
+// newOp allocates the next OpID; the operation is not yet live.
+func (c *Client) newOp(kind OpKind, queue string) *operation {
+	c.lastOp++
+	return &operation{id: c.lastOp, kind: kind, queue: queue}
+}
+
+// start validates the queue name and sends the first attempt.
+func (c *Client) start(now time.Time, op *operation) OpID {
+	if id, ok := c.precheck(op); !ok {
+		return id
+	}
+	c.send(now, op)
+	return op.id
+}
+
+// precheck rejects an operation whose queue name the server would refuse
+// anyway, and otherwise makes it live.
+func (c *Client) precheck(op *operation) (OpID, bool) {
+	if op.queue == "" || len(op.queue) > wire.MaxQueueNameLen {
+		return c.reject(op, wire.StatusBadRequest), false
+	}
+	c.live = append(c.live, op)
+	return op.id, true
+}
+
+// reject finishes an operation that was never sent. Nothing reached a
+// server, so Failed is a safe promise.
+func (c *Client) reject(op *operation, status wire.Status) OpID {
+	op.status = status
+	c.events = append(c.events, op.event(OutcomeFailed))
+	op.phase = phaseDone
+	return op.id
+}
+
+// request builds the wire request for one attempt of op.
+func (op *operation) request(reqID uint64) wire.Message {
+	switch op.kind {
+	case OpCreate:
+		return &wire.CreateQueue{ReqID: reqID, Queue: op.queue, Policy: op.policy}
+	case OpDelete:
+		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
+	case OpPublish:
+		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
+	case OpSubscribe:
+		return &wire.Subscribe{ReqID: reqID, Queue: op.queue, Window: op.sub.window, Lease: op.sub.lease}
+	case OpAck, OpNack:
+		return &wire.Settle{ReqID: reqID, Queue: op.queue, ID: op.msgID, Lease: op.lease, Nack: op.kind == OpNack}
+	}
+	panic(fmt.Sprintf("core: op %d has impossible kind %s", op.id, op.kind))
+}
+
+// event reports op as finished with outcome.
+func (op *operation) event(outcome Outcome) Event {
+	return Event{
+		Op: op.id, Kind: op.kind, Queue: op.queue, ID: op.msgID, Outcome: outcome,
+		Status: op.status, Index: op.index, Attempts: op.attempts,
+	}
+}

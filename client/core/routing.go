@@ -1,0 +1,88 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// route picks the node for op's next attempt. A settle goes only where its
+// lease lives. Otherwise a node named by a redirect comes first, then the
+// cached owner of the queue, then discovery.
+func (c *Client) route(op *operation) uint32 {
+	if op.settle != 0 {
+		return op.settle
+	}
+	if op.hint != 0 {
+		to := op.hint
+		op.hint = 0
+		return to
+	}
+	if owner, ok := c.owners[op.queue]; ok {
+		return owner
+	}
+	return c.discover(op.to)
+}
+
+// discover returns the next node of the fallback list, skipping avoid (the
+// node op last tried, which just failed it) when there is any other
+// choice. The list is walked round-robin from a random start, so every
+// node gets its turn and a dead one is never retried forever.
+func (c *Client) discover(avoid uint32) uint32 {
+	n := len(c.cfg.Nodes)
+	for range 2 {
+		node := c.cfg.Nodes[c.cursor]
+		c.cursor = (c.cursor + 1) % n
+		if node != avoid || n == 1 {
+			return node
+		}
+	}
+	// Nodes are distinct (validated), so two steps always pass avoid.
+	panic(fmt.Sprintf("core: discovery found only node %d in %v", avoid, c.cfg.Nodes))
+}
+
+// learnOwner updates the owner cache from a reply to the current attempt
+// of op, and tells standing subscriptions when their node disowned their
+// queue.
+func (c *Client) learnOwner(now time.Time, op *operation, from uint32, r *wire.Reply) {
+	switch r.Status {
+	case wire.StatusOK:
+		// A create may be answered by whichever node runs the catalogue,
+		// and a deleted queue has no owner, so only queue traffic says
+		// who owns the queue.
+		if op.kind != OpCreate && op.kind != OpDelete {
+			c.owners[op.queue] = from
+		}
+	case wire.StatusNotOwner, wire.StatusFenced:
+		// A refused create names the catalogue's node, not the queue's
+		// owner, so it says nothing about where the queue lives.
+		if op.kind != OpCreate {
+			c.noteRefusal(op.queue, from, r.Owner)
+			c.onOwnerMoved(now, op.queue, from, r.Owner)
+		}
+	}
+}
+
+// noteRefusal records that node from refused queue and named owner (zero
+// if it did not know one).
+func (c *Client) noteRefusal(queue string, from, owner uint32) {
+	switch {
+	case owner != 0 && owner != from:
+		c.owners[queue] = owner
+	case c.owners[queue] == from:
+		delete(c.owners, queue)
+	}
+}
+
+// forgetOwner drops every cache entry naming node. Keys are visited in
+// sorted order so that this loop, like every other, is deterministic.
+func (c *Client) forgetOwner(node uint32) {
+	for _, queue := range slices.Sorted(maps.Keys(c.owners)) {
+		if c.owners[queue] == node {
+			delete(c.owners, queue)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// subscription is one standing subscription. It is either established on
+// a node (node and reqID set, op nil) or being (re)established by op
+// (node and reqID zero). Those are the only two states.
+type subscription struct {
+	queue  string
+	window uint32
+	lease  time.Duration
+
+	node  uint32     // the node holding the subscription, once established
+	reqID uint64     // the request that established it there
+	op    *operation // the operation establishing it, while not established
+}
+
+// establish records that the subscribe request reqID succeeded on node.
+func (s *subscription) establish(node uint32, reqID uint64) {
+	if s.op == nil || s.node != 0 {
+		panic(fmt.Sprintf("core: subscription to %s established twice (node %d)", s.queue, s.node))
+	}
+	s.node, s.reqID, s.op = node, reqID, nil
+}
+
+// onDelivery surfaces a delivery to the application. It is surfaced even
+// from a node the client holds no subscription on: after a failover a
+// node may legitimately deliver on a subscription the client considers
+// replaced, and dropping the message would only delay it until the lease
+// expires. The application decides.
+func (c *Client) onDelivery(from uint32, m *wire.Delivery) {
+	d := &Delivery{Queue: m.Queue, ID: m.ID, Lease: m.Lease, Attempt: m.Attempt, Payload: m.Payload, From: from}
+	c.events = append(c.events, Event{Kind: OpSubscribe, Queue: m.Queue, ID: m.ID, Outcome: OutcomeOK, Delivery: d})
+}
+
+// onStandingReply handles a reply to the request that established a
+// subscription: a node may later tell its subscriber that it lost the
+// queue. A repeated OK is a duplicate; any other status ends the
+// subscription there, and the client makes a new one.
+func (c *Client) onStandingReply(now time.Time, from uint32, r *wire.Reply) {
+	if r.Status == wire.StatusOK {
+		return
+	}
+	for _, s := range c.subs {
+		if s.op != nil || s.reqID != r.ReqID || s.node != from {
+			continue
+		}
+		if r.Status == wire.StatusNotOwner || r.Status == wire.StatusFenced {
+			c.noteRefusal(s.queue, from, r.Owner)
+			c.resubscribe(now, s, r.Owner)
+		} else {
+			c.resubscribe(now, s, 0)
+		}
+		return
+	}
+}
+
+// onOwnerMoved re-makes every established subscription to queue that node
+// from holds, now that from has refused queue and named owner.
+func (c *Client) onOwnerMoved(now time.Time, queue string, from, owner uint32) {
+	for _, s := range c.subs {
+		if s.op == nil && s.queue == queue && s.node == from {
+			c.resubscribe(now, s, owner)
+		}
+	}
+}
+
+// onSubscriptionNodeLost re-makes every established subscription that node
+// held; they died with the connection.
+func (c *Client) onSubscriptionNodeLost(now time.Time, node uint32) {
+	for _, s := range c.subs {
+		if s.op == nil && s.node == node {
+			c.resubscribe(now, s, 0)
+		}
+	}
+}
+
+// resubscribe starts a silent operation that re-establishes s. With a
+// named owner (other than the node that just lost s) it goes there at
+// once; otherwise it backs off first, since the owner is likely failing
+// over, and then rediscovers.
+func (c *Client) resubscribe(now time.Time, s *subscription, owner uint32) {
+	if s.op != nil || s.node == 0 {
+		panic(fmt.Sprintf("core: re-subscribing to %s, which is not established", s.queue))
+	}
+	lost := s.node
+	op := c.newOp(OpSubscribe, s.queue)
+	op.sub, op.silent, op.to = s, true, lost
+	s.node, s.reqID, s.op = 0, 0, op
+	c.live = append(c.live, op)
+	if owner != 0 && owner != lost {
+		op.hint = owner
+		c.send(now, op)
+		return
+	}
+	c.retryLater(now, op)
+}
+
+// dropSubscription forgets s, whose first attempt failed for certain.
+func (c *Client) dropSubscription(s *subscription) {
+	c.subs = slices.DeleteFunc(c.subs, func(x *subscription) bool { return x == s })
+}

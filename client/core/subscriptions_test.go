@@ -1,0 +1,298 @@
+package core
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// subscribeOn establishes a subscription to queue on owner and returns the
+// op and the subscribe request that succeeded.
+func (h *harness) subscribeOn(queue string, owner uint32) (OpID, *wire.Subscribe) {
+	h.t.Helper()
+	op := h.c.Subscribe(h.now, queue, 16, 30*time.Second)
+	to, s := expectSend[*wire.Subscribe](h)
+	if to != owner {
+		h.reply(to, s.ReqID, wire.StatusNotOwner, owner, 0)
+		to, s = expectSend[*wire.Subscribe](h)
+	}
+	if to != owner || s.Queue != queue || s.Window != 16 || s.Lease != 30*time.Second {
+		h.t.Fatalf("subscribe went to n%d as %+v, want n%d", to, s, owner)
+	}
+	h.reply(owner, s.ReqID, wire.StatusOK, 0, 0)
+	h.expectFinished(op, OutcomeOK, wire.StatusOK)
+	return op, s
+}
+
+// deliver hands the client a delivery from node from.
+func (h *harness) deliver(from uint32, queue string, seq uint64, lease uint64) {
+	h.c.OnMessage(h.now, from, &wire.Delivery{
+		Queue: queue, ID: wire.MessageID{Producer: 9, Seq: seq}, Lease: lease, Attempt: 1, Payload: []byte("m"),
+	})
+	h.collect()
+}
+
+// When the node holding a subscription disconnects, the client backs off,
+// rediscovers the owner and subscribes again by itself, telling the
+// application nothing but the deliveries that follow.
+func TestSubscriptionReestablishedAfterDisconnect(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+
+	h.disconnect(1)
+	h.expectNothingSent()
+	if wait := h.runToDeadline(); wait > 100*time.Millisecond {
+		t.Fatalf("re-subscription waited %v, want the first backoff", wait)
+	}
+	to, s := expectSend[*wire.Subscribe](h)
+	if to == 1 {
+		t.Fatal("re-subscription went straight back to the node that disconnected")
+	}
+	h.reply(to, s.ReqID, wire.StatusNotOwner, 3, 0)
+	to, s = expectSend[*wire.Subscribe](h)
+	if to != 3 || s.Window != 16 || s.Lease != 30*time.Second {
+		t.Fatalf("re-subscription went to n%d as %+v, want n3 with the original window and lease", to, s)
+	}
+	h.reply(3, s.ReqID, wire.StatusOK, 0, 0)
+	h.expectNoOpEvents()
+	if _, ok := h.c.NextDeadline(); ok {
+		t.Fatal("an established subscription still has a deadline")
+	}
+
+	h.deliver(3, "orders", 1, 77)
+	ds := h.deliveries()
+	if len(ds) != 1 || ds[0].Delivery.From != 3 || ds[0].Delivery.Lease != 77 || ds[0].Op != 0 {
+		t.Fatalf("want one delivery from n3 with lease 77, got %v", ds)
+	}
+
+	// It stands again: a second disconnect is handled the same way.
+	h.disconnect(3)
+	h.runToDeadline()
+	if to, _ := expectSend[*wire.Subscribe](h); to == 3 {
+		t.Fatal("second re-subscription went back to the disconnected node")
+	}
+	h.expectNoOpEvents()
+}
+
+// When the subscription's node tells the client, about any request on the
+// queue, that it no longer owns it, the subscription moves at once to the
+// owner it names.
+func TestSubscriptionFollowsNotOwner(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	pub, _ := h.c.Publish(h.now, "orders", []byte("x"), 0)
+	to, p := expectSend[*wire.Publish](h)
+	if to != 1 {
+		t.Fatalf("publish went to n%d; the subscription made n1 the known owner", to)
+	}
+	h.reply(1, p.ReqID, wire.StatusNotOwner, 2, 0)
+
+	out := h.sends()
+	if len(out) != 2 {
+		t.Fatalf("want the re-subscription and the redirected publish, got %s", describeAll(out))
+	}
+	for _, o := range out {
+		if o.To != 2 {
+			t.Fatalf("after n1 named n2 as owner, sent %s", describeAll(out))
+		}
+	}
+	s, ok := out[0].Msg.(*wire.Subscribe)
+	if !ok {
+		t.Fatalf("the re-subscription should come first, as it was triggered first: %s", describeAll(out))
+	}
+	h.reply(2, s.ReqID, wire.StatusOK, 0, 0)
+	h.reply(2, reqIDOf(out[1].Msg), wire.StatusOK, 0, 3)
+	h.expectFinished(pub, OutcomeOK, wire.StatusOK)
+}
+
+// A node may answer the request that established a subscription again,
+// later, to say it lost the queue; the client re-subscribes where told.
+func TestSubscriptionFollowsFencedStandingReply(t *testing.T) {
+	h := newHarness(t, testConfig())
+	_, s := h.subscribeOn("orders", 1)
+	h.reply(1, s.ReqID, wire.StatusOK, 0, 0) // a duplicate changes nothing
+	h.expectNothingSent()
+	h.reply(2, s.ReqID, wire.StatusFenced, 3, 0) // not the node holding it
+	h.expectNothingSent()
+
+	h.reply(1, s.ReqID, wire.StatusFenced, 3, 0)
+	to, s2 := expectSend[*wire.Subscribe](h)
+	if to != 3 || s2.ReqID == s.ReqID {
+		t.Fatalf("re-subscription went to n%d with ReqID %d", to, s2.ReqID)
+	}
+	h.reply(3, s2.ReqID, wire.StatusOK, 0, 0)
+	h.expectNoOpEvents()
+	// The old request is dead now.
+	h.reply(1, s.ReqID, wire.StatusFenced, 2, 0)
+	h.expectNothingSent()
+}
+
+// A subscribe refused for certain is Failed, and the client does not keep
+// it standing.
+func TestSubscribeFailedIsDropped(t *testing.T) {
+	h := newHarness(t, testConfig())
+	op := h.c.Subscribe(h.now, "orders", 4, time.Second)
+	to, s := expectSend[*wire.Subscribe](h)
+	h.reply(to, s.ReqID, wire.StatusNoQueue, 0, 0)
+	h.expectFinished(op, OutcomeFailed, wire.StatusNoQueue)
+	h.disconnect(to)
+	if _, ok := h.c.NextDeadline(); ok {
+		t.Fatal("a failed subscription is being re-established")
+	}
+	h.expectNothingSent()
+}
+
+// A subscribe that runs out of attempts is reported Unknown once, then
+// keeps trying silently, and once established it delivers.
+func TestSubscribeUnknownKeepsTrying(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxAttempts = 2
+	h := newHarness(t, cfg)
+	op := h.c.Subscribe(h.now, "orders", 4, time.Second)
+	expectSend[*wire.Subscribe](h)
+	h.runToDeadline() // timeout
+	h.runToDeadline() // backoff
+	expectSend[*wire.Subscribe](h)
+	h.expectNoOpEvents()
+	h.runToDeadline() // timeout: the attempts are spent
+	h.expectFinished(op, OutcomeUnknown, wire.StatusUnavailable)
+	for range 4 {
+		h.runToDeadline() // backoff
+		to, s := expectSend[*wire.Subscribe](h)
+		h.reply(to, s.ReqID, wire.StatusUnavailable, 0, 0)
+	}
+	h.runToDeadline()
+	to, s := expectSend[*wire.Subscribe](h)
+	h.reply(to, s.ReqID, wire.StatusOK, 0, 0)
+	h.expectNoOpEvents()
+	h.deliver(to, "orders", 1, 1)
+	if ds := h.deliveries(); len(ds) != 1 {
+		t.Fatalf("want one delivery, got %v", ds)
+	}
+}
+
+// Deliveries surface in arrival order with the node they came from, even
+// from a node holding no subscription the client knows of.
+func TestDeliveriesSurfacedWithFrom(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.deliver(1, "orders", 1, 10)
+	h.deliver(2, "orders", 2, 20)
+	h.deliver(3, "other", 3, 30)
+	ds := h.deliveries()
+	want := []struct {
+		from  uint32
+		queue string
+		seq   uint64
+		lease uint64
+	}{{1, "orders", 1, 10}, {2, "orders", 2, 20}, {3, "other", 3, 30}}
+	if len(ds) != len(want) {
+		t.Fatalf("want %d deliveries, got %v", len(want), ds)
+	}
+	for i, w := range want {
+		d := ds[i]
+		if d.Op != 0 || d.Kind != OpSubscribe || d.Outcome != OutcomeOK || d.Queue != w.queue ||
+			d.Delivery.From != w.from || d.Delivery.ID.Seq != w.seq || d.Delivery.Lease != w.lease ||
+			string(d.Delivery.Payload) != "m" {
+			t.Fatalf("delivery %d is %v, want from n%d %s seq %d lease %d", i, d, w.from, w.queue, w.seq, w.lease)
+		}
+	}
+}
+
+// Ack and Nack go to the node that delivered, whatever the owner cache
+// says, carrying the delivery's ID and lease.
+func TestSettleGoesToDeliveringNode(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.learnOwner("orders", 1)
+	d := Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: 4}, Lease: 12, From: 2}
+	ack := h.c.Ack(h.now, d)
+	to, s := expectSend[*wire.Settle](h)
+	if to != 2 || s.Nack || s.ID != d.ID || s.Lease != 12 || s.Queue != "orders" {
+		t.Fatalf("ack sent to n%d as %+v", to, s)
+	}
+	h.reply(2, s.ReqID, wire.StatusOK, 0, 50)
+	if e := h.expectFinished(ack, OutcomeOK, wire.StatusOK); e.ID != d.ID || e.Kind != OpAck || e.Index != 50 {
+		t.Fatalf("ack reported as %v", e)
+	}
+
+	nack := h.c.Nack(h.now, d)
+	to, s = expectSend[*wire.Settle](h)
+	if to != 2 || !s.Nack {
+		t.Fatalf("nack sent to n%d as %+v", to, s)
+	}
+	// A settle that times out is retried, but only to the same node.
+	h.runToDeadline()
+	h.runToDeadline()
+	to, s = expectSend[*wire.Settle](h)
+	if to != 2 {
+		t.Fatalf("settle retry went to n%d, want n2", to)
+	}
+	h.reply(2, s.ReqID, wire.StatusNotLeased, 0, 0)
+	// The first attempt may have been applied, which is why the lease is
+	// gone now.
+	h.expectFinished(nack, OutcomeUnknown, wire.StatusNotLeased)
+}
+
+// A settle whose node disconnects is Unknown at once: the lease lived in
+// that process, and the settle is never redirected.
+func TestSettleToDisconnectedNodeIsUnknown(t *testing.T) {
+	h := newHarness(t, testConfig())
+	d := Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: 4}, Lease: 12, From: 2}
+	op := h.c.Ack(h.now, d)
+	expectSend[*wire.Settle](h)
+	h.disconnect(2)
+	if e := h.expectFinished(op, OutcomeUnknown, wire.StatusUnavailable); e.Attempts != 1 {
+		t.Fatalf("want one attempt, got %v", e)
+	}
+	h.expectNothingSent()
+	if _, ok := h.c.NextDeadline(); ok {
+		t.Fatal("a finished settle left a deadline")
+	}
+}
+
+// A settle refused by a node that no longer owns the queue is not
+// redirected: cleanly refused it is Failed, fenced it is Unknown.
+func TestSettleIsNeverRedirected(t *testing.T) {
+	for _, tc := range []struct {
+		status  wire.Status
+		outcome Outcome
+	}{
+		{wire.StatusNotOwner, OutcomeFailed},
+		{wire.StatusFenced, OutcomeUnknown},
+		{wire.StatusNotLeased, OutcomeFailed},
+	} {
+		t.Run(tc.status.String(), func(t *testing.T) {
+			h := newHarness(t, testConfig())
+			d := Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: 4}, Lease: 12, From: 2}
+			op := h.c.Nack(h.now, d)
+			_, s := expectSend[*wire.Settle](h)
+			h.reply(2, s.ReqID, tc.status, 3, 0)
+			h.expectNothingSent()
+			h.expectFinished(op, tc.outcome, tc.status)
+		})
+	}
+}
+
+// Once a subscription has stood, a refusal while re-establishing it does
+// not end it: a node still catching up on the catalogue may not know the
+// queue yet. It keeps trying, with backoff, and says nothing.
+func TestStandingSubscriptionOutlastsRefusals(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.disconnect(1)
+	for range 10 {
+		h.runToDeadline()
+		to, s := expectSend[*wire.Subscribe](h)
+		h.reply(to, s.ReqID, wire.StatusNoQueue, 0, 0)
+		h.expectNothingSent()
+	}
+	h.expectNoOpEvents()
+	h.runToDeadline()
+	to, s := expectSend[*wire.Subscribe](h)
+	h.reply(to, s.ReqID, wire.StatusOK, 0, 0)
+	h.expectNoOpEvents()
+	if _, ok := h.c.NextDeadline(); ok {
+		t.Fatal("the re-established subscription still has a deadline")
+	}
+}

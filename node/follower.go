@@ -1,0 +1,155 @@
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+)
+
+// followerState is what a follower replica remembers about its owner.
+type followerState struct {
+	// match is the last index verified to agree with the owner of the
+	// current epoch.
+	match uint64
+	// reported is the largest durable index reported in the current
+	// epoch, for the trace and its checkers.
+	reported uint64
+}
+
+func (n *Node) onAppend(from NodeID, m *wire.Append) {
+	r := n.queues[m.Queue]
+	if r == nil {
+		if ValidQueueName(m.Queue) != nil || n.place.Owner(m.Queue) != from || !slices.Contains(n.place.ReplicaSet(m.Queue), n.cfg.ID) {
+			n.emit("queue.stray-append", slog.String("q", m.Queue), slog.String("from", from.String()))
+			return
+		}
+		if !n.preparing[m.Queue] {
+			// The owner's next probe finds the replica ready.
+			n.prepareReplica(m.Queue, func(*replica) {})
+		}
+		return
+	}
+	if r.fenced != nil || r.follow == nil || from != r.members[0] {
+		return
+	}
+	r.onAppend(m)
+}
+
+// onAppend applies the owner's append: reject a stale epoch, check that
+// the log agrees at PrevIndex, drop any suffix that conflicts with the
+// entries, append the rest.
+func (r *replica) onAppend(m *wire.Append) {
+	if m.Epoch < r.epoch {
+		r.sendReply(false, m.PrevIndex, r.log.LastIndex())
+		return
+	}
+	if m.Epoch > r.epoch {
+		r.adoptEpoch(m.Epoch)
+	}
+	last := r.log.LastIndex()
+	if m.PrevIndex > last {
+		r.sendReply(false, m.PrevIndex, last)
+		return
+	}
+	if r.epochOf(m.PrevIndex) != m.PrevEpoch {
+		// Hint the owner past the whole conflicting run.
+		r.sendReply(false, m.PrevIndex, r.runStart(m.PrevIndex)-1)
+		return
+	}
+	if err := r.acceptEntries(m); err != nil {
+		r.n.emit("queue.bad-append", slog.String("q", r.name), slog.String("err", err.Error()))
+		return
+	}
+	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))
+	r.sendReply(true, r.follow.match, r.log.LastIndex())
+}
+
+// adoptEpoch moves to a newer owner epoch. The epoch is persisted before
+// any durability is reported in it, so after a crash this replica still
+// refuses the older owner.
+func (r *replica) adoptEpoch(epoch uint64) {
+	r.epoch = epoch
+	r.follow.match, r.follow.reported = 0, 0
+	r.n.env.Boundary("queue.before.persist-epoch")
+	r.persistEpoch(epoch, func() {
+		r.n.env.Boundary("queue.after.persist-epoch")
+		r.reportDurable()
+	})
+}
+
+// acceptEntries appends the entries the log lacks, first truncating any
+// entry of another epoch at the same index: such an entry was never
+// confirmed, or the owner would hold it.
+func (r *replica) acceptEntries(m *wire.Append) error {
+	var fresh []storage.Entry
+	index := m.PrevIndex
+	for _, e := range m.Entries {
+		index++
+		rec, err := decodeRecord(storage.RecordType(e.Type), e.Body)
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", index, err)
+		}
+		if rec.epoch > m.Epoch {
+			return fmt.Errorf("entry %d has epoch %d, beyond the append's %d", index, rec.epoch, m.Epoch)
+		}
+		if len(fresh) == 0 && index <= r.log.LastIndex() {
+			if r.epochOf(index) == rec.epoch {
+				continue // already held
+			}
+			r.n.emit("queue.truncate", slog.String("q", r.name), slog.Uint64("after", index-1))
+			if err := r.log.TruncateAfter(index - 1); err != nil {
+				return err
+			}
+			r.noteTruncated(index - 1)
+		}
+		fresh = append(fresh, storage.Entry{Type: storage.RecordType(e.Type), Body: e.Body})
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	first := r.log.LastIndex() + 1
+	if _, err := r.log.AppendBatch(fresh); err != nil {
+		return err
+	}
+	for i, e := range fresh {
+		r.noteEntry(first+uint64(i), recordEpoch(e.Body))
+	}
+	r.log.RequestSync()
+	return nil
+}
+
+// durableReport is the durable index a follower may claim: nothing until
+// the current epoch itself is durable.
+func (r *replica) durableReport() uint64 {
+	if r.epochDurable < r.epoch {
+		return 0
+	}
+	if bugs.Active(bugs.FollowerAckBeforeSync) {
+		return r.log.LastIndex()
+	}
+	return r.log.DurableIndex()
+}
+
+func (r *replica) sendReply(ok bool, match, last uint64) {
+	durable := r.durableReport()
+	if ok && durable > r.follow.reported {
+		r.follow.reported = durable
+		r.n.emit("queue.reported", slog.String("q", r.name), slog.Uint64("epoch", r.epoch), slog.Uint64("durable", durable))
+	}
+	r.n.env.Send(r.members[0], &wire.AppendReply{
+		Queue: r.name, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,
+	})
+}
+
+// reportDurable tells the owner about new durability without waiting for
+// its next append.
+func (r *replica) reportDurable() {
+	if r.follow == nil || r.epoch == 0 || r.fenced != nil {
+		return
+	}
+	r.sendReply(true, r.follow.match, r.log.LastIndex())
+}

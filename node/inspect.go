@@ -1,0 +1,94 @@
+package node
+
+import (
+	"errors"
+	iofs "io/fs"
+	"math"
+	"slices"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// LogEntry is a payload-free view of one queue log record, for checkers
+// and operators.
+type LogEntry struct {
+	Index uint64
+	Type  string
+	Epoch uint64
+	ID    wire.MessageID // publish and settle records
+}
+
+// ReplicaDump is what a replica's storage holds.
+type ReplicaDump struct {
+	Queue   string
+	Epoch   uint64 // the replica's persisted epoch
+	Entries []LogEntry
+	Digest  storage.Digest // history digest after the last entry
+	Err     error          // why the replica could not be read, if it could not
+}
+
+var recordNames = map[storage.RecordType]string{
+	recordCreate: "create", recordPublish: "publish", recordSettle: "settle",
+	recordPromote: "promote", recordDelete: "delete",
+}
+
+// DumpReplicas reads every queue replica on fs. Opening a log may repair
+// a torn tail on disk, so fs should be a copy (a crash clone) when the
+// node that owns it is still running.
+func DumpReplicas(fs vfs.FS, pageRecords, pageBytes int) []ReplicaDump {
+	names, err := fs.List(queuesDir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil
+	}
+	slices.Sort(names)
+	var out []ReplicaDump
+	for _, name := range names {
+		out = append(out, dumpReplica(fs, name, pageRecords, pageBytes))
+	}
+	return out
+}
+
+type inertHost struct{}
+
+func (inertHost) Sync(vfs.File, func(error)) {}
+func (inertHost) Boundary(string)            {}
+
+func dumpReplica(fs vfs.FS, name string, pageRecords, pageBytes int) ReplicaDump {
+	d := ReplicaDump{Queue: name}
+	dir := fs.PathJoin(queuesDir, name)
+	if _, data, err := storage.OpenStateFile(fs, dir, "replica", inertHost{}); err != nil {
+		d.Err = err
+		return d
+	} else if len(data) == 8 {
+		d.Epoch = wire.NewDecoder(data).Uint64()
+	}
+	l, err := storage.Open(fs, fs.PathJoin(dir, "log"), inertHost{}, storage.Options{})
+	if err != nil {
+		d.Err = err
+		return d
+	}
+	defer l.Close()
+	d.Digest = l.Digest()
+	rd := l.NewReader(l.FirstIndex())
+	defer rd.Close()
+	for {
+		page, err := rd.Next(math.MaxUint64, pageRecords, pageBytes)
+		if err != nil {
+			d.Err = err
+			return d
+		}
+		if len(page) == 0 {
+			return d
+		}
+		for _, rec := range page {
+			r, err := decodeRecord(rec.Type, rec.Body)
+			if err != nil {
+				d.Err = err
+				return d
+			}
+			d.Entries = append(d.Entries, LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id})
+		}
+	}
+}

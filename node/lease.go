@@ -1,0 +1,123 @@
+package node
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// lease is an owner-local claim on a delivered message: until it expires,
+// is settled or is given back, no one else gets the message. Leases are
+// not replicated; after an owner restart every unsettled message is ready
+// again, which at-least-once delivery allows.
+type lease struct {
+	id      uint64
+	msg     *message
+	sub     *subscription
+	expires time.Time
+}
+
+func (o *ownerState) subscribe(conn ConnID, window uint32, leaseFor time.Duration) {
+	for _, s := range o.subs {
+		if s.conn == conn {
+			s.window, s.leaseFor = window, leaseFor
+			return
+		}
+	}
+	o.subs = append(o.subs, &subscription{conn: conn, queue: o.r.name, window: window, leaseFor: leaseFor})
+}
+
+// pump hands ready, confirmed messages to subscribers with room, one per
+// subscriber per round, starting the rounds at a rotating subscriber.
+func (o *ownerState) pump() {
+	if !o.active || len(o.subs) == 0 {
+		return
+	}
+	for {
+		progressed := false
+		for i := range o.subs {
+			s := o.subs[(o.rr+i)%len(o.subs)]
+			if uint32(len(s.leases)) >= s.window {
+				continue
+			}
+			m := o.state.peekReady()
+			if m == nil || m.key.at > o.commit {
+				return // the next ready message is not confirmed yet
+			}
+			o.state.popReady()
+			o.deliver(s, m)
+			progressed = true
+		}
+		o.rr++
+		if !progressed {
+			return
+		}
+	}
+}
+
+func (o *ownerState) deliver(s *subscription, m *message) {
+	n := o.r.n
+	n.leaseSeq++
+	l := &lease{id: n.leaseSeq, msg: m, sub: s, expires: n.env.Now().Add(s.leaseFor)}
+	m.lease = l
+	m.attempts++
+	s.leases = append(s.leases, l)
+	n.env.Reply(s.conn, &wire.Delivery{Queue: o.r.name, ID: m.id, Lease: l.id, Attempt: m.attempts, Payload: m.payload})
+	n.emit("queue.deliver", slog.String("q", o.r.name), slog.String("id", m.id.String()), slog.Uint64("lease", l.id))
+}
+
+// release ends a lease. With requeue the message is ready again (a nack,
+// an expiry, a lost subscriber); without, it is being settled.
+func (o *ownerState) release(l *lease, requeue bool) {
+	s := l.sub
+	s.leases = slices.DeleteFunc(s.leases, func(x *lease) bool { return x == l })
+	m := l.msg
+	m.lease = nil
+	if !requeue || o.state.messages[m.id] != m {
+		return
+	}
+	if bugs.Active(bugs.DropNack) {
+		return
+	}
+	o.state.pushReady(m)
+}
+
+// expireLeases makes every message whose lease ran out ready again.
+func (o *ownerState) expireLeases(now time.Time) {
+	for _, s := range o.subs {
+		for _, l := range slices.Clone(s.leases) {
+			if !now.Before(l.expires) {
+				o.release(l, true)
+			}
+		}
+	}
+}
+
+// dropConnection ends the connection's subscriptions and releases their
+// leases.
+func (r *replica) dropConnection(conn ConnID) {
+	o := r.own
+	for _, s := range o.subs {
+		if s.conn != conn {
+			continue
+		}
+		for _, l := range slices.Clone(s.leases) {
+			o.release(l, true)
+		}
+	}
+	o.subs = slices.DeleteFunc(o.subs, func(s *subscription) bool { return s.conn == conn })
+	o.pump()
+}
+
+// promoteDue appends a promote record when delayed messages have come due
+// on the owner's clock. The record carries the clock boundary, so every
+// replay releases exactly the same messages.
+func (o *ownerState) promoteDue(now time.Time) {
+	due, ok := o.state.nextDue()
+	if ok && due <= now.UnixNano() {
+		o.append(record{typ: recordPromote, until: now.UnixNano()})
+	}
+}

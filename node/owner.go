@@ -1,0 +1,343 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+)
+
+// ownerState is everything the owner of a queue keeps beyond the log:
+// the applied state, replication progress, client waiters, subscriptions
+// and leases.
+type ownerState struct {
+	r     *replica
+	state *queueState
+	// active is set once this owner's epoch is durable; before that the
+	// owner sends nothing in its epoch and serves no one.
+	active    bool
+	commit    uint64
+	followers []*progress
+	waiters   []waiter
+	subs      []*subscription
+	rr        int // round-robin start among subscriptions
+	// pendingCreate is a create request waiting for activation.
+	pendingCreate *waiter
+	createPolicy  wire.Policy
+}
+
+// progress is the owner's view of one follower.
+type progress struct {
+	id NodeID
+	// next is the next index to send; match the last index known to agree
+	// with this owner's log; durable the follower's last reported durable
+	// index. Only min(match, durable) counts toward confirmation.
+	next, match, durable uint64
+	// probing means the follower's position is uncertain: send one page
+	// and wait for the answer instead of streaming.
+	probing          bool
+	probeOutstanding bool
+	probeSentAt      time.Time
+	reader           *storage.Reader
+}
+
+// waiter is a client request that completes when index is confirmed.
+type waiter struct {
+	conn  ConnID
+	reqID uint64
+	index uint64
+}
+
+func newOwnerState(r *replica, state *queueState) *ownerState {
+	if state == nil {
+		state = newQueueState(r.name)
+	}
+	o := &ownerState{r: r, state: state}
+	for _, m := range r.members[1:] {
+		o.followers = append(o.followers, &progress{id: m, next: r.log.LastIndex() + 1, probing: true})
+	}
+	return o
+}
+
+// activate starts a new epoch: higher than any this replica has persisted
+// or written, and durable before anything is sent in it. An epoch is never
+// reused, so two different entries never share an (index, epoch) pair.
+func (o *ownerState) activate() {
+	r := o.r
+	epoch := max(r.epoch, r.epochOf(r.log.LastIndex())) + 1
+	r.epoch = epoch
+	r.n.env.Boundary("queue.before.persist-epoch")
+	r.persistEpoch(epoch, func() {
+		r.n.env.Boundary("queue.after.persist-epoch")
+		o.active = true
+		r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", epoch), slog.Uint64("last", r.log.LastIndex()))
+		if w := o.pendingCreate; w != nil {
+			o.pendingCreate = nil
+			o.appendCreate(*w)
+		}
+		o.replicate()
+	})
+}
+
+func (o *ownerState) appendCreate(w waiter) {
+	index := o.append(record{typ: recordCreate, policy: o.createPolicy, members: o.r.members})
+	o.wait(w.conn, w.reqID, index)
+}
+
+// append writes records at the owner's epoch, applies them, asks for a
+// sync and streams them to followers. It returns the last index, or 0 if
+// the log failed (the process is then halting).
+func (o *ownerState) append(recs ...record) uint64 {
+	r := o.r
+	entries := make([]storage.Entry, len(recs))
+	for i := range recs {
+		recs[i].epoch = r.epoch
+		entries[i] = storage.Entry{Type: recs[i].typ, Body: encodeRecord(recs[i])}
+	}
+	first := r.log.LastIndex() + 1
+	r.n.env.Boundary("queue.before.append")
+	last, err := r.log.AppendBatch(entries)
+	if err != nil {
+		return 0
+	}
+	for i, rec := range recs {
+		r.noteEntry(first+uint64(i), r.epoch)
+		o.state.apply(first+uint64(i), rec)
+	}
+	r.n.env.Boundary("queue.after.append")
+	r.log.RequestSync()
+	o.replicate()
+	return last
+}
+
+// wait parks a client request until index is confirmed.
+func (o *ownerState) wait(conn ConnID, reqID, index uint64) {
+	if index == 0 {
+		// The append failed and the process is halting. A torn write may
+		// still leave the record on disk, so the request may have been
+		// acted on: no reply, the client sees the connection drop.
+		return
+	}
+	if index <= o.commit {
+		o.r.n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusOK, Index: index})
+		return
+	}
+	w := waiter{conn: conn, reqID: reqID, index: index}
+	i, _ := slices.BinarySearchFunc(o.waiters, w, func(a, b waiter) int { return int(a.index) - int(b.index) })
+	o.waiters = slices.Insert(o.waiters, i, w)
+}
+
+// quorum is how many replicas, the owner included, must hold a record.
+func quorum(p wire.Policy, members int) int {
+	switch p {
+	case wire.PolicyAll:
+		return members
+	case wire.PolicyOwnerOnly:
+		return 1
+	default:
+		return members/2 + 1
+	}
+}
+
+// updateCommit moves the confirmed index to the largest index held
+// durably by a quorum that includes the owner.
+func (o *ownerState) updateCommit() {
+	r := o.r
+	if !o.active {
+		return
+	}
+	c := r.log.DurableIndex()
+	if bugs.Active(bugs.ConfirmBeforeSync) {
+		c = r.log.LastIndex()
+	}
+	if need := quorum(o.state.policy, len(r.members)) - 1; need > 0 {
+		held := make([]uint64, 0, len(o.followers))
+		for _, f := range o.followers {
+			held = append(held, min(f.match, f.durable))
+		}
+		slices.Sort(held)
+		slices.Reverse(held)
+		if need > len(held) {
+			return
+		}
+		c = min(c, held[need-1])
+	}
+	if c <= o.commit {
+		return
+	}
+	o.commit = c
+	r.n.emit("queue.commit", slog.String("q", r.name), slog.Uint64("index", c))
+	r.n.env.Boundary("queue.after.commit")
+	for len(o.waiters) > 0 && o.waiters[0].index <= c {
+		w := o.waiters[0]
+		o.waiters = o.waiters[1:]
+		r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusOK, Index: w.index})
+	}
+	o.pump()
+}
+
+// replicate sends each follower what it lacks.
+func (o *ownerState) replicate() {
+	if !o.active {
+		return
+	}
+	for _, f := range o.followers {
+		o.sendTo(f)
+	}
+}
+
+// sendTo streams new entries to a follower in sync, or sends one probe
+// page to a follower whose position is uncertain.
+func (o *ownerState) sendTo(f *progress) {
+	last := o.r.log.LastIndex()
+	if f.probing {
+		if f.probeOutstanding {
+			return
+		}
+		o.sendPage(f, f.next, last)
+		f.probeOutstanding, f.probeSentAt = true, o.r.n.env.Now()
+		return
+	}
+	for f.next <= last {
+		sent, ok := o.sendPage(f, f.next, last)
+		if !ok {
+			return
+		}
+		f.next = sent + 1
+	}
+}
+
+// sendPage sends entries from..(at most last) in one bounded Append and
+// returns the last index it carried.
+func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
+	r := o.r
+	prev := from - 1
+	m := &wire.Append{Queue: r.name, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit}
+	if from <= last {
+		if f.reader == nil || f.reader.Position() != from {
+			if f.reader != nil {
+				f.reader.Close()
+			}
+			f.reader = r.log.NewReader(from)
+		}
+		page, err := f.reader.Next(last, r.n.cfg.PageRecords, r.n.cfg.PageBytes)
+		if err != nil {
+			o.readFailed(err)
+			return prev, false
+		}
+		for _, rec := range page {
+			m.Entries = append(m.Entries, wire.Entry{Type: uint8(rec.Type), Body: bytes.Clone(rec.Body)})
+		}
+	}
+	r.n.env.Send(f.id, m)
+	return prev + uint64(len(m.Entries)), true
+}
+
+// readFailed handles a failed read of the owner's own log: damage fences
+// the replica, anything else halts so a restart can retry.
+func (o *ownerState) readFailed(err error) {
+	r := o.r
+	if !errors.Is(err, storage.ErrCorrupt) {
+		r.n.env.Halt(fmt.Sprintf("queue %s: reading own log: %v", r.name, err))
+		return
+	}
+	r.fenced = err
+	o.active = false
+	r.n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", err.Error()))
+}
+
+func (o *ownerState) progressOf(id NodeID) *progress {
+	for _, f := range o.followers {
+		if f.id == id {
+			return f
+		}
+	}
+	return nil
+}
+
+func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
+	r := n.queues[m.Queue]
+	if r == nil || r.own == nil || !r.own.active || r.fenced != nil {
+		return
+	}
+	o := r.own
+	f := o.progressOf(from)
+	switch {
+	case f == nil || m.Epoch < r.epoch:
+		return // not a follower, or an answer to an older owner
+	case m.Epoch > r.epoch:
+		r.fenced = fmt.Errorf("follower %s has seen epoch %d, newer than this owner's %d", from, m.Epoch, r.epoch)
+		o.active = false
+		n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", r.fenced.Error()))
+		return
+	}
+	if m.Last < f.match {
+		// The follower restarted and lost entries it had not made durable.
+		f.match = m.Last
+	}
+	if m.OK {
+		o.onAccepted(f, m)
+		return
+	}
+	if f.probing && m.Match+1 != f.next {
+		return // the rejection of an append sent before the current probe
+	}
+	f.probing, f.probeOutstanding = true, false
+	// Resume at the follower's hint (its last entry, or the start of its
+	// conflicting run), never before what is known to match.
+	f.next = max(f.match+1, min(m.Match, m.Last+1))
+	o.sendTo(f)
+}
+
+func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
+	f.match = max(f.match, m.Match)
+	f.durable = m.Durable
+	if f.probing && m.Match+1 >= f.next {
+		f.probing, f.probeOutstanding = false, false
+	}
+	f.next = max(f.next, f.match+1)
+	o.updateCommit()
+	o.sendTo(f)
+}
+
+// peerReset notes that a follower's process may have died: what it had
+// not made durable may be gone, so its position must be probed again.
+func (r *replica) peerReset(peer NodeID) {
+	o := r.own
+	if o == nil || !o.active {
+		return
+	}
+	if f := o.progressOf(peer); f != nil {
+		f.match = min(f.match, f.durable)
+		f.probing, f.probeOutstanding = true, false
+	}
+}
+
+// ownerTick sends heartbeats (which double as probes), retries a probe
+// that got no answer, expires leases and promotes due delayed messages.
+func (r *replica) ownerTick() {
+	o := r.own
+	if o == nil || !o.active || r.fenced != nil {
+		return
+	}
+	now := r.n.env.Now()
+	for _, f := range o.followers {
+		if f.probing && f.probeOutstanding && now.Sub(f.probeSentAt) > 4*r.n.cfg.Tick {
+			f.probeOutstanding = false
+		}
+		if f.probing {
+			o.sendTo(f)
+			continue
+		}
+		o.sendPage(f, f.next, f.next-1) // a heartbeat: no entries, checks f.next-1
+	}
+	o.expireLeases(now)
+	o.promoteDue(now)
+	o.pump()
+}

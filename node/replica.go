@@ -1,0 +1,186 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+)
+
+// epochRun says that log entries from start on were written in epoch,
+// up to the next run's start.
+type epochRun struct {
+	start uint64
+	epoch uint64
+}
+
+// replica is this node's copy of one queue: its log, its durable epoch,
+// and, on the owner, the applied state and everything needed to serve.
+type replica struct {
+	n       *Node
+	name    string
+	owner   bool
+	members []NodeID
+	log     *storage.Log
+	meta    *storage.StateFile
+	// epoch is the owner's own epoch, or on a follower the highest epoch
+	// seen; epochDurable is the part of that known to be on disk.
+	epoch        uint64
+	epochDurable uint64
+	runs         []epochRun
+	// fenced is set when the replica's storage is damaged: it then takes
+	// no part in anything and says why.
+	fenced error
+
+	own    *ownerState    // set on the owner
+	follow *followerState // set on a follower
+	// replayed carries the owner's applied state from open to activation.
+	replayed *queueState
+}
+
+func (n *Node) replicaDir(name string) string { return n.env.FS().PathJoin(queuesDir, name) }
+
+// openReplica opens (or with fresh, creates) the replica of a queue. An I/O
+// error halts the process, so a restart retries; damage fences the replica.
+func (n *Node) openReplica(name string) *replica {
+	set := n.place.ReplicaSet(name)
+	r := &replica{n: n, name: name, owner: set[0] == n.cfg.ID, members: set}
+	n.addQueue(r)
+	if err := r.open(); err != nil {
+		if !errors.Is(err, storage.ErrCorrupt) {
+			n.env.Halt(fmt.Sprintf("opening queue %s: %v", name, err))
+		}
+		r.fenced = err
+		n.emit("queue.fenced", slog.String("q", name), slog.String("err", err.Error()))
+		return r
+	}
+	n.emit("queue.open", slog.String("q", name), slog.Uint64("last", r.log.LastIndex()), slog.Uint64("epoch", r.epoch))
+	if r.owner {
+		r.own = newOwnerState(r, r.replayed)
+		r.replayed = nil
+		r.own.activate()
+	} else {
+		r.follow = &followerState{}
+	}
+	return r
+}
+
+func (r *replica) open() error {
+	fs := r.n.env.FS()
+	dir := r.n.replicaDir(r.name)
+	meta, data, err := storage.OpenStateFile(fs, dir, "replica", r.n.syncs)
+	if err != nil {
+		return err
+	}
+	r.meta = meta
+	if data != nil {
+		d := wire.NewDecoder(data)
+		r.epoch = d.Uint64()
+		if err := d.Finish(); err != nil {
+			return fmt.Errorf("%w: replica state of %s: %v", storage.ErrCorrupt, r.name, err)
+		}
+		r.epochDurable = r.epoch
+	}
+	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
+		SegmentSize: r.n.cfg.SegmentSize,
+		OnDurable:   r.onDurable,
+		OnFailed:    func(err error) { r.n.env.Halt(fmt.Sprintf("queue %s log failed: %v", r.name, err)) },
+	})
+	if err != nil {
+		return err
+	}
+	return r.replay()
+}
+
+// replay reads the whole log once: it rebuilds the epoch runs and, on the
+// owner, the applied state.
+func (r *replica) replay() error {
+	var state *queueState
+	if r.owner {
+		state = newQueueState(r.name)
+	}
+	rd := r.log.NewReader(r.log.FirstIndex())
+	defer rd.Close()
+	for {
+		page, err := rd.Next(math.MaxUint64, r.n.cfg.PageRecords, r.n.cfg.PageBytes)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, rec := range page {
+			dec, err := decodeRecord(rec.Type, rec.Body)
+			if err != nil {
+				return fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err)
+			}
+			r.noteEntry(rec.Index, dec.epoch)
+			if state != nil {
+				state.apply(rec.Index, dec)
+			}
+		}
+	}
+	r.replayed = state
+	return nil
+}
+
+// noteEntry records the epoch of the entry just appended at index.
+func (r *replica) noteEntry(index, epoch uint64) {
+	if n := len(r.runs); n > 0 && r.runs[n-1].epoch == epoch {
+		return
+	}
+	if n := len(r.runs); n > 0 && r.runs[n-1].epoch > epoch {
+		panic(fmt.Sprintf("node: queue %s entry %d has epoch %d after epoch %d", r.name, index, epoch, r.runs[n-1].epoch))
+	}
+	r.runs = append(r.runs, epochRun{start: index, epoch: epoch})
+}
+
+// noteTruncated forgets the epochs of entries after k.
+func (r *replica) noteTruncated(k uint64) {
+	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > k })
+	r.runs = r.runs[:i]
+}
+
+// epochOf returns the epoch of the entry at index, or 0 for index 0.
+func (r *replica) epochOf(index uint64) uint64 {
+	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > index })
+	if index == 0 || i == 0 {
+		return 0
+	}
+	return r.runs[i-1].epoch
+}
+
+// runStart returns the first index of the run holding index.
+func (r *replica) runStart(index uint64) uint64 {
+	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > index })
+	if i == 0 {
+		return 0
+	}
+	return r.runs[i-1].start
+}
+
+// persistEpoch makes epoch durable and then calls done.
+func (r *replica) persistEpoch(epoch uint64, done func()) {
+	r.meta.Write(wire.AppendUint64(nil, epoch), func(err error) {
+		if err != nil {
+			r.n.env.Halt(fmt.Sprintf("queue %s: persisting epoch %d: %v", r.name, epoch, err))
+			return
+		}
+		r.epochDurable = max(r.epochDurable, epoch)
+		done()
+	})
+}
+
+func (r *replica) onDurable(index uint64) {
+	r.n.emit("queue.durable", slog.String("q", r.name), slog.Uint64("index", index))
+	switch {
+	case r.own != nil && r.owner:
+		r.own.updateCommit()
+	case r.follow != nil:
+		r.reportDurable()
+	}
+}

@@ -1,0 +1,266 @@
+package wire
+
+import (
+	"fmt"
+	"time"
+)
+
+// MessageID names a published message. The producer picks it (a producer
+// identity plus a sequence number), so a retried publish carries the same
+// ID and the owner can tell it from a new one.
+type MessageID struct {
+	Producer uint64
+	Seq      uint64
+}
+
+// String renders the ID as p<producer>.<seq>.
+func (id MessageID) String() string { return fmt.Sprintf("p%d.%d", id.Producer, id.Seq) }
+
+func appendMessageID(b []byte, id MessageID) []byte {
+	b = AppendUint64(b, id.Producer)
+	return AppendUint64(b, id.Seq)
+}
+
+func (d *Decoder) messageID() MessageID { return MessageID{Producer: d.Uint64(), Seq: d.Uint64()} }
+
+// Policy says how many replicas must hold a record durably before it is
+// confirmed.
+type Policy uint8
+
+// Confirmation policies.
+const (
+	PolicyMajority  Policy = 0 // a majority of the replica set, the owner included
+	PolicyAll       Policy = 1 // every replica
+	PolicyOwnerOnly Policy = 2 // the owner alone
+)
+
+// String names the policy.
+func (p Policy) String() string {
+	switch p {
+	case PolicyMajority:
+		return "majority"
+	case PolicyAll:
+		return "all"
+	case PolicyOwnerOnly:
+		return "owner-only"
+	}
+	return fmt.Sprintf("policy(%d)", uint8(p))
+}
+
+// Status is the outcome code of a client request.
+type Status uint8
+
+// Request outcomes. Retryable ones say the same request may succeed if
+// sent again later or elsewhere.
+const (
+	StatusOK          Status = 0
+	StatusNotOwner    Status = 1 // retryable: send to Reply.Owner
+	StatusFenced      Status = 2 // retryable: this node's epoch is stale; Reply.Owner is newer
+	StatusUnavailable Status = 3 // retryable: not ready or recovering; the node did not act on the request
+	StatusNoQueue     Status = 4
+	StatusQueueExists Status = 5
+	StatusTooLarge    Status = 6
+	StatusBadRequest  Status = 7
+	StatusNotLeased   Status = 8 // ack or nack for a delivery that is no longer leased
+)
+
+var statusNames = [...]string{"ok", "not-owner", "fenced", "unavailable", "no-queue", "queue-exists", "too-large", "bad-request", "not-leased"}
+
+// String names the status.
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// Retryable reports whether the same request may succeed later.
+func (s Status) Retryable() bool {
+	return s == StatusNotOwner || s == StatusFenced || s == StatusUnavailable
+}
+
+// MaxPayloadSize bounds a published payload.
+const MaxPayloadSize = 1 << 20
+
+// MaxQueueNameLen bounds a queue name.
+const MaxQueueNameLen = 200
+
+// CreateQueue asks for a new queue.
+type CreateQueue struct {
+	ReqID  uint64
+	Queue  string
+	Policy Policy
+}
+
+// Kind implements Message.
+func (*CreateQueue) Kind() Kind { return KindCreateQueue }
+
+// AppendBody implements Message.
+func (m *CreateQueue) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendString(b, m.Queue)
+	return AppendUint8(b, uint8(m.Policy))
+}
+
+func decodeCreateQueue(d *Decoder) *CreateQueue {
+	return &CreateQueue{ReqID: d.Uint64(), Queue: d.String(), Policy: Policy(d.Uint8())}
+}
+
+// DeleteQueue asks for a queue to be removed with everything in it.
+type DeleteQueue struct {
+	ReqID uint64
+	Queue string
+}
+
+// Kind implements Message.
+func (*DeleteQueue) Kind() Kind { return KindDeleteQueue }
+
+// AppendBody implements Message.
+func (m *DeleteQueue) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	return AppendString(b, m.Queue)
+}
+
+func decodeDeleteQueue(d *Decoder) *DeleteQueue {
+	return &DeleteQueue{ReqID: d.Uint64(), Queue: d.String()}
+}
+
+// Publish adds a message to a queue. With a positive Delay the message
+// becomes deliverable only once that much time has passed on the owner's
+// clock.
+type Publish struct {
+	ReqID   uint64
+	Queue   string
+	ID      MessageID
+	Delay   time.Duration
+	Payload []byte
+}
+
+// Kind implements Message.
+func (*Publish) Kind() Kind { return KindPublish }
+
+// AppendBody implements Message.
+func (m *Publish) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendString(b, m.Queue)
+	b = appendMessageID(b, m.ID)
+	b = AppendInt64(b, int64(m.Delay))
+	return AppendBytes(b, m.Payload)
+}
+
+func decodePublish(d *Decoder) *Publish {
+	return &Publish{ReqID: d.Uint64(), Queue: d.String(), ID: d.messageID(), Delay: time.Duration(d.Int64()), Payload: d.Bytes()}
+}
+
+// String describes the request without its payload.
+func (m *Publish) String() string {
+	return fmt.Sprintf("{req=%d q=%s id=%s delay=%v bytes=%d}", m.ReqID, m.Queue, m.ID, m.Delay, len(m.Payload))
+}
+
+// Subscribe asks for deliveries from a queue on this connection. At most
+// Window deliveries are unsettled at once; each is leased for Lease, after
+// which it is delivered again.
+type Subscribe struct {
+	ReqID  uint64
+	Queue  string
+	Window uint32
+	Lease  time.Duration
+}
+
+// Kind implements Message.
+func (*Subscribe) Kind() Kind { return KindSubscribe }
+
+// AppendBody implements Message.
+func (m *Subscribe) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendString(b, m.Queue)
+	b = AppendUint32(b, m.Window)
+	return AppendInt64(b, int64(m.Lease))
+}
+
+func decodeSubscribe(d *Decoder) *Subscribe {
+	return &Subscribe{ReqID: d.Uint64(), Queue: d.String(), Window: d.Uint32(), Lease: time.Duration(d.Int64())}
+}
+
+// Settle acks (settles for good) or nacks (asks for redelivery) a
+// delivery, named by its message ID and lease number.
+type Settle struct {
+	ReqID uint64
+	Queue string
+	ID    MessageID
+	Lease uint64
+	Nack  bool
+}
+
+// Kind implements Message.
+func (*Settle) Kind() Kind { return KindSettle }
+
+// AppendBody implements Message.
+func (m *Settle) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendString(b, m.Queue)
+	b = appendMessageID(b, m.ID)
+	b = AppendUint64(b, m.Lease)
+	return AppendBool(b, m.Nack)
+}
+
+func decodeSettle(d *Decoder) *Settle {
+	return &Settle{ReqID: d.Uint64(), Queue: d.String(), ID: d.messageID(), Lease: d.Uint64(), Nack: d.Bool()}
+}
+
+// Reply answers any client request. Owner names the node to try next
+// when Status is not-owner or fenced; Index is the log position of a
+// confirmed publish or ack.
+type Reply struct {
+	ReqID  uint64
+	Status Status
+	Owner  uint32
+	Index  uint64
+	Detail string
+}
+
+// Kind implements Message.
+func (*Reply) Kind() Kind { return KindReply }
+
+// AppendBody implements Message.
+func (m *Reply) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendUint8(b, uint8(m.Status))
+	b = AppendUint32(b, m.Owner)
+	b = AppendUint64(b, m.Index)
+	return AppendString(b, m.Detail)
+}
+
+func decodeReply(d *Decoder) *Reply {
+	return &Reply{ReqID: d.Uint64(), Status: Status(d.Uint8()), Owner: d.Uint32(), Index: d.Uint64(), Detail: d.String()}
+}
+
+// Delivery hands a message to a subscriber under a lease.
+type Delivery struct {
+	Queue   string
+	ID      MessageID
+	Lease   uint64
+	Attempt uint32
+	Payload []byte
+}
+
+// Kind implements Message.
+func (*Delivery) Kind() Kind { return KindDelivery }
+
+// AppendBody implements Message.
+func (m *Delivery) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = appendMessageID(b, m.ID)
+	b = AppendUint64(b, m.Lease)
+	b = AppendUint32(b, m.Attempt)
+	return AppendBytes(b, m.Payload)
+}
+
+func decodeDelivery(d *Decoder) *Delivery {
+	return &Delivery{Queue: d.String(), ID: d.messageID(), Lease: d.Uint64(), Attempt: d.Uint32(), Payload: d.Bytes()}
+}
+
+// String describes the delivery without its payload.
+func (m *Delivery) String() string {
+	return fmt.Sprintf("{q=%s id=%s lease=%d attempt=%d bytes=%d}", m.Queue, m.ID, m.Lease, m.Attempt, len(m.Payload))
+}

@@ -1,0 +1,91 @@
+package wire
+
+import "fmt"
+
+// Entry is one queue log record as it travels between replicas: its
+// storage type and its body, byte for byte, so every replica's log and
+// digest come out identical.
+type Entry struct {
+	Type uint8
+	Body []byte
+}
+
+// Append carries log entries from a queue's owner to a follower. The
+// follower accepts them only if its own entry at PrevIndex was written in
+// PrevEpoch, which proves its log agrees with the owner's up to there.
+// An Append with no entries is a heartbeat and a probe.
+type Append struct {
+	Queue     string
+	Epoch     uint64
+	PrevIndex uint64
+	PrevEpoch uint64
+	Commit    uint64
+	Entries   []Entry
+}
+
+// Kind implements Message.
+func (*Append) Kind() Kind { return KindAppend }
+
+// AppendBody implements Message.
+func (m *Append) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Epoch)
+	b = AppendUint64(b, m.PrevIndex)
+	b = AppendUint64(b, m.PrevEpoch)
+	b = AppendUint64(b, m.Commit)
+	b = AppendUint32(b, uint32(len(m.Entries)))
+	for _, e := range m.Entries {
+		b = AppendUint8(b, e.Type)
+		b = AppendBytes(b, e.Body)
+	}
+	return b
+}
+
+func decodeAppend(d *Decoder) *Append {
+	m := &Append{Queue: d.String(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64(), Commit: d.Uint64()}
+	n := d.Count(5)
+	if n > 0 {
+		m.Entries = make([]Entry, n)
+		for i := range m.Entries {
+			m.Entries[i] = Entry{Type: d.Uint8(), Body: d.Bytes()}
+		}
+	}
+	return m
+}
+
+// String describes the append without entry bodies.
+func (m *Append) String() string {
+	return fmt.Sprintf("{q=%s epoch=%d prev=%d/%d commit=%d entries=%d}", m.Queue, m.Epoch, m.PrevIndex, m.PrevEpoch, m.Commit, len(m.Entries))
+}
+
+// AppendReply is a follower's answer. OK says the entries (or the probe)
+// matched; Match is then the last index known to agree with the owner.
+// Last is the follower's last index, a hint for where to resume after a
+// mismatch, and Durable its last index on disk. Epoch is the highest
+// epoch the follower has seen; a reply with a higher epoch than the
+// owner's tells the owner it is stale.
+type AppendReply struct {
+	Queue   string
+	Epoch   uint64
+	OK      bool
+	Match   uint64
+	Last    uint64
+	Durable uint64
+}
+
+// Kind implements Message.
+func (*AppendReply) Kind() Kind { return KindAppendReply }
+
+// AppendBody implements Message.
+func (m *AppendReply) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Epoch)
+	b = AppendBool(b, m.OK)
+	b = AppendUint64(b, m.Match)
+	b = AppendUint64(b, m.Last)
+	return AppendUint64(b, m.Durable)
+}
+
+func decodeAppendReply(d *Decoder) *AppendReply {
+	return &AppendReply{Queue: d.String(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64()}
+}

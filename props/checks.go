@@ -1,0 +1,226 @@
+package props
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/sim"
+	"github.com/google/go-cmp/cmp"
+)
+
+// maxReports bounds how many violations one checker reports per run; the
+// first is what matters, the count says how widespread.
+const maxReports = 3
+
+// checkTotalQueue: every confirmed publish is delivered; every message the
+// owner's final log holds (the ground truth of unknown outcomes) is
+// delivered; nothing is delivered that was never published; nothing
+// reported failed is delivered.
+func checkTotalQueue(ix *index) []sim.Violation {
+	var out []sim.Violation
+	add := func(v sim.Violation) {
+		if len(out) < maxReports {
+			out = append(out, v)
+		}
+	}
+	for _, op := range ix.h.Ops {
+		if op.Kind != "publish" {
+			continue
+		}
+		delivered := len(ix.deliveries[op.ID]) > 0
+		switch {
+		case op.Outcome == sim.OutcomeOK && !delivered && !ix.inLog[op.ID]:
+			add(safety("total-queue", "confirmed message %s is lost: never delivered and not in the owner's log%s", op.ID, ix.life(op.ID)))
+		case op.Outcome == sim.OutcomeOK && !delivered:
+			add(liveness("total-queue", "confirmed message %s was not delivered by the end of the run%s", op.ID, ix.life(op.ID)))
+		case op.Outcome != sim.OutcomeFailed && ix.inLog[op.ID] && !delivered:
+			add(liveness("total-queue", "message %s (outcome %s) is in the owner's log but was never delivered%s", op.ID, op.Outcome, ix.life(op.ID)))
+		case op.Outcome == sim.OutcomeFailed && (delivered || ix.inLog[op.ID]):
+			add(safety("total-queue", "publish of %s was reported failed (%s) but happened%s", op.ID, op.Status, ix.life(op.ID)))
+		}
+	}
+	for _, d := range ix.h.Deliveries {
+		if ix.publishes[d.ID] == nil {
+			add(safety("total-queue", "delivered %s, which no client published%s", d.ID, ix.life(d.ID)))
+		}
+	}
+	return out
+}
+
+// checkSettled: once an ack was confirmed, the owner never sends the
+// message again. Stamps are the simulator's ground truth of send order.
+func checkSettled(ix *index) []sim.Violation {
+	var out []sim.Violation
+	for _, op := range ix.h.Ops {
+		if op.Kind != "ack" || op.Outcome != sim.OutcomeOK || op.Replied.IsZero() {
+			continue
+		}
+		for _, d := range ix.sends[op.ID] {
+			if op.Replied.Before(d.Sent) && len(out) < maxReports {
+				out = append(out, safety("settled-stays-settled", "%s was delivered at %v after its ack was confirmed at %v%s",
+					op.ID, d.Sent, op.Replied, ix.life(op.ID)))
+			}
+		}
+	}
+	return out
+}
+
+// checkDurability holds each replica to its word: after a restart it must
+// still hold every record it reported durable, except where a newer owner
+// made it truncate.
+func checkDurability(h *sim.History) []sim.Violation {
+	type key struct {
+		node  node.NodeID
+		queue string
+	}
+	claimed := make(map[key]uint64)
+	var out []sim.Violation
+	for _, e := range h.NodeEvents {
+		k := key{e.Node, e.Queue}
+		switch e.Name {
+		case "queue.reported", "queue.durable":
+			claimed[k] = max(claimed[k], e.Value)
+		case "queue.truncate":
+			claimed[k] = min(claimed[k], e.Value)
+		case "queue.open":
+			if e.Value < claimed[k] && len(out) < maxReports {
+				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable",
+					e.Node, e.Queue, e.At, e.Value, claimed[k]))
+			}
+		}
+	}
+	return out
+}
+
+// entryView is what replicas must agree on, record by record.
+type entryView struct {
+	Index uint64
+	Type  string
+	Epoch uint64
+	ID    wire.MessageID
+}
+
+// checkConvergence compares every replica of a queue with its owner's:
+// their common history must be identical (safety), and after the quiet
+// end of the run every replica must have caught up (liveness).
+func checkConvergence(h *sim.History) []sim.Violation {
+	var out []sim.Violation
+	byQueue := make(map[string]map[node.NodeID]node.ReplicaDump)
+	var queues []string
+	for _, id := range sortedNodes(h.Final) {
+		for _, r := range h.Final[id] {
+			if byQueue[r.Queue] == nil {
+				byQueue[r.Queue] = make(map[node.NodeID]node.ReplicaDump)
+				queues = append(queues, r.Queue)
+			}
+			byQueue[r.Queue][id] = r
+		}
+	}
+	slices.Sort(queues)
+	for _, q := range queues {
+		out = append(out, compareReplicas(q, h.Owners[q], byQueue[q])...)
+	}
+	return out
+}
+
+func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump) []sim.Violation {
+	var out []sim.Violation
+	own, ok := reps[owner]
+	if !ok {
+		return []sim.Violation{liveness("convergence", "queue %s: the owner %s holds no replica at the end", q, owner)}
+	}
+	if own.Err != nil {
+		return []sim.Violation{liveness("convergence", "queue %s: the owner's replica is unreadable: %v", q, own.Err)}
+	}
+	for _, id := range slices.Sorted(maps.Keys(reps)) {
+		r := reps[id]
+		switch {
+		case id == owner:
+			continue
+		case r.Err != nil:
+			out = append(out, liveness("convergence", "queue %s: replica on %s is unreadable: %v", q, id, r.Err))
+			continue
+		}
+		a, b := views(own.Entries), views(r.Entries)
+		n := min(len(a), len(b))
+		if i := firstDifference(a[:n], b[:n]); i >= 0 {
+			lo, hi := max(0, i-3), min(n, i+4)
+			out = append(out, safety("convergence", "queue %s: %s and %s disagree from index %d (-owner +replica):\n%s",
+				q, owner, id, a[i].Index, cmp.Diff(a[lo:hi], b[lo:hi])))
+			continue
+		}
+		if len(a) == len(b) && own.Digest != r.Digest {
+			out = append(out, safety("convergence", "queue %s: %s and %s hold the same %d records but digests %s and %s",
+				q, owner, id, len(a), own.Digest, r.Digest))
+		}
+		if len(b) < len(a) {
+			out = append(out, liveness("convergence", "queue %s: replica on %s holds %d records, the owner %d, after the quiet end",
+				q, id, len(b), len(a)))
+		}
+	}
+	return out
+}
+
+func views(es []node.LogEntry) []entryView {
+	out := make([]entryView, len(es))
+	for i, e := range es {
+		out[i] = entryView{e.Index, e.Type, e.Epoch, e.ID}
+	}
+	return out
+}
+
+func firstDifference(a, b []entryView) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkFIFO: for one producer and queue, if a confirmed immediate publish
+// finished before the next was invoked, its first delivery was sent first.
+func checkFIFO(ix *index) []sim.Violation {
+	type key struct {
+		client int
+		queue  string
+	}
+	var order []key
+	runs := make(map[key][]*sim.OpRecord)
+	for i := range ix.h.Ops {
+		op := &ix.h.Ops[i]
+		if op.Kind != "publish" || op.Outcome != sim.OutcomeOK || op.Delay > 0 {
+			continue
+		}
+		k := key{op.Client, op.Queue}
+		if runs[k] == nil {
+			order = append(order, k)
+		}
+		runs[k] = append(runs[k], op)
+	}
+	var out []sim.Violation
+	for _, k := range order {
+		ops := runs[k]
+		for i := 1; i < len(ops) && len(out) < maxReports; i++ {
+			p1, p2 := ops[i-1], ops[i]
+			d1, d2 := ix.firstSent(p1.ID), ix.firstSent(p2.ID)
+			if p1.Done < p2.Invoked && d1 != nil && d2 != nil && d2.Sent.Before(d1.Sent) {
+				out = append(out, safety("fifo", "producer %d on %s: %s was confirmed before %s was published, yet delivered after it (%v > %v)%s%s",
+					k.client, k.queue, p1.ID, p2.ID, d1.Sent, d2.Sent, ix.life(p1.ID), ix.life(p2.ID)))
+			}
+		}
+	}
+	return out
+}
+
+func (ix *index) firstSent(id wire.MessageID) *sim.DeliveryRecord {
+	var first *sim.DeliveryRecord
+	for _, d := range ix.sends[id] {
+		if first == nil || d.Sent.Before(first.Sent) {
+			first = d
+		}
+	}
+	return first
+}

@@ -1,0 +1,146 @@
+package props
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// Stats summarizes a queue history for the one-line report.
+type Stats struct {
+	Published, Confirmed, Unknown, Failed int
+	Delivered, Duplicates, Acked          int
+}
+
+// String renders the stats.
+func (s Stats) String() string {
+	return fmt.Sprintf("published=%d confirmed=%d unknown=%d failed=%d delivered=%d dup=%d acked=%d",
+		s.Published, s.Confirmed, s.Unknown, s.Failed, s.Delivered, s.Duplicates, s.Acked)
+}
+
+// index gathers a history by message ID.
+type index struct {
+	h          *sim.History
+	publishes  map[wire.MessageID]*sim.OpRecord
+	deliveries map[wire.MessageID][]*sim.DeliveryRecord // received by a client
+	sends      map[wire.MessageID][]*sim.DeliveryRecord // sent by an owner (ground truth)
+	// inLog says whether the owner's final log holds a publish of the ID.
+	inLog map[wire.MessageID]bool
+}
+
+func newIndex(h *sim.History) *index {
+	ix := &index{
+		h:          h,
+		publishes:  make(map[wire.MessageID]*sim.OpRecord),
+		deliveries: make(map[wire.MessageID][]*sim.DeliveryRecord),
+		sends:      make(map[wire.MessageID][]*sim.DeliveryRecord),
+		inLog:      make(map[wire.MessageID]bool),
+	}
+	for i := range h.Ops {
+		if op := &h.Ops[i]; op.Kind == "publish" {
+			ix.publishes[op.ID] = op
+		}
+	}
+	for i := range h.Deliveries {
+		d := &h.Deliveries[i]
+		ix.deliveries[d.ID] = append(ix.deliveries[d.ID], d)
+	}
+	for i := range h.Sends {
+		d := &h.Sends[i]
+		ix.sends[d.ID] = append(ix.sends[d.ID], d)
+	}
+	for _, id := range sortedNodes(h.Final) {
+		for _, r := range h.Final[id] {
+			if h.Owners[r.Queue] != id {
+				continue
+			}
+			for _, e := range r.Entries {
+				if e.Type == "publish" {
+					ix.inLog[e.ID] = true
+				}
+			}
+		}
+	}
+	return ix
+}
+
+func sortedNodes(m map[node.NodeID][]node.ReplicaDump) []node.NodeID {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// CheckQueue runs every queue checker over a history.
+func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
+	ix := newIndex(h)
+	var out []sim.Violation
+	out = append(out, checkTotalQueue(ix)...)
+	out = append(out, checkSettled(ix)...)
+	out = append(out, checkDurability(h)...)
+	out = append(out, checkConvergence(h)...)
+	out = append(out, checkFIFO(ix)...)
+	return out, stats(ix)
+}
+
+func stats(ix *index) Stats {
+	var s Stats
+	for _, op := range ix.h.Ops {
+		switch {
+		case op.Kind == "publish":
+			s.Published++
+			switch op.Outcome {
+			case sim.OutcomeOK:
+				s.Confirmed++
+			case sim.OutcomeFailed:
+				s.Failed++
+			default:
+				s.Unknown++
+			}
+		case op.Kind == "ack" && op.Outcome == sim.OutcomeOK:
+			s.Acked++
+		}
+	}
+	s.Delivered = len(ix.deliveries)
+	s.Duplicates = len(ix.h.Deliveries) - s.Delivered
+	return s
+}
+
+// life renders everything the history knows about one message.
+func (ix *index) life(id wire.MessageID) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n    life of %s:", id)
+	for _, op := range ix.h.Ops {
+		if op.ID == id && (op.Kind == "publish" || op.Kind == "ack" || op.Kind == "nack") {
+			fmt.Fprintf(&b, "\n      %-7s client=%d q=%s invoked=%v done=%v outcome=%s status=%s index=%d replied=%v",
+				op.Kind, op.Client, op.Queue, op.Invoked, op.Done, op.Outcome, op.Status, op.Index, op.Replied)
+		}
+	}
+	for _, d := range ix.sends[id] {
+		fmt.Fprintf(&b, "\n      sent    client=%d from=%s lease=%d attempt=%d at=%v", d.Client, d.From, d.Lease, d.Attempt, d.Sent)
+	}
+	for _, d := range ix.deliveries[id] {
+		fmt.Fprintf(&b, "\n      receive client=%d from=%s lease=%d attempt=%d sent=%v received=%v",
+			d.Client, d.From, d.Lease, d.Attempt, d.Sent, d.Received)
+	}
+	for _, nid := range sortedNodes(ix.h.Final) {
+		for _, r := range ix.h.Final[nid] {
+			for _, e := range r.Entries {
+				if e.ID == id && (e.Type == "publish" || e.Type == "settle") {
+					fmt.Fprintf(&b, "\n      on-disk %s q=%s %s index=%d epoch=%d", nid, r.Queue, e.Type, e.Index, e.Epoch)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func safety(checker, format string, args ...any) sim.Violation {
+	return sim.Violation{Kind: sim.Safety, Checker: checker, Detail: fmt.Sprintf(format, args...)}
+}
+
+func liveness(checker, format string, args ...any) sim.Violation {
+	return sim.Violation{Kind: sim.Liveness, Checker: checker, Detail: fmt.Sprintf(format, args...)}
+}

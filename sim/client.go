@@ -1,0 +1,187 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// clientAddrBase offsets client addresses from node IDs on the network.
+const clientAddrBase = 1000
+
+// clientProc is a simulated client: the client core, driven over the
+// simulated network by a workload role, recording everything it invokes
+// and sees into the history.
+type clientProc struct {
+	w        *World
+	index    int
+	addr     netsim.Addr
+	core     *core.Client
+	rng      *rand.Rand
+	producer bool
+	consumer bool
+	ops      map[core.OpID]int // history index of each pending op
+	// tickAt is when the core's next deadline is scheduled; tickGen
+	// invalidates older scheduled ticks.
+	tickAt  time.Duration
+	tickGen uint64
+	// replied stamps the reply being handled, for the ops it completes.
+	replied Stamp
+	// lastSub notes when each queue's subscription last failed, to retry.
+	subscribed map[string]bool
+}
+
+// conn is a client connection to one incarnation of a node.
+type conn struct {
+	client  *clientProc
+	node    int
+	nodeInc uint64
+}
+
+func (w *World) newClient(i int, wl *Workload) *clientProc {
+	nodes := make([]uint32, len(w.procs))
+	for j, p := range w.procs {
+		nodes[j] = uint32(p.id)
+	}
+	rng := newStream(w.sc.Seed, streamWorkload, uint64(i))
+	c := &clientProc{
+		w: w, index: i, addr: netsim.Addr(clientAddrBase + i + 1), rng: rng,
+		producer: i < wl.Producers, consumer: i >= wl.Producers,
+		ops: make(map[core.OpID]int), subscribed: make(map[string]bool),
+	}
+	c.core = core.New(core.Config{
+		Producer: uint64(i + 1), Nodes: nodes, RequestTimeout: wl.RequestTimeout,
+		MaxAttempts: 4, RetryBackoff: 20 * time.Millisecond,
+	}, newStream(w.sc.Seed, streamWorkload, uint64(i), 1))
+	return c
+}
+
+func (c *clientProc) who() string { return fmt.Sprintf("c%d", c.index+1) }
+
+func (c *clientProc) now() time.Time { return Epoch.Add(c.w.now) }
+
+func (c *clientProc) tracef(format string, args ...any) {
+	c.w.trace.line(c.w.now, c.who(), format, args...)
+}
+
+// quiet reports whether the run has reached its final quiet stretch.
+func (c *clientProc) quiet() bool {
+	return c.w.now >= c.w.sc.Safety+c.w.sc.Liveness-c.w.sc.Workload.Quiet
+}
+
+// flush sends what the core wants sent, records what it reports, and
+// schedules its next deadline.
+func (c *clientProc) flush() {
+	for _, out := range c.core.Outbox() {
+		c.send(out.To, out.Msg)
+	}
+	for _, e := range c.core.Events() {
+		c.record(e)
+	}
+	if at, ok := c.core.NextDeadline(); ok {
+		d := max(at.Sub(Epoch), c.w.now)
+		if c.tickGen == 0 || d < c.tickAt || c.tickAt < c.w.now {
+			c.tickGen++
+			gen := c.tickGen
+			c.tickAt = d
+			c.w.schedule(d, -1, 0, func() {
+				if gen == c.tickGen {
+					c.tickGen = 0
+					c.core.Tick(c.now())
+					c.flush()
+				}
+			})
+		}
+	}
+}
+
+// send carries a request to a node over the simulated network, on the
+// connection to the node's current incarnation.
+func (c *clientProc) send(to uint32, m wire.Message) {
+	idx := int(to) - 1
+	if idx < 0 || idx >= len(c.w.procs) {
+		panic(fmt.Sprintf("sim: client %d sent to unknown node %d", c.index, to))
+	}
+	p := c.w.procs[idx]
+	frame := wire.Encode(nil, m)
+	if p.state == stateDown {
+		c.tracef("send to=%s %s: node down", p.id, wire.Describe(m))
+		c.w.resetClient(c, p, p.inc, c.w.net.RoundTrip(c.addr, netsim.Addr(p.id)))
+		return
+	}
+	arrivals := c.w.net.Route(c.w.now, c.addr, netsim.Addr(p.id), len(frame))
+	c.tracef("send to=%s %s copies=%d", p.id, wire.Describe(m), len(arrivals))
+	inc := p.inc
+	for _, at := range arrivals {
+		c.w.schedule(at, idx, inc, func() {
+			m, err := wire.Decode(frame)
+			if err != nil {
+				panic(fmt.Sprintf("sim: a client frame does not decode: %v", err))
+			}
+			id := c.w.connFor(c, p)
+			p.tracef("client conn=%d from=%s %s", id, c.who(), wire.Describe(m))
+			p.handler.OnClient(id, m)
+		})
+	}
+}
+
+// receive hands a node's message to the core.
+func (c *clientProc) receive(from node.NodeID, m wire.Message, sent Stamp) {
+	c.tracef("recv from=%s %s", from, wire.Describe(m))
+	c.replied = sent
+	c.core.OnMessage(c.now(), uint32(from), m)
+	c.flush()
+	c.replied = Stamp{}
+}
+
+// record writes a core event into the history and lets the workload react.
+func (c *clientProc) record(e core.Event) {
+	h := c.w.hist
+	if e.Delivery != nil {
+		d := e.Delivery
+		h.Deliveries = append(h.Deliveries, DeliveryRecord{
+			Client: c.index, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt,
+			From: node.NodeID(d.From), Sent: c.replied, Received: c.w.now,
+		})
+		c.react(*d)
+		return
+	}
+	i, ok := c.ops[e.Op]
+	if !ok {
+		panic(fmt.Sprintf("sim: client %d got an event for unknown op %d", c.index, e.Op))
+	}
+	delete(c.ops, e.Op)
+	op := &h.Ops[i]
+	op.Done, op.Status, op.Index = c.w.now, e.Status, e.Index
+	switch e.Outcome {
+	case core.OutcomeOK:
+		op.Outcome, op.Replied = OutcomeOK, c.replied
+	case core.OutcomeFailed:
+		op.Outcome = OutcomeFailed
+	default:
+		op.Outcome = OutcomeUnknown
+	}
+	c.tracef("done %s %s q=%s %s status=%s", op.Kind, op.ID, op.Queue, op.Outcome, op.Status)
+	if op.Kind == "create" && op.Outcome != OutcomeOK && op.Status != wire.StatusQueueExists {
+		// Like an operator, keep at it until the queue certainly exists.
+		q := op.Queue
+		c.w.schedule(c.w.now+200*time.Millisecond, -1, 0, func() { c.createQueue(q) })
+	}
+	if op.Kind == "subscribe" && op.Outcome != OutcomeOK {
+		c.subscribed[op.Queue] = false
+		c.w.schedule(c.w.now+200*time.Millisecond, -1, 0, func() { c.subscribe(op.Queue) })
+	}
+}
+
+// invoked adds an op to the history as pending.
+func (c *clientProc) invoked(id core.OpID, kind, queue string, msg wire.MessageID, delay time.Duration) {
+	c.w.hist.Ops = append(c.w.hist.Ops, OpRecord{
+		Client: c.index, Kind: kind, Queue: queue, ID: msg, Delay: delay, Invoked: c.w.now, Outcome: OutcomePending,
+	})
+	c.ops[id] = len(c.w.hist.Ops) - 1
+}

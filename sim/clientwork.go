@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// startClients schedules every client's first action.
+func (w *World) startClients() {
+	wl := w.sc.Workload
+	for i := range wl.Producers + wl.Consumers {
+		c := w.newClient(i, wl)
+		w.clients = append(w.clients, c)
+		if i == 0 {
+			w.schedule(0, -1, 0, c.createQueues)
+		}
+		start := 300*time.Millisecond + time.Duration(c.rng.Int64N(int64(100*time.Millisecond)))
+		if c.producer {
+			w.schedule(start, -1, 0, c.publishLoop)
+		} else {
+			w.schedule(start, -1, 0, func() {
+				for _, q := range wl.Queues {
+					c.subscribe(q.Name)
+				}
+			})
+		}
+	}
+}
+
+var noID wire.MessageID
+
+func (c *clientProc) createQueues() {
+	for _, q := range c.w.sc.Workload.Queues {
+		c.createQueue(q.Name)
+	}
+}
+
+func (c *clientProc) createQueue(name string) {
+	if c.quiet() {
+		return
+	}
+	for _, q := range c.w.sc.Workload.Queues {
+		if q.Name == name {
+			id := c.core.CreateQueue(c.now(), q.Name, q.Policy)
+			c.invoked(id, "create", q.Name, noID, 0)
+		}
+	}
+	c.flush()
+}
+
+// publishLoop publishes one message and schedules the next, until the
+// safety phase ends.
+func (c *clientProc) publishLoop() {
+	wl := c.w.sc.Workload
+	if c.w.Live() {
+		return
+	}
+	q := wl.Queues[c.rng.IntN(len(wl.Queues))].Name
+	payload := make([]byte, c.rng.IntN(wl.PayloadMax+1))
+	for i := range payload {
+		payload[i] = byte(c.rng.Uint32())
+	}
+	var delay time.Duration
+	if chance(c.rng, wl.DelayChance) {
+		delay = time.Duration(1 + c.rng.Int64N(int64(wl.DelayMax)))
+	}
+	id, msg := c.core.Publish(c.now(), q, payload, delay)
+	c.invoked(id, "publish", q, msg, delay)
+	c.flush()
+	c.w.schedule(c.w.now+wl.PublishEvery.Draw(c.rng), -1, 0, c.publishLoop)
+}
+
+func (c *clientProc) subscribe(queue string) {
+	if c.quiet() || c.subscribed[queue] {
+		return
+	}
+	wl := c.w.sc.Workload
+	c.subscribed[queue] = true
+	id := c.core.Subscribe(c.now(), queue, wl.Window, wl.Lease)
+	c.invoked(id, "subscribe", queue, noID, 0)
+	c.flush()
+}
+
+// react decides, after some thinking time, what to do with a delivery:
+// during the safety phase ack, nack or ignore it; in the calm phase ack
+// it; in the quiet end do nothing.
+func (c *clientProc) react(d core.Delivery) {
+	wl := c.w.sc.Workload
+	think := wl.Think.Draw(c.rng)
+	roll := c.rng.Float64()
+	c.w.schedule(c.w.now+think, -1, 0, func() {
+		if c.quiet() {
+			return
+		}
+		var id core.OpID
+		kind := "ack"
+		switch {
+		case c.w.Live() || roll < wl.AckChance:
+			id = c.core.Ack(c.now(), d)
+		case roll < wl.AckChance+wl.NackChance:
+			id, kind = c.core.Nack(c.now(), d), "nack"
+		default:
+			return // let the lease run out
+		}
+		c.invoked(id, kind, d.Queue, d.ID, 0)
+		c.flush()
+	})
+}
+
+// connFor returns the connection between a client and a node process's
+// current incarnation, opening it on first use.
+func (w *World) connFor(c *clientProc, p *process) node.ConnID {
+	key := connKey{c.index, p.index, p.inc}
+	if id, ok := w.connByKey[key]; ok {
+		return id
+	}
+	w.nextConn++
+	w.conns[w.nextConn] = &conn{client: c, node: p.index, nodeInc: p.inc}
+	w.connByKey[key] = w.nextConn
+	return w.nextConn
+}
+
+type connKey struct {
+	client, node int
+	inc          uint64
+}
+
+// resetClient tells a client, after delay, that its connection to a
+// node's incarnation broke.
+func (w *World) resetClient(c *clientProc, p *process, inc uint64, delay time.Duration) {
+	key := clientNodeKey{c.index, p.index}
+	if w.clientResets[key] == inc {
+		return
+	}
+	w.clientResets[key] = inc
+	w.schedule(w.now+delay, -1, 0, func() {
+		c.tracef("disconnect node=%s", p.id)
+		c.core.OnDisconnect(c.now(), uint32(p.id))
+		c.flush()
+	})
+}
+
+type clientNodeKey struct{ client, node int }
+
+// dropConnections breaks every client connection to a crashed node's
+// incarnation; clients hear of it a round trip later unless a partition
+// swallows the reset.
+func (w *World) dropConnections(p *process, inc uint64) {
+	for _, c := range w.clients {
+		key := connKey{c.index, p.index, inc}
+		id, has := w.connByKey[key]
+		if !has {
+			continue
+		}
+		delete(w.connByKey, key)
+		delete(w.conns, id)
+		if !w.net.Blocked(netsim.Addr(p.id), c.addr) {
+			w.resetClient(c, p, inc, w.net.RoundTrip(c.addr, netsim.Addr(p.id)))
+		}
+	}
+}

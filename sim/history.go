@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// Stamp is a point in a run's total order: the virtual time and the
+// sequence number of the event. The simulator stamps every message a
+// node sends, which gives checkers the ground truth of "before".
+type Stamp struct {
+	At  time.Duration
+	Seq uint64
+}
+
+// Before reports whether s happened before o.
+func (s Stamp) Before(o Stamp) bool {
+	if s.At != o.At {
+		return s.At < o.At
+	}
+	return s.Seq < o.Seq
+}
+
+// IsZero reports whether the stamp was never set.
+func (s Stamp) IsZero() bool { return s == Stamp{} }
+
+// String renders the stamp.
+func (s Stamp) String() string { return fmt.Sprintf("%v#%d", s.At, s.Seq) }
+
+// Op outcomes as the history records them.
+const (
+	OutcomePending = "pending" // never completed before the run ended
+	OutcomeOK      = "ok"
+	OutcomeFailed  = "failed"
+	OutcomeUnknown = "unknown"
+)
+
+// OpRecord is one client operation from invocation to outcome.
+type OpRecord struct {
+	Client  int
+	Kind    string // create, delete, publish, subscribe, ack, nack
+	Queue   string
+	ID      wire.MessageID
+	Delay   time.Duration
+	Invoked time.Duration
+	Done    time.Duration
+	Outcome string
+	Status  wire.Status
+	Index   uint64
+	// Replied stamps the node's final reply, when the outcome came from
+	// one.
+	Replied Stamp
+}
+
+// DeliveryRecord is one delivery a client received.
+type DeliveryRecord struct {
+	Client   int
+	Queue    string
+	ID       wire.MessageID
+	Lease    uint64
+	Attempt  uint32
+	From     node.NodeID
+	Sent     Stamp // when the owner sent it
+	Received time.Duration
+}
+
+// NodeEvent is a node event that checkers read (durability reports,
+// truncations, replica opens).
+type NodeEvent struct {
+	At    time.Duration
+	Node  node.NodeID
+	Name  string
+	Queue string
+	Value uint64 // the event's numeric attribute
+	Epoch uint64
+}
+
+// History is everything a run's checkers judge: what clients asked and
+// saw, what nodes reported, and what their disks held at the end.
+type History struct {
+	Ops []OpRecord
+	// Deliveries are the deliveries clients received; Sends every
+	// delivery an owner sent, received or not.
+	Deliveries []DeliveryRecord
+	Sends      []DeliveryRecord
+	NodeEvents []NodeEvent
+	// Final holds, per node, the replicas its disk held at the end of the
+	// run (read from what a power loss would leave).
+	Final map[node.NodeID][]node.ReplicaDump
+	// Owners maps each queue to its owner.
+	Owners map[string]node.NodeID
+	// Crashes counts node crashes during the run.
+	Crashes int
+}

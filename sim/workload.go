@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// Workload is what the simulated clients do: which queues exist, how many
+// producers and consumers there are, and how they behave. It is part of
+// the scenario, drawn from the seed like the faults.
+type Workload struct {
+	Queues    []QueueSpec
+	Producers int
+	Consumers int
+	// PublishEvery is the pause between one producer's publishes.
+	PublishEvery netsim.Latency
+	PayloadMax   int
+	// DelayChance is the chance a publish is delayed, by up to DelayMax.
+	DelayChance float64
+	DelayMax    time.Duration
+	// AckChance and NackChance split what a consumer does with a delivery
+	// during the safety phase; the rest it ignores until the lease runs
+	// out. In the calm phase it acks everything.
+	AckChance, NackChance float64
+	Lease                 time.Duration
+	Window                uint32
+	Think                 netsim.Latency // consumer processing time
+	RequestTimeout        time.Duration
+	// Quiet is the final stretch of the run in which clients start
+	// nothing new, so replicas can converge before the checks.
+	Quiet time.Duration
+}
+
+// QueueSpec is one queue of the workload.
+type QueueSpec struct {
+	Name   string
+	Policy wire.Policy
+}
+
+// String summarizes the workload on one line.
+func (wl Workload) String() string {
+	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d",
+		len(wl.Queues), wl.Producers, wl.Consumers, wl.PublishEvery, wl.PayloadMax, wl.DelayChance, wl.DelayMax,
+		wl.AckChance, wl.NackChance, wl.Lease, wl.Window)
+}
+
+func drawWorkload(r *rand.Rand) *Workload {
+	wl := &Workload{
+		Producers: 1 + r.IntN(3),
+		Consumers: 1 + r.IntN(3),
+		PublishEvery: netsim.Latency{
+			Min: time.Duration(2+r.IntN(10)) * time.Millisecond,
+			Max: time.Duration(15+r.IntN(60)) * time.Millisecond,
+		},
+		PayloadMax:     pick(r, 64, 512, 4096),
+		DelayChance:    pick(r, 0, 0, 0.05, 0.2),
+		DelayMax:       time.Duration(50+r.IntN(1000)) * time.Millisecond,
+		AckChance:      pick(r, 1, 0.9, 0.7),
+		NackChance:     pick(r, 0, 0.05, 0.15),
+		Lease:          time.Duration(100+r.IntN(900)) * time.Millisecond,
+		Window:         uint32(1 + r.IntN(16)),
+		Think:          netsim.Latency{Min: 0, Max: time.Duration(1+r.IntN(20)) * time.Millisecond},
+		RequestTimeout: time.Duration(200+r.IntN(800)) * time.Millisecond,
+		Quiet:          2 * time.Second,
+	}
+	wl.NackChance = min(wl.NackChance, 1-wl.AckChance)
+	for i := range 1 + r.IntN(3) {
+		wl.Queues = append(wl.Queues, QueueSpec{
+			Name:   fmt.Sprintf("q%d", i),
+			Policy: pick(r, wire.PolicyMajority, wire.PolicyMajority, wire.PolicyMajority, wire.PolicyAll, wire.PolicyOwnerOnly),
+		})
+	}
+	return wl
+}
