@@ -68,6 +68,7 @@ func drawWorkload(r *rand.Rand) *Workload {
 		Quiet:          2 * time.Second,
 	}
 	wl.NackChance = min(wl.NackChance, 1-wl.AckChance)
+	wl.Window = max(wl.Window, wl.windowForCapacity())
 	for i := range 1 + r.IntN(3) {
 		wl.Queues = append(wl.Queues, QueueSpec{
 			Name:   fmt.Sprintf("q%d", i),
@@ -75,4 +76,16 @@ func drawWorkload(r *rand.Rand) *Workload {
 		})
 	}
 	return wl
+}
+
+// windowForCapacity is the smallest subscription window that lets the
+// consumers settle messages at least twice as fast as producers publish
+// them, so a backlog built during the safety phase can drain within the
+// liveness bound. A settle costs a round trip and a confirmation (about
+// 10ms here) plus the consumer's thinking time.
+func (wl *Workload) windowForCapacity() uint32 {
+	perSecond := float64(wl.Producers) / ((wl.PublishEvery.Min + wl.PublishEvery.Max).Seconds() / 2)
+	settle := 10*time.Millisecond + wl.Think.Max
+	need := 2 * perSecond * settle.Seconds() / float64(wl.Consumers)
+	return uint32(need) + 1
 }

@@ -23,9 +23,11 @@ const (
 const usage = `usage: cairn-sim <command> [flags]
 
 commands:
-  run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE]
+  run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE] [--system queue|counter]
   replay      rerun one seed exactly and write its trace: --seed N [--trace FILE]
   boundaries  list the transition boundaries met: [--seed N | --seeds A-B]
+  hunt        switch on a planted bug and find the first seed that catches it:
+              --bug NAME [--seeds A-B] (needs a binary built with -tags cairn_bugs)
 
 exit codes: 0 ok, 1 safety violation, 2 liveness failure, 3 simulator crash, 64 usage
 `
@@ -44,6 +46,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdReplay(args[1:], stdout, stderr)
 	case "boundaries":
 		code, err = cmdBoundaries(args[1:], stdout, stderr)
+	case "hunt":
+		code, err = cmdHunt(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnmq/cairn/props"
 	"github.com/cairnmq/cairn/sim"
 	"github.com/sourcegraph/conc"
 )
@@ -17,41 +18,56 @@ import (
 // outcome is one seed's result, or the panic that ended it.
 type outcome struct {
 	res   sim.Result
+	stats props.Stats
 	crash string
 }
 
-func runSeed(seed uint64, trace io.Writer) (o outcome) {
+// systems the simulator can run.
+const (
+	systemQueue   = "queue"
+	systemCounter = "counter"
+)
+
+func runSeed(system string, seed uint64, trace io.Writer) (o outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			o = outcome{res: sim.Result{Seed: seed}, crash: fmt.Sprintf("%v\n%s", r, debug.Stack())}
 		}
 	}()
-	sc := sim.CounterScenario(seed)
-	return outcome{res: sim.NewWorld(sc, sim.NewCounterSystem(), trace).Run()}
+	if system == systemCounter {
+		return outcome{res: sim.NewWorld(sim.CounterScenario(seed), sim.NewCounterSystem(), trace).Run()}
+	}
+	rep := props.RunQueueSeed(seed, trace)
+	return outcome{res: rep.Result, stats: rep.Stats}
 }
 
 // sweep runs seeds on workers and hands outcomes to report in seed order.
-func sweep(r seedRange, workers int, report func(outcome)) {
+// report returns false to stop the sweep early.
+func sweep(system string, r seedRange, workers int, report func(outcome) bool) {
 	n := r.count()
 	results := make([]chan outcome, n)
 	for i := range results {
 		results[i] = make(chan outcome, 1)
 	}
 	var next atomic.Int64
+	var stop atomic.Bool
 	var wg conc.WaitGroup
 	for range min(workers, n) {
 		wg.Go(func() {
-			for {
+			for !stop.Load() {
 				i := next.Add(1) - 1
 				if i >= int64(n) {
 					return
 				}
-				results[i] <- runSeed(r.first+uint64(i), nil)
+				results[i] <- runSeed(system, r.first+uint64(i), nil)
 			}
 		})
 	}
 	for i := range n {
-		report(<-results[i])
+		if !report(<-results[i]) {
+			stop.Store(true)
+			break
+		}
 	}
 	wg.Wait()
 }
@@ -63,6 +79,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "seeds run in parallel")
 	tracePath := fs.String("trace", "", "write the full trace of a single seed to this file")
 	quiet := fs.Bool("quiet", false, "print only failures and the summary")
+	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
+	bug := fs.String("bug", "", "switch on a planted bug (binaries built with -tags cairn_bugs)")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -70,31 +88,49 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := checkSystem(*system); err != nil {
+		return 0, err
+	}
+	if err := enableBug(*bug); err != nil {
+		return 0, err
+	}
 	if *tracePath != "" {
 		if r.count() != 1 {
 			return 0, usageError{"--trace needs a single --seed"}
 		}
-		return replayTo(r.first, *tracePath, stdout)
+		return replayTo(*system, r.first, *tracePath, *bug, stdout)
 	}
 	if *workers < 1 {
 		return 0, usageError{"--workers must be at least 1"}
 	}
 	var sum summary
 	start := time.Now()
-	sweep(r, *workers, func(o outcome) {
+	sweep(*system, r, *workers, func(o outcome) bool {
 		sum.add(o)
 		if !*quiet || o.crash != "" || o.res.Failed() {
-			printOutcome(stdout, o)
+			printOutcome(stdout, o, *bug)
 		}
+		return true
 	})
 	sum.print(stdout, time.Since(start))
 	return sum.exitCode(), nil
 }
 
-func printOutcome(w io.Writer, o outcome) {
+func checkSystem(system string) error {
+	if system != systemQueue && system != systemCounter {
+		return usageError{fmt.Sprintf("--system %q: want queue or counter", system)}
+	}
+	return nil
+}
+
+func printOutcome(w io.Writer, o outcome, bug string) {
 	res := o.res
+	replay := fmt.Sprintf("cairn-sim replay --seed %d", res.Seed)
+	if bug != "" {
+		replay += " --bug " + bug
+	}
 	if o.crash != "" {
-		fmt.Fprintf(w, "seed=%d SIMULATOR CRASH: %s\n  replay: cairn-sim replay --seed %d\n", res.Seed, o.crash, res.Seed)
+		fmt.Fprintf(w, "seed=%d SIMULATOR CRASH: %s\n  replay: %s\n", res.Seed, o.crash, replay)
 		return
 	}
 	status := "ok"
@@ -106,7 +142,7 @@ func printOutcome(w io.Writer, o outcome) {
 		fmt.Fprintf(w, "  %s\n", v)
 	}
 	if res.Failed() {
-		fmt.Fprintf(w, "  replay: cairn-sim replay --seed %d --trace trace-%d.txt\n", res.Seed, res.Seed)
+		fmt.Fprintf(w, "  replay: %s --trace trace-%d.txt\n", replay, res.Seed)
 	}
 }
 
@@ -115,6 +151,7 @@ type summary struct {
 	seeds, safety, liveness, crashes int
 	events                           int
 	simTime                          time.Duration
+	stats                            props.Stats
 }
 
 func (s *summary) add(o outcome) {
@@ -129,11 +166,19 @@ func (s *summary) add(o outcome) {
 	}
 	s.events += o.res.Events
 	s.simTime += o.res.SimTime
+	st := &s.stats
+	st.Published += o.stats.Published
+	st.Confirmed += o.stats.Confirmed
+	st.Unknown += o.stats.Unknown
+	st.Failed += o.stats.Failed
+	st.Delivered += o.stats.Delivered
+	st.Duplicates += o.stats.Duplicates
+	st.Acked += o.stats.Acked
 }
 
 func (s *summary) print(w io.Writer, wall time.Duration) {
-	fmt.Fprintf(w, "seeds=%d safety-violations=%d liveness-failures=%d simulator-crashes=%d events=%d simulated=%v wall=%v (%.0f simulated s per wall s)\n",
-		s.seeds, s.safety, s.liveness, s.crashes, s.events, s.simTime.Round(time.Millisecond), wall.Round(time.Millisecond),
+	fmt.Fprintf(w, "seeds=%d %s safety-violations=%d liveness-failures=%d simulator-crashes=%d events=%d simulated=%v wall=%v (%.0f simulated s per wall s)\n",
+		s.seeds, s.stats, s.safety, s.liveness, s.crashes, s.events, s.simTime.Round(time.Millisecond), wall.Round(time.Millisecond),
 		s.simTime.Seconds()/max(wall.Seconds(), 1e-9))
 }
 
@@ -153,6 +198,8 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("replay", stderr)
 	seed := fs.String("seed", "", "the seed to replay")
 	tracePath := fs.String("trace", "-", "file for the full trace; - for standard output")
+	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
+	bug := fs.String("bug", "", "switch on a planted bug (binaries built with -tags cairn_bugs)")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -160,12 +207,18 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return replayTo(r.first, *tracePath, stdout)
+	if err := checkSystem(*system); err != nil {
+		return 0, err
+	}
+	if err := enableBug(*bug); err != nil {
+		return 0, err
+	}
+	return replayTo(*system, r.first, *tracePath, *bug, stdout)
 }
 
 // replayTo runs one seed writing its trace to path ("-" is stdout), then
 // prints the one-line outcome.
-func replayTo(seed uint64, path string, stdout io.Writer) (int, error) {
+func replayTo(system string, seed uint64, path, bug string, stdout io.Writer) (int, error) {
 	trace := stdout
 	if path != "-" {
 		f, err := os.Create(path)
@@ -175,10 +228,10 @@ func replayTo(seed uint64, path string, stdout io.Writer) (int, error) {
 		defer f.Close()
 		trace = f
 	}
-	o := runSeed(seed, trace)
+	o := runSeed(system, seed, trace)
 	var sum summary
 	sum.add(o)
-	printOutcome(stdout, o)
+	printOutcome(stdout, o, bug)
 	return sum.exitCode(), nil
 }
 
@@ -186,6 +239,7 @@ func cmdBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("boundaries", stderr)
 	seed := fs.String("seed", "", "one seed")
 	seeds := fs.String("seeds", "1-20", "a range of seeds, A-B")
+	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -196,13 +250,17 @@ func cmdBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := checkSystem(*system); err != nil {
+		return 0, err
+	}
 	hits := make(map[string]int)
 	var sum summary
-	sweep(r, runtime.GOMAXPROCS(0), func(o outcome) {
+	sweep(*system, r, runtime.GOMAXPROCS(0), func(o outcome) bool {
 		sum.add(o)
 		for name, n := range o.res.Boundaries {
 			hits[name] += n
 		}
+		return true
 	})
 	names := make([]string, 0, len(hits))
 	for name := range hits {
