@@ -13,11 +13,18 @@ import (
 
 // determinismSeeds cover clean runs, crash-heavy runs, partitions and
 // fsync failures (the swarm draws a different mix for each).
-var determinismSeeds = []uint64{1, 2, 3, 7, 15, 42, 99, 1234}
+var determinismSeeds = []uint64{1, 2, 3, 7, 15, 42, 99, 1234, counterSeedBase + 7, counterSeedBase + 15}
 
+// runHash runs the queue system for seed, or the counter for seeds offset
+// by counterSeedBase, and returns the trace hash.
 func runHash(seed uint64) uint64 {
-	return sim.NewWorld(sim.CounterScenario(seed), sim.NewCounterSystem(), nil).Run().TraceHash
+	if seed >= counterSeedBase {
+		return sim.NewWorld(sim.CounterScenario(seed-counterSeedBase), sim.NewCounterSystem(), nil).Run().TraceHash
+	}
+	return sim.NewWorld(sim.QueueScenario(seed), sim.NewQueueSystem(), nil).Run().TraceHash
 }
+
+const counterSeedBase = 1 << 32
 
 // childEnv makes the test binary print hashes instead of testing, when
 // TestTraceHashStableAcrossProcesses runs it as a child process.

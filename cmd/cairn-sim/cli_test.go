@@ -56,14 +56,14 @@ func TestReplayWritesTheTraceWithTheSameHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(trace), "n1   start inc=1") || strings.Count(string(trace), "\n") < 1000 {
+	if !strings.Contains(string(trace), "n1   start inc=1") || !strings.Contains(string(trace), "c1   send to=") || strings.Count(string(trace), "\n") < 1000 {
 		t.Fatalf("trace file looks empty or wrong (%d bytes)", len(trace))
 	}
 }
 
 func TestSweepAndBoundaries(t *testing.T) {
 	code, out := run(t, "run", "--seeds", "1-6", "--workers", "2", "--quiet")
-	if code != exitOK || !strings.Contains(out, "seeds=6 safety-violations=0") {
+	if code != exitOK || !strings.Contains(out, "seeds=6 published=") || !strings.Contains(out, "safety-violations=0") {
 		t.Fatalf("sweep exited %d:\n%s", code, out)
 	}
 	code, out = run(t, "boundaries", "--seeds", "1-3")
@@ -80,5 +80,22 @@ func TestUsageErrors(t *testing.T) {
 		if code, out := run(t, args...); code != exitUsage {
 			t.Errorf("%q exited %d, want %d:\n%s", args, code, exitUsage, out)
 		}
+	}
+}
+
+func TestCounterSystemStillRuns(t *testing.T) {
+	code, out := run(t, "run", "--system", "counter", "--seed", "3")
+	if code != exitOK || !strings.Contains(out, "confirmed=") {
+		t.Fatalf("counter run exited %d:\n%s", code, out)
+	}
+}
+
+func TestHuntNeedsPlantedBugs(t *testing.T) {
+	code, out := run(t, "hunt", "--bug", "drop-nack", "--seeds", "1-2")
+	if code != exitUsage || !strings.Contains(out, "cairn_bugs") {
+		t.Fatalf("hunt in an ordinary build exited %d:\n%s", code, out)
+	}
+	if code, _ := run(t, "hunt", "--bug", "no-such-bug"); code != exitUsage {
+		t.Fatalf("hunt for an unknown bug exited %d", code)
 	}
 }

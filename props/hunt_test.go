@@ -1,0 +1,34 @@
+//go:build cairn_bugs
+
+package props
+
+import (
+	"testing"
+
+	"github.com/cairnmq/cairn/bugs"
+)
+
+// huntSeeds bounds each hunt in make test. Every planted bug was caught
+// within 8 seeds when this was written; the bound leaves room for the
+// seeds to change without letting the checkers silently lose their teeth.
+const huntSeeds = 60
+
+// TestHuntPlantedBugs switches on each planted bug in turn and requires
+// the simulator to catch it within huntSeeds seeds.
+func TestHuntPlantedBugs(t *testing.T) {
+	for _, name := range bugs.All {
+		t.Run(name, func(t *testing.T) {
+			if err := bugs.Enable(name); err != nil {
+				t.Fatal(err)
+			}
+			defer bugs.Enable("")
+			for seed := uint64(1); seed <= huntSeeds; seed++ {
+				if rep := RunQueueSeed(seed, nil); rep.Failed() {
+					t.Logf("caught by seed %d: %s", seed, rep.Violations[0].Checker)
+					return
+				}
+			}
+			t.Fatalf("planted bug %s escaped %d seeds", name, huntSeeds)
+		})
+	}
+}
