@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/node/wire"
 )
 
@@ -77,9 +76,6 @@ func (o *ownerState) release(l *lease, requeue bool) {
 	m := l.msg
 	m.lease = nil
 	if !requeue || o.state.messages[m.id] != m {
-		return
-	}
-	if bugs.Active(bugs.DropNack) {
 		return
 	}
 	o.state.pushReady(m)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/node/wire"
 )
 
@@ -155,7 +156,7 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 			n.reply(conn, m.ReqID, wire.StatusNotLeased, "lease is no longer held")
 			return
 		}
-		o.release(msg.lease, true)
+		o.release(msg.lease, !bugs.Active(bugs.DropNack))
 		n.reply(conn, m.ReqID, wire.StatusOK, "")
 		o.pump()
 		return

@@ -16,8 +16,9 @@ const maxReports = 3
 
 // checkTotalQueue: every confirmed publish is delivered; every message the
 // owner's final log holds (the ground truth of unknown outcomes) is
-// delivered; nothing is delivered that was never published; nothing
-// reported failed is delivered.
+// delivered; the queue drains (in the calm phase consumers ack all they
+// get, so every delivered message ends settled); nothing is delivered
+// that was never published; nothing reported failed happened.
 func checkTotalQueue(ix *index) []sim.Violation {
 	var out []sim.Violation
 	add := func(v sim.Violation) {
@@ -39,6 +40,8 @@ func checkTotalQueue(ix *index) []sim.Violation {
 			add(liveness("total-queue", "message %s (outcome %s) is in the owner's log but was never delivered%s", op.ID, op.Outcome, ix.life(op.ID)))
 		case op.Outcome == sim.OutcomeFailed && (delivered || ix.inLog[op.ID]):
 			add(safety("total-queue", "publish of %s was reported failed (%s) but happened%s", op.ID, op.Status, ix.life(op.ID)))
+		case delivered && !ix.ackedOK[op.ID] && !ix.settledInLog[op.ID]:
+			add(liveness("total-queue", "message %s was delivered but never settled: the queue did not drain%s", op.ID, ix.life(op.ID)))
 		}
 	}
 	for _, d := range ix.h.Deliveries {

@@ -29,8 +29,12 @@ type index struct {
 	publishes  map[wire.MessageID]*sim.OpRecord
 	deliveries map[wire.MessageID][]*sim.DeliveryRecord // received by a client
 	sends      map[wire.MessageID][]*sim.DeliveryRecord // sent by an owner (ground truth)
-	// inLog says whether the owner's final log holds a publish of the ID.
-	inLog map[wire.MessageID]bool
+	// inLog says whether the owner's final log holds a publish of the ID;
+	// settledInLog whether it holds a settle record for it.
+	inLog        map[wire.MessageID]bool
+	settledInLog map[wire.MessageID]bool
+	// ackedOK holds IDs with a confirmed ack.
+	ackedOK map[wire.MessageID]bool
 }
 
 func newIndex(h *sim.History) *index {
@@ -40,10 +44,17 @@ func newIndex(h *sim.History) *index {
 		deliveries: make(map[wire.MessageID][]*sim.DeliveryRecord),
 		sends:      make(map[wire.MessageID][]*sim.DeliveryRecord),
 		inLog:      make(map[wire.MessageID]bool),
+
+		settledInLog: make(map[wire.MessageID]bool),
+		ackedOK:      make(map[wire.MessageID]bool),
 	}
 	for i := range h.Ops {
-		if op := &h.Ops[i]; op.Kind == "publish" {
+		op := &h.Ops[i]
+		switch {
+		case op.Kind == "publish":
 			ix.publishes[op.ID] = op
+		case op.Kind == "ack" && op.Outcome == sim.OutcomeOK:
+			ix.ackedOK[op.ID] = true
 		}
 	}
 	for i := range h.Deliveries {
@@ -60,8 +71,11 @@ func newIndex(h *sim.History) *index {
 				continue
 			}
 			for _, e := range r.Entries {
-				if e.Type == "publish" {
+				switch e.Type {
+				case "publish":
 					ix.inLog[e.ID] = true
+				case "settle":
+					ix.settledInLog[e.ID] = true
 				}
 			}
 		}

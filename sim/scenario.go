@@ -213,3 +213,18 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 }
 
 func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choices))] }
+
+// String renders the scenario for a failure report: its shape, swarm,
+// workload and every scheduled fault, one per line.
+func (sc Scenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed=%d nodes=%d safety=%v liveness=%v\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness)
+	fmt.Fprintf(&b, "swarm %s\n", sc.Swarm)
+	if sc.Workload != nil {
+		fmt.Fprintf(&b, "workload %s\n", *sc.Workload)
+	}
+	for _, f := range sc.Faults {
+		fmt.Fprintf(&b, "fault %s\n", f)
+	}
+	return b.String()
+}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,9 +18,10 @@ import (
 
 // outcome is one seed's result, or the panic that ended it.
 type outcome struct {
-	res   sim.Result
-	stats props.Stats
-	crash string
+	res      sim.Result
+	stats    props.Stats
+	scenario sim.Scenario
+	crash    string
 }
 
 // systems the simulator can run.
@@ -35,10 +37,12 @@ func runSeed(system string, seed uint64, trace io.Writer) (o outcome) {
 		}
 	}()
 	if system == systemCounter {
-		return outcome{res: sim.NewWorld(sim.CounterScenario(seed), sim.NewCounterSystem(), trace).Run()}
+		sc := sim.CounterScenario(seed)
+		return outcome{res: sim.NewWorld(sc, sim.NewCounterSystem(), trace).Run(), scenario: sc}
 	}
-	rep := props.RunQueueSeed(seed, trace)
-	return outcome{res: rep.Result, stats: rep.Stats}
+	sc := sim.QueueScenario(seed)
+	rep := props.RunQueue(sc, trace)
+	return outcome{res: rep.Result, stats: rep.Stats, scenario: sc}
 }
 
 // sweep runs seeds on workers and hands outcomes to report in seed order.
@@ -143,6 +147,10 @@ func printOutcome(w io.Writer, o outcome, bug string) {
 	}
 	if res.Failed() {
 		fmt.Fprintf(w, "  replay: %s --trace trace-%d.txt\n", replay, res.Seed)
+		fmt.Fprintf(w, "  scenario:\n")
+		for _, line := range strings.Split(strings.TrimSpace(o.scenario.String()), "\n") {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
 	}
 }
 
