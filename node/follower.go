@@ -28,8 +28,13 @@ func (n *Node) onAppend(from NodeID, m *wire.Append) {
 			return
 		}
 		if !n.preparing[m.Queue] {
-			// The owner's next probe finds the replica ready.
-			n.prepareReplica(m.Queue, func(*replica) {})
+			// Answer this append once the replica is durable; others that
+			// arrive meanwhile are dropped and resent by the owner.
+			n.prepareReplica(m.Queue, func(r *replica) {
+				if r.fenced == nil && r.follow != nil {
+					r.onAppend(m)
+				}
+			})
 		}
 		return
 	}

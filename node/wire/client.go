@@ -264,3 +264,23 @@ func decodeDelivery(d *Decoder) *Delivery {
 func (m *Delivery) String() string {
 	return fmt.Sprintf("{q=%s id=%s lease=%d attempt=%d bytes=%d}", m.Queue, m.ID, m.Lease, m.Attempt, len(m.Payload))
 }
+
+// String describes the reply.
+func (m *Reply) String() string {
+	return fmt.Sprintf("{req=%d %s owner=%d index=%d %q}", m.ReqID, m.Status, m.Owner, m.Index, m.Detail)
+}
+
+// String describes the settle.
+func (m *Settle) String() string {
+	return fmt.Sprintf("{req=%d q=%s id=%s lease=%d nack=%t}", m.ReqID, m.Queue, m.ID, m.Lease, m.Nack)
+}
+
+// String describes the subscription request.
+func (m *Subscribe) String() string {
+	return fmt.Sprintf("{req=%d q=%s window=%d lease=%v}", m.ReqID, m.Queue, m.Window, m.Lease)
+}
+
+// String describes the request.
+func (m *CreateQueue) String() string {
+	return fmt.Sprintf("{req=%d q=%s policy=%s}", m.ReqID, m.Queue, m.Policy)
+}

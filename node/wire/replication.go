@@ -89,3 +89,8 @@ func (m *AppendReply) AppendBody(b []byte) []byte {
 func decodeAppendReply(d *Decoder) *AppendReply {
 	return &AppendReply{Queue: d.String(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64()}
 }
+
+// String describes the reply.
+func (m *AppendReply) String() string {
+	return fmt.Sprintf("{q=%s epoch=%d ok=%t match=%d last=%d durable=%d}", m.Queue, m.Epoch, m.OK, m.Match, m.Last, m.Durable)
+}

@@ -1,0 +1,270 @@
+package node_test
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// cluster is a hand-driven three-node cluster: messages, syncs and timers
+// wait in queues until the test releases them, so a story can stage any
+// interleaving it wants.
+type cluster struct {
+	t     *testing.T
+	now   time.Time
+	nodes []*member
+	// inflight peer messages, client replies, pending syncs, timers.
+	msgs    []envelope
+	replies []clientReply
+	syncs   []pendingSync
+	timers  []timer
+	events  []string
+}
+
+type member struct {
+	c    *cluster
+	id   node.NodeID
+	fs   *vfs.MemFS
+	n    *node.Node
+	inc  int
+	down bool
+}
+
+type envelope struct {
+	from, to node.NodeID
+	inc      int // the receiver's incarnation when sent
+	frame    []byte
+}
+
+type clientReply struct {
+	from node.NodeID
+	conn node.ConnID
+	msg  wire.Message
+}
+
+type pendingSync struct {
+	m   *member
+	inc int
+	f   vfs.File
+	tok node.SyncToken
+}
+
+type timer struct {
+	m   *member
+	inc int
+	at  time.Time
+	t   node.Timer
+}
+
+// halted unwinds a node that called Halt.
+type halted struct{ reason string }
+
+func newCluster(t *testing.T) *cluster {
+	c := &cluster{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for i := 1; i <= 3; i++ {
+		m := &member{c: c, id: node.NodeID(i), fs: vfs.NewCrashableMem()}
+		c.nodes = append(c.nodes, m)
+	}
+	for _, m := range c.nodes {
+		m.start()
+	}
+	c.settle()
+	return c
+}
+
+func (m *member) start() {
+	m.inc++
+	m.down = false
+	m.n = node.New(node.Config{ID: m.id, Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096}, &testEnv{m: m, inc: m.inc})
+	m.run(m.n.Start)
+}
+
+// run calls into the node, turning Halt into a crash.
+func (m *member) run(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			h, ok := r.(halted)
+			if !ok {
+				panic(r)
+			}
+			m.c.events = append(m.c.events, fmt.Sprintf("%s halted: %s", m.id, h.reason))
+			m.crash()
+		}
+	}()
+	fn()
+}
+
+// crash keeps only what m's disk synced, and takes m down.
+func (m *member) crash() {
+	m.fs = m.fs.CrashClone(vfs.CrashCloneCfg{})
+	m.down = true
+	m.inc++
+}
+
+func (c *cluster) node(id node.NodeID) *member { return c.nodes[id-1] }
+
+// testEnv implements node.Env for one incarnation of a member.
+type testEnv struct {
+	m   *member
+	inc int
+	rng *rand.Rand
+}
+
+func (e *testEnv) Now() time.Time { return e.m.c.now }
+func (e *testEnv) After(d time.Duration, t node.Timer) {
+	e.m.c.timers = append(e.m.c.timers, timer{e.m, e.inc, e.m.c.now.Add(d), t})
+}
+func (e *testEnv) Send(to node.NodeID, msg wire.Message) {
+	e.m.c.msgs = append(e.m.c.msgs, envelope{e.m.id, to, e.m.c.node(to).inc, wire.Encode(nil, msg)})
+}
+func (e *testEnv) Reply(conn node.ConnID, msg wire.Message) {
+	e.m.c.replies = append(e.m.c.replies, clientReply{e.m.id, conn, msg})
+}
+func (e *testEnv) FS() vfs.FS { return e.m.fs }
+func (e *testEnv) Sync(f vfs.File, tok node.SyncToken) {
+	e.m.c.syncs = append(e.m.c.syncs, pendingSync{e.m, e.inc, f, tok})
+}
+func (e *testEnv) Rand() *rand.Rand {
+	if e.rng == nil {
+		e.rng = rand.New(rand.NewPCG(uint64(e.m.id), uint64(e.inc)))
+	}
+	return e.rng
+}
+func (e *testEnv) Boundary(string) {}
+func (e *testEnv) Emit(ev node.Event) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", e.m.id, ev.Name)
+	for _, a := range ev.Attrs {
+		b.WriteString(" " + a.String())
+	}
+	e.m.c.events = append(e.m.c.events, b.String())
+}
+func (e *testEnv) Halt(reason string) { panic(halted{reason}) }
+
+// deliver hands over the in-flight peer messages that match, in order.
+func (c *cluster) deliver(match func(envelope) bool) int {
+	n := 0
+	for i := 0; i < len(c.msgs); {
+		e := c.msgs[i]
+		if !match(e) {
+			i++
+			continue
+		}
+		c.msgs = slices.Delete(c.msgs, i, i+1)
+		to := c.node(e.to)
+		if to.down || to.inc != e.inc {
+			continue
+		}
+		msg, err := wire.Decode(e.frame)
+		if err != nil {
+			c.t.Fatalf("frame from %s does not decode: %v", e.from, err)
+		}
+		to.run(func() { to.n.OnMessage(e.from, msg) })
+		n++
+	}
+	return n
+}
+
+// completeSyncs performs and reports the pending syncs of the members
+// that match.
+func (c *cluster) completeSyncs(match func(*member) bool) int {
+	n := 0
+	for i := 0; i < len(c.syncs); {
+		s := c.syncs[i]
+		if !match(s.m) {
+			i++
+			continue
+		}
+		c.syncs = slices.Delete(c.syncs, i, i+1)
+		if s.m.down || s.m.inc != s.inc {
+			continue
+		}
+		err := s.f.Sync()
+		s.m.run(func() { s.m.n.OnSynced(s.tok, err) })
+		n++
+	}
+	return n
+}
+
+func all[T any](T) bool { return true }
+
+// settle delivers messages and completes syncs until nothing moves.
+func (c *cluster) settle() {
+	for i := 0; ; i++ {
+		if i > 10000 {
+			c.t.Fatal("the cluster does not settle")
+		}
+		if c.deliver(all[envelope])+c.completeSyncs(all[*member]) == 0 {
+			return
+		}
+	}
+}
+
+// advance moves the clock, firing due timers in order, settling after
+// each.
+func (c *cluster) advance(d time.Duration) {
+	end := c.now.Add(d)
+	for {
+		slices.SortStableFunc(c.timers, func(a, b timer) int { return a.at.Compare(b.at) })
+		if len(c.timers) == 0 || c.timers[0].at.After(end) {
+			break
+		}
+		tm := c.timers[0]
+		c.timers = c.timers[1:]
+		c.now = tm.at
+		if !tm.m.down && tm.m.inc == tm.inc {
+			tm.m.run(func() { tm.m.n.OnTimer(tm.t) })
+			c.settle()
+		}
+	}
+	c.now = end
+}
+
+// request sends a client request to a node and returns the replies it
+// produced before anything else happens.
+func (c *cluster) request(to node.NodeID, conn node.ConnID, req wire.Message) {
+	m := c.node(to)
+	m.run(func() { m.n.OnClient(conn, req) })
+}
+
+// reply takes the reply to reqID from the client reply queue.
+func (c *cluster) reply(reqID uint64) *wire.Reply {
+	for i, r := range c.replies {
+		if rep, ok := r.msg.(*wire.Reply); ok && rep.ReqID == reqID {
+			c.replies = slices.Delete(c.replies, i, i+1)
+			return rep
+		}
+	}
+	return nil
+}
+
+// deliveries takes every delivery sent to conn.
+func (c *cluster) deliveries(conn node.ConnID) []*wire.Delivery {
+	var out []*wire.Delivery
+	kept := c.replies[:0]
+	for _, r := range c.replies {
+		if d, ok := r.msg.(*wire.Delivery); ok && r.conn == conn {
+			out = append(out, d)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	c.replies = kept
+	return out
+}
+
+func (c *cluster) sawEvent(substr string) bool {
+	return slices.ContainsFunc(c.events, func(e string) bool { return strings.Contains(e, substr) })
+}
+
+var _ = slog.String
+
+var vfsCfg = vfs.CrashCloneCfg{}

@@ -1,0 +1,222 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// roles finds the owner and followers of a queue.
+func roles(queue string) (owner node.NodeID, followers []node.NodeID) {
+	set := node.Placement{Nodes: []node.NodeID{1, 2, 3}, Replicas: 3}.ReplicaSet(queue)
+	return set[0], set[1:]
+}
+
+func (c *cluster) mustReply(reqID uint64, want wire.Status) *wire.Reply {
+	c.t.Helper()
+	r := c.reply(reqID)
+	if r == nil {
+		c.t.Fatalf("request %d got no reply", reqID)
+	}
+	if r.Status != want {
+		c.t.Fatalf("request %d: status %s (%q), want %s", reqID, r.Status, r.Detail, want)
+	}
+	return r
+}
+
+func (c *cluster) noReply(reqID uint64) {
+	c.t.Helper()
+	if r := c.reply(reqID); r != nil {
+		c.t.Fatalf("request %d answered too early: %+v", reqID, r)
+	}
+}
+
+// createQueue creates a queue and lets everything settle.
+func (c *cluster) createQueue(name string, p wire.Policy) node.NodeID {
+	owner, _ := roles(name)
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: name, Policy: p})
+	c.settle()
+	c.mustReply(99, wire.StatusOK)
+	return owner
+}
+
+func msgID(seq uint64) wire.MessageID { return wire.MessageID{Producer: 7, Seq: seq} }
+
+func TestPublishIsConfirmedOnlyWhenOwnerAndAFollowerHoldIt(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	f1 := followers[0]
+
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("a")})
+	// The follower gets the entry and makes it durable...
+	c.deliver(func(e envelope) bool { return e.to == f1 })
+	c.completeSyncs(func(m *member) bool { return m.id == f1 })
+	c.deliver(func(e envelope) bool { return e.to == owner })
+	// ...but the owner's own copy is not on disk yet: no confirmation.
+	c.noReply(1)
+	c.completeSyncs(func(m *member) bool { return m.id == owner })
+	c.deliver(func(e envelope) bool { return e.to == owner })
+	if r := c.mustReply(1, wire.StatusOK); r.Index != 2 {
+		t.Fatalf("publish confirmed at index %d, want 2 (after the create record)", r.Index)
+	}
+}
+
+func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("a")})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+
+	// B reaches both followers' disks, but the owner crashes before its
+	// own sync: B was never confirmed, and the owner comes back without it.
+	c.request(owner, 2, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte("b")})
+	c.deliver(func(e envelope) bool { return e.from == owner })
+	c.completeSyncs(func(m *member) bool { return m.id != owner })
+	c.node(owner).crash()
+	c.node(owner).start()
+	c.settle()
+	if !c.sawEvent("queue.active q=orders epoch=2") {
+		t.Fatalf("the restarted owner did not take a new epoch; events:\n%v", c.events)
+	}
+
+	// C takes B's index in the new epoch; followers must drop B for it.
+	c.request(owner, 3, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte("c")})
+	c.settle()
+	if r := c.mustReply(3, wire.StatusOK); r.Index != 3 {
+		t.Fatalf("C confirmed at %d, want 3 (B's old index)", r.Index)
+	}
+	if !c.sawEvent("queue.truncate q=orders after=2") {
+		t.Fatalf("no follower truncated after index 2; events:\n%v", c.events)
+	}
+	for _, m := range c.nodes {
+		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), 64, 1<<20)
+		if len(dump) != 1 || len(dump[0].Entries) != 3 || dump[0].Entries[2].ID != msgID(3) {
+			t.Fatalf("%s holds %+v, want create, A, C", m.id, dump)
+		}
+	}
+}
+
+func TestFollowerRejectsAStaleEpoch(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.node(owner).crash()
+	c.node(owner).start() // epoch 2
+	c.settle()
+	_, followers := roles("orders")
+	f := c.node(followers[0])
+	f.run(func() { f.n.OnMessage(owner, &wire.Append{Queue: "orders", Epoch: 1, PrevIndex: 1, PrevEpoch: 1}) })
+	var got *wire.AppendReply
+	for _, e := range c.msgs {
+		if e.from == f.id {
+			m, _ := wire.Decode(e.frame)
+			got = m.(*wire.AppendReply)
+		}
+	}
+	if got == nil || got.OK || got.Epoch != 2 {
+		t.Fatalf("follower answered a stale append with %+v; want a refusal naming epoch 2", got)
+	}
+}
+
+func TestRetriedPublishIsDeduplicated(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	for req := uint64(1); req <= 2; req++ {
+		c.request(owner, 1, &wire.Publish{ReqID: req, Queue: "orders", ID: msgID(1), Payload: []byte("once")})
+	}
+	c.settle()
+	a, b := c.mustReply(1, wire.StatusOK), c.mustReply(2, wire.StatusOK)
+	if a.Index != b.Index {
+		t.Fatalf("a retried publish was appended twice: indexes %d and %d", a.Index, b.Index)
+	}
+}
+
+func TestNackAndLeaseExpiryRedeliverAndAckSettles(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: 100 * time.Millisecond})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	d := c.deliveries(consumer)
+	if len(d) != 1 || d[0].Attempt != 1 {
+		t.Fatalf("first delivery: %+v", d)
+	}
+	c.request(owner, consumer, &wire.Settle{ReqID: 11, Queue: "orders", ID: msgID(1), Lease: d[0].Lease, Nack: true})
+	c.mustReply(11, wire.StatusOK)
+	if d = c.deliveries(consumer); len(d) != 1 || d[0].Attempt != 2 {
+		t.Fatalf("a nack should redeliver at once, got %+v", d)
+	}
+	c.advance(150 * time.Millisecond) // the lease runs out
+	if d = c.deliveries(consumer); len(d) != 1 || d[0].Attempt != 3 {
+		t.Fatalf("lease expiry should redeliver, got %+v", d)
+	}
+	c.request(owner, consumer, &wire.Settle{ReqID: 12, Queue: "orders", ID: msgID(1), Lease: d[0].Lease})
+	c.settle()
+	c.mustReply(12, wire.StatusOK)
+	c.advance(500 * time.Millisecond)
+	if d = c.deliveries(consumer); len(d) != 0 {
+		t.Fatalf("an acked message came back: %+v", d)
+	}
+}
+
+func TestDelayedMessageWaitsForItsPromoteRecord(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 4})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Delay: 50 * time.Millisecond})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	c.advance(30 * time.Millisecond)
+	if d := c.deliveries(5); len(d) != 0 {
+		t.Fatalf("a delayed message was delivered early: %+v", d)
+	}
+	c.advance(40 * time.Millisecond)
+	if d := c.deliveries(5); len(d) != 1 {
+		t.Fatalf("the delayed message was not released after its delay: %+v", d)
+	}
+	dump := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), 64, 1<<20)
+	if last := dump[0].Entries[len(dump[0].Entries)-1]; last.Type != "promote" {
+		t.Fatalf("the release is not an ordered promote record: last entry %+v", last)
+	}
+}
+
+func TestPoliciesCountTheirQuorum(t *testing.T) {
+	for _, tc := range []struct {
+		policy  wire.Policy
+		helpers int // followers that make the entry durable
+		want    bool
+	}{
+		{wire.PolicyOwnerOnly, 0, true},
+		{wire.PolicyMajority, 0, false},
+		{wire.PolicyMajority, 1, true},
+		{wire.PolicyAll, 1, false},
+		{wire.PolicyAll, 2, true},
+	} {
+		c := newCluster(t)
+		owner := c.createQueue("orders", tc.policy)
+		_, followers := roles("orders")
+		helping := followers[:tc.helpers]
+		c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1)})
+		for range 5 {
+			c.deliver(func(e envelope) bool { return e.to == owner || containsID(helping, e.to) })
+			c.completeSyncs(func(m *member) bool { return m.id == owner || containsID(helping, m.id) })
+		}
+		if got := c.reply(1) != nil; got != tc.want {
+			t.Errorf("policy %s with %d durable followers: confirmed=%t, want %t", tc.policy, tc.helpers, got, tc.want)
+		}
+	}
+}
+
+func containsID(ids []node.NodeID, id node.NodeID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
