@@ -220,3 +220,35 @@ func containsID(ids []node.NodeID, id node.NodeID) bool {
 	}
 	return false
 }
+
+func TestDeletedQueueRefusesWorkAndStaysDeleted(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.request(owner, 1, &wire.DeleteQueue{ReqID: 1, Queue: "orders"})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(1)})
+	c.mustReply(2, wire.StatusNoQueue)
+	// The tombstone survives a restart: the replayed log ends in delete.
+	c.node(owner).crash()
+	c.node(owner).start()
+	c.settle()
+	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(2)})
+	c.mustReply(3, wire.StatusNoQueue)
+	c.request(owner, 1, &wire.CreateQueue{ReqID: 4, Queue: "orders"})
+	c.mustReply(4, wire.StatusQueueExists)
+}
+
+func TestRequestsToANonOwnerAreRedirected(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	c.request(followers[0], 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1)})
+	if r := c.mustReply(1, wire.StatusNotOwner); node.NodeID(r.Owner) != owner {
+		t.Fatalf("redirect names %d, the owner is %s", r.Owner, owner)
+	}
+	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: make([]byte, wire.MaxPayloadSize+1)})
+	c.mustReply(2, wire.StatusTooLarge)
+	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "no/such", ID: msgID(3)})
+	c.mustReply(3, wire.StatusBadRequest)
+}

@@ -71,7 +71,11 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		})
 		return
 	}
-	if r.own.state.created || r.own.pendingCreate != nil {
+	switch {
+	case r.own.state.deleted:
+		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" was deleted; its name cannot be reused yet")
+		return
+	case r.own.state.created || r.own.pendingCreate != nil:
 		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
 		return
 	}
