@@ -34,18 +34,19 @@ var recordNames = map[storage.RecordType]string{
 	recordPromote: "promote", recordDelete: "delete",
 }
 
-// DumpReplicas reads every queue replica on fs. Opening a log may repair
-// a torn tail on disk, so fs should be a copy (a crash clone) when the
-// node that owns it is still running.
-func DumpReplicas(fs vfs.FS, pageRecords, pageBytes int) []ReplicaDump {
-	names, err := fs.List(queuesDir)
+// DumpReplicas reads every queue replica under dataDir on fs. Opening a
+// log may repair a torn tail on disk, so fs should be a copy (a crash
+// clone) when the node that owns it is still running.
+func DumpReplicas(fs vfs.FS, dataDir string, pageRecords, pageBytes int) []ReplicaDump {
+	root := fs.PathJoin(dataDir, queuesDir)
+	names, err := fs.List(root)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil
 	}
 	slices.Sort(names)
 	var out []ReplicaDump
 	for _, name := range names {
-		out = append(out, dumpReplica(fs, name, pageRecords, pageBytes))
+		out = append(out, dumpReplica(fs, fs.PathJoin(root, name), name, pageRecords, pageBytes))
 	}
 	return out
 }
@@ -55,9 +56,8 @@ type inertHost struct{}
 func (inertHost) Sync(vfs.File, func(error)) {}
 func (inertHost) Boundary(string)            {}
 
-func dumpReplica(fs vfs.FS, name string, pageRecords, pageBytes int) ReplicaDump {
+func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) ReplicaDump {
 	d := ReplicaDump{Queue: name}
-	dir := fs.PathJoin(queuesDir, name)
 	if _, data, err := storage.OpenStateFile(fs, dir, "replica", inertHost{}); err != nil {
 		d.Err = err
 		return d

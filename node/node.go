@@ -14,6 +14,9 @@ import (
 type Config struct {
 	ID    NodeID
 	Nodes []NodeID // every node in the cluster, this one included
+	// DataDir is the directory under which the node keeps everything on
+	// its FS. Empty means the FS root (the simulator's disks).
+	DataDir string
 	// Replicas is each queue's replication factor. Default 3, at most
 	// len(Nodes).
 	Replicas int
@@ -98,20 +101,29 @@ func New(cfg Config, env Env) *Node {
 	}
 }
 
+// path joins elements under the node's data directory.
+func (n *Node) path(elem ...string) string {
+	if n.cfg.DataDir == "" {
+		return n.env.FS().PathJoin(elem...)
+	}
+	return n.env.FS().PathJoin(append([]string{n.cfg.DataDir}, elem...)...)
+}
+
 func (n *Node) emit(name string, attrs ...slog.Attr) { n.env.Emit(Event{Name: name, Attrs: attrs}) }
 
 // Start implements Handler: it makes the queues directory durable, then
 // opens every queue replica on disk.
 func (n *Node) Start() {
 	n.scheduleTick()
-	storage.MakeDirs(n.env.FS(), queuesDir, n.syncs, func(err error) {
+	dir := n.path(queuesDir)
+	storage.MakeDirs(n.env.FS(), dir, n.syncs, func(err error) {
 		if err != nil {
-			n.env.Halt(fmt.Sprintf("preparing %s: %v", queuesDir, err))
+			n.env.Halt(fmt.Sprintf("preparing %s: %v", dir, err))
 			return
 		}
-		names, err := n.env.FS().List(queuesDir)
+		names, err := n.env.FS().List(dir)
 		if err != nil {
-			n.env.Halt(fmt.Sprintf("listing %s: %v", queuesDir, err))
+			n.env.Halt(fmt.Sprintf("listing %s: %v", dir, err))
 			return
 		}
 		slices.Sort(names)

@@ -93,7 +93,7 @@ func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
 		t.Fatalf("no follower truncated after index 2; events:\n%v", c.events)
 	}
 	for _, m := range c.nodes {
-		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), 64, 1<<20)
+		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20)
 		if len(dump) != 1 || len(dump[0].Entries) != 3 || dump[0].Entries[2].ID != msgID(3) {
 			t.Fatalf("%s holds %+v, want create, A, C", m.id, dump)
 		}
@@ -179,7 +179,7 @@ func TestDelayedMessageWaitsForItsPromoteRecord(t *testing.T) {
 	if d := c.deliveries(5); len(d) != 1 {
 		t.Fatalf("the delayed message was not released after its delay: %+v", d)
 	}
-	dump := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), 64, 1<<20)
+	dump := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20)
 	if last := dump[0].Entries[len(dump[0].Entries)-1]; last.Type != "promote" {
 		t.Fatalf("the release is not an ordered promote record: last entry %+v", last)
 	}

@@ -42,7 +42,7 @@ type replica struct {
 	replayed *queueState
 }
 
-func (n *Node) replicaDir(name string) string { return n.env.FS().PathJoin(queuesDir, name) }
+func (n *Node) replicaDir(name string) string { return n.path(queuesDir, name) }
 
 // openReplica opens (or with fresh, creates) the replica of a queue. An I/O
 // error halts the process, so a restart retries; damage fences the replica.

@@ -63,7 +63,7 @@ func (s *QueueSystem) Check(w *World) []Violation {
 	place := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}
 	for i, id := range w.NodeIDs() {
 		clone := w.NodeDisk(i).mem.CrashClone(vfs.CrashCloneCfg{})
-		h.Final[id] = node.DumpReplicas(clone, s.cfg.PageRecords, s.cfg.PageBytes)
+		h.Final[id] = node.DumpReplicas(clone, "", s.cfg.PageRecords, s.cfg.PageBytes)
 	}
 	if wl := w.sc.Workload; wl != nil {
 		for _, q := range wl.Queues {
