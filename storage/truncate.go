@@ -113,3 +113,29 @@ func (l *Log) removeDead() {
 	l.dead = slices.DeleteFunc(l.dead, func(s *segment) bool { return s.file == nil })
 	l.truncatedPending = false
 }
+
+// TruncateFront drops whole segments whose records all lie before index,
+// once a snapshot covers them. The segment holding index stays, so the
+// first retained index may remain below it. The removals need no sync: a
+// dropped segment that reappears after a crash is older history that the
+// next TruncateFront removes again.
+func (l *Log) TruncateFront(index uint64) error {
+	if l.failed != nil {
+		return l.failed
+	}
+	drop := 0
+	for drop < len(l.segments)-1 {
+		seg := l.segments[drop]
+		if seg.pending || seg.file != nil || seg.lastIndex() >= index {
+			break
+		}
+		drop++
+	}
+	for _, seg := range l.segments[:drop] {
+		if err := l.fs.Remove(seg.path); err != nil && !isNotExistErr(err) {
+			return l.fail("removing a compacted segment", err)
+		}
+	}
+	l.segments = slices.Delete(l.segments, 0, drop)
+	return nil
+}
