@@ -18,10 +18,17 @@ const (
 	// DropNack: a nacked message is dropped instead of being made ready
 	// again.
 	DropNack = "drop-nack"
+	// RaftSendBeforePersist: a metadata voter sends raft messages (votes,
+	// append acknowledgements) before their Ready is on disk.
+	RaftSendBeforePersist = "raft-send-before-persist"
+	// EpochNotDurable: a restarted owner takes its next epoch from local
+	// memory instead of committing it through metadata, so the epoch is
+	// never durable and can be handed out twice.
+	EpochNotDurable = "epoch-not-durable"
 )
 
 // All lists every planted bug.
-var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack}
+var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

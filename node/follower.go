@@ -3,7 +3,6 @@ package node
 import (
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/node/wire"
@@ -22,23 +21,10 @@ type followerState struct {
 
 func (n *Node) onAppend(from NodeID, m *wire.Append) {
 	r := n.queues[m.Queue]
-	if r == nil {
-		if ValidQueueName(m.Queue) != nil || n.place.Owner(m.Queue) != from || !slices.Contains(n.place.ReplicaSet(m.Queue), n.cfg.ID) {
-			n.emit("queue.stray-append", slog.String("q", m.Queue), slog.String("from", from.String()))
-			return
-		}
-		if !n.preparing[m.Queue] {
-			// Answer this append once the replica is durable; others that
-			// arrive meanwhile are dropped and resent by the owner.
-			n.prepareReplica(m.Queue, func(r *replica) {
-				if r.fenced == nil && r.follow != nil {
-					r.onAppend(m)
-				}
-			})
-		}
-		return
-	}
-	if r.fenced != nil || r.follow == nil || from != r.members[0] {
+	// A replica takes appends only for the incarnation it prepared; one
+	// it has not prepared yet will be, once its metadata catches up, and
+	// the owner's probes find it then.
+	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil || r.follow == nil || from != r.members[0] {
 		return
 	}
 	r.onAppend(m)
@@ -146,7 +132,7 @@ func (r *replica) sendReply(ok bool, match, last uint64) {
 		r.n.emit("queue.reported", slog.String("q", r.name), slog.Uint64("epoch", r.epoch), slog.Uint64("durable", durable))
 	}
 	r.n.env.Send(r.members[0], &wire.AppendReply{
-		Queue: r.name, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,
+		Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,
 	})
 }
 

@@ -76,7 +76,7 @@ func newCluster(t *testing.T) *cluster {
 	for _, m := range c.nodes {
 		m.start()
 	}
-	c.settle()
+	c.advance(2 * time.Second) // long enough to elect a metadata leader
 	return c
 }
 
@@ -259,6 +259,19 @@ func (c *cluster) deliveries(conn node.ConnID) []*wire.Delivery {
 	}
 	c.replies = kept
 	return out
+}
+
+// leader returns the node that most recently announced metadata
+// leadership.
+func (c *cluster) leader() node.NodeID {
+	for i := len(c.events) - 1; i >= 0; i-- {
+		var id, term uint64
+		if _, err := fmt.Sscanf(c.events[i], "n%d meta.leader term=%d", &id, &term); err == nil {
+			return node.NodeID(id)
+		}
+	}
+	c.t.Fatal("no metadata leader was ever elected")
+	return 0
 }
 
 func (c *cluster) sawEvent(substr string) bool {

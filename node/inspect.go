@@ -22,11 +22,12 @@ type LogEntry struct {
 
 // ReplicaDump is what a replica's storage holds.
 type ReplicaDump struct {
-	Queue   string
-	Epoch   uint64 // the replica's persisted epoch
-	Entries []LogEntry
-	Digest  storage.Digest // history digest after the last entry
-	Err     error          // why the replica could not be read, if it could not
+	Queue       string
+	Incarnation uint64
+	Epoch       uint64 // the replica's persisted epoch
+	Entries     []LogEntry
+	Digest      storage.Digest // history digest after the last entry
+	Err         error          // why the replica could not be read, if it could not
 }
 
 var recordNames = map[storage.RecordType]string{
@@ -45,8 +46,14 @@ func DumpReplicas(fs vfs.FS, dataDir string, pageRecords, pageBytes int) []Repli
 	}
 	slices.Sort(names)
 	var out []ReplicaDump
-	for _, name := range names {
-		out = append(out, dumpReplica(fs, fs.PathJoin(root, name), name, pageRecords, pageBytes))
+	for _, dir := range names {
+		name, inc, ok := parseReplicaDir(dir)
+		if !ok {
+			continue
+		}
+		d := dumpReplica(fs, fs.PathJoin(root, dir), name, pageRecords, pageBytes)
+		d.Incarnation = inc
+		out = append(out, d)
 	}
 	return out
 }
@@ -61,8 +68,8 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 	if _, data, err := storage.OpenStateFile(fs, dir, "replica", inertHost{}); err != nil {
 		d.Err = err
 		return d
-	} else if len(data) == 8 {
-		d.Epoch = wire.NewDecoder(data).Uint64()
+	} else if len(data) == 32 {
+		d.Epoch = wire.NewDecoder(data[24:]).Uint64()
 	}
 	l, err := storage.Open(fs, fs.PathJoin(dir, "log"), inertHost{}, storage.Options{})
 	if err != nil {

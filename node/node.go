@@ -29,6 +29,12 @@ type Config struct {
 	// 256 records and 1 MiB.
 	PageRecords int
 	PageBytes   int
+	// MetaTick paces the metadata group: raft heartbeats on the leader,
+	// election timers elsewhere. Default 50ms.
+	MetaTick time.Duration
+	// Detection is the failure detection policy a fresh cluster starts
+	// with; later changes are metadata commands.
+	Detection DetectionPolicy
 }
 
 func (c *Config) fill() {
@@ -44,6 +50,12 @@ func (c *Config) fill() {
 	if c.PageBytes == 0 {
 		c.PageBytes = 1 << 20
 	}
+	if c.MetaTick == 0 {
+		c.MetaTick = 50 * time.Millisecond
+	}
+	if c.Detection.Mode == 0 {
+		c.Detection = DetectionPolicy{Mode: DetectHeartbeat, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}
+	}
 }
 
 // Validate reports the first problem with the configuration.
@@ -57,11 +69,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("replication factor %d outside [1, %d]", c.Replicas, len(c.Nodes))
 	case c.Tick <= 0:
 		return fmt.Errorf("tick %v must be positive", c.Tick)
+	case len(c.Nodes) > 7:
+		return fmt.Errorf("%d nodes: every node is a metadata voter, and more than 7 is not supported", len(c.Nodes))
+	case c.Detection.Mode != DetectHeartbeat && c.Detection.Mode != DetectEager:
+		return fmt.Errorf("unknown detection mode %d", c.Detection.Mode)
 	}
 	return nil
 }
 
-const timerTick TimerKind = 1
+const (
+	timerTick TimerKind = 1
+	timerMeta TimerKind = 2
+)
 
 // queuesDir holds one directory per queue replica.
 const queuesDir = "queues"
@@ -85,6 +104,15 @@ type Node struct {
 	// preparing holds queues whose replica directory is being made
 	// durable.
 	preparing map[string]bool
+	// meta is this node's member of the metadata raft group.
+	meta *metaNode
+	// process identifies this process incarnation; an owner that restarts
+	// is a new writer and must take a new epoch.
+	process uint64
+	metaSeq uint64
+	// lifecycle holds per-queue proposals in flight and client waiters.
+	lifecycle map[string]*queueLife
+	detector  *detector
 }
 
 // New returns a node; Start opens its storage. It panics on an invalid
@@ -98,6 +126,7 @@ func New(cfg Config, env Env) *Node {
 		cfg: cfg, env: env, syncs: NewSyncRouter(env),
 		place:  Placement{Nodes: cfg.Nodes, Replicas: cfg.Replicas},
 		queues: make(map[string]*replica), preparing: make(map[string]bool),
+		lifecycle: make(map[string]*queueLife),
 	}
 }
 
@@ -111,47 +140,56 @@ func (n *Node) path(elem ...string) string {
 
 func (n *Node) emit(name string, attrs ...slog.Attr) { n.env.Emit(Event{Name: name, Attrs: attrs}) }
 
-// Start implements Handler: it makes the queues directory durable, then
-// opens every queue replica on disk.
+// Start implements Handler: it makes the node's directories durable,
+// starts its metadata member, then opens every queue replica on disk.
 func (n *Node) Start() {
+	n.process = n.env.Rand().Uint64() | 1
 	n.scheduleTick()
-	dir := n.path(queuesDir)
-	storage.MakeDirs(n.env.FS(), dir, n.syncs, func(err error) {
+	n.scheduleMetaTick()
+	n.startDetector()
+	fs := n.env.FS()
+	storage.MakeDirs(fs, n.path(queuesDir), n.syncs, func(err error) {
 		if err != nil {
-			n.env.Halt(fmt.Sprintf("preparing %s: %v", dir, err))
+			n.env.Halt(fmt.Sprintf("preparing %s: %v", n.path(queuesDir), err))
 			return
 		}
-		names, err := n.env.FS().List(dir)
-		if err != nil {
-			n.env.Halt(fmt.Sprintf("listing %s: %v", dir, err))
-			return
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			if ValidQueueName(name) != nil {
-				n.emit("node.stray-directory", slog.String("name", name))
-				continue
+		storage.MakeDirs(fs, n.metaDir(), n.syncs, func(err error) {
+			if err != nil {
+				n.env.Halt(fmt.Sprintf("preparing %s: %v", n.metaDir(), err))
+				return
 			}
-			n.openReplica(name)
-		}
-		n.started = true
-		n.emit("node.started", slog.Int("queues", len(n.names)))
+			n.openMeta(n.openReplicas)
+		})
 	})
 }
 
-// prepareReplica makes a new queue's replica directory durable, then
-// opens the replica and hands it to then. Nothing is written into a
-// directory whose own entry could still vanish at a crash.
-func (n *Node) prepareReplica(name string, then func(*replica)) {
-	n.preparing[name] = true
-	storage.MakeDirs(n.env.FS(), n.replicaDir(name), n.syncs, func(err error) {
-		delete(n.preparing, name)
-		if err != nil {
-			n.env.Halt(fmt.Sprintf("preparing queue %s: %v", name, err))
-			return
+// openReplicas opens every replica directory on disk. Which of them still
+// matter is for the metadata to say; until it does, none serves.
+func (n *Node) openReplicas() {
+	dirs, err := n.env.FS().List(n.path(queuesDir))
+	if err != nil {
+		n.env.Halt(fmt.Sprintf("listing %s: %v", n.path(queuesDir), err))
+		return
+	}
+	slices.Sort(dirs)
+	for _, dir := range dirs {
+		name, inc, ok := parseReplicaDir(dir)
+		if !ok {
+			n.emit("node.stray-directory", slog.String("name", dir))
+			continue
 		}
-		then(n.openReplica(name))
-	})
+		if old := n.queues[name]; old != nil && old.inc > inc {
+			continue // an older incarnation; the newer one stays
+		}
+		n.openReplica(name, inc, n.place.ReplicaSet(name))
+	}
+	n.started = true
+	n.emit("node.started", slog.Int("queues", len(n.names)))
+	n.reconcileAll()
+}
+
+func (n *Node) scheduleMetaTick() {
+	n.env.After(n.cfg.MetaTick, Timer{Kind: timerMeta})
 }
 
 func (n *Node) scheduleTick() {
@@ -161,6 +199,18 @@ func (n *Node) scheduleTick() {
 
 // OnTimer implements Handler.
 func (n *Node) OnTimer(t Timer) {
+	switch t.Kind {
+	case timerMeta:
+		n.scheduleMetaTick()
+		if n.meta != nil {
+			n.meta.tick()
+			n.retryLifecycle()
+		}
+		return
+	case timerDetect:
+		n.onDetectTimer()
+		return
+	}
 	if t.Kind != timerTick || t.Seq != n.tickSeq {
 		return
 	}
@@ -176,13 +226,25 @@ func (n *Node) OnTimer(t Timer) {
 // OnMessage implements Handler: one handler per peer message type.
 func (n *Node) OnMessage(from NodeID, m wire.Message) {
 	if !n.started {
-		return // the sender retries; nothing here is ready to answer
+		if r, ok := m.(*wire.Raft); ok && n.meta != nil {
+			n.meta.step(from, r.Data) // metadata runs before the queues open
+		}
+		return
 	}
+	n.detectHeard(from)
 	switch m := m.(type) {
 	case *wire.Append:
 		n.onAppend(from, m)
 	case *wire.AppendReply:
 		n.onAppendReply(from, m)
+	case *wire.Raft:
+		if n.meta != nil {
+			n.meta.step(from, m.Data)
+		}
+	case *wire.Ping:
+		n.env.Send(from, &wire.Pong{Seq: m.Seq})
+	case *wire.Pong:
+		n.detectPong(from, m.Seq)
 	default:
 		n.emit("node.unexpected-message", slog.String("kind", m.Kind().String()), slog.String("from", from.String()))
 	}
@@ -198,6 +260,7 @@ func (n *Node) OnSynced(tok SyncToken, err error) {
 // OnDisconnect implements Handler. Replication recovers from lost
 // messages by itself; a reset only means the next heartbeat may probe.
 func (n *Node) OnDisconnect(peer NodeID) {
+	n.detectReset(peer)
 	for _, name := range n.names {
 		if r := n.queues[name]; r.owner {
 			r.peerReset(peer)

@@ -27,9 +27,11 @@ type ownerState struct {
 	waiters   []waiter
 	subs      []*subscription
 	rr        int // round-robin start among subscriptions
-	// pendingCreate is a create request waiting for activation.
-	pendingCreate *waiter
-	createPolicy  wire.Policy
+	// policy is the queue's confirmation policy, from the metadata.
+	policy wire.Policy
+	// activating is set while the metadata's epoch is being made durable
+	// locally.
+	activating bool
 }
 
 // progress is the owner's view of one follower.
@@ -65,29 +67,22 @@ func newOwnerState(r *replica, state *queueState) *ownerState {
 	return o
 }
 
-// activate starts a new epoch: higher than any this replica has persisted
-// or written, and durable before anything is sent in it. An epoch is never
-// reused, so two different entries never share an (index, epoch) pair.
-func (o *ownerState) activate() {
+// activate starts serving in the epoch the metadata assigned to this
+// process, once it is durable locally. Nothing was sent in this epoch
+// before, and the metadata never hands an epoch out twice.
+func (o *ownerState) activate(q *QueueMeta) {
 	r := o.r
-	epoch := max(r.epoch, r.epochOf(r.log.LastIndex())) + 1
-	r.epoch = epoch
-	r.n.env.Boundary("queue.before.persist-epoch")
-	r.persistEpoch(epoch, func() {
-		r.n.env.Boundary("queue.after.persist-epoch")
-		o.active = true
-		r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", epoch), slog.Uint64("last", r.log.LastIndex()))
-		if w := o.pendingCreate; w != nil {
-			o.pendingCreate = nil
-			o.appendCreate(*w)
-		}
-		o.replicate()
-	})
-}
-
-func (o *ownerState) appendCreate(w waiter) {
-	index := o.append(record{typ: recordCreate, policy: o.createPolicy, members: o.r.members})
-	o.wait(w.conn, w.reqID, index)
+	if last := r.epochOf(r.log.LastIndex()); last >= r.epoch {
+		panic(fmt.Sprintf("node: queue %s activating epoch %d over entries of epoch %d", r.name, r.epoch, last))
+	}
+	o.active, o.policy = true, q.Policy
+	for _, f := range o.followers {
+		f.probing, f.probeOutstanding, f.next = true, false, r.log.LastIndex()+1
+	}
+	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
+		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
+	o.replicate()
+	o.pump()
 }
 
 // append writes records at the owner's epoch, applies them, asks for a
@@ -156,7 +151,7 @@ func (o *ownerState) updateCommit() {
 	if bugs.Active(bugs.ConfirmBeforeSync) {
 		c = r.log.LastIndex()
 	}
-	if need := quorum(o.state.policy, len(r.members)) - 1; need > 0 {
+	if need := quorum(o.policy, len(r.members)) - 1; need > 0 {
 		held := make([]uint64, 0, len(o.followers))
 		for _, f := range o.followers {
 			held = append(held, min(f.match, f.durable))
@@ -218,7 +213,7 @@ func (o *ownerState) sendTo(f *progress) {
 func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 	r := o.r
 	prev := from - 1
-	m := &wire.Append{Queue: r.name, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit}
+	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit}
 	if from <= last {
 		if f.reader == nil || f.reader.Position() != from {
 			if f.reader != nil {
@@ -263,7 +258,7 @@ func (o *ownerState) progressOf(id NodeID) *progress {
 
 func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.own == nil || !r.own.active || r.fenced != nil {
+	if r == nil || r.inc != m.Incarnation || r.own == nil || !r.own.active || r.fenced != nil {
 		return
 	}
 	o := r.own

@@ -33,11 +33,13 @@ func (c *cluster) noReply(reqID uint64) {
 	}
 }
 
-// createQueue creates a queue and lets everything settle.
+// createQueue creates a queue through the metadata and waits for it to
+// activate: its replicas prepare, an exact quorum reports, the owner
+// activates.
 func (c *cluster) createQueue(name string, p wire.Policy) node.NodeID {
 	owner, _ := roles(name)
 	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: name, Policy: p})
-	c.settle()
+	c.advance(500 * time.Millisecond)
 	c.mustReply(99, wire.StatusOK)
 	return owner
 }
@@ -59,8 +61,8 @@ func TestPublishIsConfirmedOnlyWhenOwnerAndAFollowerHoldIt(t *testing.T) {
 	c.noReply(1)
 	c.completeSyncs(func(m *member) bool { return m.id == owner })
 	c.deliver(func(e envelope) bool { return e.to == owner })
-	if r := c.mustReply(1, wire.StatusOK); r.Index != 2 {
-		t.Fatalf("publish confirmed at index %d, want 2 (after the create record)", r.Index)
+	if r := c.mustReply(1, wire.StatusOK); r.Index != 1 {
+		t.Fatalf("publish confirmed at index %d, want 1", r.Index)
 	}
 }
 
@@ -78,7 +80,7 @@ func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
 	c.completeSyncs(func(m *member) bool { return m.id != owner })
 	c.node(owner).crash()
 	c.node(owner).start()
-	c.settle()
+	c.advance(time.Second)
 	if !c.sawEvent("queue.active q=orders epoch=2") {
 		t.Fatalf("the restarted owner did not take a new epoch; events:\n%v", c.events)
 	}
@@ -86,16 +88,16 @@ func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
 	// C takes B's index in the new epoch; followers must drop B for it.
 	c.request(owner, 3, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte("c")})
 	c.settle()
-	if r := c.mustReply(3, wire.StatusOK); r.Index != 3 {
-		t.Fatalf("C confirmed at %d, want 3 (B's old index)", r.Index)
+	if r := c.mustReply(3, wire.StatusOK); r.Index != 2 {
+		t.Fatalf("C confirmed at %d, want 2 (B's old index)", r.Index)
 	}
-	if !c.sawEvent("queue.truncate q=orders after=2") {
-		t.Fatalf("no follower truncated after index 2; events:\n%v", c.events)
+	if !c.sawEvent("queue.truncate q=orders after=1") {
+		t.Fatalf("no follower truncated after index 1; events:\n%v", c.events)
 	}
 	for _, m := range c.nodes {
 		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20)
-		if len(dump) != 1 || len(dump[0].Entries) != 3 || dump[0].Entries[2].ID != msgID(3) {
-			t.Fatalf("%s holds %+v, want create, A, C", m.id, dump)
+		if len(dump) != 1 || len(dump[0].Entries) != 2 || dump[0].Entries[1].ID != msgID(3) {
+			t.Fatalf("%s holds %+v, want A, C", m.id, dump)
 		}
 	}
 }
@@ -105,15 +107,18 @@ func TestFollowerRejectsAStaleEpoch(t *testing.T) {
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.node(owner).crash()
 	c.node(owner).start() // epoch 2
-	c.settle()
+	c.advance(time.Second)
 	_, followers := roles("orders")
 	f := c.node(followers[0])
-	f.run(func() { f.n.OnMessage(owner, &wire.Append{Queue: "orders", Epoch: 1, PrevIndex: 1, PrevEpoch: 1}) })
+	inc := currentIncarnation(t, f, "orders")
+	c.msgs = nil
+	f.run(func() { f.n.OnMessage(owner, &wire.Append{Queue: "orders", Incarnation: inc, Epoch: 1}) })
 	var got *wire.AppendReply
 	for _, e := range c.msgs {
-		if e.from == f.id {
-			m, _ := wire.Decode(e.frame)
-			got = m.(*wire.AppendReply)
+		if m, _ := wire.Decode(e.frame); e.from == f.id {
+			if r, ok := m.(*wire.AppendReply); ok {
+				got = r
+			}
 		}
 	}
 	if got == nil || got.OK || got.Epoch != 2 {
@@ -199,6 +204,7 @@ func TestPoliciesCountTheirQuorum(t *testing.T) {
 	} {
 		c := newCluster(t)
 		owner := c.createQueue("orders", tc.policy)
+		c.advance(100 * time.Millisecond)
 		_, followers := roles("orders")
 		helping := followers[:tc.helpers]
 		c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1)})
@@ -221,22 +227,50 @@ func containsID(ids []node.NodeID, id node.NodeID) bool {
 	return false
 }
 
-func TestDeletedQueueRefusesWorkAndStaysDeleted(t *testing.T) {
+func TestDeletedQueueRefusesWorkAndItsNameCanBeReused(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
+	first := currentIncarnation(t, c.node(owner), "orders")
 	c.request(owner, 1, &wire.DeleteQueue{ReqID: 1, Queue: "orders"})
-	c.settle()
+	c.advance(200 * time.Millisecond)
 	c.mustReply(1, wire.StatusOK)
-	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(1)})
+	lead := c.leader()
+	c.request(lead, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(1)})
 	c.mustReply(2, wire.StatusNoQueue)
-	// The tombstone survives a restart: the replayed log ends in delete.
-	c.node(owner).crash()
-	c.node(owner).start()
-	c.settle()
+	if !c.sawEvent("queue.retired q=orders") {
+		t.Fatalf("the deleted incarnation was not retired; events:\n%v", c.events)
+	}
+	// A new queue of the same name is a new incarnation, in a fresh
+	// directory, with nothing of the old one.
+	c.createQueue("orders", wire.PolicyMajority)
+	incs := map[uint64]bool{}
+	for _, d := range node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20) {
+		incs[d.Incarnation] = true
+	}
+	if len(incs) != 2 || !incs[first] {
+		t.Fatalf("want the old incarnation %x and a new one on disk, have %v", first, incs)
+	}
 	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(2)})
-	c.mustReply(3, wire.StatusNoQueue)
-	c.request(owner, 1, &wire.CreateQueue{ReqID: 4, Queue: "orders"})
-	c.mustReply(4, wire.StatusQueueExists)
+	c.settle()
+	if r := c.mustReply(3, wire.StatusOK); r.Index != 1 {
+		t.Fatalf("the new incarnation's first publish is at %d, want 1", r.Index)
+	}
+}
+
+// currentIncarnation reads the incarnation of queue on m's disk, which
+// must hold exactly one.
+func currentIncarnation(t *testing.T, m *member, queue string) uint64 {
+	t.Helper()
+	var incs []uint64
+	for _, d := range node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20) {
+		if d.Queue == queue {
+			incs = append(incs, d.Incarnation)
+		}
+	}
+	if len(incs) != 1 {
+		t.Fatalf("%s holds %d incarnations of %s, want one", m.id, len(incs), queue)
+	}
+	return incs[0]
 }
 
 func TestRequestsToANonOwnerAreRedirected(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
@@ -18,15 +20,20 @@ type epochRun struct {
 	epoch uint64
 }
 
-// replica is this node's copy of one queue: its log, its durable epoch,
-// and, on the owner, the applied state and everything needed to serve.
+// replica is this node's copy of one queue incarnation: its log, its
+// durable identity and epoch, and, on the owner, the applied state and
+// everything needed to serve.
 type replica struct {
 	n       *Node
 	name    string
+	inc     uint64
 	owner   bool
 	members []NodeID
 	log     *storage.Log
 	meta    *storage.StateFile
+	// identity is what the replica recorded when it prepared: it refuses
+	// to serve a queue whose metadata names another identity.
+	identity replicaIdentity
 	// epoch is the owner's own epoch, or on a follower the highest epoch
 	// seen; epochDurable is the part of that known to be on disk.
 	epoch        uint64
@@ -35,6 +42,8 @@ type replica struct {
 	// fenced is set when the replica's storage is damaged: it then takes
 	// no part in anything and says why.
 	fenced error
+	// prepared is set once the identity is durable.
+	prepared bool
 
 	own    *ownerState    // set on the owner
 	follow *followerState // set on a follower
@@ -42,13 +51,34 @@ type replica struct {
 	replayed *queueState
 }
 
-func (n *Node) replicaDir(name string) string { return n.path(queuesDir, name) }
+// replicaIdentity is the durable identity of a replica's storage.
+type replicaIdentity struct {
+	Incarnation, HistoryID, SessionID uint64
+}
 
-// openReplica opens (or with fresh, creates) the replica of a queue. An I/O
-// error halts the process, so a restart retries; damage fences the replica.
-func (n *Node) openReplica(name string) *replica {
-	set := n.place.ReplicaSet(name)
-	r := &replica{n: n, name: name, owner: set[0] == n.cfg.ID, members: set}
+// replicaDir is the directory of one queue incarnation.
+func (n *Node) replicaDir(name string, inc uint64) string {
+	return n.path(queuesDir, fmt.Sprintf("%s.%016x", name, inc))
+}
+
+// parseReplicaDir splits a replica directory name into queue name and
+// incarnation.
+func parseReplicaDir(dir string) (string, uint64, bool) {
+	i := strings.LastIndexByte(dir, '.')
+	if i <= 0 || len(dir)-i-1 != 16 {
+		return "", 0, false
+	}
+	inc, err := strconv.ParseUint(dir[i+1:], 16, 64)
+	if err != nil || ValidQueueName(dir[:i]) != nil {
+		return "", 0, false
+	}
+	return dir[:i], inc, true
+}
+
+// openReplica opens a replica directory that exists on disk. An I/O error
+// halts the process, so a restart retries; damage fences the replica.
+func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
+	r := &replica{n: n, name: name, inc: inc, owner: members[0] == n.cfg.ID, members: members}
 	n.addQueue(r)
 	if err := r.open(); err != nil {
 		if !errors.Is(err, storage.ErrCorrupt) {
@@ -62,7 +92,6 @@ func (n *Node) openReplica(name string) *replica {
 	if r.owner {
 		r.own = newOwnerState(r, r.replayed)
 		r.replayed = nil
-		r.own.activate()
 	} else {
 		r.follow = &followerState{}
 	}
@@ -71,7 +100,7 @@ func (n *Node) openReplica(name string) *replica {
 
 func (r *replica) open() error {
 	fs := r.n.env.FS()
-	dir := r.n.replicaDir(r.name)
+	dir := r.n.replicaDir(r.name, r.inc)
 	meta, data, err := storage.OpenStateFile(fs, dir, "replica", r.n.syncs)
 	if err != nil {
 		return err
@@ -79,11 +108,12 @@ func (r *replica) open() error {
 	r.meta = meta
 	if data != nil {
 		d := wire.NewDecoder(data)
+		r.identity = replicaIdentity{Incarnation: d.Uint64(), HistoryID: d.Uint64(), SessionID: d.Uint64()}
 		r.epoch = d.Uint64()
-		if err := d.Finish(); err != nil {
-			return fmt.Errorf("%w: replica state of %s: %v", storage.ErrCorrupt, r.name, err)
+		if err := d.Finish(); err != nil || r.identity.Incarnation != r.inc {
+			return fmt.Errorf("%w: replica state of %s: %v (incarnation %x in %x)", storage.ErrCorrupt, r.name, err, r.identity.Incarnation, r.inc)
 		}
-		r.epochDurable = r.epoch
+		r.epochDurable, r.prepared = r.epoch, true
 	}
 	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
 		SegmentSize: r.n.cfg.SegmentSize,
@@ -163,14 +193,19 @@ func (r *replica) runStart(index uint64) uint64 {
 	return r.runs[i-1].start
 }
 
-// persistEpoch makes epoch durable and then calls done.
+// persistEpoch makes the identity and epoch durable and then calls done.
 func (r *replica) persistEpoch(epoch uint64, done func()) {
-	r.meta.Write(wire.AppendUint64(nil, epoch), func(err error) {
+	b := wire.AppendUint64(nil, r.identity.Incarnation)
+	b = wire.AppendUint64(b, r.identity.HistoryID)
+	b = wire.AppendUint64(b, r.identity.SessionID)
+	b = wire.AppendUint64(b, epoch)
+	r.meta.Write(b, func(err error) {
 		if err != nil {
 			r.n.env.Halt(fmt.Sprintf("queue %s: persisting epoch %d: %v", r.name, epoch, err))
 			return
 		}
 		r.epochDurable = max(r.epochDurable, epoch)
+		r.prepared = true
 		done()
 	})
 }

@@ -11,92 +11,99 @@ import (
 // defaultLease is the visibility timeout when a subscriber names none.
 const defaultLease = 30 * time.Second
 
-// ownedQueue routes a client request: it answers not-owner (naming the
-// owner) or unavailable itself and returns nil, or returns the active
-// owner replica. A nil replica with ok=true means the queue is unknown
-// here, which only create may remedy.
-func (n *Node) ownedQueue(conn ConnID, reqID uint64, queue string) (r *replica, ok bool) {
+// liveQueue routes a request for an existing queue: it answers
+// not-owner (naming the owner), no-queue or unavailable itself and returns
+// nil, or returns the owner state of an active queue this node serves.
+func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	if err := ValidQueueName(queue); err != nil {
 		n.reply(conn, reqID, wire.StatusBadRequest, err.Error())
-		return nil, false
-	}
-	if owner := n.place.Owner(queue); owner != n.cfg.ID {
-		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(owner)})
-		return nil, false
-	}
-	r = n.queues[queue]
-	if r != nil && (r.fenced != nil || r.own == nil) {
-		n.reply(conn, reqID, wire.StatusUnavailable, fmt.Sprintf("replica of %s is fenced: %v", queue, r.fenced))
-		return nil, false
-	}
-	return r, true
-}
-
-// liveQueue is ownedQueue for requests that need an existing, active
-// queue.
-func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
-	r, ok := n.ownedQueue(conn, reqID, queue)
-	switch {
-	case !ok:
 		return nil
-	case r == nil || !r.own.state.created || r.own.state.deleted:
+	}
+	q := n.meta.state.queues[queue]
+	switch {
+	case q == nil || q.State == QueueDeleted:
+		// This node's metadata may lag: send the client to the leader,
+		// whose catalogue is freshest, unless this is the leader.
+		if lead := n.meta.leader; lead != 0 && lead != n.cfg.ID {
+			n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(lead)})
+			return nil
+		}
 		n.reply(conn, reqID, wire.StatusNoQueue, "no queue "+queue)
 		return nil
-	case !r.own.active:
-		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting")
+	case q.Owner != n.cfg.ID:
+		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(q.Owner)})
+		return nil
+	case q.State != QueueActive:
+		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is not active yet")
+		return nil
+	}
+	r := n.queues[queue]
+	if r == nil || r.inc != q.Incarnation || r.own == nil || !r.own.active || r.fenced != nil {
+		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
 		return nil
 	}
 	return r.own
 }
 
+// onCreateQueue proposes a new queue incarnation. Any node may; the reply
+// comes once the metadata has activated it, which takes an exact quorum
+// of replicas reporting prepared storage.
 func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	if m.Policy > wire.PolicyOwnerOnly {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("unknown policy %d", m.Policy))
 		return
 	}
-	r, ok := n.ownedQueue(conn, m.ReqID, m.Queue)
-	if !ok {
+	if err := ValidQueueName(m.Queue); err != nil {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
-	if r == nil {
-		if n.preparing[m.Queue] {
-			n.reply(conn, m.ReqID, wire.StatusUnavailable, "queue "+m.Queue+" is being prepared")
-			return
-		}
-		n.prepareReplica(m.Queue, func(r *replica) {
-			if r.own == nil {
-				return // fenced; the client's retry will hear why
-			}
-			n.startCreate(r.own, conn, m)
-		})
-		return
-	}
-	switch {
-	case r.own.state.deleted:
-		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" was deleted; its name cannot be reused yet")
-		return
-	case r.own.state.created || r.own.pendingCreate != nil:
+	if q := n.meta.state.queues[m.Queue]; q != nil && q.State != QueueDeleted {
 		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
 		return
 	}
-	n.startCreate(r.own, conn, m)
-}
-
-// startCreate appends the create record once the owner is active.
-func (n *Node) startCreate(o *ownerState, conn ConnID, m *wire.CreateQueue) {
-	o.createPolicy = m.Policy
-	w := waiter{conn: conn, reqID: m.ReqID}
-	if !o.active {
-		o.pendingCreate = &w
-		return
+	rng := n.env.Rand()
+	q := QueueMeta{
+		Name: m.Queue, Incarnation: rng.Uint64() | 1, HistoryID: rng.Uint64() | 1, SessionID: rng.Uint64() | 1,
+		Policy: m.Policy, Replicas: n.place.ReplicaSet(m.Queue),
 	}
-	o.appendCreate(w)
+	n.meta.propose(command{kind: cmdCreate, queue: q}, 2*lifecycleTimeoutTicks, func(res result) {
+		switch {
+		case res.ok:
+			l := n.life(m.Queue)
+			l.createWaiters = append(l.createWaiters, lifeWaiter{conn: conn, reqID: m.ReqID, inc: q.Incarnation})
+			if cur := n.meta.state.queues[m.Queue]; cur != nil && cur.Incarnation == q.Incarnation && cur.State == QueueActive {
+				n.answerCreates(m.Queue, q.Incarnation)
+			}
+		case res.detail == "exists":
+			n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
+		case res.dropped:
+			n.reply(conn, m.ReqID, wire.StatusUnavailable, res.detail)
+		}
+		// A proposal that timed out may still commit: no reply, and the
+		// client's outcome is unknown, as it should be.
+	})
 }
 
 func (n *Node) onDeleteQueue(conn ConnID, m *wire.DeleteQueue) {
-	if o := n.liveQueue(conn, m.ReqID, m.Queue); o != nil {
-		o.wait(conn, m.ReqID, o.append(record{typ: recordDelete}))
+	if err := ValidQueueName(m.Queue); err != nil {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
+		return
 	}
+	q := n.meta.state.queues[m.Queue]
+	if q == nil || q.State == QueueDeleted {
+		n.reply(conn, m.ReqID, wire.StatusNoQueue, "no queue "+m.Queue)
+		return
+	}
+	n.meta.propose(command{kind: cmdDelete, name: m.Queue, inc: q.Incarnation}, 2*lifecycleTimeoutTicks, func(res result) {
+		switch {
+		case res.ok:
+			n.reply(conn, m.ReqID, wire.StatusOK, "")
+		case res.detail == "no such queue":
+			n.reply(conn, m.ReqID, wire.StatusNoQueue, "no queue "+m.Queue)
+		case res.dropped:
+			n.reply(conn, m.ReqID, wire.StatusUnavailable, res.detail)
+		}
+	})
 }
 
 func (n *Node) onPublish(conn ConnID, m *wire.Publish) {

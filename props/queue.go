@@ -96,6 +96,9 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkConvergence(h)...)
 	out = append(out, checkFIFO(ix)...)
+	out = append(out, checkOneLeaderPerTerm(h)...)
+	out = append(out, checkEpochs(h)...)
+	out = append(out, checkNoServiceBeforeActivation(ix)...)
 	return out, stats(ix)
 }
 

@@ -18,7 +18,9 @@ func (w *World) startClients() {
 		if i == 0 {
 			w.schedule(0, -1, 0, c.createQueues)
 		}
-		start := 300*time.Millisecond + time.Duration(c.rng.Int64N(int64(100*time.Millisecond)))
+		// Producers and consumers start once the cluster has had time to
+		// elect a metadata leader and activate the queues.
+		start := 1200*time.Millisecond + time.Duration(c.rng.Int64N(int64(100*time.Millisecond)))
 		if c.producer {
 			w.schedule(start, -1, 0, c.publishLoop)
 		} else {

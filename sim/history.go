@@ -76,6 +76,8 @@ type NodeEvent struct {
 	Queue string
 	Value uint64 // the event's numeric attribute
 	Epoch uint64
+	Inc   uint64 // queue incarnation, where the event names one
+	Term  uint64 // metadata term, for leadership events
 }
 
 // History is everything a run's checkers judge: what clients asked and

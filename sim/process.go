@@ -71,15 +71,19 @@ func (p *process) start() {
 	p.run(p.handler.Start)
 }
 
-// run calls into the handler, turning a crash signal into a crash.
+// run calls into the handler, turning a crash signal into a crash. A
+// panic in node code is the node finding an impossible state: in
+// production it kills the process, so here too the process crashes (and
+// restarts), and the run records a safety violation naming the panic.
 func (p *process) run(fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			sig, ok := r.(crashSignal)
-			if !ok {
-				panic(r)
+			if sig, ok := r.(crashSignal); ok {
+				p.crash(sig.reason, sig.down)
+				return
 			}
-			p.crash(sig.reason, sig.down)
+			p.w.nodePanic(p, r)
+			p.crash(fmt.Sprintf("panic: %v", r), haltRestartDelay)
 		}
 	}()
 	fn()

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
@@ -202,7 +203,10 @@ func (w *World) Run() Result {
 	w.hist.Crashes = w.crashes
 	violations := append(w.sys.Check(w), w.extra...)
 	for _, v := range violations {
-		w.trace.line(w.now, "sim", "%s", v)
+		// Only the first line: details may hold stacks, which differ
+		// between processes and must not reach the trace hash.
+		first, _, _ := strings.Cut(v.String(), "\n")
+		w.trace.line(w.now, "sim", "%s", first)
 	}
 	res := Result{
 		Seed: w.sc.Seed, TraceHash: w.trace.Hash(), Events: w.events, Lines: w.trace.Lines(),
@@ -285,6 +289,11 @@ var recordedEvents = map[string]string{
 	"queue.durable":  "index",
 	"queue.truncate": "after",
 	"queue.open":     "last",
+	"queue.active":   "last",
+	"meta.leader":    "node",
+	"meta.activated": "",
+	"detect.suspect": "node",
+	"detect.confirm": "node",
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
@@ -299,9 +308,23 @@ func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
 			ne.Queue = a.Value.String()
 		case a.Key == "epoch":
 			ne.Epoch = a.Value.Uint64()
+		case a.Key == "inc":
+			ne.Inc = a.Value.Uint64()
+		case a.Key == "term":
+			ne.Term = a.Value.Uint64()
 		case a.Key == key:
 			ne.Value = a.Value.Uint64()
 		}
 	}
 	w.hist.NodeEvents = append(w.hist.NodeEvents, ne)
+}
+
+// nodePanic records a node's panic as a safety violation, with the stack
+// of the panicking goroutine to find it by.
+func (w *World) nodePanic(p *process, r any) {
+	w.trace.line(w.now, p.who(), "PANIC %v", r)
+	if len(w.extra) < 3 {
+		w.extra = append(w.extra, Violation{Safety, "node-panic",
+			fmt.Sprintf("%s panicked at %v: %v\n%s", p.id, w.now, r, panicStack())})
+	}
 }

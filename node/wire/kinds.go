@@ -16,6 +16,10 @@ const (
 	KindAppend      Kind = 20
 	KindAppendReply Kind = 21
 
+	KindRaft Kind = 30
+	KindPing Kind = 31
+	KindPong Kind = 32
+
 	KindCreateQueue Kind = 40
 	KindDeleteQueue Kind = 41
 	KindPublish     Kind = 42
@@ -31,6 +35,9 @@ var kindNames = map[Kind]string{
 	KindCounterProbe:  "CounterProbe",
 	KindAppend:        "Append",
 	KindAppendReply:   "AppendReply",
+	KindRaft:          "Raft",
+	KindPing:          "Ping",
+	KindPong:          "Pong",
 	KindCreateQueue:   "CreateQueue",
 	KindDeleteQueue:   "DeleteQueue",
 	KindPublish:       "Publish",
@@ -62,6 +69,12 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeAppend(d), nil
 	case KindAppendReply:
 		return decodeAppendReply(d), nil
+	case KindRaft:
+		return decodeRaft(d), nil
+	case KindPing:
+		return decodePing(d), nil
+	case KindPong:
+		return decodePong(d), nil
 	case KindCreateQueue:
 		return decodeCreateQueue(d), nil
 	case KindDeleteQueue:

@@ -15,12 +15,15 @@ type Entry struct {
 // PrevEpoch, which proves its log agrees with the owner's up to there.
 // An Append with no entries is a heartbeat and a probe.
 type Append struct {
-	Queue     string
-	Epoch     uint64
-	PrevIndex uint64
-	PrevEpoch uint64
-	Commit    uint64
-	Entries   []Entry
+	Queue string
+	// Incarnation names the queue's incarnation; a replica of another
+	// incarnation (an older queue of the same name) ignores the append.
+	Incarnation uint64
+	Epoch       uint64
+	PrevIndex   uint64
+	PrevEpoch   uint64
+	Commit      uint64
+	Entries     []Entry
 }
 
 // Kind implements Message.
@@ -29,6 +32,7 @@ func (*Append) Kind() Kind { return KindAppend }
 // AppendBody implements Message.
 func (m *Append) AppendBody(b []byte) []byte {
 	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Incarnation)
 	b = AppendUint64(b, m.Epoch)
 	b = AppendUint64(b, m.PrevIndex)
 	b = AppendUint64(b, m.PrevEpoch)
@@ -42,7 +46,7 @@ func (m *Append) AppendBody(b []byte) []byte {
 }
 
 func decodeAppend(d *Decoder) *Append {
-	m := &Append{Queue: d.String(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64(), Commit: d.Uint64()}
+	m := &Append{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64(), Commit: d.Uint64()}
 	n := d.Count(5)
 	if n > 0 {
 		m.Entries = make([]Entry, n)
@@ -55,7 +59,7 @@ func decodeAppend(d *Decoder) *Append {
 
 // String describes the append without entry bodies.
 func (m *Append) String() string {
-	return fmt.Sprintf("{q=%s epoch=%d prev=%d/%d commit=%d entries=%d}", m.Queue, m.Epoch, m.PrevIndex, m.PrevEpoch, m.Commit, len(m.Entries))
+	return fmt.Sprintf("{q=%s inc=%x epoch=%d prev=%d/%d commit=%d entries=%d}", m.Queue, m.Incarnation, m.Epoch, m.PrevIndex, m.PrevEpoch, m.Commit, len(m.Entries))
 }
 
 // AppendReply is a follower's answer. OK says the entries (or the probe)
@@ -65,12 +69,13 @@ func (m *Append) String() string {
 // epoch the follower has seen; a reply with a higher epoch than the
 // owner's tells the owner it is stale.
 type AppendReply struct {
-	Queue   string
-	Epoch   uint64
-	OK      bool
-	Match   uint64
-	Last    uint64
-	Durable uint64
+	Queue       string
+	Incarnation uint64
+	Epoch       uint64
+	OK          bool
+	Match       uint64
+	Last        uint64
+	Durable     uint64
 }
 
 // Kind implements Message.
@@ -79,6 +84,7 @@ func (*AppendReply) Kind() Kind { return KindAppendReply }
 // AppendBody implements Message.
 func (m *AppendReply) AppendBody(b []byte) []byte {
 	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Incarnation)
 	b = AppendUint64(b, m.Epoch)
 	b = AppendBool(b, m.OK)
 	b = AppendUint64(b, m.Match)
@@ -87,10 +93,56 @@ func (m *AppendReply) AppendBody(b []byte) []byte {
 }
 
 func decodeAppendReply(d *Decoder) *AppendReply {
-	return &AppendReply{Queue: d.String(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64()}
+	return &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64()}
 }
 
 // String describes the reply.
 func (m *AppendReply) String() string {
 	return fmt.Sprintf("{q=%s epoch=%d ok=%t match=%d last=%d durable=%d}", m.Queue, m.Epoch, m.OK, m.Match, m.Last, m.Durable)
 }
+
+// Raft carries one etcd raft message between metadata voters, marshalled
+// by raft's own protobuf encoding.
+type Raft struct {
+	Data []byte
+}
+
+// Kind implements Message.
+func (*Raft) Kind() Kind { return KindRaft }
+
+// AppendBody implements Message.
+func (m *Raft) AppendBody(b []byte) []byte { return AppendBytes(b, m.Data) }
+
+func decodeRaft(d *Decoder) *Raft { return &Raft{Data: d.Bytes()} }
+
+// String describes the message by size only.
+func (m *Raft) String() string { return fmt.Sprintf("{bytes=%d}", len(m.Data)) }
+
+// Ping asks a node to prove it is alive; Pong answers with the same Seq.
+// The metadata leader's failure detector uses them, and a follower uses a
+// Ping to check on a leader whose connection reset.
+type Ping struct {
+	Seq  uint64
+	Term uint64
+}
+
+// Kind implements Message.
+func (*Ping) Kind() Kind { return KindPing }
+
+// AppendBody implements Message.
+func (m *Ping) AppendBody(b []byte) []byte { return AppendUint64(AppendUint64(b, m.Seq), m.Term) }
+
+func decodePing(d *Decoder) *Ping { return &Ping{Seq: d.Uint64(), Term: d.Uint64()} }
+
+// Pong answers a Ping.
+type Pong struct {
+	Seq uint64
+}
+
+// Kind implements Message.
+func (*Pong) Kind() Kind { return KindPong }
+
+// AppendBody implements Message.
+func (m *Pong) AppendBody(b []byte) []byte { return AppendUint64(b, m.Seq) }
+
+func decodePong(d *Decoder) *Pong { return &Pong{Seq: d.Uint64()} }

@@ -1,0 +1,213 @@
+package node
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// detectTick is the detector's clock: it counts its own timer firings, so
+// a jump of the wall clock never looks like silence.
+const detectTick = 10 * time.Millisecond
+
+// verifyTicks is how long an eager verification waits for an answer: a
+// few round trips on a local network.
+const verifyTicks = 3
+
+const timerDetect TimerKind = 3
+
+// watch is the metadata leader's view of one peer.
+type watch struct {
+	id        NodeID
+	lastHeard uint64 // detector tick
+	lastPing  uint64
+	// verifyBy is set while an eager verification is pending: the tick by
+	// which the peer must have answered.
+	verifyBy  uint64
+	suspected bool
+	confirmed bool
+}
+
+// detector decides, on the metadata leader, which nodes are up; and, on
+// a follower in eager mode, verifies a leader whose connection reset.
+type detector struct {
+	n       *Node
+	ticks   uint64
+	seq     uint64
+	watches []*watch
+	// leaderVerifyBy is a follower's deadline for hearing from a leader
+	// whose connection reset.
+	leaderVerifyBy uint64
+}
+
+func (n *Node) startDetector() {
+	d := &detector{n: n}
+	for _, id := range n.cfg.Nodes {
+		if id != n.cfg.ID {
+			d.watches = append(d.watches, &watch{id: id})
+		}
+	}
+	n.detector = d
+	n.env.After(detectTick, Timer{Kind: timerDetect})
+}
+
+func (d *detector) policy() DetectionPolicy {
+	if d.n.meta == nil || d.n.meta.state == nil {
+		return d.n.cfg.Detection
+	}
+	return d.n.meta.state.detection
+}
+
+func (d *detector) ticksOf(t time.Duration) uint64 { return uint64((t + detectTick - 1) / detectTick) }
+
+func (d *detector) watchOf(id NodeID) *watch {
+	for _, w := range d.watches {
+		if w.id == id {
+			return w
+		}
+	}
+	return nil
+}
+
+// onBecameLeader starts the new leader's view from scratch: everyone is
+// presumed alive as of now.
+func (n *Node) onBecameLeader() {
+	if d := n.detector; d != nil {
+		for _, w := range d.watches {
+			w.lastHeard, w.verifyBy, w.suspected, w.confirmed = d.ticks, 0, false, n.meta.state.down[w.id]
+		}
+	}
+}
+
+// detectHeard notes that a peer showed signs of life.
+func (n *Node) detectHeard(from NodeID) {
+	d := n.detector
+	if d == nil {
+		return
+	}
+	if from == n.meta.leader {
+		d.leaderVerifyBy = 0
+	}
+	w := d.watchOf(from)
+	if w == nil {
+		return
+	}
+	w.lastHeard, w.verifyBy = d.ticks, 0
+	if w.suspected || w.confirmed {
+		n.emit("detect.recovered", slog.Uint64("node", uint64(w.id)), slog.Bool("was-confirmed", w.confirmed))
+		if w.confirmed && n.meta.isLeader() {
+			n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
+		}
+		w.suspected, w.confirmed = false, false
+	}
+}
+
+func (n *Node) detectPong(from NodeID, seq uint64) { n.detectHeard(from) }
+
+// detectReset reacts to a transport reset. In eager mode it is verified at
+// once: by the leader for a peer, by a follower for its leader.
+func (n *Node) detectReset(peer NodeID) {
+	d := n.detector
+	if d == nil || d.policy().Mode != DetectEager {
+		return
+	}
+	n.emit("detect.reset", slog.Uint64("node", uint64(peer)))
+	if n.meta.isLeader() {
+		if w := d.watchOf(peer); w != nil && w.verifyBy == 0 {
+			d.verify(w)
+		}
+		return
+	}
+	if peer == n.meta.leader && d.leaderVerifyBy == 0 {
+		d.seq++
+		n.env.Send(peer, &wire.Ping{Seq: d.seq})
+		d.leaderVerifyBy = d.ticks + verifyTicks
+	}
+}
+
+func (d *detector) verify(w *watch) {
+	d.seq++
+	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
+	w.lastPing, w.verifyBy = d.ticks, d.ticks+verifyTicks
+}
+
+// onDetectTimer runs the detector's clock.
+func (n *Node) onDetectTimer() {
+	n.env.After(detectTick, Timer{Kind: timerDetect})
+	d := n.detector
+	d.ticks++
+	if !n.started {
+		return
+	}
+	if d.leaderVerifyBy != 0 && d.ticks > d.leaderVerifyBy {
+		d.leaderVerifyBy = 0
+		if !n.meta.isLeader() {
+			n.meta.campaign("the leader's connection reset and it did not answer")
+		}
+	}
+	if n.meta.isLeader() {
+		for _, w := range d.watches {
+			d.check(w)
+		}
+	}
+}
+
+// check pings a peer on schedule and judges its silence.
+func (d *detector) check(w *watch) {
+	p := d.policy()
+	interval, grace := d.ticksOf(p.Interval), d.ticksOf(p.Grace)
+	if d.ticks-w.lastPing >= interval {
+		d.seq++
+		d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
+		w.lastPing = d.ticks
+	}
+	silent := d.ticks - w.lastHeard
+	if p.Mode == DetectEager {
+		if w.verifyBy == 0 && silent >= interval && !w.suspected {
+			d.verify(w) // the idle-connection monitor: zero grace
+		}
+		if w.verifyBy != 0 && d.ticks > w.verifyBy {
+			w.verifyBy = 0
+			d.suspect(w)
+			d.confirm(w)
+		}
+		return
+	}
+	if !w.suspected && silent > interval+grace {
+		d.suspect(w)
+	}
+	if w.suspected && !w.confirmed && silent > interval+2*grace {
+		d.confirm(w)
+	}
+}
+
+func (d *detector) suspect(w *watch) {
+	if w.suspected {
+		return
+	}
+	w.suspected = true
+	d.n.emit("detect.suspect", slog.Uint64("node", uint64(w.id)), slog.Uint64("silent-ms", (d.ticks-w.lastHeard)*uint64(detectTick/time.Millisecond)))
+}
+
+// confirm records the node as down in the metadata's liveness view.
+func (d *detector) confirm(w *watch) {
+	if w.confirmed {
+		return
+	}
+	w.confirmed = true
+	d.n.emit("detect.confirm", slog.Uint64("node", uint64(w.id)))
+	d.n.meta.propose(command{kind: cmdNodeDown, node: w.id}, lifecycleTimeoutTicks, func(result) {})
+}
+
+// onMetaPolicyApplied reports liveness and policy changes.
+func (n *Node) onMetaPolicyApplied(c command, res result) {
+	switch c.kind {
+	case cmdNodeDown:
+		n.emit("meta.node-down", slog.Uint64("node", uint64(c.node)))
+	case cmdNodeUp:
+		n.emit("meta.node-up", slog.Uint64("node", uint64(c.node)))
+	case cmdSetDetection:
+		n.emit("meta.detection", slog.Int("mode", int(c.policy.Mode)), slog.Duration("interval", c.policy.Interval), slog.Duration("grace", c.policy.Grace))
+	}
+}

@@ -1,0 +1,260 @@
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+)
+
+// lifecycleTimeoutTicks bounds how long a lifecycle proposal may wait for
+// the metadata leader before this node tries again.
+const lifecycleTimeoutTicks = 20
+
+// lifecycleRetryTicks is how often every queue is reconciled again, to
+// retry proposals that were lost.
+const lifecycleRetryTicks = 4
+
+// queueLife is what this node is doing about one queue's life: a proposal
+// in flight, and client requests waiting for the queue to activate or go.
+type queueLife struct {
+	proposing     bool
+	createWaiters []lifeWaiter
+}
+
+type lifeWaiter struct {
+	conn  ConnID
+	reqID uint64
+	inc   uint64
+}
+
+func (n *Node) life(name string) *queueLife {
+	l := n.lifecycle[name]
+	if l == nil {
+		l = &queueLife{}
+		n.lifecycle[name] = l
+	}
+	return l
+}
+
+// onMetaApplied reacts to a committed metadata command, on every node.
+func (n *Node) onMetaApplied(index uint64, c command, res result) {
+	var name string
+	switch c.kind {
+	case cmdCreate:
+		name = c.queue.Name
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete:
+		name = c.name
+	default:
+		n.onMetaPolicyApplied(c, res)
+		return
+	}
+	if res.ok && c.kind == cmdActivate {
+		n.emit("meta.activated", slog.String("q", name), slog.Uint64("inc", c.inc))
+		n.answerCreates(name, c.inc)
+	}
+	n.reconcile(name)
+}
+
+// answerCreates replies to create requests this node holds for an
+// incarnation that just activated.
+func (n *Node) answerCreates(name string, inc uint64) {
+	l := n.life(name)
+	kept := l.createWaiters[:0]
+	for _, w := range l.createWaiters {
+		if w.inc == inc {
+			n.reply(w.conn, w.reqID, wire.StatusOK, "")
+			continue
+		}
+		kept = append(kept, w)
+	}
+	l.createWaiters = kept
+}
+
+// reconcileAll reconciles every queue the metadata or the disk knows.
+func (n *Node) reconcileAll() {
+	names := map[string]bool{}
+	for _, name := range n.meta.state.queueNames() {
+		names[name] = true
+	}
+	for _, name := range n.names {
+		names[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		n.reconcile(name)
+	}
+}
+
+func (n *Node) retryLifecycle() {
+	if n.started && n.meta.ticks%lifecycleRetryTicks == 0 {
+		n.reconcileAll()
+	}
+}
+
+// reconcile moves this node's replica of a queue one step toward what the
+// metadata says it should be.
+func (n *Node) reconcile(name string) {
+	if !n.started {
+		return
+	}
+	q := n.meta.state.queues[name]
+	r := n.queues[name]
+	if r != nil && (q == nil || q.Incarnation != r.inc || q.State == QueueDeleted) {
+		n.retire(r)
+		r = nil
+	}
+	if q == nil || q.State == QueueDeleted || !slices.Contains(q.Replicas, n.cfg.ID) {
+		return
+	}
+	switch {
+	case r == nil:
+		n.prepare(q)
+	case r.fenced != nil:
+	case !r.prepared:
+		n.recordIdentity(r, q)
+	case q.State == QueuePreparing && !containsSorted(q.Prepared, n.cfg.ID):
+		n.proposeLife(name, command{kind: cmdPrepared, name: name, inc: q.Incarnation, node: n.cfg.ID})
+	case q.State == QueuePreparing && q.Owner == n.cfg.ID:
+		if members, ok := exactQuorum(q); ok {
+			n.proposeLife(name, command{kind: cmdActivate, name: name, inc: q.Incarnation, members: members, process: n.process})
+		}
+	case q.State == QueueActive && q.Owner == n.cfg.ID:
+		n.reconcileOwner(r, q)
+	}
+}
+
+func containsSorted(ids []NodeID, id NodeID) bool {
+	_, found := slices.BinarySearch(ids, id)
+	return found
+}
+
+// exactQuorum picks the owner and enough other prepared replicas, in ID
+// order, to make exactly the policy's quorum.
+func exactQuorum(q *QueueMeta) ([]NodeID, bool) {
+	need := quorum(q.Policy, len(q.Replicas))
+	if !containsSorted(q.Prepared, q.Owner) {
+		return nil, false
+	}
+	members := []NodeID{q.Owner}
+	for _, id := range q.Prepared {
+		if len(members) == need {
+			break
+		}
+		if id != q.Owner {
+			members = append(members, id)
+		}
+	}
+	if len(members) < need {
+		return nil, false
+	}
+	slices.Sort(members)
+	return members, true
+}
+
+// prepare creates pristine storage for a queue incarnation: the directory
+// is made durable, then the identity the metadata assigned is recorded
+// durably; only then does the replica report itself prepared.
+func (n *Node) prepare(q *QueueMeta) {
+	if n.preparing[q.Name] {
+		return
+	}
+	n.preparing[q.Name] = true
+	name, inc, members := q.Name, q.Incarnation, slices.Clone(q.Replicas)
+	n.env.Boundary("queue.before.prepare")
+	storage.MakeDirs(n.env.FS(), n.replicaDir(name, inc), n.syncs, func(err error) {
+		if err != nil {
+			n.env.Halt(fmt.Sprintf("preparing queue %s: %v", name, err))
+			return
+		}
+		r := n.openReplica(name, inc, members)
+		delete(n.preparing, name)
+		if r.fenced == nil {
+			n.recordIdentity(r, q)
+		}
+	})
+}
+
+// recordIdentity makes the identity the metadata assigned durable in a
+// replica that does not have it yet (a crash may have struck between
+// creating the directory and writing it).
+func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
+	if n.preparing[r.name] {
+		return
+	}
+	n.preparing[r.name] = true
+	r.identity = replicaIdentity{Incarnation: q.Incarnation, HistoryID: q.HistoryID, SessionID: q.SessionID}
+	r.persistEpoch(r.epoch, func() {
+		delete(n.preparing, r.name)
+		n.env.Boundary("queue.after.prepare")
+		n.reconcile(r.name)
+	})
+}
+
+// reconcileOwner brings the owner into the metadata's current epoch: if
+// the epoch belongs to this process, make it durable locally and serve;
+// otherwise ask the metadata for a new one.
+func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
+	o := r.own
+	if o.active && r.epoch == q.Epoch || o.activating {
+		return
+	}
+	if q.OwnerProcess == n.process {
+		o.activating = true
+		r.epoch = q.Epoch
+		n.env.Boundary("queue.before.persist-epoch")
+		r.persistEpoch(q.Epoch, func() {
+			n.env.Boundary("queue.after.persist-epoch")
+			o.activating = false
+			if cur := n.meta.state.queues[r.name]; cur != nil && cur.Incarnation == r.inc && cur.OwnerProcess == n.process {
+				o.activate(cur)
+			}
+		})
+		return
+	}
+	if bugs.Active(bugs.EpochNotDurable) {
+		// Planted: the next epoch comes from local memory, unrecorded.
+		r.epoch = max(q.Epoch, r.epochOf(r.log.LastIndex())) + 1
+		o.activate(q)
+		return
+	}
+	n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
+}
+
+// proposeLife submits one lifecycle proposal per queue at a time. A
+// failure is left for the periodic reconcile to retry, never retried at
+// once: with no leader, it would fail again immediately.
+func (n *Node) proposeLife(name string, c command) {
+	l := n.life(name)
+	if l.proposing {
+		return
+	}
+	l.proposing = true
+	n.meta.propose(c, lifecycleTimeoutTicks, func(res result) {
+		l.proposing = false
+		if !res.ok {
+			n.emit("meta.proposal-failed", slog.String("q", name), slog.Int("kind", int(c.kind)), slog.String("why", res.detail))
+		}
+	})
+}
+
+// retire stops serving a replica the metadata no longer wants: deleted,
+// or replaced by a newer incarnation. Its files stay for an operator.
+func (n *Node) retire(r *replica) {
+	if r.own != nil {
+		r.own.active = false
+	}
+	if r.log != nil {
+		r.log.Close()
+	}
+	delete(n.queues, r.name)
+	n.names = slices.DeleteFunc(n.names, func(s string) bool { return s == r.name })
+	n.emit("queue.retired", slog.String("q", r.name), slog.Uint64("inc", r.inc))
+}
+
+// onMetaSnapshot reconciles everything after a snapshot replaced the
+// metadata wholesale.
+func (n *Node) onMetaSnapshot() { n.reconcileAll() }

@@ -1,0 +1,282 @@
+package node
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// metaElectionTicks is raft's election window in metadata ticks: the
+// leader's check-quorum period, and the base of followers' own timeout.
+const metaElectionTicks = 10
+
+// metaSnapshotEvery is how many applied entries pass between snapshots;
+// metaKeepEntries how many entries a snapshot leaves behind, so a briefly
+// lagging follower catches up from the log instead of a snapshot.
+const (
+	metaSnapshotEvery = 1024
+	metaKeepEntries   = 256
+)
+
+// metaNode drives this node's member of the metadata raft group. etcd
+// raft runs without ever seeing a clock or a goroutine: Tick is called
+// only while leading (heartbeats, check-quorum), followers run their own
+// election timer with seeded jitter, and each Ready is made durable
+// through storage before its messages leave.
+type metaNode struct {
+	n       *Node
+	rn      *raft.RawNode
+	ms      *raft.MemoryStorage
+	state   *metaState
+	log     *storage.Log
+	logDir  string
+	hard    *storage.StateFile
+	snap    *storage.StateFile
+	snapIdx uint64
+	voters  []uint64
+
+	// busy is set while a Ready is being made durable; no other Ready is
+	// taken until it is advanced.
+	busy bool
+	// waitIndex is the log index that must be durable before the Ready in
+	// flight continues with continueReady.
+	waitIndex     uint64
+	continueReady func()
+
+	silentTicks  int // ticks since the leader was last heard
+	timeoutTicks int // this round's election timeout, with jitter
+	leader       NodeID
+	term         uint64
+
+	seq       uint64
+	proposals map[proposalID]*proposal
+	ticks     uint64
+}
+
+type proposal struct {
+	done     func(result)
+	deadline uint64 // tick after which the proposal is given up
+}
+
+var discardLogger = &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
+
+func (n *Node) metaDir() string { return n.path("meta") }
+
+// openMeta loads the metadata member from disk (or bootstraps a fresh one)
+// and calls done once raft is running.
+func (n *Node) openMeta(done func()) {
+	m := &metaNode{n: n, proposals: make(map[proposalID]*proposal)}
+	for _, id := range n.cfg.Nodes {
+		m.voters = append(m.voters, uint64(id))
+	}
+	n.meta = m
+	fs, dir := n.env.FS(), n.metaDir()
+	snap, snapData, err := storage.OpenStateFile(fs, dir, "snapshot", n.syncs)
+	if err != nil {
+		n.env.Halt(fmt.Sprintf("opening metadata snapshot: %v", err))
+		return
+	}
+	hard, hardData, err := storage.OpenStateFile(fs, dir, "hardstate", n.syncs)
+	if err != nil {
+		n.env.Halt(fmt.Sprintf("opening metadata hard state: %v", err))
+		return
+	}
+	m.snap, m.hard = snap, hard
+	if snapData == nil {
+		m.bootstrap(done)
+		return
+	}
+	if err := m.load(snapData, hardData); err != nil {
+		n.env.Halt(fmt.Sprintf("loading metadata: %v", err))
+		return
+	}
+	m.start()
+	done()
+}
+
+// bootstrap writes the initial snapshot every voter starts from, and
+// starts raft only once it is durable.
+func (m *metaNode) bootstrap(done func()) {
+	m.state = newMetaState(m.n.cfg.Detection)
+	s := &pb.Snapshot{
+		Data:     m.state.encode(),
+		Metadata: &pb.SnapshotMetadata{Index: new(uint64(1)), Term: new(uint64(1)), ConfState: &pb.ConfState{Voters: m.voters}},
+	}
+	m.logDir = "log.2"
+	m.writeSnapshot(s, func() {
+		if err := m.load(m.encodedSnapshot(s), nil); err != nil {
+			m.n.env.Halt(fmt.Sprintf("loading the bootstrap snapshot: %v", err))
+			return
+		}
+		m.start()
+		done()
+	})
+}
+
+// encodedSnapshot is the snapshot file's content: the log directory in use
+// and raft's snapshot.
+func (m *metaNode) encodedSnapshot(s *pb.Snapshot) []byte {
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("node: marshalling a metadata snapshot: %v", err))
+	}
+	return wire.AppendBytes(wire.AppendString(nil, m.logDir), data)
+}
+
+func (m *metaNode) writeSnapshot(s *pb.Snapshot, done func()) {
+	m.n.env.Boundary("meta.before.write-snapshot")
+	m.snap.Write(m.encodedSnapshot(s), func(err error) {
+		if err != nil {
+			m.n.env.Halt(fmt.Sprintf("writing the metadata snapshot: %v", err))
+			return
+		}
+		m.n.env.Boundary("meta.after.write-snapshot")
+		done()
+	})
+}
+
+// load rebuilds raft's memory storage and the state machine from the
+// snapshot, the hard state and the log.
+func (m *metaNode) load(snapData, hardData []byte) error {
+	d := wire.NewDecoder(snapData)
+	m.logDir = d.String()
+	raw := d.Bytes()
+	if err := d.Finish(); err != nil {
+		return fmt.Errorf("snapshot file: %w", err)
+	}
+	s := &pb.Snapshot{}
+	if err := proto.Unmarshal(raw, s); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	state, err := decodeMetaState(s.GetData())
+	if err != nil {
+		return fmt.Errorf("snapshot state: %w", err)
+	}
+	m.state, m.snapIdx = state, s.GetMetadata().GetIndex()
+	m.ms = raft.NewMemoryStorage()
+	if err := m.ms.ApplySnapshot(s); err != nil {
+		return err
+	}
+	if m.log, err = m.openLog(m.snapIdx + 1); err != nil {
+		return err
+	}
+	m.cleanLogDirs()
+	last, err := m.loadEntries()
+	if err != nil {
+		return err
+	}
+	if hardData != nil {
+		hs := &pb.HardState{}
+		if err := proto.Unmarshal(hardData, hs); err != nil {
+			return fmt.Errorf("hard state: %w", err)
+		}
+		// Entries are made durable before the hard state that commits
+		// them, so commit never runs past the log; clamp anyway for a log
+		// that lost an unsynced tail.
+		hs.Commit = new(min(hs.GetCommit(), last))
+		if err := m.ms.SetHardState(hs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadEntries appends the log's entries after the snapshot to raft's
+// memory storage and returns the last index.
+func (m *metaNode) loadEntries() (uint64, error) {
+	from := max(m.log.FirstIndex(), m.snapIdx+1)
+	rd := m.log.NewReader(from)
+	defer rd.Close()
+	last := m.snapIdx
+	for {
+		page, err := rd.Next(math.MaxUint64, 256, 1<<20)
+		if err != nil {
+			return 0, err
+		}
+		if len(page) == 0 {
+			return last, nil
+		}
+		ents := make([]*pb.Entry, 0, len(page))
+		for _, rec := range page {
+			e := &pb.Entry{}
+			if err := proto.Unmarshal(rec.Body, e); err != nil || e.GetIndex() != rec.Index {
+				return 0, fmt.Errorf("%w: metadata entry %d does not decode (%v)", storage.ErrCorrupt, rec.Index, err)
+			}
+			ents = append(ents, e)
+			last = rec.Index
+		}
+		if err := m.ms.Append(ents); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (m *metaNode) start() {
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID: uint64(m.n.cfg.ID), ElectionTick: metaElectionTicks, HeartbeatTick: 1,
+		Storage: m.ms, Applied: m.snapIdx, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
+		CheckQuorum: true, PreVote: true, Logger: discardLogger,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("node: starting raft: %v", err))
+	}
+	m.rn = rn
+	m.resetElectionTimer()
+	m.process()
+}
+
+func (m *metaNode) resetElectionTimer() {
+	m.silentTicks = 0
+	m.timeoutTicks = metaElectionTicks + m.n.env.Rand().IntN(metaElectionTicks)
+}
+
+// tick advances raft's clock on the leader and the election timer
+// everywhere else.
+func (m *metaNode) tick() {
+	if m.rn == nil {
+		return
+	}
+	m.ticks++
+	m.expireProposals()
+	if m.rn.BasicStatus().RaftState == raft.StateLeader {
+		m.rn.Tick()
+	} else if m.silentTicks++; m.silentTicks >= m.timeoutTicks {
+		m.campaign("the leader is silent")
+	}
+	m.process()
+}
+
+// campaign forgets the current leader (so check-quorum's lease does not
+// make this node ignore its own election) and starts a pre-vote.
+func (m *metaNode) campaign(why string) {
+	m.resetElectionTimer()
+	m.n.emit("meta.campaign", slog.String("why", why), slog.Uint64("term", m.term))
+	m.rn.ForgetLeader()
+	m.rn.Campaign()
+}
+
+// step hands a peer's raft message to raft.
+func (m *metaNode) step(from NodeID, data []byte) {
+	if m.rn == nil {
+		return
+	}
+	msg := &pb.Message{}
+	if err := proto.Unmarshal(data, msg); err != nil || msg.GetFrom() != uint64(from) {
+		m.n.emit("meta.bad-message", slog.String("from", from.String()))
+		return
+	}
+	switch msg.GetType() {
+	case pb.MessageType_MsgApp, pb.MessageType_MsgHeartbeat, pb.MessageType_MsgSnap:
+		m.silentTicks = 0 // only a leader sends these
+	}
+	m.rn.Step(msg)
+	m.process()
+}

@@ -1,0 +1,146 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// metaSnapshotVersion is written at the start of every metadata snapshot.
+const metaSnapshotVersion = 1
+
+func appendNodes(b []byte, ids []NodeID) []byte {
+	b = wire.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		b = wire.AppendUint32(b, uint32(id))
+	}
+	return b
+}
+
+func decodeNodes(d *wire.Decoder) []NodeID {
+	n := d.Count(4)
+	if n == 0 {
+		return nil
+	}
+	out := make([]NodeID, n)
+	for i := range out {
+		out[i] = NodeID(d.Uint32())
+	}
+	return out
+}
+
+func appendQueueMeta(b []byte, q *QueueMeta) []byte {
+	b = wire.AppendString(b, q.Name)
+	b = wire.AppendUint64(b, q.Incarnation)
+	b = wire.AppendUint64(b, q.HistoryID)
+	b = wire.AppendUint64(b, q.SessionID)
+	b = wire.AppendUint8(b, uint8(q.Policy))
+	b = appendNodes(b, q.Replicas)
+	b = wire.AppendUint32(b, uint32(q.Owner))
+	b = wire.AppendUint64(b, q.OwnerProcess)
+	b = wire.AppendUint64(b, q.Epoch)
+	b = wire.AppendUint8(b, uint8(q.State))
+	b = appendNodes(b, q.Prepared)
+	b = appendNodes(b, q.Activated)
+	b = wire.AppendUint32(b, uint32(q.CreatedBy.Node))
+	return wire.AppendUint64(b, q.CreatedBy.Seq)
+}
+
+func decodeQueueMeta(d *wire.Decoder) QueueMeta {
+	return QueueMeta{
+		Name: d.String(), Incarnation: d.Uint64(), HistoryID: d.Uint64(), SessionID: d.Uint64(),
+		Policy: wire.Policy(d.Uint8()), Replicas: decodeNodes(d), Owner: NodeID(d.Uint32()),
+		OwnerProcess: d.Uint64(), Epoch: d.Uint64(), State: QueueState(d.Uint8()),
+		Prepared: decodeNodes(d), Activated: decodeNodes(d),
+		CreatedBy: proposalID{Node: NodeID(d.Uint32()), Seq: d.Uint64()},
+	}
+}
+
+func appendPolicy(b []byte, p DetectionPolicy) []byte {
+	b = wire.AppendUint8(b, p.Mode)
+	b = wire.AppendInt64(b, int64(p.Interval))
+	return wire.AppendInt64(b, int64(p.Grace))
+}
+
+func decodePolicy(d *wire.Decoder) DetectionPolicy {
+	return DetectionPolicy{Mode: d.Uint8(), Interval: time.Duration(d.Int64()), Grace: time.Duration(d.Int64())}
+}
+
+func encodeCommand(c command) []byte {
+	b := wire.AppendUint8(nil, c.kind)
+	b = wire.AppendUint32(b, uint32(c.from.Node))
+	b = wire.AppendUint64(b, c.from.Seq)
+	switch c.kind {
+	case cmdCreate:
+		b = appendQueueMeta(b, &c.queue)
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete:
+		b = wire.AppendString(b, c.name)
+		b = wire.AppendUint64(b, c.inc)
+		b = wire.AppendUint32(b, uint32(c.node))
+		b = wire.AppendUint64(b, c.process)
+		b = wire.AppendUint64(b, c.epoch)
+		b = appendNodes(b, c.members)
+	case cmdSetDetection:
+		b = appendPolicy(b, c.policy)
+	case cmdNodeDown, cmdNodeUp:
+		b = wire.AppendUint32(b, uint32(c.node))
+	default:
+		panic(fmt.Sprintf("node: encoding unknown metadata command %d", c.kind))
+	}
+	return b
+}
+
+func decodeCommand(data []byte) (command, error) {
+	d := wire.NewDecoder(data)
+	c := command{kind: d.Uint8(), from: proposalID{Node: NodeID(d.Uint32()), Seq: d.Uint64()}}
+	switch c.kind {
+	case cmdCreate:
+		c.queue = decodeQueueMeta(d)
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete:
+		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
+		c.process, c.epoch, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
+	case cmdSetDetection:
+		c.policy = decodePolicy(d)
+	case cmdNodeDown, cmdNodeUp:
+		c.node = NodeID(d.Uint32())
+	default:
+		return command{}, fmt.Errorf("unknown metadata command %d", c.kind)
+	}
+	return c, d.Finish()
+}
+
+// encode writes the whole state, in a canonical order.
+func (s *metaState) encode() []byte {
+	b := wire.AppendUint8(nil, metaSnapshotVersion)
+	b = wire.AppendUint64(b, s.applied)
+	b = appendPolicy(b, s.detection)
+	b = appendNodes(b, slices.Sorted(maps.Keys(s.down)))
+	names := s.queueNames()
+	b = wire.AppendUint32(b, uint32(len(names)))
+	for _, name := range names {
+		b = appendQueueMeta(b, s.queues[name])
+	}
+	return b
+}
+
+func decodeMetaState(data []byte) (*metaState, error) {
+	d := wire.NewDecoder(data)
+	if v := d.Uint8(); v != metaSnapshotVersion {
+		return nil, fmt.Errorf("metadata snapshot version %d, want %d", v, metaSnapshotVersion)
+	}
+	s := &metaState{queues: make(map[string]*QueueMeta), down: make(map[NodeID]bool)}
+	s.applied = d.Uint64()
+	s.detection = decodePolicy(d)
+	for _, id := range decodeNodes(d) {
+		s.down[id] = true
+	}
+	n := d.Count(8)
+	for range n {
+		q := decodeQueueMeta(d)
+		s.queues[q.Name] = &q
+	}
+	return s, d.Finish()
+}

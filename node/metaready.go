@@ -1,0 +1,298 @@
+package node
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// process takes Readies one at a time. A Ready's snapshot and entries are
+// made durable, then its hard state, and only then are its messages sent,
+// its committed entries applied and raft advanced: no message that depends
+// on a write leaves before the write is on disk.
+func (m *metaNode) process() {
+	for m.rn != nil && !m.busy && m.rn.HasReady() {
+		rd := m.rn.Ready()
+		m.busy = true
+		if rd.SoftState != nil {
+			m.noteSoftState(rd.SoftState)
+		}
+		if bugs.Active(bugs.RaftSendBeforePersist) {
+			m.send(rd.Messages)
+			rd.Messages = nil
+		}
+		m.persistSnapshot(rd, func() {
+			m.persistEntries(rd, func() {
+				m.persistHardState(rd, func() { m.finishReady(rd) })
+			})
+		})
+	}
+}
+
+func (m *metaNode) noteSoftState(ss *raft.SoftState) {
+	m.term = m.rn.BasicStatus().HardState.GetTerm()
+	if lead := NodeID(ss.Lead); lead != m.leader {
+		m.leader = lead
+		if lead == m.n.cfg.ID && ss.RaftState == raft.StateLeader {
+			m.n.emit("meta.leader", slog.Uint64("term", m.term), slog.Uint64("node", uint64(lead)))
+			m.n.onBecameLeader()
+		}
+	}
+}
+
+// persistSnapshot installs a snapshot the leader sent: a fresh log
+// directory starting after it is made durable, the snapshot file is
+// switched to it, and only then is the old log removed.
+func (m *metaNode) persistSnapshot(rd raft.Ready, next func()) {
+	if rd.Snapshot == nil || raft.IsEmptySnap(rd.Snapshot) {
+		next()
+		return
+	}
+	s := rd.Snapshot
+	index := s.GetMetadata().GetIndex()
+	fs := m.n.env.FS()
+	oldDir, newDir := m.logDir, "log."+strconv.FormatUint(index+1, 10)
+	storage.MakeDirs(fs, fs.PathJoin(m.n.metaDir(), newDir), m.n.syncs, func(err error) {
+		if err != nil {
+			m.n.env.Halt(fmt.Sprintf("preparing a metadata log for a snapshot: %v", err))
+			return
+		}
+		old := m.log
+		m.logDir = newDir
+		if m.log, err = m.openLog(index + 1); err != nil {
+			m.n.env.Halt(fmt.Sprintf("opening a metadata log for a snapshot: %v", err))
+			return
+		}
+		m.writeSnapshot(s, func() {
+			state, err := decodeMetaState(s.GetData())
+			if err != nil {
+				m.n.env.Halt(fmt.Sprintf("a metadata snapshot does not decode: %v", err))
+				return
+			}
+			m.ms.ApplySnapshot(s)
+			m.state, m.snapIdx = state, index
+			old.Close()
+			fs.RemoveAll(fs.PathJoin(m.n.metaDir(), oldDir))
+			m.n.emit("meta.snapshot-installed", slog.Uint64("index", index))
+			m.n.onMetaSnapshot()
+			next()
+		})
+	})
+}
+
+func (m *metaNode) openLog(first uint64) (*storage.Log, error) {
+	fs := m.n.env.FS()
+	return storage.Open(fs, fs.PathJoin(m.n.metaDir(), m.logDir), m.n.syncs, storage.Options{
+		FirstIndex: first, SegmentSize: m.n.cfg.SegmentSize, OnDurable: m.onLogDurable,
+		OnFailed: func(err error) { m.n.env.Halt(fmt.Sprintf("metadata log failed: %v", err)) },
+	})
+}
+
+// persistEntries appends the Ready's entries, dropping any conflicting
+// suffix first, and continues once they are durable.
+func (m *metaNode) persistEntries(rd raft.Ready, next func()) {
+	if len(rd.Entries) == 0 {
+		next()
+		return
+	}
+	first := rd.Entries[0].GetIndex()
+	if last := m.log.LastIndex(); first <= last {
+		if err := m.log.TruncateAfter(first - 1); err != nil {
+			return // the log failed and the process is halting
+		}
+	} else if first != last+1 {
+		panic(fmt.Sprintf("node: metadata entries start at %d after log end %d", first, last))
+	}
+	batch := make([]storage.Entry, len(rd.Entries))
+	for i, e := range rd.Entries {
+		data, err := proto.MarshalOptions{Deterministic: true}.Marshal(e)
+		if err != nil {
+			panic(fmt.Sprintf("node: marshalling a raft entry: %v", err))
+		}
+		batch[i] = storage.Entry{Type: 1, Body: data}
+	}
+	m.n.env.Boundary("meta.before.append")
+	last, err := m.log.AppendBatch(batch)
+	if err != nil {
+		return
+	}
+	m.waitIndex, m.continueReady = last, next
+	m.log.RequestSync()
+}
+
+func (m *metaNode) onLogDurable(index uint64) {
+	if m.continueReady != nil && index >= m.waitIndex {
+		next := m.continueReady
+		m.continueReady = nil
+		m.n.env.Boundary("meta.after.append")
+		next()
+	}
+}
+
+func (m *metaNode) persistHardState(rd raft.Ready, next func()) {
+	if rd.HardState == nil || raft.IsEmptyHardState(rd.HardState) {
+		next()
+		return
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(rd.HardState)
+	if err != nil {
+		panic(fmt.Sprintf("node: marshalling a hard state: %v", err))
+	}
+	m.n.env.Boundary("meta.before.persist-hardstate")
+	m.hard.Write(data, func(err error) {
+		if err != nil {
+			m.n.env.Halt(fmt.Sprintf("writing the metadata hard state: %v", err))
+			return
+		}
+		m.n.env.Boundary("meta.after.persist-hardstate")
+		next()
+	})
+}
+
+// finishReady runs once the Ready is durable.
+func (m *metaNode) finishReady(rd raft.Ready) {
+	if err := m.ms.Append(rd.Entries); err != nil {
+		panic(fmt.Sprintf("node: raft memory storage: %v", err))
+	}
+	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+		m.ms.SetHardState(rd.HardState)
+		m.term = rd.HardState.GetTerm()
+	}
+	m.send(rd.Messages)
+	m.apply(rd.CommittedEntries)
+	m.rn.Advance(rd)
+	m.busy = false
+	m.maybeSnapshot()
+	m.process()
+}
+
+func (m *metaNode) send(msgs []*pb.Message) {
+	for _, msg := range msgs {
+		data, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
+		if err != nil {
+			panic(fmt.Sprintf("node: marshalling a raft message: %v", err))
+		}
+		m.n.env.Send(NodeID(msg.GetTo()), &wire.Raft{Data: data})
+		if msg.GetType() == pb.MessageType_MsgSnap {
+			// Optimistic: if it is lost, the follower's rejection brings a
+			// new snapshot.
+			m.rn.ReportSnapshot(msg.GetTo(), raft.SnapshotFinish)
+		}
+	}
+}
+
+// apply applies committed entries to the state machine and tells the node
+// and any waiting proposer.
+func (m *metaNode) apply(ents []*pb.Entry) {
+	for _, e := range ents {
+		index := e.GetIndex()
+		if e.GetType() != pb.EntryType_EntryNormal {
+			panic(fmt.Sprintf("node: unexpected raft entry type %s at %d", e.GetType(), index))
+		}
+		if index <= m.state.applied {
+			continue // already in the snapshot this node loaded
+		}
+		if len(e.GetData()) == 0 {
+			m.state.applied = index // a new leader's empty entry
+			continue
+		}
+		c, err := decodeCommand(e.GetData())
+		if err != nil {
+			panic(fmt.Sprintf("node: committed metadata entry %d does not decode: %v", index, err))
+		}
+		res := m.state.apply(index, c)
+		m.n.onMetaApplied(index, c, res)
+		if c.from.Node == m.n.cfg.ID {
+			m.finishProposal(c.from, res)
+		}
+	}
+}
+
+// maybeSnapshot captures the state machine every metaSnapshotEvery
+// entries and, once the snapshot is durable, compacts the log behind it.
+func (m *metaNode) maybeSnapshot() {
+	applied := m.state.applied
+	if applied < m.snapIdx+metaSnapshotEvery {
+		return
+	}
+	s, err := m.ms.CreateSnapshot(applied, &pb.ConfState{Voters: m.voters}, m.state.encode())
+	if err != nil {
+		return // raft already holds a newer snapshot
+	}
+	m.snapIdx = applied
+	m.writeSnapshot(s, func() {
+		if applied > metaKeepEntries {
+			compact := applied - metaKeepEntries
+			if first, _ := m.ms.FirstIndex(); compact > first {
+				m.ms.Compact(compact)
+			}
+			m.log.TruncateFront(compact + 1)
+		}
+	})
+}
+
+// propose submits a command and calls done with its result once applied,
+// or with a failure if no leader takes it within timeoutTicks.
+func (m *metaNode) propose(c command, timeoutTicks uint64, done func(result)) {
+	if m.rn == nil {
+		done(result{detail: "metadata is starting", dropped: true})
+		return
+	}
+	m.seq++
+	c.from = proposalID{Node: m.n.cfg.ID, Seq: m.seq}
+	if err := m.rn.Propose(encodeCommand(c)); err != nil {
+		done(result{detail: "no metadata leader: " + err.Error(), dropped: true})
+		return
+	}
+	m.proposals[c.from] = &proposal{done: done, deadline: m.ticks + timeoutTicks}
+	m.process()
+}
+
+func (m *metaNode) finishProposal(id proposalID, res result) {
+	if p, ok := m.proposals[id]; ok {
+		delete(m.proposals, id)
+		p.done(res)
+	}
+}
+
+// expireProposals gives up on proposals past their deadline, oldest first.
+func (m *metaNode) expireProposals() {
+	ids := slices.SortedFunc(maps.Keys(m.proposals), func(a, b proposalID) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, id := range ids {
+		if m.proposals[id].deadline < m.ticks {
+			m.finishProposal(id, result{detail: "timed out waiting for the metadata leader"})
+		}
+	}
+}
+
+// isLeader reports whether this node leads the metadata group.
+func (m *metaNode) isLeader() bool {
+	return m.rn != nil && m.rn.BasicStatus().RaftState == raft.StateLeader
+}
+
+// cleanLogDirs removes metadata log directories other than the one in use:
+// leftovers of a snapshot install that crashed before its cleanup.
+func (m *metaNode) cleanLogDirs() {
+	fs := m.n.env.FS()
+	names, err := fs.List(m.n.metaDir())
+	if err != nil {
+		return
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if strings.HasPrefix(name, "log.") && name != m.logDir {
+			fs.RemoveAll(fs.PathJoin(m.n.metaDir(), name))
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// QueueState is where a queue is in its life, as the metadata records it.
+type QueueState uint8
+
+// Queue states.
+const (
+	QueuePreparing QueueState = 1 // replicas are preparing pristine storage
+	QueueActive    QueueState = 2 // an exact quorum was prepared; the owner may serve
+	QueueDeleted   QueueState = 3
+)
+
+var queueStateNames = map[QueueState]string{QueuePreparing: "preparing", QueueActive: "active", QueueDeleted: "deleted"}
+
+// String names the state.
+func (s QueueState) String() string { return queueStateNames[s] }
+
+// QueueMeta is the metadata of one queue incarnation.
+type QueueMeta struct {
+	Name string
+	// Incarnation, HistoryID and SessionID are drawn when the queue is
+	// created. Replicas record them durably when they prepare, and refuse
+	// to serve a queue whose identity does not match.
+	Incarnation uint64
+	HistoryID   uint64
+	SessionID   uint64
+	Policy      wire.Policy
+	Replicas    []NodeID // the owner first
+	Owner       NodeID
+	// OwnerProcess is the process incarnation of the owner that holds the
+	// current epoch: a restarted owner must take a new epoch.
+	OwnerProcess uint64
+	Epoch        uint64
+	State        QueueState
+	Prepared     []NodeID // replicas that reported prepared storage (sorted)
+	Activated    []NodeID // the exact quorum activation used
+	// CreatedBy is the proposal that created this incarnation, so a retried
+	// proposal learns it succeeded.
+	CreatedBy proposalID
+}
+
+// Detection modes.
+const (
+	DetectHeartbeat uint8 = 1 // the metadata leader pings; silence beyond grace is suspicion
+	DetectEager     uint8 = 2 // plus: a reset or an idle connection is verified at once, zero grace
+)
+
+// DetectionPolicy configures failure detection; it is metadata, so every
+// node uses the same one and a change is an ordinary command.
+type DetectionPolicy struct {
+	Mode     uint8
+	Interval time.Duration
+	Grace    time.Duration
+}
+
+// proposalID names one proposal: the proposing node and its sequence.
+type proposalID struct {
+	Node NodeID
+	Seq  uint64
+}
+
+// metaState is the replicated metadata: applied in log order on every
+// node, it reaches the same state everywhere.
+type metaState struct {
+	queues    map[string]*QueueMeta
+	down      map[NodeID]bool // the liveness view: nodes confirmed down
+	detection DetectionPolicy
+	applied   uint64
+}
+
+func newMetaState(defaults DetectionPolicy) *metaState {
+	return &metaState{queues: make(map[string]*QueueMeta), down: make(map[NodeID]bool), detection: defaults}
+}
+
+// queueNames returns queue names in sorted order.
+func (s *metaState) queueNames() []string { return slices.Sorted(maps.Keys(s.queues)) }
+
+// Command kinds.
+const (
+	cmdCreate       uint8 = 1
+	cmdPrepared     uint8 = 2
+	cmdActivate     uint8 = 3
+	cmdBumpEpoch    uint8 = 4
+	cmdDelete       uint8 = 5
+	cmdSetDetection uint8 = 6
+	cmdNodeDown     uint8 = 7
+	cmdNodeUp       uint8 = 8
+)
+
+// command is one metadata change. Fields are used according to kind.
+type command struct {
+	kind    uint8
+	from    proposalID
+	queue   QueueMeta // create: the new queue's identity, policy and replicas
+	name    string
+	inc     uint64
+	node    NodeID
+	process uint64
+	epoch   uint64
+	members []NodeID
+	policy  DetectionPolicy
+}
+
+// result is what applying a command did, for the proposer.
+type result struct {
+	ok     bool
+	detail string
+	// dropped says the proposal certainly never entered the log.
+	dropped bool
+}
+
+// apply applies a committed command at index.
+func (s *metaState) apply(index uint64, c command) result {
+	if index <= s.applied {
+		panic(fmt.Sprintf("node: metadata applies index %d after %d", index, s.applied))
+	}
+	s.applied = index
+	switch c.kind {
+	case cmdCreate:
+		return s.applyCreate(c)
+	case cmdPrepared:
+		return s.applyPrepared(c)
+	case cmdActivate:
+		return s.applyActivate(c)
+	case cmdBumpEpoch:
+		return s.applyBumpEpoch(c)
+	case cmdDelete:
+		return s.applyDelete(c)
+	case cmdSetDetection:
+		s.detection = c.policy
+		return result{ok: true}
+	case cmdNodeDown:
+		s.down[c.node] = true
+		return result{ok: true}
+	case cmdNodeUp:
+		delete(s.down, c.node)
+		return result{ok: true}
+	}
+	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
+}
+
+func (s *metaState) applyCreate(c command) result {
+	if q, ok := s.queues[c.queue.Name]; ok && q.State != QueueDeleted {
+		if q.CreatedBy == c.from {
+			return result{ok: true} // a retry of the proposal that created it
+		}
+		return result{detail: "exists"}
+	}
+	q := c.queue
+	q.Replicas = slices.Clone(q.Replicas)
+	q.Owner, q.State, q.Epoch, q.CreatedBy = q.Replicas[0], QueuePreparing, 0, c.from
+	q.Prepared, q.Activated = nil, nil
+	s.queues[q.Name] = &q
+	return result{ok: true}
+}
+
+// lookup finds the queue incarnation a command names.
+func (s *metaState) lookup(name string, inc uint64) *QueueMeta {
+	if q, ok := s.queues[name]; ok && q.Incarnation == inc {
+		return q
+	}
+	return nil
+}
+
+func (s *metaState) applyPrepared(c command) result {
+	q := s.lookup(c.name, c.inc)
+	if q == nil || q.State != QueuePreparing || !slices.Contains(q.Replicas, c.node) {
+		return result{detail: "not preparing"}
+	}
+	if i, found := slices.BinarySearch(q.Prepared, c.node); !found {
+		q.Prepared = slices.Insert(q.Prepared, i, c.node)
+	}
+	return result{ok: true}
+}
+
+// applyActivate admits an exact quorum of prepared replicas, the owner
+// among them, and gives the owner epoch 1.
+func (s *metaState) applyActivate(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || q.State != QueuePreparing:
+		return result{detail: "not preparing"}
+	case len(c.members) != quorum(q.Policy, len(q.Replicas)) || !slices.Contains(c.members, q.Owner):
+		return result{detail: "not an exact quorum with the owner"}
+	}
+	for _, m := range c.members {
+		if _, found := slices.BinarySearch(q.Prepared, m); !found {
+			return result{detail: fmt.Sprintf("%s has not prepared", m)}
+		}
+	}
+	q.State, q.Activated = QueueActive, slices.Clone(c.members)
+	q.Epoch, q.OwnerProcess = 1, c.process
+	return result{ok: true}
+}
+
+// applyBumpEpoch gives the owner's new process the next epoch. It names
+// the epoch it expects to replace, so a retried proposal cannot bump twice.
+func (s *metaState) applyBumpEpoch(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || q.State != QueueActive:
+		return result{detail: "not active"}
+	case c.node != q.Owner:
+		return result{detail: "not the owner"}
+	case q.OwnerProcess == c.process:
+		return result{ok: true} // already bumped for this process
+	case q.Epoch != c.epoch:
+		return result{detail: fmt.Sprintf("epoch is %d, not %d", q.Epoch, c.epoch)}
+	}
+	q.Epoch++
+	q.OwnerProcess = c.process
+	return result{ok: true}
+}
+
+func (s *metaState) applyDelete(c command) result {
+	q := s.lookup(c.name, c.inc)
+	if q == nil || q.State == QueueDeleted {
+		return result{detail: "no such queue"}
+	}
+	q.State = QueueDeleted
+	return result{ok: true}
+}
