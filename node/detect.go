@@ -17,6 +17,10 @@ const verifyTicks = 3
 
 const timerDetect TimerKind = 3
 
+// campaignJitterTicks spreads the campaigns of followers that lost their
+// leader's connection together.
+const campaignJitterTicks = 10
+
 // watch is the metadata leader's view of one peer.
 type watch struct {
 	id        NodeID
@@ -37,8 +41,10 @@ type detector struct {
 	seq     uint64
 	watches []*watch
 	// leaderVerifyBy is a follower's deadline for hearing from a leader
-	// whose connection reset.
+	// whose connection reset; campaignAt is when, the leader having
+	// failed to answer, this follower campaigns.
 	leaderVerifyBy uint64
+	campaignAt     uint64
 }
 
 func (n *Node) startDetector() {
@@ -83,7 +89,7 @@ func (n *Node) onBecameLeader() {
 // detectHeard notes that a peer showed signs of life.
 func (n *Node) detectHeard(from NodeID) {
 	d := n.detector
-	if d == nil {
+	if d == nil || n.meta == nil {
 		return
 	}
 	if from == n.meta.leader {
@@ -109,7 +115,7 @@ func (n *Node) detectPong(from NodeID, seq uint64) { n.detectHeard(from) }
 // once: by the leader for a peer, by a follower for its leader.
 func (n *Node) detectReset(peer NodeID) {
 	d := n.detector
-	if d == nil || d.policy().Mode != DetectEager {
+	if d == nil || n.meta == nil || d.policy().Mode != DetectEager {
 		return
 	}
 	n.emit("detect.reset", slog.Uint64("node", uint64(peer)))
@@ -140,15 +146,33 @@ func (n *Node) onDetectTimer() {
 	if !n.started {
 		return
 	}
-	if d.leaderVerifyBy != 0 && d.ticks > d.leaderVerifyBy {
-		d.leaderVerifyBy = 0
-		if !n.meta.isLeader() {
-			n.meta.campaign("the leader's connection reset and it did not answer")
-		}
-	}
+	d.checkLeader()
 	if n.meta.isLeader() {
 		for _, w := range d.watches {
 			d.check(w)
+		}
+	}
+}
+
+// checkLeader runs a follower's eager verification of its leader. If the
+// leader does not answer in time, the follower stops honouring its lease
+// at once (so another follower's campaign can win its vote) and campaigns
+// itself after seeded jitter: every follower heard the reset at about the
+// same moment, and campaigning together would split the vote.
+func (d *detector) checkLeader() {
+	n := d.n
+	if d.leaderVerifyBy != 0 && d.ticks > d.leaderVerifyBy {
+		d.leaderVerifyBy = 0
+		if !n.meta.isLeader() {
+			n.emit("detect.leader-lost", slog.Uint64("node", uint64(n.meta.leader)))
+			n.meta.forgetLeader()
+			d.campaignAt = d.ticks + 1 + uint64(n.env.Rand().IntN(campaignJitterTicks))
+		}
+	}
+	if d.campaignAt != 0 && d.ticks >= d.campaignAt {
+		d.campaignAt = 0
+		if n.meta.leader == 0 {
+			n.meta.campaign("the leader's connection reset and it did not answer")
 		}
 	}
 }

@@ -233,9 +233,17 @@ func (m *metaNode) start() {
 	m.process()
 }
 
+// resetElectionTimer draws the next election timeout: a full window plus
+// jitter for a follower that may still hear from its leader, a shorter
+// one for a candidate whose election may have split, so it retries soon
+// (still randomized, so the retries do not collide again).
 func (m *metaNode) resetElectionTimer() {
 	m.silentTicks = 0
-	m.timeoutTicks = metaElectionTicks + m.n.env.Rand().IntN(metaElectionTicks)
+	base := metaElectionTicks
+	if m.rn != nil && m.rn.BasicStatus().RaftState != raft.StateFollower {
+		base = metaElectionTicks / 3
+	}
+	m.timeoutTicks = base + m.n.env.Rand().IntN(metaElectionTicks)
 }
 
 // tick advances raft's clock on the leader and the election timer
@@ -257,10 +265,19 @@ func (m *metaNode) tick() {
 // campaign forgets the current leader (so check-quorum's lease does not
 // make this node ignore its own election) and starts a pre-vote.
 func (m *metaNode) campaign(why string) {
-	m.resetElectionTimer()
 	m.n.emit("meta.campaign", slog.String("why", why), slog.Uint64("term", m.term))
 	m.rn.ForgetLeader()
 	m.rn.Campaign()
+	m.resetElectionTimer()
+}
+
+// forgetLeader drops the leader (and with it check-quorum's lease), so
+// this follower may vote for another candidate.
+func (m *metaNode) forgetLeader() {
+	if m.rn != nil {
+		m.rn.ForgetLeader()
+		m.process()
+	}
 }
 
 // step hands a peer's raft message to raft.
@@ -276,6 +293,15 @@ func (m *metaNode) step(from NodeID, data []byte) {
 	switch msg.GetType() {
 	case pb.MessageType_MsgApp, pb.MessageType_MsgHeartbeat, pb.MessageType_MsgSnap:
 		m.silentTicks = 0 // only a leader sends these
+	case pb.MessageType_MsgPreVote, pb.MessageType_MsgVote:
+		// Check-quorum's lease: a follower that has heard from its leader
+		// within the election window refuses to vote. Raft measures that
+		// window by ticks, and followers here are never ticked, so the
+		// lease is applied here: once the leader has been silent for the
+		// window, it is forgotten and the vote can be judged on its merits.
+		if m.silentTicks >= metaElectionTicks && m.rn.BasicStatus().RaftState == raft.StateFollower {
+			m.rn.ForgetLeader()
+		}
 	}
 	m.rn.Step(msg)
 	m.process()

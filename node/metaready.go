@@ -278,7 +278,7 @@ func (m *metaNode) expireProposals() {
 
 // isLeader reports whether this node leads the metadata group.
 func (m *metaNode) isLeader() bool {
-	return m.rn != nil && m.rn.BasicStatus().RaftState == raft.StateLeader
+	return m != nil && m.rn != nil && m.rn.BasicStatus().RaftState == raft.StateLeader
 }
 
 // cleanLogDirs removes metadata log directories other than the one in use:

@@ -287,6 +287,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onSubscribe(conn, m)
 	case *wire.Settle:
 		n.onSettle(conn, m)
+	case *wire.SetDetection:
+		n.onSetDetection(conn, m)
 	default:
 		n.emit("node.unexpected-request", slog.String("kind", req.Kind().String()))
 	}
@@ -314,6 +316,8 @@ func requestID(req wire.Message) (uint64, bool) {
 	case *wire.Subscribe:
 		return m.ReqID, true
 	case *wire.Settle:
+		return m.ReqID, true
+	case *wire.SetDetection:
 		return m.ReqID, true
 	}
 	return 0, false

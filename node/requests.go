@@ -177,3 +177,21 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	}
 	o.wait(conn, m.ReqID, o.append(record{typ: recordSettle, id: m.ID}))
 }
+
+// onSetDetection changes the failure detection policy through the
+// metadata, so every node switches at the same point of the log.
+func (n *Node) onSetDetection(conn ConnID, m *wire.SetDetection) {
+	p := DetectionPolicy{Mode: m.Mode, Interval: m.Interval, Grace: m.Grace}
+	if (p.Mode != DetectHeartbeat && p.Mode != DetectEager) || p.Interval <= 0 || p.Grace < 0 {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("invalid detection policy %+v", p))
+		return
+	}
+	n.meta.propose(command{kind: cmdSetDetection, policy: p}, 2*lifecycleTimeoutTicks, func(res result) {
+		switch {
+		case res.ok:
+			n.reply(conn, m.ReqID, wire.StatusOK, "")
+		case res.dropped:
+			n.reply(conn, m.ReqID, wire.StatusUnavailable, res.detail)
+		}
+	})
+}

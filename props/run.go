@@ -14,7 +14,7 @@ type Report struct {
 
 // RunQueue runs a queue scenario and judges it with every queue checker.
 func RunQueue(sc sim.Scenario, trace io.Writer) Report {
-	res := sim.NewWorld(sc, sim.NewQueueSystem(), trace).Run()
+	res := sim.NewWorld(sc, sim.NewQueueSystem(sc), trace).Run()
 	violations, stats := CheckQueue(res.History)
 	res.Violations = append(res.Violations, violations...)
 	res.Summary = stats.String()

@@ -165,3 +165,10 @@ func (w *World) dropConnections(p *process, inc uint64) {
 		}
 	}
 }
+
+// setDetection asks the cluster to switch failure detection mode.
+func (c *clientProc) setDetection(mode uint8) {
+	id := c.core.SetDetection(c.now(), wire.SetDetection{Mode: mode, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond})
+	c.invoked(id, "set-detection", "", noID, 0)
+	c.flush()
+}

@@ -21,7 +21,8 @@ func runHash(seed uint64) uint64 {
 	if seed >= counterSeedBase {
 		return sim.NewWorld(sim.CounterScenario(seed-counterSeedBase), sim.NewCounterSystem(), nil).Run().TraceHash
 	}
-	return sim.NewWorld(sim.QueueScenario(seed), sim.NewQueueSystem(), nil).Run().TraceHash
+	sc := sim.QueueScenario(seed)
+	return sim.NewWorld(sc, sim.NewQueueSystem(sc), nil).Run().TraceHash
 }
 
 const counterSeedBase = 1 << 32

@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/cairnmq/cairn/netsim"
+import (
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
+)
 
 // applyFault starts one scheduled fault, and schedules its end.
 func (w *World) applyFault(f Fault) {
@@ -53,7 +56,65 @@ func (w *World) applyFault(f Fault) {
 		w.net.Spike(a, b, f.Extra, end)
 	case FaultClockJump:
 		p.clockOffset += f.Extra
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection:
+		w.applyMetaFault(f)
 	}
+}
+
+// applyMetaFault applies the faults aimed at the metadata group. The
+// leader is the node that most recently announced leadership, as the
+// trace shows it.
+func (w *World) applyMetaFault(f Fault) {
+	leader := w.leaderProc()
+	switch f.Kind {
+	case FaultCrashLeader:
+		if leader != nil {
+			leader.crash("fault: leader", f.Length)
+		}
+	case FaultIsolateLeader:
+		if leader != nil {
+			all, a := w.addrs(), netsim.Addr(leader.id)
+			w.net.Isolate(a, all)
+			w.schedule(w.now+f.Length, -1, 0, func() {
+				for _, o := range all {
+					if o != a {
+						w.net.Unblock(a, o)
+						w.net.Unblock(o, a)
+					}
+				}
+			})
+		}
+	case FaultCrashAll:
+		for _, p := range w.procs {
+			p.crash("fault: all", f.Length)
+		}
+	case FaultCrashLeaderOwner:
+		if leader != nil {
+			leader.crash("fault: leader", f.Length)
+		}
+		if owner := w.firstQueueOwner(); owner != nil {
+			owner.crash("fault: owner", f.Length)
+		}
+	case FaultSetDetection:
+		if len(w.clients) > 0 {
+			w.clients[0].setDetection(uint8(f.Hit))
+		}
+	}
+}
+
+func (w *World) leaderProc() *process {
+	if w.leader < 0 || w.procs[w.leader].state == stateDown {
+		return nil
+	}
+	return w.procs[w.leader]
+}
+
+func (w *World) firstQueueOwner() *process {
+	if w.sc.Workload == nil || len(w.sc.Workload.Queues) == 0 {
+		return nil
+	}
+	owner := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}.Owner(w.sc.Workload.Queues[0].Name)
+	return w.procs[int(owner)-1]
 }
 
 func (w *World) splitGroups(group []int) (in, out []netsim.Addr) {

@@ -20,8 +20,14 @@ func QueueNodeConfig() node.Config {
 	return node.Config{Tick: 20 * time.Millisecond, SegmentSize: 32 << 10, PageRecords: 64, PageBytes: 64 << 10}
 }
 
-// NewQueueSystem returns a queue system for one run.
-func NewQueueSystem() *QueueSystem { return &QueueSystem{cfg: QueueNodeConfig()} }
+// NewQueueSystem returns a queue system for one run of sc.
+func NewQueueSystem(sc Scenario) *QueueSystem {
+	cfg := QueueNodeConfig()
+	if sc.Detection == node.DetectEager {
+		cfg.Detection = node.DetectionPolicy{Mode: node.DetectEager, Interval: 100 * time.Millisecond}
+	}
+	return &QueueSystem{cfg: cfg}
+}
 
 // QueueBoundaries lists boundaries a crash-at fault may target.
 var QueueBoundaries = []string{
@@ -33,6 +39,10 @@ var QueueBoundaries = []string{
 	"storage.before.truncate", "storage.after.truncate",
 	"storage.before.write-state", "storage.before.rename-state",
 	"storage.after.rename-state", "storage.after.write-state",
+	"meta.before.append", "meta.after.append",
+	"meta.before.persist-hardstate", "meta.after.persist-hardstate",
+	"meta.before.write-snapshot", "meta.after.write-snapshot",
+	"queue.before.prepare", "queue.after.prepare",
 }
 
 // QueueScenario draws a queue scenario for seed.

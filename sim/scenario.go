@@ -26,6 +26,9 @@ type Scenario struct {
 	// Workload is what simulated clients do; nil for systems without
 	// clients.
 	Workload *Workload
+	// Detection is the failure detection mode the cluster starts with
+	// (1 heartbeat, 2 eager).
+	Detection uint8
 }
 
 // Swarm is the per-seed mix of fault classes and rates. Each seed draws
@@ -55,19 +58,25 @@ type FaultKind int
 
 // Fault kinds.
 const (
-	FaultCrash     FaultKind = iota // crash Node, restart after Length
-	FaultCrashAt                    // crash Node at its Hit-th hit of Boundary after At
-	FaultPause                      // stop Node for Length, then resume it
-	FaultIsolate                    // cut Node from every peer for Length
-	FaultOneWay                     // cut Node→Peer for Length
-	FaultSplit                      // cut the nodes in Group from the rest for Length
-	FaultClog                       // hold Node→Peer messages for Length
-	FaultSpike                      // add Extra latency to Node→Peer for Length
-	FaultClockJump                  // move Node's clock by Extra
+	FaultCrash            FaultKind = iota // crash Node, restart after Length
+	FaultCrashAt                           // crash Node at its Hit-th hit of Boundary after At
+	FaultPause                             // stop Node for Length, then resume it
+	FaultIsolate                           // cut Node from every peer for Length
+	FaultOneWay                            // cut Node→Peer for Length
+	FaultSplit                             // cut the nodes in Group from the rest for Length
+	FaultClog                              // hold Node→Peer messages for Length
+	FaultSpike                             // add Extra latency to Node→Peer for Length
+	FaultClockJump                         // move Node's clock by Extra
+	FaultCrashLeader                       // crash the metadata leader, restart after Length
+	FaultIsolateLeader                     // cut the metadata leader from every peer for Length
+	FaultCrashAll                          // crash every node at once, restart after Length
+	FaultCrashLeaderOwner                  // crash the metadata leader and the first queue's owner together
+	FaultSetDetection                      // switch the detection policy to mode Hit (1 heartbeat, 2 eager)
 	faultKinds
 )
 
-var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump"}
+var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
+	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -104,6 +113,10 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" by=%v", f.Extra)
 	case FaultCrashAt:
 		s += fmt.Sprintf(" boundary=%s hit=%d down=%v", f.Boundary, f.Hit, f.Length)
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner:
+		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
+	case FaultSetDetection:
+		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
 	default:
 		s += fmt.Sprintf(" for=%v", f.Length)
 	}
@@ -140,6 +153,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	if o.Workload {
 		sc.Workload = drawWorkload(r)
 	}
+	sc.Detection = uint8(1 + r.IntN(2))
 	return sc
 }
 
@@ -208,6 +222,8 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 		f.Extra = time.Duration(5+r.IntN(300)) * time.Millisecond
 	case FaultClockJump:
 		f.Extra = time.Duration(r.IntN(4001)-2000) * time.Millisecond
+	case FaultSetDetection:
+		f.Hit = 1 + r.IntN(2)
 	}
 	return f
 }
@@ -218,7 +234,7 @@ func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choic
 // workload and every scheduled fault, one per line.
 func (sc Scenario) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d nodes=%d safety=%v liveness=%v\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness)
+	fmt.Fprintf(&b, "seed=%d nodes=%d safety=%v liveness=%v detection=%d\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness, sc.Detection)
 	fmt.Fprintf(&b, "swarm %s\n", sc.Swarm)
 	if sc.Workload != nil {
 		fmt.Fprintf(&b, "workload %s\n", *sc.Workload)

@@ -117,6 +117,10 @@ type World struct {
 	hist         *History
 	sendSeq      uint64
 	crashes      int
+	// leader is the index of the node that announced metadata leadership
+	// for the highest term so far, or -1.
+	leader     int
+	leaderTerm uint64
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -128,8 +132,8 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	w := &World{
 		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
-		clientResets: make(map[clientNodeKey]uint64),
-		hist:         &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID)},
+		clientResets: make(map[clientNodeKey]uint64), leader: -1,
+		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID)},
 	}
 	w.netRng = newStream(sc.Seed, streamNetwork)
 	w.net = netsim.New(w.netRng, sc.Swarm.Net)
@@ -315,6 +319,14 @@ func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
 		case a.Key == key:
 			ne.Value = a.Value.Uint64()
 		}
+	}
+	if e.Name == "meta.leader" && ne.Term >= w.leaderTerm {
+		// Leaders of older terms may still announce themselves late; the
+		// leader is the one of the highest term.
+		w.leader, w.leaderTerm = int(id)-1, ne.Term
+	}
+	if e.Name == "detect.suspect" && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
+		ne.TargetUp = w.procs[ne.Value-1].state != stateDown
 	}
 	w.hist.NodeEvents = append(w.hist.NodeEvents, ne)
 }

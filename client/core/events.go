@@ -24,9 +24,12 @@ const (
 	OpSubscribe OpKind = 4 // establish a standing subscription; also the kind of delivery events
 	OpAck       OpKind = 5 // settle a delivery for good
 	OpNack      OpKind = 6 // ask for a delivery to be redelivered
+	// OpSetDetection changes the cluster's failure detection policy; it
+	// names no queue and goes to any node.
+	OpSetDetection OpKind = 7
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {

@@ -40,13 +40,14 @@ type operation struct {
 	kind  OpKind
 	queue string
 
-	policy  wire.Policy    // OpCreate
-	msgID   wire.MessageID // OpPublish, OpAck, OpNack
-	payload []byte         // OpPublish; the client's own copy
-	delay   time.Duration  // OpPublish
-	lease   uint64         // OpAck, OpNack
-	settle  uint32         // OpAck, OpNack: the one node the settle may go to
-	sub     *subscription  // OpSubscribe
+	policy    wire.Policy       // OpCreate
+	detection wire.SetDetection // OpSetDetection
+	msgID     wire.MessageID    // OpPublish, OpAck, OpNack
+	payload   []byte            // OpPublish; the client's own copy
+	delay     time.Duration     // OpPublish
+	lease     uint64            // OpAck, OpNack
+	settle    uint32            // OpAck, OpNack: the one node the settle may go to
+	sub       *subscription     // OpSubscribe
 
 	// silent operations report no event and never run out of attempts:
 	// they are the client's own re-subscriptions.
@@ -172,6 +173,19 @@ func (c *Client) start(now time.Time, op *operation) OpID {
 	return op.id
 }
 
+// SetDetection starts changing the cluster's failure detection policy.
+// It names no queue, so any node may take it.
+func (c *Client) SetDetection(now time.Time, p wire.SetDetection) OpID {
+	op := c.newOp(OpSetDetection, "")
+	op.detection = p
+	if (p.Mode != 1 && p.Mode != 2) || p.Interval <= 0 || p.Grace < 0 {
+		return c.reject(op, wire.StatusBadRequest)
+	}
+	c.live = append(c.live, op)
+	c.send(now, op)
+	return op.id
+}
+
 // precheck rejects an operation whose queue name the server would refuse
 // anyway, and otherwise makes it live.
 func (c *Client) precheck(op *operation) (OpID, bool) {
@@ -204,6 +218,10 @@ func (op *operation) request(reqID uint64) wire.Message {
 		return &wire.Subscribe{ReqID: reqID, Queue: op.queue, Window: op.sub.window, Lease: op.sub.lease}
 	case OpAck, OpNack:
 		return &wire.Settle{ReqID: reqID, Queue: op.queue, ID: op.msgID, Lease: op.lease, Nack: op.kind == OpNack}
+	case OpSetDetection:
+		p := op.detection
+		p.ReqID = reqID
+		return &p
 	}
 	panic(fmt.Sprintf("core: op %d has impossible kind %s", op.id, op.kind))
 }

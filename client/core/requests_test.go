@@ -497,3 +497,18 @@ func TestUnavailableIsACleanRefusal(t *testing.T) {
 	h.reply(to, m.ReqID, wire.StatusQueueExists, 0, 0)
 	h.expectFinished(op, OutcomeFailed, wire.StatusQueueExists)
 }
+
+// SetDetection names no queue: it goes to any node and completes like any
+// other request.
+func TestSetDetectionGoesToAnyNode(t *testing.T) {
+	h := newHarness(t, testConfig())
+	op := h.c.SetDetection(h.now, wire.SetDetection{Mode: 2, Interval: 100 * time.Millisecond})
+	to, m := expectSend[*wire.SetDetection](h)
+	if m.Mode != 2 || m.Interval != 100*time.Millisecond {
+		t.Fatalf("sent %+v", m)
+	}
+	h.reply(to, m.ReqID, wire.StatusOK, 0, 0)
+	h.expectFinished(op, OutcomeOK, wire.StatusOK)
+	bad := h.c.SetDetection(h.now, wire.SetDetection{Mode: 9, Interval: time.Second})
+	h.expectFinished(bad, OutcomeFailed, wire.StatusBadRequest)
+}

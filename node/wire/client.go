@@ -284,3 +284,27 @@ func (m *Subscribe) String() string {
 func (m *CreateQueue) String() string {
 	return fmt.Sprintf("{req=%d q=%s policy=%s}", m.ReqID, m.Queue, m.Policy)
 }
+
+// SetDetection changes the cluster's failure detection policy. Any node
+// takes it; it is a metadata command, so every node switches together.
+type SetDetection struct {
+	ReqID    uint64
+	Mode     uint8 // 1 heartbeat, 2 eager
+	Interval time.Duration
+	Grace    time.Duration
+}
+
+// Kind implements Message.
+func (*SetDetection) Kind() Kind { return KindSetDetection }
+
+// AppendBody implements Message.
+func (m *SetDetection) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendUint8(b, m.Mode)
+	b = AppendInt64(b, int64(m.Interval))
+	return AppendInt64(b, int64(m.Grace))
+}
+
+func decodeSetDetection(d *Decoder) *SetDetection {
+	return &SetDetection{ReqID: d.Uint64(), Mode: d.Uint8(), Interval: time.Duration(d.Int64()), Grace: time.Duration(d.Int64())}
+}

@@ -27,6 +27,8 @@ const (
 	KindSettle      Kind = 44
 	KindReply       Kind = 45
 	KindDelivery    Kind = 46
+
+	KindSetDetection Kind = 47
 )
 
 var kindNames = map[Kind]string{
@@ -45,6 +47,7 @@ var kindNames = map[Kind]string{
 	KindSettle:        "Settle",
 	KindReply:         "Reply",
 	KindDelivery:      "Delivery",
+	KindSetDetection:  "SetDetection",
 }
 
 // String names the kind for traces and logs.
@@ -89,6 +92,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeReply(d), nil
 	case KindDelivery:
 		return decodeDelivery(d), nil
+	case KindSetDetection:
+		return decodeSetDetection(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

@@ -1,0 +1,78 @@
+package props
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/sim"
+)
+
+// ElectionTrial is one measured metadata leader loss.
+type ElectionTrial struct {
+	Seed uint64
+	// Latency runs from the leader's crash to the first announcement of a
+	// leader in a later term; Elected is false if none came.
+	Latency time.Duration
+	Elected bool
+	// Suspicions counts the failure detector's suspicions; False those of
+	// nodes whose process was in fact running.
+	Suspicions, False int
+	// Violations from the run's checkers; a trial that breaks a promise
+	// is not a measurement.
+	Violations []sim.Violation
+}
+
+// ElectionScenario is the seed's ordinary scenario (network noise, sync
+// latency, workload), with its faults replaced by one crash of the
+// metadata leader at a drawn time between 2 and 5 seconds, disk errors
+// switched off (they would crash other nodes mid-election and measure
+// something else), and the given detection mode.
+func ElectionScenario(seed uint64, mode uint8) sim.Scenario {
+	sc := sim.QueueScenario(seed)
+	sc.Detection = mode
+	d := &sc.Swarm.Disk
+	d.SyncErrorRate, d.WriteErrorRate, d.ReadErrorRate = 0, 0, 0
+	at := 2*time.Second + time.Duration(seed%3000)*time.Millisecond
+	sc.Faults = []sim.Fault{{At: at, Kind: sim.FaultCrashLeader, Length: 2 * time.Second}}
+	return sc
+}
+
+// RunElectionTrial runs the election scenario of seed and measures it.
+func RunElectionTrial(seed uint64, mode uint8) ElectionTrial {
+	sc := ElectionScenario(seed, mode)
+	rep := RunQueue(sc, nil)
+	t := ElectionTrial{Seed: seed, Violations: rep.Violations}
+	crash := sc.Faults[0].At
+	var term uint64
+	for _, e := range rep.History.NodeEvents {
+		switch {
+		case e.Name == "meta.leader" && e.At < crash:
+			term = max(term, e.Term)
+		case e.Name == "meta.leader" && e.Term > term && !t.Elected:
+			t.Latency, t.Elected = e.At-crash, true
+		case e.Name == "detect.suspect":
+			t.Suspicions++
+			if e.TargetUp {
+				t.False++
+			}
+		}
+	}
+	return t
+}
+
+// Distribution summarizes latencies: median, 95th percentile and maximum.
+type Distribution struct {
+	N                int
+	Median, P95, Max time.Duration
+}
+
+// Summarize computes the distribution of ds.
+func Summarize(ds []time.Duration) Distribution {
+	if len(ds) == 0 {
+		return Distribution{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) time.Duration { return s[int(q*float64(len(s)-1)+0.5)] }
+	return Distribution{N: len(s), Median: at(0.5), P95: at(0.95), Max: s[len(s)-1]}
+}
