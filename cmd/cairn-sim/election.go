@@ -3,10 +3,10 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"slices"
-	"strings"
 	"io"
 	"runtime"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
