@@ -27,6 +27,8 @@ type cluster struct {
 	syncs   []pendingSync
 	timers  []timer
 	events  []string
+	// cut holds nodes cut off from everyone: their messages vanish.
+	cut map[node.NodeID]bool
 }
 
 type member struct {
@@ -68,7 +70,7 @@ type timer struct {
 type halted struct{ reason string }
 
 func newCluster(t *testing.T) *cluster {
-	c := &cluster{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := &cluster{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), cut: map[node.NodeID]bool{}}
 	for i := 1; i <= 3; i++ {
 		m := &member{c: c, id: node.NodeID(i), fs: vfs.NewCrashableMem()}
 		c.nodes = append(c.nodes, m)
@@ -160,7 +162,7 @@ func (c *cluster) deliver(match func(envelope) bool) int {
 		}
 		c.msgs = slices.Delete(c.msgs, i, i+1)
 		to := c.node(e.to)
-		if to.down || to.inc != e.inc {
+		if to.down || to.inc != e.inc || c.cut[e.from] || c.cut[e.to] {
 			continue
 		}
 		msg, err := wire.Decode(e.frame)
@@ -272,6 +274,17 @@ func (c *cluster) leader() node.NodeID {
 	}
 	c.t.Fatal("no metadata leader was ever elected")
 	return 0
+}
+
+// leaderships counts announcements of metadata leadership.
+func (c *cluster) leaderships() int {
+	n := 0
+	for _, e := range c.events {
+		if strings.Contains(e, "meta.leader ") {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *cluster) sawEvent(substr string) bool {

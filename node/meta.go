@@ -58,6 +58,7 @@ type metaNode struct {
 
 	seq       uint64
 	proposals map[proposalID]*proposal
+	reads     []*pendingRead
 	ticks     uint64
 }
 
@@ -254,6 +255,7 @@ func (m *metaNode) tick() {
 	}
 	m.ticks++
 	m.expireProposals()
+	m.finishReads()
 	if m.rn.BasicStatus().RaftState == raft.StateLeader {
 		m.rn.Tick()
 	} else if m.silentTicks++; m.silentTicks >= m.timeoutTicks {

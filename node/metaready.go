@@ -171,8 +171,10 @@ func (m *metaNode) finishReady(rd raft.Ready) {
 	}
 	m.send(rd.Messages)
 	m.apply(rd.CommittedEntries)
+	m.noteReadStates(rd.ReadStates)
 	m.rn.Advance(rd)
 	m.busy = false
+	m.finishReads()
 	m.maybeSnapshot()
 	m.process()
 }
@@ -294,5 +296,66 @@ func (m *metaNode) cleanLogDirs() {
 		if strings.HasPrefix(name, "log.") && name != m.logDir {
 			fs.RemoveAll(fs.PathJoin(m.n.metaDir(), name))
 		}
+	}
+}
+
+// readIndex confirms, through the leader, the commit index as of now and
+// calls done(true) once this node has applied at least that much: a read
+// of the state after that sees every command committed before the call.
+// done(false) means the read could not be confirmed in time.
+func (m *metaNode) readIndex(done func(bool)) {
+	if m.rn == nil {
+		done(false)
+		return
+	}
+	m.seq++
+	ctx := wire.AppendUint64(wire.AppendUint32(nil, uint32(m.n.cfg.ID)), m.seq)
+	m.reads = append(m.reads, &pendingRead{ctx: string(ctx), done: done, deadline: m.ticks + lifecycleTimeoutTicks})
+	m.rn.ReadIndex(ctx)
+	m.process()
+}
+
+// pendingRead is a ReadIndex request: waiting for its index from the
+// leader, then for the state machine to apply up to it.
+type pendingRead struct {
+	ctx      string
+	index    uint64 // 0 until the leader confirmed it
+	done     func(bool)
+	deadline uint64
+}
+
+// noteReadStates matches the Ready's read states to pending reads.
+func (m *metaNode) noteReadStates(states []raft.ReadState) {
+	for _, rs := range states {
+		for _, r := range m.reads {
+			if r.ctx == string(rs.RequestCtx) {
+				r.index = max(rs.Index, 1)
+			}
+		}
+	}
+}
+
+// finishReads completes reads whose index is applied and fails those past
+// their deadline.
+func (m *metaNode) finishReads() {
+	kept := m.reads[:0]
+	var ready []*pendingRead
+	var late []*pendingRead
+	for _, r := range m.reads {
+		switch {
+		case r.index != 0 && m.state.applied >= r.index:
+			ready = append(ready, r)
+		case r.deadline < m.ticks:
+			late = append(late, r)
+		default:
+			kept = append(kept, r)
+		}
+	}
+	m.reads = kept
+	for _, r := range ready {
+		r.done(true)
+	}
+	for _, r := range late {
+		r.done(false)
 	}
 }

@@ -234,8 +234,12 @@ func TestDeletedQueueRefusesWorkAndItsNameCanBeReused(t *testing.T) {
 	c.request(owner, 1, &wire.DeleteQueue{ReqID: 1, Queue: "orders"})
 	c.advance(200 * time.Millisecond)
 	c.mustReply(1, wire.StatusOK)
+	// No such queue is a definite answer, so even the leader confirms its
+	// catalogue (a ReadIndex round) before giving it.
 	lead := c.leader()
 	c.request(lead, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(1)})
+	c.noReply(2)
+	c.settle()
 	c.mustReply(2, wire.StatusNoQueue)
 	if !c.sawEvent("queue.retired q=orders") {
 		t.Fatalf("the deleted incarnation was not retired; events:\n%v", c.events)

@@ -22,13 +22,7 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	q := n.meta.state.queues[queue]
 	switch {
 	case q == nil || q.State == QueueDeleted:
-		// This node's metadata may lag: send the client to the leader,
-		// whose catalogue is freshest, unless this is the leader.
-		if lead := n.meta.leader; lead != 0 && lead != n.cfg.ID {
-			n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(lead)})
-			return nil
-		}
-		n.reply(conn, reqID, wire.StatusNoQueue, "no queue "+queue)
+		n.replyNoQueue(conn, reqID, queue)
 		return nil
 	case q.Owner != n.cfg.ID:
 		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(q.Owner)})
@@ -91,7 +85,7 @@ func (n *Node) onDeleteQueue(conn ConnID, m *wire.DeleteQueue) {
 	}
 	q := n.meta.state.queues[m.Queue]
 	if q == nil || q.State == QueueDeleted {
-		n.reply(conn, m.ReqID, wire.StatusNoQueue, "no queue "+m.Queue)
+		n.replyNoQueue(conn, m.ReqID, m.Queue)
 		return
 	}
 	n.meta.propose(command{kind: cmdDelete, name: m.Queue, inc: q.Incarnation}, 2*lifecycleTimeoutTicks, func(res result) {
@@ -192,6 +186,25 @@ func (n *Node) onSetDetection(conn ConnID, m *wire.SetDetection) {
 			n.reply(conn, m.ReqID, wire.StatusOK, "")
 		case res.dropped:
 			n.reply(conn, m.ReqID, wire.StatusUnavailable, res.detail)
+		}
+	})
+}
+
+// replyNoQueue answers a request for a queue this node does not know. No
+// such queue is a definite failure, so it is said only after a ReadIndex
+// shows the catalogue is current; a queue that turns up after the read is
+// answered with a redirect to its owner, and a read that cannot be
+// confirmed leaves the client to retry.
+func (n *Node) replyNoQueue(conn ConnID, reqID uint64, queue string) {
+	n.meta.readIndex(func(fresh bool) {
+		q := n.meta.state.queues[queue]
+		switch {
+		case !fresh:
+			n.reply(conn, reqID, wire.StatusUnavailable, "could not confirm the queue catalogue with the metadata leader")
+		case q == nil || q.State == QueueDeleted:
+			n.reply(conn, reqID, wire.StatusNoQueue, "no queue "+queue)
+		default:
+			n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(q.Owner)})
 		}
 	})
 }

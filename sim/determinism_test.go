@@ -4,20 +4,34 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnmq/cairn/sim"
 )
 
 // determinismSeeds cover clean runs, crash-heavy runs, partitions and
 // fsync failures (the swarm draws a different mix for each).
-var determinismSeeds = []uint64{1, 2, 3, 7, 15, 42, 99, 1234, counterSeedBase + 7, counterSeedBase + 15}
+var determinismSeeds = []uint64{1, 2, 3, 7, 15, 42, 99, 1234, counterSeedBase + 7, counterSeedBase + 15,
+	leaderFaultBase + 5, leaderFaultBase + 6}
 
 // runHash runs the queue system for seed, or the counter for seeds offset
 // by counterSeedBase, and returns the trace hash.
 func runHash(seed uint64) uint64 {
+	if seed >= leaderFaultBase {
+		sc := sim.QueueScenario(seed - leaderFaultBase)
+		sc.Faults = append(sc.Faults,
+			sim.Fault{At: 2 * time.Second, Kind: sim.FaultCrashLeader, Length: 700 * time.Millisecond},
+			sim.Fault{At: 3 * time.Second, Kind: sim.FaultIsolateLeader, Length: time.Second},
+			sim.Fault{At: 4500 * time.Millisecond, Kind: sim.FaultSplit, Group: []int{0}, Length: 800 * time.Millisecond},
+			sim.Fault{At: 6 * time.Second, Kind: sim.FaultCrashLeaderOwner, Length: 500 * time.Millisecond},
+		)
+		slices.SortStableFunc(sc.Faults, func(a, b sim.Fault) int { return int(a.At - b.At) })
+		return sim.NewWorld(sc, sim.NewQueueSystem(sc), nil).Run().TraceHash
+	}
 	if seed >= counterSeedBase {
 		return sim.NewWorld(sim.CounterScenario(seed-counterSeedBase), sim.NewCounterSystem(), nil).Run().TraceHash
 	}
@@ -25,7 +39,12 @@ func runHash(seed uint64) uint64 {
 	return sim.NewWorld(sc, sim.NewQueueSystem(sc), nil).Run().TraceHash
 }
 
-const counterSeedBase = 1 << 32
+// Seed offsets select variants: counter scenarios, and queue scenarios
+// with leader crashes and partitions added.
+const (
+	counterSeedBase = 1 << 32
+	leaderFaultBase = 1 << 33
+)
 
 // childEnv makes the test binary print hashes instead of testing, when
 // TestTraceHashStableAcrossProcesses runs it as a child process.

@@ -1,0 +1,135 @@
+package node
+
+import (
+	"testing"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/google/go-cmp/cmp"
+)
+
+func newQueueCmd(name string) command {
+	return command{kind: cmdCreate, from: proposalID{1, 1}, queue: QueueMeta{
+		Name: name, Incarnation: 7, HistoryID: 8, SessionID: 9, Policy: wire.PolicyMajority, Replicas: []NodeID{2, 3, 1},
+	}}
+}
+
+// applyAll applies commands at consecutive indexes and returns the last
+// result.
+func applyAll(s *metaState, cmds ...command) result {
+	var res result
+	for _, c := range cmds {
+		res = s.apply(s.applied+1, c)
+	}
+	return res
+}
+
+func TestActivationNeedsAnExactQuorumOfPreparedReplicasWithTheOwner(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	applyAll(s, newQueueCmd("q"))
+	prepared := func(id NodeID) command { return command{kind: cmdPrepared, name: "q", inc: 7, node: id} }
+	activate := func(ids ...NodeID) command { return command{kind: cmdActivate, name: "q", inc: 7, members: ids, process: 42} }
+	applyAll(s, prepared(3), prepared(1))
+	for _, tc := range []struct {
+		members []NodeID
+		why     string
+	}{
+		{[]NodeID{1, 3}, "the owner (2) is not among them"},
+		{[]NodeID{2, 3}, "2 has not prepared"},
+	} {
+		if res := applyAll(s, activate(tc.members...)); res.ok {
+			t.Fatalf("activation with %v succeeded, but %s", tc.members, tc.why)
+		}
+	}
+	applyAll(s, prepared(2))
+	if res := applyAll(s, activate(1, 2, 3)); res.ok {
+		t.Fatal("activation with all three succeeded; majority needs exactly two")
+	}
+	if res := applyAll(s, activate(2, 3)); !res.ok {
+		t.Fatalf("activation with an exact quorum failed: %s", res.detail)
+	}
+	q := s.queues["q"]
+	if q.State != QueueActive || q.Epoch != 1 || q.OwnerProcess != 42 {
+		t.Fatalf("after activation: %+v", q)
+	}
+	if res := applyAll(s, prepared(1)); res.ok {
+		t.Fatal("a replica prepared into an active queue")
+	}
+}
+
+func TestEpochBumpIsACompareAndSwapPerOwnerProcess(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	applyAll(s, newQueueCmd("q"),
+		command{kind: cmdPrepared, name: "q", inc: 7, node: 2}, command{kind: cmdPrepared, name: "q", inc: 7, node: 3},
+		command{kind: cmdActivate, name: "q", inc: 7, members: []NodeID{2, 3}, process: 42})
+	bump := func(node NodeID, process, from uint64) result {
+		return applyAll(s, command{kind: cmdBumpEpoch, name: "q", inc: 7, node: node, process: process, epoch: from})
+	}
+	if bump(3, 50, 1).ok {
+		t.Fatal("a non-owner bumped the epoch")
+	}
+	if !bump(2, 50, 1).ok || s.queues["q"].Epoch != 2 {
+		t.Fatalf("the restarted owner's bump failed: epoch %d", s.queues["q"].Epoch)
+	}
+	if !bump(2, 50, 1).ok || s.queues["q"].Epoch != 2 {
+		t.Fatal("a retried bump from the same process bumped twice")
+	}
+	if bump(2, 51, 1).ok {
+		t.Fatal("a bump naming a stale epoch succeeded")
+	}
+	if !bump(2, 51, 2).ok || s.queues["q"].Epoch != 3 {
+		t.Fatalf("the next process's bump failed: epoch %d", s.queues["q"].Epoch)
+	}
+	if res := applyAll(s, command{kind: cmdBumpEpoch, name: "q", inc: 99, node: 2, process: 52, epoch: 3}); res.ok {
+		t.Fatal("a bump for another incarnation succeeded")
+	}
+}
+
+func TestCreateIsIdempotentPerProposalAndDeletedNamesAreReusable(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	c := newQueueCmd("q")
+	if !applyAll(s, c).ok || !applyAll(s, c).ok {
+		t.Fatal("a retried create proposal did not report success")
+	}
+	other := c
+	other.from = proposalID{2, 1}
+	if res := applyAll(s, other); res.ok || res.detail != "exists" {
+		t.Fatalf("a second create of a live name: %+v", res)
+	}
+	applyAll(s, command{kind: cmdDelete, name: "q", inc: 7})
+	other.queue.Incarnation = 11
+	if !applyAll(s, other).ok || s.queues["q"].Incarnation != 11 {
+		t.Fatal("a deleted name could not be reused by a new incarnation")
+	}
+}
+
+func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectEager, Interval: 5, Grace: 6})
+	cmds := []command{
+		newQueueCmd("q"), newQueueCmd("r"),
+		{kind: cmdPrepared, from: proposalID{3, 4}, name: "q", inc: 7, node: 2},
+		{kind: cmdNodeDown, node: 3},
+		{kind: cmdSetDetection, policy: DetectionPolicy{Mode: DetectHeartbeat, Interval: 100, Grace: 300}},
+	}
+	cmds[1].queue.Name = "r"
+	for _, c := range cmds {
+		got, err := decodeCommand(encodeCommand(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c, got, cmp.AllowUnexported(command{}, proposalID{}), cmp.AllowUnexported(QueueMeta{})); diff != "" {
+			t.Fatalf("command %d round trip (-sent +decoded):\n%s", c.kind, diff)
+		}
+		applyAll(s, c)
+	}
+	back, err := decodeMetaState(s.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := cmp.Options{cmp.AllowUnexported(metaState{}, proposalID{}), cmp.AllowUnexported(QueueMeta{})}
+	if diff := cmp.Diff(s, back, opts); diff != "" {
+		t.Fatalf("snapshot round trip (-state +decoded):\n%s", diff)
+	}
+	if _, err := decodeCommand([]byte{cmdCreate, 1}); err == nil {
+		t.Fatal("a truncated command decoded")
+	}
+}
