@@ -27,7 +27,9 @@ func TestActivationNeedsAnExactQuorumOfPreparedReplicasWithTheOwner(t *testing.T
 	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
 	applyAll(s, newQueueCmd("q"))
 	prepared := func(id NodeID) command { return command{kind: cmdPrepared, name: "q", inc: 7, node: id} }
-	activate := func(ids ...NodeID) command { return command{kind: cmdActivate, name: "q", inc: 7, members: ids, process: 42} }
+	activate := func(ids ...NodeID) command {
+		return command{kind: cmdActivate, name: "q", inc: 7, members: ids, process: 42}
+	}
 	applyAll(s, prepared(3), prepared(1))
 	for _, tc := range []struct {
 		members []NodeID
