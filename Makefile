@@ -25,3 +25,8 @@ fmt-check:
 # Benchmarks are not tests: they print measurements, they assert nothing.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./sim/...
+
+# A local three-node cluster in one terminal; Ctrl-C stops it.
+.PHONY: cluster
+cluster:
+	$(GO) run ./cmd/cairn-node dev --nodes 3

@@ -76,7 +76,7 @@ func encodeCommand(c command) []byte {
 	switch c.kind {
 	case cmdCreate:
 		b = appendQueueMeta(b, &c.queue)
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered:
 		b = wire.AppendString(b, c.name)
 		b = wire.AppendUint64(b, c.inc)
 		b = wire.AppendUint32(b, uint32(c.node))
@@ -99,7 +99,7 @@ func decodeCommand(data []byte) (command, error) {
 	switch c.kind {
 	case cmdCreate:
 		c.queue = decodeQueueMeta(d)
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered:
 		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
 		c.process, c.epoch, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
 	case cmdSetDetection:

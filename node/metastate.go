@@ -17,9 +17,12 @@ const (
 	QueuePreparing QueueState = 1 // replicas are preparing pristine storage
 	QueueActive    QueueState = 2 // an exact quorum was prepared; the owner may serve
 	QueueDeleted   QueueState = 3
+	// QueueRecovering: the owner was lost; a candidate holds the next
+	// epoch and is recovering the confirmed history. No one serves.
+	QueueRecovering QueueState = 4
 )
 
-var queueStateNames = map[QueueState]string{QueuePreparing: "preparing", QueueActive: "active", QueueDeleted: "deleted"}
+var queueStateNames = map[QueueState]string{QueuePreparing: "preparing", QueueActive: "active", QueueDeleted: "deleted", QueueRecovering: "recovering"}
 
 // String names the state.
 func (s QueueState) String() string { return queueStateNames[s] }
@@ -94,6 +97,11 @@ const (
 	cmdSetDetection uint8 = 6
 	cmdNodeDown     uint8 = 7
 	cmdNodeUp       uint8 = 8
+	// cmdStartRecovery hands a queue whose owner was lost to a candidate,
+	// at the next epoch; cmdActivateRecovered admits the candidate once an
+	// exact quorum has installed the recovered history.
+	cmdStartRecovery     uint8 = 9
+	cmdActivateRecovered uint8 = 10
 )
 
 // command is one metadata change. Fields are used according to kind.
@@ -144,6 +152,10 @@ func (s *metaState) apply(index uint64, c command) result {
 	case cmdNodeUp:
 		delete(s.down, c.node)
 		return result{ok: true}
+	case cmdStartRecovery:
+		return s.applyStartRecovery(c)
+	case cmdActivateRecovered:
+		return s.applyActivateRecovered(c)
 	}
 	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
 }
@@ -204,10 +216,12 @@ func (s *metaState) applyActivate(c command) result {
 
 // applyBumpEpoch gives the owner's new process the next epoch. It names
 // the epoch it expects to replace, so a retried proposal cannot bump twice.
+// A recovery candidate's first claim takes the plan's epoch as it is: no
+// process has written in it yet.
 func (s *metaState) applyBumpEpoch(c command) result {
 	q := s.lookup(c.name, c.inc)
 	switch {
-	case q == nil || q.State != QueueActive:
+	case q == nil || (q.State != QueueActive && q.State != QueueRecovering):
 		return result{detail: "not active"}
 	case c.node != q.Owner:
 		return result{detail: "not the owner"}
@@ -215,9 +229,52 @@ func (s *metaState) applyBumpEpoch(c command) result {
 		return result{ok: true} // already bumped for this process
 	case q.Epoch != c.epoch:
 		return result{detail: fmt.Sprintf("epoch is %d, not %d", q.Epoch, c.epoch)}
+	case q.OwnerProcess == 0:
+		q.OwnerProcess = c.process
+		return result{ok: true}
 	}
 	q.Epoch++
 	q.OwnerProcess = c.process
+	return result{ok: true}
+}
+
+// applyStartRecovery replaces a lost owner with a candidate at the next
+// epoch. Naming the epoch it replaces makes it a compare-and-swap: two
+// leaders' plans for the same loss cannot both apply.
+func (s *metaState) applyStartRecovery(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || (q.State != QueueActive && q.State != QueueRecovering):
+		return result{detail: "not active"}
+	case q.Epoch != c.epoch:
+		return result{detail: fmt.Sprintf("epoch is %d, not %d", q.Epoch, c.epoch)}
+	case !slices.Contains(q.Replicas, c.node):
+		return result{detail: "candidate is not a replica"}
+	}
+	q.State, q.Owner, q.OwnerProcess = QueueRecovering, c.node, 0
+	q.Epoch++
+	q.Activated = nil
+	return result{ok: true}
+}
+
+// applyActivateRecovered admits a recovered owner: its process holds the
+// epoch, and an exact quorum including it installed the history.
+func (s *metaState) applyActivateRecovered(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || q.State != QueueRecovering:
+		return result{detail: "not recovering"}
+	case q.Epoch != c.epoch || q.OwnerProcess != c.process || q.Owner != c.node:
+		return result{detail: "stale plan"}
+	case len(c.members) != quorum(q.Policy, len(q.Replicas)) || !slices.Contains(c.members, q.Owner):
+		return result{detail: "not an exact quorum with the owner"}
+	}
+	for _, m := range c.members {
+		if !slices.Contains(q.Replicas, m) {
+			return result{detail: fmt.Sprintf("%s is not a replica", m)}
+		}
+	}
+	q.State, q.Activated = QueueActive, slices.Clone(c.members)
 	return result{ok: true}
 }
 

@@ -1,0 +1,226 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+var secret = []byte("client-test-secret")
+
+// fakeNode is a scripted node: it completes the handshake and answers
+// each request with whatever answer returns. A nil answer closes the
+// connection without a reply.
+type fakeNode struct {
+	id     uint32
+	ln     net.Listener
+	answer func(m wire.Message) wire.Message
+
+	mu    sync.Mutex
+	seen  []wire.Message
+	conns int
+}
+
+// fakeCluster starts n fake nodes that know about each other.
+func fakeCluster(t *testing.T, n int, answer func(id uint32, m wire.Message) wire.Message) []*fakeNode {
+	t.Helper()
+	var nodes []*fakeNode
+	var infos []session.NodeInfo
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		f := &fakeNode{id: uint32(i + 1), ln: ln}
+		f.answer = func(m wire.Message) wire.Message { return answer(f.id, m) }
+		nodes = append(nodes, f)
+		infos = append(infos, session.NodeInfo{ID: f.id, ClientAddr: ln.Addr().String()})
+	}
+	for _, f := range nodes {
+		go f.serve(infos)
+	}
+	return nodes
+}
+
+func (f *fakeNode) serve(infos []session.NodeInfo) {
+	for {
+		nc, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		go f.handle(nc, infos)
+	}
+}
+
+func (f *fakeNode) handle(nc net.Conn, infos []session.NodeInfo) {
+	defer nc.Close()
+	br := bufio.NewReader(nc)
+	if _, err := (session.Responder{Self: f.id, Secret: secret, Nodes: infos}).Handshake(br, nc); err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.conns++
+	f.mu.Unlock()
+	for {
+		frame, err := session.ReadFrame(br, wire.MaxBodySize)
+		if err != nil {
+			return
+		}
+		m, err := wire.Decode(frame)
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.seen = append(f.seen, m)
+		f.mu.Unlock()
+		reply := f.answer(m)
+		if reply == nil {
+			return
+		}
+		nc.Write(wire.Encode(nil, reply))
+	}
+}
+
+func (f *fakeNode) addr() string { return f.ln.Addr().String() }
+
+func reqID(m wire.Message) uint64 {
+	switch m := m.(type) {
+	case *wire.Publish:
+		return m.ReqID
+	case *wire.CreateQueue:
+		return m.ReqID
+	}
+	return 0
+}
+
+func testOptions() Options {
+	return Options{Secret: secret, RequestTimeout: 30 * time.Second, MaxAttempts: 3, RetryBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
+}
+
+// TestEOFMakesPendingRequestsAmbiguousAtOnce: a node that reads a
+// publish and hangs up must not leave the caller waiting for the 30s
+// request timeout; the outcome is unknown, never failed.
+func TestEOFMakesPendingRequestsAmbiguousAtOnce(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(uint32, wire.Message) wire.Message { return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, testOptions(), nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	began := time.Now()
+	_, err = c.Publish(ctx, "q", []byte("x"))
+	if !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("publish over a connection that closed: %v, want ErrUnknownOutcome", err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Fatalf("took %v: the disconnect did not end the wait", took)
+	}
+}
+
+// TestRedirectFollowsNodeIDs: the node first dialed redirects to another
+// node by ID; the client finds its address in the welcome and succeeds
+// there.
+func TestRedirectFollowsNodeIDs(t *testing.T) {
+	nodes := fakeCluster(t, 3, func(id uint32, m wire.Message) wire.Message {
+		if id != 3 {
+			return &wire.Reply{ReqID: reqID(m), Status: wire.StatusNotOwner, Owner: 3}
+		}
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK, Index: 7}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, testOptions(), nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := len(c.Nodes()); got != 3 {
+		t.Fatalf("learned %d nodes, want 3", got)
+	}
+	if _, err := c.Publish(ctx, "q", []byte("x")); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	nodes[2].mu.Lock()
+	defer nodes[2].mu.Unlock()
+	if len(nodes[2].seen) == 0 {
+		t.Fatal("the owner never saw the publish")
+	}
+}
+
+// TestDialFallsBackToLaterAddresses: a dead first address is skipped.
+func TestDialFallsBackToLaterAddresses(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
+	})
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, testOptions(), deadAddr, nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.CreateQueue(ctx, "q", wire.PolicyAll); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDefiniteFailureIsTyped: a refusal that promises nothing happened is
+// a StatusError, not an unknown outcome.
+func TestDefiniteFailureIsTyped(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusNoQueue}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, testOptions(), nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Publish(ctx, "q", []byte("x"))
+	var se *StatusError
+	if !errors.As(err, &se) || se.Status != wire.StatusNoQueue || errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("publish: %v, want a StatusError with no-queue", err)
+	}
+}
+
+// TestCloseEndsPendingOperations: Close must not leave callers waiting.
+func TestCloseEndsPendingOperations(t *testing.T) {
+	block := make(chan struct{})
+	nodes := fakeCluster(t, 1, func(uint32, wire.Message) wire.Message {
+		<-block
+		return nil
+	})
+	defer close(block)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, testOptions(), nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.PublishAsync(ctx, "q", []byte("x"))
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	if _, err := p.Wait(); !errors.Is(err, ErrClosed) || !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("publish in flight at Close: %v, want ErrClosed and ErrUnknownOutcome", err)
+	}
+	if _, err := c.Publish(ctx, "q", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("publish after Close: %v, want ErrClosed", err)
+	}
+}

@@ -1,0 +1,201 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// handshaken is a connection that completed the handshake.
+type handshaken struct {
+	nc      net.Conn
+	br      *bufio.Reader
+	welcome session.Welcome
+}
+
+// connect dials addr and runs TLS (if configured) and the session
+// handshake, all within DialTimeout. expect, when non-zero, is the node
+// that must answer.
+func connect(ctx context.Context, opts *Options, addr string, expect uint32) (*handshaken, error) {
+	ctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	deadline, _ := ctx.Deadline()
+	nc.SetDeadline(deadline)
+	h, err := secure(ctx, opts, nc, addr, expect)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	nc.SetDeadline(time.Time{})
+	return h, nil
+}
+
+func secure(ctx context.Context, opts *Options, nc net.Conn, addr string, expect uint32) (*handshaken, error) {
+	conn := nc
+	if opts.TLS != nil {
+		cfg := opts.TLS.Clone()
+		if cfg.ServerName == "" {
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				cfg.ServerName = host
+			}
+		}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, err
+		}
+		conn = tc
+	}
+	br := bufio.NewReaderSize(conn, 64<<10)
+	in := session.Initiator{Role: session.RoleClient, Expect: expect, Secret: opts.Secret}
+	w, err := in.Handshake(br, conn)
+	if err != nil {
+		return nil, err
+	}
+	return &handshaken{nc: conn, br: br, welcome: w}, nil
+}
+
+// nodeConn is an open connection to one node: a reader that feeds the
+// loop, and a writer that drains a bounded queue.
+type nodeConn struct {
+	node    uint32
+	nc      net.Conn
+	br      *bufio.Reader
+	out     chan []byte
+	closing chan struct{}
+	once    sync.Once
+}
+
+// attach starts serving h as e's connection.
+func (c *Client) attach(e *nodeEntry, h *handshaken) {
+	conn := &nodeConn{node: e.id, nc: h.nc, br: h.br, out: make(chan []byte, c.opts.SendQueue), closing: make(chan struct{})}
+	e.conn = conn
+	c.conns.Add(2)
+	go func() {
+		defer c.conns.Done()
+		conn.writeLoop()
+	}()
+	go func() {
+		defer c.conns.Done()
+		c.readLoop(conn)
+	}()
+	for _, frame := range e.pending {
+		c.enqueue(e, frame)
+	}
+	e.pending = nil
+}
+
+func (conn *nodeConn) close() {
+	conn.once.Do(func() {
+		close(conn.closing)
+		conn.nc.Close()
+	})
+}
+
+// readLoop hands every message to the loop. When the connection ends,
+// for whatever reason, it tells the loop, which tells the core: requests
+// outstanding there become ambiguous at once.
+func (c *Client) readLoop(conn *nodeConn) {
+	for {
+		frame, err := session.ReadFrame(conn.br, wire.MaxBodySize)
+		if err == nil {
+			var m wire.Message
+			if m, err = wire.Decode(frame); err == nil {
+				c.post(func() { c.core.OnMessage(time.Now(), conn.node, m) })
+				continue
+			}
+		}
+		conn.close()
+		c.post(func() { c.onConnLost(conn, err) })
+		return
+	}
+}
+
+func (conn *nodeConn) writeLoop() {
+	bw := bufio.NewWriterSize(conn.nc, 64<<10)
+	for {
+		select {
+		case <-conn.closing:
+			return
+		case frame := <-conn.out:
+			if err := conn.writeBatch(bw, frame); err != nil {
+				conn.close() // the reader notices and reports it
+				return
+			}
+		}
+	}
+}
+
+// writeBatch writes frame and whatever else is queued, then flushes.
+func (conn *nodeConn) writeBatch(bw *bufio.Writer, frame []byte) error {
+	conn.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	for {
+		if _, err := bw.Write(frame); err != nil {
+			return err
+		}
+		select {
+		case frame = <-conn.out:
+			continue
+		default:
+		}
+		return bw.Flush()
+	}
+}
+
+// enqueue queues a frame on e's connection. A full queue means the node
+// is not reading; the connection is dropped, which makes everything
+// outstanding on it ambiguous and lets the core retry elsewhere.
+func (c *Client) enqueue(e *nodeEntry, frame []byte) {
+	select {
+	case e.conn.out <- frame:
+	default:
+		c.opts.Logger.Warn("send queue full; dropping connection", slog.Uint64("node", uint64(e.id)))
+		conn := e.conn
+		conn.close()
+		c.onConnLost(conn, nil)
+	}
+}
+
+// dial connects to e in the background and hands the connection to the
+// loop. If the loop is gone, or does not take it, the connection is
+// closed here, so none outlives the client.
+func (c *Client) dial(e *nodeEntry) {
+	e.dialing = true
+	id, addr := e.id, e.addr
+	c.conns.Add(1)
+	go func() {
+		defer c.conns.Done()
+		h, err := connect(c.ctx, &c.opts, addr, id)
+		taken := make(chan bool, 1)
+		posted := c.post(func() { taken <- c.onDialed(e, h, err) })
+		if h == nil {
+			return
+		}
+		if !posted {
+			h.nc.Close()
+			return
+		}
+		select {
+		case ok := <-taken:
+			if !ok {
+				h.nc.Close()
+			}
+		case <-c.done:
+			h.nc.Close() // harmless if the loop took it: it was closing it anyway
+		}
+	}()
+}

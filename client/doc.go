@@ -1,0 +1,56 @@
+// Package client is cairn's Go client: the sans-IO client logic of
+// client/core, driven over real TCP connections.
+//
+// One goroutine owns the core. API calls, connection readers, dialers and
+// a timer feed it inputs; it sends what the core wants sent and hands
+// finished operations and deliveries back to their callers. The core
+// decides everything that matters for correctness: where a request goes,
+// when to follow a redirect, when to retry, and whether an operation that
+// did not clearly succeed certainly failed or may have happened.
+//
+// # Outcomes
+//
+// Every operation ends in one of three ways. It succeeded (nil error). It
+// certainly did not happen and never will: the error is a *StatusError
+// carrying the node's wire.Status. Or its outcome is unknown, because a
+// request may have been acted on without the client hearing back (a
+// timeout, a connection that broke with the request outstanding, a node
+// that reported it was fenced): the error then wraps ErrUnknownOutcome. A
+// connection that closes with requests outstanding makes them ambiguous at
+// once; nothing waits for a timeout that cannot help.
+//
+// Publish waits for its outcome; PublishAsync starts a publish and
+// returns at once, so a producer can keep many in flight. Publishes are
+// sent in the order they are started, and a retried one keeps its message
+// ID, so the queue holds it at most once.
+//
+// # Node identity and discovery
+//
+// Nodes are named by their uint32 IDs, because redirects name IDs. Dial
+// connects to the given addresses in turn until one completes the
+// handshake; the node's welcome carries its own ID and every node's ID and
+// client address, and from then on the client dials the addresses the
+// nodes advertise (the address that answered Dial is kept for its node).
+// When no owner of a queue is known the core walks all nodes round-robin,
+// so a dead node is skipped rather than retried forever. Connections are
+// opened lazily, the first time a request goes to a node, and again after
+// they break.
+//
+// # Authentication
+//
+// Set Options.TLS for mutual TLS, or Options.Secret for the cluster
+// secret (development without TLS). The client proves its credentials and
+// checks the node's before any request is sent.
+//
+// # Subscriptions
+//
+// Subscribe keeps a subscription standing across disconnects and owner
+// changes, re-establishing it on its own. Each delivery is leased: Ack
+// settles it for good, Nack returns it for redelivery, and a delivery left
+// alone goes back to the queue when its lease expires. Leases cannot be
+// extended: the protocol has no lease extension yet, so choose a lease
+// longer than the handler's worst case. Nor is there an unsubscribe
+// message: stopping a subscription stops its handler, but the node keeps
+// sending up to a window of deliveries to this client (which lapse and are
+// redelivered) until the Client is closed.
+package client

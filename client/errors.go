@@ -1,0 +1,44 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// ErrUnknownOutcome is wrapped by the error of an operation that may or
+// may not have happened: a request may have been acted on without the
+// client hearing back. A publish with this outcome may be delivered.
+var ErrUnknownOutcome = errors.New("client: outcome unknown: the operation may or may not have happened")
+
+// ErrClosed is returned by operations on a closed Client. An operation in
+// flight when the client closed wraps both ErrClosed and
+// ErrUnknownOutcome.
+var ErrClosed = errors.New("client: closed")
+
+// StatusError reports an operation that certainly did not happen and
+// never will, with the status the node gave.
+type StatusError struct {
+	Op     string // "create", "delete", "publish", "subscribe", "ack" or "nack"
+	Queue  string
+	Status wire.Status
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("client: %s on queue %q failed: %s", e.Op, e.Queue, e.Status)
+}
+
+// outcomeError turns a finished operation into the error its caller sees.
+func outcomeError(e core.Event) error {
+	switch e.Outcome {
+	case core.OutcomeOK:
+		return nil
+	case core.OutcomeFailed:
+		return &StatusError{Op: e.Kind.String(), Queue: e.Queue, Status: e.Status}
+	}
+	return fmt.Errorf("%w: %s on queue %q (last status %s after %d attempts)",
+		ErrUnknownOutcome, e.Kind, e.Queue, e.Status, e.Attempts)
+}

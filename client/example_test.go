@@ -1,0 +1,77 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// Connect to a cluster through any of its nodes. Here, the development
+// cluster that `cairn-node dev` starts, which uses a well-known secret.
+func ExampleDial() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")},
+		"127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	for _, n := range c.Nodes() {
+		fmt.Printf("n%d at %s\n", n.ID, n.Addr)
+	}
+}
+
+// Publish a message and tell the three possible outcomes apart.
+func ExampleClient_Publish() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")}, "127.0.0.1:7001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.CreateQueue(ctx, "orders", wire.PolicyMajority); err != nil {
+		var se *client.StatusError
+		if !errors.As(err, &se) || se.Status != wire.StatusQueueExists {
+			log.Fatal(err)
+		}
+	}
+	id, err := c.Publish(ctx, "orders", []byte(`{"order": 42}`))
+	var se *client.StatusError
+	switch {
+	case err == nil:
+		fmt.Println("confirmed:", id)
+	case errors.Is(err, client.ErrUnknownOutcome):
+		fmt.Println("may or may not be queued:", id) // consumers should expect it at most once
+	case errors.As(err, &se):
+		fmt.Println("certainly not queued:", se.Status)
+	default:
+		log.Fatal(err)
+	}
+}
+
+// Consume a queue, acking each message once it is handled.
+func ExampleClient_Subscribe() {
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")}, "127.0.0.1:7001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Subscribe(ctx, "orders", func(ctx context.Context, d *client.Delivery) {
+		fmt.Printf("%s: %s\n", d.ID, d.Payload)
+		if err := d.Ack(ctx); err != nil {
+			log.Printf("ack %s: %v (it will be delivered again)", d.ID, err)
+		}
+	}, client.WithWindow(16), client.WithLease(time.Minute))
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-ctx.Done() // deliveries arrive on the subscription's own goroutine
+}

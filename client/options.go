@@ -1,0 +1,99 @@
+package client
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Options configure a Client. Zero values take the defaults noted.
+type Options struct {
+	// TLS enables mutual TLS: it must carry the client's certificate and
+	// the CA that signed the nodes' certificates (RootCAs). When
+	// ServerName is empty it is set to the host of each address dialed.
+	TLS *tls.Config
+	// Secret is the cluster secret, for clusters running without TLS.
+	// One of TLS and Secret is required.
+	Secret []byte
+
+	// DialTimeout bounds connecting to one node, handshake included.
+	// Default 5s.
+	DialTimeout time.Duration
+	// RequestTimeout bounds one attempt of a request; an attempt that
+	// times out is ambiguous and may be retried. Default 5s.
+	RequestTimeout time.Duration
+	// MaxAttempts bounds the attempts of one operation. Default 6.
+	MaxAttempts int
+	// RetryBackoff is the base of the jittered exponential backoff
+	// between attempts; MaxBackoff caps it. Defaults 50ms and 2s.
+	RetryBackoff time.Duration
+	MaxBackoff   time.Duration
+	// SendQueue bounds the requests waiting to be written on one
+	// connection; overflowing it drops the connection. Default 4096.
+	SendQueue int
+	// Logger receives the client's debug logs. Default: discarded.
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() error {
+	if o.TLS == nil && len(o.Secret) == 0 {
+		return errors.New("client: Options needs TLS or a cluster Secret; nodes refuse unauthenticated clients")
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 5 * time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 6
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 50 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = max(2*time.Second, o.RetryBackoff)
+	}
+	if o.SendQueue <= 0 {
+		o.SendQueue = 4096
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return nil
+}
+
+// PublishOption adjusts one publish.
+type PublishOption func(*publishOptions)
+
+type publishOptions struct {
+	delay time.Duration
+}
+
+// WithDelay makes the message deliverable only after d has passed on the
+// queue owner's clock.
+func WithDelay(d time.Duration) PublishOption {
+	return func(o *publishOptions) { o.delay = d }
+}
+
+// SubscribeOption adjusts a subscription.
+type SubscribeOption func(*subscribeOptions)
+
+type subscribeOptions struct {
+	window uint32
+	lease  time.Duration
+}
+
+// WithWindow bounds how many deliveries may be unsettled at once.
+// Default 64.
+func WithWindow(n uint32) SubscribeOption {
+	return func(o *subscribeOptions) { o.window = n }
+}
+
+// WithLease sets how long a delivery stays leased to this client before
+// it is redelivered. Default 30s. Leases cannot be extended.
+func WithLease(d time.Duration) SubscribeOption {
+	return func(o *subscribeOptions) { o.lease = d }
+}

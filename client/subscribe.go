@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// Delivery is a message handed to a subscription under a lease.
+type Delivery struct {
+	Queue string
+	ID    wire.MessageID
+	// Attempt counts deliveries of this message, from 1.
+	Attempt uint32
+	Payload []byte
+
+	c *Client
+	d core.Delivery
+}
+
+// Ack settles the delivery for good. It goes to the node that holds the
+// lease; if the lease has lapsed the error is a *StatusError with
+// wire.StatusNotLeased and the message will be (or was) delivered again.
+func (d *Delivery) Ack(ctx context.Context) error {
+	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) })
+	return err
+}
+
+// Nack hands the delivery back for redelivery.
+func (d *Delivery) Nack(ctx context.Context) error {
+	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Nack(now, d.d) })
+	return err
+}
+
+// Handler processes one delivery. Deliveries of one subscription are
+// handled one at a time, in the order they arrive.
+type Handler func(ctx context.Context, d *Delivery)
+
+// Subscription is a standing subscription to one queue.
+type Subscription struct {
+	c       *Client
+	queue   string
+	handler Handler
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	backlog []*Delivery
+	wake    chan struct{}
+	ended   chan struct{} // closed when the client shuts down
+	endOnce sync.Once
+	done    chan struct{} // closed when the handler goroutine returns
+}
+
+// Subscribe subscribes to queue and calls handler for every delivery on a
+// goroutine of its own, until ctx ends, Stop is called or the client
+// closes. It returns once the subscription stands, or once its first
+// attempt went unanswered, in which case the client keeps establishing it
+// in the background. It fails if a node refused it for good (no such
+// queue, for instance). A client holds at most one subscription per
+// queue.
+func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, opts ...SubscribeOption) (*Subscription, error) {
+	so := subscribeOptions{window: 64, lease: 30 * time.Second}
+	for _, o := range opts {
+		o(&so)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	s := &Subscription{
+		c: c, queue: queue, handler: handler, ctx: sctx, cancel: cancel,
+		wake: make(chan struct{}, 1), ended: make(chan struct{}), done: make(chan struct{}),
+	}
+	ch := make(chan core.Event, 1)
+	registered := make(chan error, 1)
+	if !c.post(func() { registered <- c.register(s, so, ch) }) {
+		cancel()
+		return nil, ErrClosed
+	}
+	if err := <-registered; err != nil {
+		cancel()
+		return nil, err
+	}
+	select {
+	case e := <-ch:
+		if e.Outcome == core.OutcomeFailed {
+			cancel()
+			c.post(func() { c.unregister(s) })
+			return nil, outcomeError(e)
+		}
+	case <-ctx.Done():
+		cancel()
+		c.post(func() { c.unregister(s) })
+		return nil, ctx.Err()
+	case <-c.done:
+		cancel()
+		return nil, ErrClosed
+	}
+	go s.run()
+	return s, nil
+}
+
+// register runs on the loop: it records s and starts the core's
+// subscription, whose first outcome goes to ch.
+func (c *Client) register(s *Subscription, so subscribeOptions, ch chan core.Event) error {
+	if c.subs[s.queue] != nil {
+		return fmt.Errorf("client: already subscribed to queue %q", s.queue)
+	}
+	c.subs[s.queue] = s
+	c.waiters[c.core.Subscribe(time.Now(), s.queue, so.window, so.lease)] = ch
+	return nil
+}
+
+// unregister runs on the loop: deliveries for s's queue are dropped from
+// now on, and lapse back into the queue when their leases expire.
+func (c *Client) unregister(s *Subscription) {
+	if c.subs[s.queue] == s {
+		delete(c.subs, s.queue)
+	}
+}
+
+// Stop stops calling the handler. It does not wait for a call in
+// progress; Done tells when there is none.
+func (s *Subscription) Stop() { s.cancel() }
+
+// Done is closed once the handler will not be called again.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// push queues a delivery for the handler. It runs on the loop and never
+// blocks: the subscription's window bounds the backlog.
+func (s *Subscription) push(d *Delivery) {
+	s.mu.Lock()
+	s.backlog = append(s.backlog, d)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end tells the handler goroutine that the client is gone.
+func (s *Subscription) end() { s.endOnce.Do(func() { close(s.ended) }) }
+
+// run calls the handler for each delivery in turn.
+func (s *Subscription) run() {
+	defer close(s.done)
+	defer s.c.post(func() { s.c.unregister(s) })
+	for {
+		d := s.next()
+		if d == nil {
+			return
+		}
+		s.handler(s.ctx, d)
+	}
+}
+
+// next waits for the next delivery, or returns nil once the subscription
+// is over.
+func (s *Subscription) next() *Delivery {
+	for {
+		if s.ctx.Err() != nil {
+			return nil
+		}
+		s.mu.Lock()
+		if len(s.backlog) > 0 {
+			d := s.backlog[0]
+			s.backlog[0] = nil
+			s.backlog = s.backlog[1:]
+			s.mu.Unlock()
+			return d
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.wake:
+		case <-s.ended:
+			return nil
+		case <-s.ctx.Done():
+			return nil
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cairnmq/cairn/node/live"
+)
+
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFailed = 1  // the node failed to start or stopped itself
+	exitUsage  = 64 // bad flags or configuration
+)
+
+const usage = `usage:
+  cairn-node --config node.toml [--data-dir D] [--log-level L]
+  cairn-node dev [--nodes 3] [--dir D] [--base-port 7000] [--log-level warn]
+  cairn-node certs --dir D [--nodes 3] [--hosts localhost,127.0.0.1,::1]
+`
+
+// run dispatches to a subcommand and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "dev":
+			return runDev(args[1:], stdout, stderr)
+		case "certs":
+			return runCerts(args[1:], stdout, stderr)
+		case "help", "-h", "--help":
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+	}
+	return runServe(args, stderr)
+}
+
+// runServe serves one node from a configuration file until SIGTERM or
+// SIGINT, then drains.
+func runServe(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cairn-node", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "the node's TOML configuration file (required)")
+	dataDir := fs.String("data-dir", "", "override data_dir")
+	logLevel := fs.String("log-level", "", "override log_level: debug, info, warn or error")
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *configPath == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	cfg, err := serveConfig(*configPath, *dataDir, *logLevel, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	return serve(cfg, stderr)
+}
+
+// serveConfig loads, overrides and validates the configuration.
+func serveConfig(path, dataDir, logLevel string, stderr io.Writer) (live.Config, error) {
+	fc, err := loadConfig(path)
+	if err != nil {
+		return live.Config{}, err
+	}
+	if dataDir != "" {
+		fc.DataDir = dataDir
+	}
+	if logLevel != "" {
+		fc.LogLevel = logLevel
+	}
+	if err := fc.validate(); err != nil {
+		return live.Config{}, err
+	}
+	level, _ := parseLevel(fc.LogLevel)
+	return fc.liveConfig(newLogger(stderr, level))
+}
+
+// serve runs one node until a signal.
+func serve(cfg live.Config, stderr io.Writer) int {
+	rt, err := live.New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "cairn-node:", err)
+		return exitFailed
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := rt.Run(ctx); err != nil {
+		fmt.Fprintln(stderr, "cairn-node:", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live"
+)
+
+// fileConfig is the TOML configuration file of one node. Example:
+//
+//	id = 1
+//	data_dir = "data/n1"          # relative to this file
+//	replication = 3
+//	log_level = "info"            # debug | info | warn | error
+//	detection = "heartbeat"       # heartbeat | eager
+//	secret_file = "cluster.secret" # or secret = "...", or a [tls] table
+//
+//	[listen]                      # defaults: this node's entry in peers
+//	client = "0.0.0.0:7001"
+//	peer = "0.0.0.0:7101"
+//	http = "127.0.0.1:7201"
+//
+//	[tls]
+//	ca = "ca.pem"
+//	cert = "n1.pem"
+//	key = "n1-key.pem"
+//
+//	[[peers]]                     # every node, this one included
+//	id = 1
+//	addr = "10.0.0.1:7101"        # where peers dial it
+//	client_addr = "10.0.0.1:7001" # where clients dial it
+//	http_addr = "10.0.0.1:7201"   # optional: status and metrics
+type fileConfig struct {
+	ID          uint32 `toml:"id"`
+	DataDir     string `toml:"data_dir"`
+	Replication int    `toml:"replication"`
+	LogLevel    string `toml:"log_level"`
+	// Detection is the failure detection policy a fresh cluster starts
+	// with. Once the metadata exists it is the metadata's policy that
+	// counts (changing it is a metadata command, not yet exposed), so
+	// editing this field later does nothing to a running cluster.
+	Detection         string `toml:"detection"`
+	DetectionInterval string `toml:"detection_interval"`
+	DetectionGrace    string `toml:"detection_grace"`
+	Secret            string `toml:"secret"`
+	SecretFile        string `toml:"secret_file"`
+	Listen            struct {
+		Client string `toml:"client"`
+		Peer   string `toml:"peer"`
+		HTTP   string `toml:"http"`
+	} `toml:"listen"`
+	TLS struct {
+		CA   string `toml:"ca"`
+		Cert string `toml:"cert"`
+		Key  string `toml:"key"`
+	} `toml:"tls"`
+	Peers []peerEntry `toml:"peers"`
+}
+
+type peerEntry struct {
+	ID         uint32 `toml:"id"`
+	Addr       string `toml:"addr"`
+	ClientAddr string `toml:"client_addr"`
+	HTTPAddr   string `toml:"http_addr"`
+}
+
+// minSecretLen is the shortest cluster secret accepted.
+const minSecretLen = 16
+
+// loadConfig reads and validates a configuration file. Relative paths in
+// it are taken relative to the file's directory.
+func loadConfig(path string) (*fileConfig, error) {
+	var fc fileConfig
+	md, err := toml.DecodeFile(path, &fc)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		return nil, fmt.Errorf("config: unknown field %q", undecoded[0].String())
+	}
+	base := filepath.Dir(path)
+	for _, p := range []*string{&fc.DataDir, &fc.SecretFile, &fc.TLS.CA, &fc.TLS.Cert, &fc.TLS.Key} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(base, *p)
+		}
+	}
+	return &fc, nil
+}
+
+// validate checks every field, naming the first bad one.
+func (fc *fileConfig) validate() error {
+	if err := fc.validatePeers(); err != nil {
+		return err
+	}
+	self := fc.self()
+	switch {
+	case fc.ID == 0:
+		return errors.New("config: id is required and must be non-zero")
+	case self == nil:
+		return fmt.Errorf("config: id %d is not among peers[].id", fc.ID)
+	case fc.DataDir == "":
+		return errors.New("config: data_dir is required")
+	case fc.Replication < 0 || fc.Replication > len(fc.Peers):
+		return fmt.Errorf("config: replication %d: must be between 1 and the number of peers (%d)", fc.Replication, len(fc.Peers))
+	}
+	if _, err := parseLevel(fc.LogLevel); err != nil {
+		return err
+	}
+	if _, err := fc.detection(); err != nil {
+		return err
+	}
+	for _, l := range []struct{ field, value string }{
+		{"listen.client", fc.Listen.Client}, {"listen.peer", fc.Listen.Peer}, {"listen.http", fc.Listen.HTTP},
+	} {
+		if err := checkListen(l.field, l.value); err != nil {
+			return err
+		}
+	}
+	return fc.validateAuth()
+}
+
+func (fc *fileConfig) validatePeers() error {
+	if len(fc.Peers) == 0 {
+		return errors.New("config: peers is empty: list every node of the cluster, this one included")
+	}
+	for i, p := range fc.Peers {
+		field := fmt.Sprintf("peers[%d]", i)
+		if p.ID == 0 {
+			return fmt.Errorf("config: %s.id is required and must be non-zero", field)
+		}
+		if slices.ContainsFunc(fc.Peers[:i], func(o peerEntry) bool { return o.ID == p.ID }) {
+			return fmt.Errorf("config: %s.id %d appears twice", field, p.ID)
+		}
+		if err := checkDialable(field+".addr", p.Addr, true); err != nil {
+			return err
+		}
+		if err := checkDialable(field+".client_addr", p.ClientAddr, true); err != nil {
+			return err
+		}
+		if err := checkDialable(field+".http_addr", p.HTTPAddr, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fc *fileConfig) validateAuth() error {
+	hasTLS := fc.TLS.CA != "" || fc.TLS.Cert != "" || fc.TLS.Key != ""
+	if hasTLS && (fc.TLS.CA == "" || fc.TLS.Cert == "" || fc.TLS.Key == "") {
+		return errors.New("config: tls needs all of ca, cert and key")
+	}
+	if fc.Secret != "" && fc.SecretFile != "" {
+		return errors.New("config: secret and secret_file are both set; choose one")
+	}
+	if !hasTLS && fc.Secret == "" && fc.SecretFile == "" {
+		return errors.New("config: no authentication: set a [tls] table, or secret or secret_file (without TLS)")
+	}
+	if fc.Secret != "" && len(fc.Secret) < minSecretLen {
+		return fmt.Errorf("config: secret: must be at least %d bytes", minSecretLen)
+	}
+	return nil
+}
+
+func (fc *fileConfig) self() *peerEntry {
+	for i := range fc.Peers {
+		if fc.Peers[i].ID == fc.ID {
+			return &fc.Peers[i]
+		}
+	}
+	return nil
+}
+
+// checkAddr checks a host:port address, naming field in the error.
+func checkAddr(field, v string) (host string, err error) {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		reason := err.Error()
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			reason = strings.TrimSuffix(ae.Err, " in address")
+		}
+		return "", fmt.Errorf("config: %s %q: %s", field, v, reason)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("config: %s %q: port %q is not a number from 0 to 65535", field, v, port)
+	}
+	return host, nil
+}
+
+// checkDialable checks an address others dial: it needs a concrete host
+// and a port.
+func checkDialable(field, v string, required bool) error {
+	if v == "" {
+		if required {
+			return fmt.Errorf("config: %s is required", field)
+		}
+		return nil
+	}
+	host, err := checkAddr(field, v)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("config: %s %q: other nodes and clients cannot dial an unspecified host", field, v)
+	}
+	if strings.HasSuffix(v, ":0") {
+		return fmt.Errorf("config: %s %q: port 0 cannot be dialed", field, v)
+	}
+	return nil
+}
+
+// checkListen checks an optional listen address.
+func checkListen(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	_, err := checkAddr(field, v)
+	return err
+}
+
+// parseLevel parses log_level; empty means info.
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "debug":
+		return slog.LevelDebug, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("config: log_level %q: want debug, info, warn or error", s)
+}
+
+// detection builds the initial failure detection policy.
+func (fc *fileConfig) detection() (node.DetectionPolicy, error) {
+	p := node.DetectionPolicy{Mode: node.DetectHeartbeat, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}
+	switch fc.Detection {
+	case "", "heartbeat":
+	case "eager":
+		p.Mode, p.Grace = node.DetectEager, 0
+	default:
+		return p, fmt.Errorf("config: detection %q: want heartbeat or eager", fc.Detection)
+	}
+	for _, d := range []struct {
+		field, value string
+		into         *time.Duration
+	}{{"detection_interval", fc.DetectionInterval, &p.Interval}, {"detection_grace", fc.DetectionGrace, &p.Grace}} {
+		if d.value == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.value)
+		if err != nil || v < 0 {
+			return p, fmt.Errorf("config: %s %q: want a non-negative duration such as 250ms", d.field, d.value)
+		}
+		*d.into = v
+	}
+	if p.Interval <= 0 {
+		return p, fmt.Errorf("config: detection_interval must be positive")
+	}
+	return p, nil
+}
+
+// liveConfig turns a validated file configuration into the runtime's.
+func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
+	self := fc.self()
+	dataDir, err := filepath.Abs(fc.DataDir)
+	if err != nil {
+		return live.Config{}, fmt.Errorf("config: data_dir %q: %w", fc.DataDir, err)
+	}
+	detection, _ := fc.detection()
+	cfg := live.Config{
+		Node:    node.Config{ID: node.NodeID(fc.ID), Replicas: fc.Replication, Detection: detection},
+		DataDir: dataDir, Logger: logger,
+		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
+		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),
+		HTTPListen:   cmp.Or(fc.Listen.HTTP, self.HTTPAddr),
+	}
+	for _, p := range fc.Peers {
+		cfg.Members = append(cfg.Members, live.Member{ID: node.NodeID(p.ID), PeerAddr: p.Addr, ClientAddr: p.ClientAddr, HTTPAddr: p.HTTPAddr})
+	}
+	if err := fc.loadAuth(&cfg); err != nil {
+		return live.Config{}, err
+	}
+	return cfg, nil
+}
+
+func (fc *fileConfig) loadAuth(cfg *live.Config) error {
+	if fc.TLS.CA != "" {
+		t, err := live.LoadTLS(fc.TLS.CA, fc.TLS.Cert, fc.TLS.Key)
+		if err != nil {
+			return fmt.Errorf("config: tls: %w", err)
+		}
+		cfg.TLS = t
+	}
+	secret := fc.Secret
+	if fc.SecretFile != "" {
+		b, err := os.ReadFile(fc.SecretFile)
+		if err != nil {
+			return fmt.Errorf("config: secret_file: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+		if len(secret) < minSecretLen {
+			return fmt.Errorf("config: secret_file %s: the secret must be at least %d bytes", fc.SecretFile, minSecretLen)
+		}
+	}
+	if secret != "" {
+		cfg.Secret = []byte(secret)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodConfig = `
+id = 2
+data_dir = "data/n2"
+replication = 3
+log_level = "debug"
+detection = "eager"
+secret = "0123456789abcdef-secret"
+
+[listen]
+client = "0.0.0.0:7002"
+
+[[peers]]
+id = 1
+addr = "127.0.0.1:7101"
+client_addr = "127.0.0.1:7001"
+
+[[peers]]
+id = 2
+addr = "127.0.0.1:7102"
+client_addr = "127.0.0.1:7002"
+http_addr = "127.0.0.1:7202"
+
+[[peers]]
+id = 3
+addr = "127.0.0.1:7103"
+client_addr = "127.0.0.1:7003"
+`
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "node.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestGoodConfig(t *testing.T) {
+	path := writeConfig(t, goodConfig)
+	fc, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fc.liveConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(filepath.Dir(path), "data", "n2"); cfg.DataDir != want {
+		t.Errorf("data dir %q, want %q (relative to the file)", cfg.DataDir, want)
+	}
+	if cfg.ClientListen != "0.0.0.0:7002" || cfg.PeerListen != "127.0.0.1:7102" || cfg.HTTPListen != "127.0.0.1:7202" {
+		t.Errorf("listen addresses %q %q %q", cfg.ClientListen, cfg.PeerListen, cfg.HTTPListen)
+	}
+	if cfg.Node.ID != 2 || len(cfg.Members) != 3 || string(cfg.Secret) != "0123456789abcdef-secret" {
+		t.Errorf("config %+v", cfg)
+	}
+	if cfg.Node.Detection.Mode != 2 {
+		t.Errorf("detection %+v, want eager", cfg.Node.Detection)
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	cases := []struct{ edit, old, want string }{
+		{`addr = "x"`, `addr = "127.0.0.1:7102"`, `config: peers[1].addr "x": missing port`},
+		{`id = 9`, `id = 2`, `config: id 9 is not among peers[].id`},
+		{`log_level = "loud"`, `log_level = "debug"`, `config: log_level "loud"`},
+		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
+		{`secret = "short"`, `secret = "0123456789abcdef-secret"`, `config: secret: must be at least 16 bytes`},
+		{`#`, `secret = "0123456789abcdef-secret"`, `config: no authentication`},
+		{`client = "nowhere:port"`, `client = "0.0.0.0:7002"`, `config: listen.client "nowhere:port": port "port"`},
+		{`client_addr = "0.0.0.0:7001"`, `client_addr = "127.0.0.1:7001"`, `config: peers[0].client_addr "0.0.0.0:7001": other nodes and clients cannot dial`},
+		{`replication = 5`, `replication = 3`, `config: replication 5`},
+		{`colour = "blue"`, `replication = 3`, `config: unknown field "colour"`},
+		{"[tls]\nca = \"ca.pem\"\n[listen]", `[listen]`, `config: tls needs all of ca, cert and key`},
+	}
+	for _, c := range cases {
+		text := strings.Replace(goodConfig, c.old, c.edit, 1)
+		fc, err := loadConfig(writeConfig(t, text))
+		if err == nil {
+			err = fc.validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("with %s: error %v, want it to contain %q", c.edit, err, c.want)
+		}
+	}
+}

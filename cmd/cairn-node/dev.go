@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live"
+	"github.com/sourcegraph/conc/pool"
+)
+
+// devSecret is the development cluster's well-known secret. The cairn CLI
+// uses the same string by default, so the two work together with no
+// setup. It protects nothing: never use it outside loopback.
+const devSecret = "cairn-dev-cluster-secret"
+
+// devBasePort is where the dev cluster's ports start: node i listens for
+// clients on base+i, for peers on base+100+i and for HTTP on base+200+i.
+const devBasePort = 7000
+
+// runDev runs a local cluster in this process, on loopback, until Ctrl-C.
+func runDev(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cairn-node dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nodes := fs.Int("nodes", 3, "how many nodes (1 to 7)")
+	dir := fs.String("dir", "", "data directory for the nodes (default: a temporary one, removed on exit)")
+	base := fs.Int("base-port", devBasePort, "node i listens on base+i (clients), base+100+i (peers), base+200+i (HTTP)")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return exitUsage
+	}
+	level, err := parseLevel(*logLevel)
+	if err != nil || *nodes < 1 || *nodes > 7 || *base < 1 || *base+300 > 65535 {
+		fmt.Fprintln(stderr, "cairn-node dev: need --nodes from 1 to 7, a valid --base-port and --log-level")
+		return exitUsage
+	}
+	root, cleanup, err := devDir(*dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "cairn-node dev:", err)
+		return exitFailed
+	}
+	defer cleanup()
+	var runtimes []*live.Runtime
+	for _, cfg := range devConfigs(*nodes, root, *base) {
+		cfg.Logger = newLogger(stderr, level)
+		rt, err := live.New(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "cairn-node dev: node %s: %v\n", cfg.Node.ID, err)
+			return exitFailed
+		}
+		runtimes = append(runtimes, rt)
+	}
+	printDevBanner(stdout, runtimes, root, *dir == "")
+	return runAll(runtimes, stdout, stderr)
+}
+
+// devDir returns the data root and how to clean it up.
+func devDir(dir string) (string, func(), error) {
+	if dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", nil, err
+		}
+		return abs, func() {}, os.MkdirAll(abs, 0o755)
+	}
+	tmp, err := os.MkdirTemp("", "cairn-dev-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// devConfigs returns the configurations of an n-node loopback cluster.
+func devConfigs(n int, root string, base int) []live.Config {
+	var members []live.Member
+	for i := 1; i <= n; i++ {
+		members = append(members, live.Member{
+			ID:         node.NodeID(i),
+			ClientAddr: fmt.Sprintf("127.0.0.1:%d", base+i),
+			PeerAddr:   fmt.Sprintf("127.0.0.1:%d", base+100+i),
+			HTTPAddr:   fmt.Sprintf("127.0.0.1:%d", base+200+i),
+		})
+	}
+	var cfgs []live.Config
+	for _, m := range members {
+		cfgs = append(cfgs, live.Config{
+			Node:    node.Config{ID: m.ID},
+			Members: members, DataDir: filepath.Join(root, m.ID.String()),
+			ClientListen: m.ClientAddr, PeerListen: m.PeerAddr, HTTPListen: m.HTTPAddr,
+			Secret: []byte(devSecret),
+		})
+	}
+	return cfgs
+}
+
+func printDevBanner(w io.Writer, runtimes []*live.Runtime, root string, temporary bool) {
+	where := root
+	if temporary {
+		where += " (removed on exit)"
+	}
+	fmt.Fprintf(w, "cairn dev cluster: %d node(s) on loopback, data in %s\n\n", len(runtimes), where)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  node\tclient\tpeer\tstatus page")
+	var addrs []string
+	for i, rt := range runtimes {
+		fmt.Fprintf(tw, "  n%d\t%s\t%s\thttp://%s/\n", i+1, rt.ClientAddr(), rt.PeerAddr(), rt.HTTPAddr())
+		addrs = append(addrs, rt.ClientAddr())
+	}
+	tw.Flush()
+	fmt.Fprintf(w, `
+From another terminal:
+  export CAIRN_ADDRS=%s
+  go run ./cmd/cairn queue create orders
+  go run ./cmd/cairn publish orders hello world
+  go run ./cmd/cairn consume orders --ack --count 2
+  go run ./cmd/cairn cluster status
+The cluster secret is the development default, which the CLI also uses by default.
+Ctrl-C stops the cluster.
+`, strings.Join(addrs, ","))
+}
+
+// runAll serves every runtime until SIGTERM or SIGINT, reporting once the
+// cluster has a metadata leader.
+func runAll(runtimes []*live.Runtime, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	p := pool.New().WithErrors()
+	for _, rt := range runtimes {
+		p.Go(func() error { return rt.Run(ctx) })
+	}
+	go announceLeader(ctx, runtimes, stdout)
+	if err := p.Wait(); err != nil {
+		fmt.Fprintln(stderr, "cairn-node dev:", err)
+		return exitFailed
+	}
+	fmt.Fprintln(stdout, "cluster stopped")
+	return exitOK
+}
+
+// announceLeader prints when the metadata group has elected a leader,
+// which is when queues can be created.
+func announceLeader(ctx context.Context, runtimes []*live.Runtime, w io.Writer) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var leader uint32
+		var term uint64
+		for _, rt := range runtimes {
+			if s := rt.Status(); s.LeaderTerm > term {
+				leader, term = s.ID, s.LeaderTerm
+			}
+		}
+		if leader != 0 {
+			fmt.Fprintf(w, "ready: n%d leads the metadata group (term %d)\n", leader, term)
+			return
+		}
+	}
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/live/status"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+const processSecret = "process-test-cluster-secret"
+
+// procNode is one cairn-node process of a test cluster.
+type procNode struct {
+	id         int
+	config     string
+	clientAddr string
+	httpAddr   string
+	log        string
+	cmd        *exec.Cmd
+	exited     chan struct{} // closed once the process has exited
+	err        error         // how it exited, once exited is closed
+}
+
+// procCluster is a cluster of real cairn-node processes on loopback.
+type procCluster struct {
+	t     *testing.T
+	bin   string
+	nodes []*procNode
+}
+
+// freeAddrs reserves n loopback ports by binding and releasing them.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().String())
+	}
+	return out
+}
+
+// buildBinaries compiles the commands under test into dir.
+func buildBinaries(t *testing.T, dir string) {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the binaries with")
+	}
+	for _, pkg := range []string{".", "../cairn"} {
+		name := filepath.Base(pkg)
+		if pkg == "." {
+			name = "cairn-node"
+		}
+		out, err := exec.Command(goTool, "build", "-buildvcs=false", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("building %s: %v\n%s", pkg, err, out)
+		}
+	}
+}
+
+// newProcCluster writes configurations for n nodes and starts them.
+func newProcCluster(t *testing.T, bin string, n int) *procCluster {
+	root := t.TempDir()
+	addrs := freeAddrs(t, 3*n)
+	var peers strings.Builder
+	for i := range n {
+		fmt.Fprintf(&peers, "[[peers]]\nid = %d\naddr = %q\nclient_addr = %q\nhttp_addr = %q\n\n",
+			i+1, addrs[3*i], addrs[3*i+1], addrs[3*i+2])
+	}
+	pc := &procCluster{t: t, bin: bin}
+	for i := range n {
+		nd := &procNode{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
+			config: filepath.Join(root, fmt.Sprintf("n%d.toml", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1))}
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\nsecret = %q\nlog_level = \"info\"\n\n%s", i+1, i+1, processSecret, peers.String())
+		if err := os.WriteFile(nd.config, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pc.nodes = append(pc.nodes, nd)
+		pc.start(nd)
+	}
+	t.Cleanup(pc.killAll)
+	return pc
+}
+
+// start launches nd's process, appending to its log.
+func (pc *procCluster) start(nd *procNode) {
+	logf, err := os.OpenFile(nd.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		pc.t.Fatal(err)
+	}
+	nd.cmd = exec.Command(filepath.Join(pc.bin, "cairn-node"), "--config", nd.config)
+	nd.cmd.Stdout, nd.cmd.Stderr = logf, logf
+	if err := nd.cmd.Start(); err != nil {
+		pc.t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	nd.exited = exited
+	go func() {
+		nd.err = nd.cmd.Wait()
+		logf.Close()
+		close(exited)
+	}()
+}
+
+// killAll kills every process still running and, if the test failed,
+// shows the end of each node's log.
+func (pc *procCluster) killAll() {
+	for _, nd := range pc.nodes {
+		select {
+		case <-nd.exited:
+		default:
+			nd.cmd.Process.Kill()
+			<-nd.exited
+		}
+		if pc.t.Failed() {
+			b, _ := os.ReadFile(nd.log)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			pc.t.Logf("--- n%d log (last lines) ---\n%s", nd.id, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+		}
+	}
+}
+
+// waitHealthy waits until nd answers /healthz with 200.
+func (pc *procCluster) waitHealthy(nd *procNode, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + nd.httpAddr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pc.t.Fatalf("n%d not healthy after %v", nd.id, timeout)
+}
+
+// owner finds the node whose /status says it owns queue.
+func (pc *procCluster) owner(ctx context.Context, queue string) *procNode {
+	for _, nd := range pc.nodes {
+		s, err := status.Fetch(ctx, nd.httpAddr)
+		if err != nil {
+			continue
+		}
+		for _, q := range s.Queues {
+			if q.Name == queue && q.Role == "owner" {
+				return nd
+			}
+		}
+	}
+	pc.t.Fatalf("no node reports owning %s", queue)
+	return nil
+}
+
+func (pc *procCluster) clientAddrs() []string {
+	var out []string
+	for _, nd := range pc.nodes {
+		out = append(out, nd.clientAddr)
+	}
+	return out
+}
+
+// TestProcessKillOwnerLosesNothingConfirmed runs three cairn-node
+// processes, publishes 1,000 messages, SIGKILLs the queue's owner and
+// restarts it, and checks that every confirmed message is delivered (RPO
+// = 0) and that publishing works again. It also checks that a second
+// process cannot take a data directory in use, and that SIGTERM drains
+// and exits 0.
+func TestProcessKillOwnerLosesNothingConfirmed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs processes")
+	}
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+	pc := newProcCluster(t, bin, 3)
+	for _, nd := range pc.nodes {
+		pc.waitHealthy(nd, 15*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := dialCluster(t, ctx, pc.clientAddrs())
+	createWhenReady(t, ctx, c, "e2e", wire.PolicyMajority)
+	confirmed := publishMany(t, ctx, c, "e2e", 1000)
+	c.Close()
+	if len(confirmed) < 900 {
+		t.Fatalf("only %d of 1000 publishes confirmed on a healthy cluster", len(confirmed))
+	}
+
+	owner := pc.owner(ctx, "e2e")
+	t.Logf("%d publishes confirmed; killing the owner, n%d", len(confirmed), owner.id)
+	owner.cmd.Process.Signal(syscall.SIGKILL)
+	<-owner.exited
+	pc.start(owner)
+	pc.waitHealthy(owner, 15*time.Second)
+
+	c2 := dialCluster(t, ctx, pc.clientAddrs())
+	defer c2.Close()
+	receiveAll(t, ctx, c2, "e2e", confirmed)
+	if again := publishMany(t, ctx, c2, "e2e", 10); len(again) != 10 {
+		t.Fatalf("after the restart only %d of 10 publishes were confirmed", len(again))
+	}
+	checkCLI(t, ctx, bin, pc.clientAddrs())
+	checkLockedDataDir(t, pc, bin)
+	checkSIGTERM(t, pc.nodes[(owner.id)%3])
+}
+
+func dialCluster(t *testing.T, ctx context.Context, addrs []string) *client.Client {
+	t.Helper()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte(processSecret)}, addrs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// publishMany publishes n messages with many in flight and returns the
+// IDs of those confirmed. A definite failure fails the test; an unknown
+// outcome is allowed (and logged) but not counted as confirmed.
+func publishMany(t *testing.T, ctx context.Context, c *client.Client, queue string, n int) []wire.MessageID {
+	t.Helper()
+	var pending []*client.Publishing
+	for i := range n {
+		pending = append(pending, c.PublishAsync(ctx, queue, fmt.Appendf(nil, "message %d", i)))
+	}
+	var ids []wire.MessageID
+	unknown := 0
+	for _, p := range pending {
+		id, err := p.Wait()
+		switch {
+		case err == nil:
+			ids = append(ids, id)
+		case errors.Is(err, client.ErrUnknownOutcome):
+			unknown++
+		default:
+			t.Fatalf("publish %s failed: %v", id, err)
+		}
+	}
+	if unknown > 0 {
+		t.Logf("%d of %d publishes ended with an unknown outcome", unknown, n)
+	}
+	return ids
+}
+
+// receiveAll subscribes and acks until every ID in want was delivered.
+func receiveAll(t *testing.T, ctx context.Context, c *client.Client, queue string, want []wire.MessageID) {
+	t.Helper()
+	got := make(chan wire.MessageID, 4096)
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	_, err := c.Subscribe(sctx, queue, func(ctx context.Context, d *client.Delivery) {
+		d.Ack(ctx)
+		got <- d.ID
+	}, client.WithWindow(256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := make(map[wire.MessageID]bool, len(want))
+	for _, id := range want {
+		missing[id] = true
+	}
+	deadline := time.After(30 * time.Second)
+	for len(missing) > 0 {
+		select {
+		case id := <-got:
+			delete(missing, id)
+		case <-deadline:
+			var some []string
+			for id := range missing {
+				some = append(some, id.String())
+			}
+			slices.Sort(some)
+			t.Fatalf("%d confirmed messages never delivered, e.g. %v", len(missing), some[:min(5, len(some))])
+		}
+	}
+}
+
+// checkCLI runs the cairn CLI against the cluster.
+func checkCLI(t *testing.T, ctx context.Context, bin string, addrs []string) {
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "cairn"), "queue", "list",
+		"--addrs", strings.Join(addrs, ","), "--secret", processSecret)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("e2e")) || !bytes.Contains(out, []byte("active")) {
+		t.Fatalf("cairn queue list: %v\n%s", err, out)
+	}
+}
+
+// checkLockedDataDir starts a second process on a node's configuration
+// (and so its data directory): it must refuse, naming the reason.
+func checkLockedDataDir(t *testing.T, pc *procCluster, bin string) {
+	out, err := exec.Command(filepath.Join(bin, "cairn-node"), "--config", pc.nodes[0].config).CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("in use by another process")) {
+		t.Fatalf("a second process on a data directory in use: %v\n%s", err, out)
+	}
+}
+
+// checkSIGTERM stops nd with SIGTERM: it must drain and exit 0 promptly.
+func checkSIGTERM(t *testing.T, nd *procNode) {
+	began := time.Now()
+	nd.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-nd.exited:
+		if nd.err != nil {
+			t.Fatalf("n%d after SIGTERM: %v", nd.id, nd.err)
+		}
+		t.Logf("n%d drained and exited 0 in %v", nd.id, time.Since(began).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatalf("n%d still running 10s after SIGTERM", nd.id)
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// clientTLSFrom builds a client's mutual TLS configuration from files
+// the certs command wrote.
+func clientTLSFrom(t *testing.T, caDir, certDir string) *tls.Config {
+	t.Helper()
+	caPEM, err := os.ReadFile(filepath.Join(caDir, "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "client.pem"), filepath.Join(certDir, "client-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}
+}
+
+// TestMutualTLS serves a two-node cluster with the certificates the
+// certs command writes: peers and clients with certificates from its CA
+// get in; a client whose certificate another CA signed does not.
+func TestMutualTLS(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	if err := writeDevCerts(dir, 2, []string{"127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDevCerts(other, 1, []string{"127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	addrs := freeAddrs(t, 4)
+	members := []live.Member{
+		{ID: 1, PeerAddr: addrs[0], ClientAddr: addrs[1]},
+		{ID: 2, PeerAddr: addrs[2], ClientAddr: addrs[3]},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i, m := range members {
+		tlsCfg, err := live.LoadTLS(filepath.Join(dir, "ca.pem"), filepath.Join(dir, m.ID.String()+".pem"), filepath.Join(dir, m.ID.String()+"-key.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := live.New(live.Config{
+			Node: node.Config{ID: m.ID, Replicas: 2}, Members: members, DataDir: filepath.Join(t.TempDir(), "data"),
+			ClientListen: m.ClientAddr, PeerListen: m.PeerAddr, TLS: tlsCfg,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- rt.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer dcancel()
+	c, err := client.Dial(dctx, client.Options{TLS: clientTLSFrom(t, dir, dir)}, members[0].ClientAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	createWhenReady(t, dctx, c, "secure", wire.PolicyAll)
+	if _, err := c.Publish(dctx, "secure", []byte("over TLS")); err != nil {
+		t.Fatalf("publish under PolicyAll (both peers must be connected over TLS): %v", err)
+	}
+	foreign := clientTLSFrom(t, dir, other)
+	if _, err := client.Dial(dctx, client.Options{TLS: foreign, DialTimeout: 2 * time.Second}, members[0].ClientAddr); err == nil {
+		t.Fatal("a client certificate from another CA was accepted")
+	}
+}
+
+// createWhenReady creates a queue, retrying while the metadata group is
+// still electing its first leader.
+func createWhenReady(t *testing.T, ctx context.Context, c *client.Client, name string, p wire.Policy) {
+	t.Helper()
+	for {
+		err := c.CreateQueue(ctx, name, p)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("creating %s: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // an operation certainly failed, or the cluster was unreachable
+	exitUnknown = 3 // some operation's outcome is unknown
+	exitUsage   = 64
+)
+
+// devSecret and devAddrs match what `cairn-node dev` starts, so the CLI
+// works with the dev cluster out of the box.
+const (
+	devSecret = "cairn-dev-cluster-secret"
+	devAddrs  = "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"
+)
+
+const usage = `usage: cairn COMMAND [flags]
+
+  queue create NAME [--policy majority|all|owner-only]
+  queue delete NAME
+  queue list
+  publish QUEUE [MSG...] [--delay D]     (one message per stdin line when no MSG)
+  consume QUEUE [--ack] [--count N] [--window W] [--lease D]
+  cluster status
+
+Connection flags (every command):
+  --addrs A,B,C   client addresses (env CAIRN_ADDRS; default the dev cluster's)
+  --secret S      cluster secret (env CAIRN_SECRET; default the dev cluster's)
+  --ca, --cert, --key  mutual TLS files (env CAIRN_CA, CAIRN_CERT, CAIRN_KEY)
+  --timeout D     how long one command may take (default 30s; consume: none)
+`
+
+// env carries a command's streams.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// conn holds the connection flags every command shares.
+type conn struct {
+	addrs, secret, ca, cert, key string
+	timeout                      time.Duration
+}
+
+// newFlags returns a flag set with the connection flags registered.
+func newFlags(name string, e env) (*flag.FlagSet, *conn) {
+	fs := flag.NewFlagSet("cairn "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	c := &conn{}
+	fs.StringVar(&c.addrs, "addrs", envOr("CAIRN_ADDRS", devAddrs), "comma-separated client addresses")
+	fs.StringVar(&c.secret, "secret", envOr("CAIRN_SECRET", devSecret), "cluster secret (when TLS is off)")
+	fs.StringVar(&c.ca, "ca", os.Getenv("CAIRN_CA"), "CA certificate (PEM) for mutual TLS")
+	fs.StringVar(&c.cert, "cert", os.Getenv("CAIRN_CERT"), "client certificate (PEM)")
+	fs.StringVar(&c.key, "key", os.Getenv("CAIRN_KEY"), "client key (PEM)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "how long the command may take")
+	return fs, c
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// parse parses args allowing flags before, between and after the
+// positional arguments, which the flag package alone does not.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// dial connects to the cluster with the connection flags.
+func (c *conn) dial(ctx context.Context) (*client.Client, error) {
+	opts := client.Options{}
+	if c.ca != "" || c.cert != "" || c.key != "" {
+		t, err := clientTLS(c.ca, c.cert, c.key)
+		if err != nil {
+			return nil, err
+		}
+		opts.TLS = t
+	} else {
+		opts.Secret = []byte(c.secret)
+	}
+	var addrs []string
+	for _, a := range strings.Split(c.addrs, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	return client.Dial(ctx, opts, addrs...)
+}
+
+// context returns the command's context, bounded by --timeout.
+func (c *conn) context() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), c.timeout)
+}
+
+// run dispatches a command line and returns the exit status.
+func run(args []string, e env) int {
+	// Connection flags may come before the command too; they are handed
+	// on to the command, whose parser accepts them anywhere.
+	global, _ := newFlags("", e)
+	global.SetOutput(io.Discard)
+	if err := global.Parse(args); err != nil {
+		fmt.Fprintf(e.stderr, "cairn: %v\n%s", err, usage)
+		return exitUsage
+	}
+	leading := args[:len(args)-global.NArg()]
+	args = global.Args()
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	if cmd == "queue" || cmd == "cluster" {
+		if len(rest) == 0 {
+			fmt.Fprint(e.stderr, usage)
+			return exitUsage
+		}
+		cmd, rest = cmd+" "+rest[0], rest[1:]
+	}
+	commands := map[string]func([]string, env) int{
+		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
+		"publish": publish, "consume": consume, "cluster status": clusterStatus,
+	}
+	if f, ok := commands[cmd]; ok {
+		return f(append(rest, leading...), e)
+	}
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
+		fmt.Fprint(e.stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(e.stderr, "cairn: unknown command %q\n%s", cmd, usage)
+	return exitUsage
+}
+
+// failure prints err and returns the matching exit status.
+func failure(e env, what string, err error) int {
+	fmt.Fprintf(e.stderr, "cairn: %s: %v\n", what, err)
+	if errors.Is(err, client.ErrUnknownOutcome) {
+		return exitUnknown
+	}
+	return exitFailed
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/live/status"
+)
+
+// nodeView is one node's status document, or why it could not be read.
+type nodeView struct {
+	info   client.NodeInfo
+	status *status.Node
+	err    error
+}
+
+// gather reads every node's /status, concurrently.
+func gather(ctx context.Context, cl *client.Client) []nodeView {
+	nodes := cl.Nodes()
+	views := make([]nodeView, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		views[i].info = n
+		if n.HTTPAddr == "" {
+			views[i].err = fmt.Errorf("no HTTP address configured")
+			continue
+		}
+		wg.Go(func() { views[i].status, views[i].err = status.Fetch(ctx, n.HTTPAddr) })
+	}
+	wg.Wait()
+	return views
+}
+
+// connectAndGather dials the cluster and reads every node's status.
+func connectAndGather(args []string, name string, e env) ([]nodeView, int) {
+	fs, c := newFlags(name, e)
+	if pos, err := parse(fs, args); err != nil || len(pos) != 0 {
+		fmt.Fprintf(e.stderr, "usage: cairn %s\n", name)
+		return nil, exitUsage
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return nil, failure(e, "connecting", err)
+	}
+	defer cl.Close()
+	return gather(ctx, cl), exitOK
+}
+
+func queueList(args []string, e env) int {
+	views, code := connectAndGather(args, "queue list", e)
+	if views == nil {
+		return code
+	}
+	printQueues(e.stdout, views)
+	return exitOK
+}
+
+func clusterStatus(args []string, e env) int {
+	views, code := connectAndGather(args, "cluster status", e)
+	if views == nil {
+		return code
+	}
+	printNodes(e.stdout, views)
+	fmt.Fprintln(e.stdout)
+	printQueues(e.stdout, views)
+	return exitOK
+}
+
+func printNodes(w io.Writer, views []nodeView) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tCLIENT\tHTTP\tSTATE\tPEERS UP\tCLIENTS")
+	var leader uint32
+	var term uint64
+	for _, v := range views {
+		if v.err != nil {
+			fmt.Fprintf(tw, "n%d\t%s\t%s\tunreachable: %v\t\t\n", v.info.ID, v.info.Addr, v.info.HTTPAddr, v.err)
+			continue
+		}
+		s := v.status
+		up := 0
+		for _, p := range s.Peers {
+			if p.Connected {
+				up++
+			}
+		}
+		fmt.Fprintf(tw, "n%d\t%s\t%s\t%s\t%d/%d\t%d\n", s.ID, v.info.Addr, v.info.HTTPAddr, nodeState(s), up, len(s.Peers), s.Clients)
+		if s.LeaderTerm > term {
+			leader, term = s.ID, s.LeaderTerm
+		}
+	}
+	tw.Flush()
+	if leader != 0 {
+		fmt.Fprintf(w, "metadata leader: n%d (term %d)\n", leader, term)
+	} else {
+		fmt.Fprintln(w, "metadata leader: none known")
+	}
+}
+
+func nodeState(s *status.Node) string {
+	switch {
+	case s.Draining:
+		return "draining"
+	case s.Started:
+		return "serving"
+	}
+	return "starting"
+}
+
+// queueRow is one queue as the cluster reports it: the owner's view when
+// the owner answered, a follower's otherwise.
+type queueRow struct {
+	q         status.Queue
+	fromOwner bool
+}
+
+func printQueues(w io.Writer, views []nodeView) {
+	rows := map[string]*queueRow{}
+	for _, v := range views {
+		if v.status == nil {
+			continue
+		}
+		for _, q := range v.status.Queues {
+			r := rows[q.Name]
+			owner := q.Role == "owner"
+			if r == nil || (owner && !r.fromOwner) {
+				rows[q.Name] = &queueRow{q: q, fromOwner: owner}
+			}
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no queues")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tOWNER\tEPOCH\tREPLICAS\tLAST INDEX\tCOMMIT\tSTATE")
+	for _, name := range slices.Sorted(maps.Keys(rows)) {
+		r := rows[name]
+		fmt.Fprintf(tw, "%s\tn%d\t%d\t%s\t%d\t%s\t%s\n", name, r.q.Owner, r.q.Epoch, nodeList(r.q.Replicas),
+			r.q.LastIndex, commit(r), queueState(r))
+	}
+	tw.Flush()
+}
+
+func commit(r *queueRow) string {
+	if !r.fromOwner {
+		return "-"
+	}
+	return fmt.Sprint(r.q.Commit)
+}
+
+func queueState(r *queueRow) string {
+	switch {
+	case !r.fromOwner:
+		return "owner unreachable"
+	case r.q.Fenced != "":
+		return "fenced: " + r.q.Fenced
+	case r.q.Active:
+		return "active"
+	}
+	return "starting"
+}
+
+func nodeList(ids []uint32) string {
+	var parts []string
+	for _, id := range ids {
+		parts = append(parts, fmt.Sprintf("n%d", id))
+	}
+	return strings.Join(parts, ",")
+}

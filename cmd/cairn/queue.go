@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+var policies = map[string]wire.Policy{
+	"majority": wire.PolicyMajority, "all": wire.PolicyAll, "owner-only": wire.PolicyOwnerOnly,
+}
+
+func queueCreate(args []string, e env) int {
+	fs, c := newFlags("queue create", e)
+	policy := fs.String("policy", "majority", "confirmation policy: majority, all or owner-only")
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only]")
+		return exitUsage
+	}
+	p, ok := policies[*policy]
+	if !ok {
+		fmt.Fprintf(e.stderr, "cairn: --policy %q: want majority, all or owner-only\n", *policy)
+		return exitUsage
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return failure(e, "connecting", err)
+	}
+	defer cl.Close()
+	if err := cl.CreateQueue(ctx, pos[0], p); err != nil {
+		return failure(e, "creating "+pos[0], err)
+	}
+	fmt.Fprintf(e.stdout, "created queue %s (policy %s)\n", pos[0], p)
+	return exitOK
+}
+
+func queueDelete(args []string, e env) int {
+	fs, c := newFlags("queue delete", e)
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "usage: cairn queue delete NAME")
+		return exitUsage
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return failure(e, "connecting", err)
+	}
+	defer cl.Close()
+	if err := cl.DeleteQueue(ctx, pos[0]); err != nil {
+		return failure(e, "deleting "+pos[0], err)
+	}
+	fmt.Fprintf(e.stdout, "deleted queue %s\n", pos[0])
+	return exitOK
+}

@@ -1,0 +1,64 @@
+package live
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// clientFrameLimit bounds a client frame's body: the largest payload the
+// node accepts plus room for the envelope. A client gets no more memory
+// than that per frame, far below wire.MaxBodySize.
+const clientFrameLimit = wire.MaxPayloadSize + wire.MaxQueueNameLen + 1024
+
+// serveClient authenticates a connection on the client port and serves
+// it: each request goes to the node as OnClient, the node's replies come
+// back through Env.Reply, and OnClientGone follows the last request.
+func (r *Runtime) serveClient(nc net.Conn) {
+	if n := r.clientCount.Add(1); n > int64(r.cfg.MaxClients) {
+		r.clientCount.Add(-1)
+		r.refuse(nc, sideClient, "admission", fmt.Errorf("%d client connections already open", r.cfg.MaxClients))
+		return
+	}
+	defer r.clientCount.Add(-1)
+	conn, br, _, err := r.acceptSession(nc, sideClient, admitClient)
+	if err != nil {
+		return
+	}
+	fc := newFrameConn(conn, br, sideClient, clientFrameLimit, r.cfg.SendQueue, r.log, r.m)
+	r.open.attach(nc, fc)
+	id := node.ConnID(r.nextConn.Add(1))
+	r.m.clients.Inc()
+	defer r.m.clients.Dec()
+	r.board.addClients(1)
+	defer r.board.addClients(-1)
+	fc.log.Debug("client connected", slog.Uint64("conn", uint64(id)))
+	// The registration is posted before any request, from this same
+	// goroutine, so the node's goroutine sees the connection first.
+	r.post(func() { r.clients[id] = fc })
+	fc.serve(func(m wire.Message) error {
+		// Anything else decodable is a request; the node answers or
+		// ignores kinds it does not serve.
+		if isPeerTraffic(m) || isServerTraffic(m) {
+			return fmt.Errorf("a client sent %s, which is not a request", m.Kind())
+		}
+		r.post(func() { r.onClientRequest(id, m) })
+		return nil
+	})
+	r.post(func() {
+		delete(r.clients, id)
+		r.handler.OnClientGone(id)
+	})
+}
+
+// admitClient lets only clients use the client port.
+func admitClient(role session.Role, _ uint32) error {
+	if role != session.RoleClient {
+		return fmt.Errorf("this is the client port; %ss connect to the peer port", role)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sourcegraph/conc"
+)
+
+// writeTimeout bounds one batch of writes. A peer or client that stops
+// reading for this long is cut off rather than allowed to pin memory.
+const writeTimeout = 10 * time.Second
+
+// frameConn is one authenticated connection carrying wire frames: a
+// reader that hands each decoded message on, and a writer that drains a
+// bounded queue of encoded frames. Either side failing closes both.
+type frameConn struct {
+	nc     net.Conn
+	br     *bufio.Reader
+	side   string
+	remote string
+	// limit is the largest frame body accepted on this connection.
+	limit int
+	out   chan []byte
+	// closing is closed, once, when the connection starts to close.
+	closing chan struct{}
+	once    sync.Once
+	log     *slog.Logger
+
+	in       prometheus.Counter
+	sent     prometheus.Counter
+	overflow prometheus.Counter
+	closed   *prometheus.CounterVec
+}
+
+func newFrameConn(nc net.Conn, br *bufio.Reader, side string, limit, queue int, log *slog.Logger, m *metrics) *frameConn {
+	remote := nc.RemoteAddr().String()
+	return &frameConn{
+		nc: nc, br: br, side: side, remote: remote, limit: limit,
+		out: make(chan []byte, queue), closing: make(chan struct{}),
+		log:      log.With(slog.String("side", side), slog.String("remote", remote)),
+		in:       m.framesIn.WithLabelValues(side),
+		sent:     m.framesOut.WithLabelValues(side),
+		overflow: m.dropped.WithLabelValues(side, "overflow"),
+		closed:   m.closed,
+	}
+}
+
+// enqueue queues an encoded frame for the writer. It never blocks: a
+// full queue drops the frame and counts it. The node tolerates loss
+// (peers resend, clients time out and retry), but not a stalled handler.
+func (c *frameConn) enqueue(frame []byte) {
+	select {
+	case c.out <- frame:
+	default:
+		c.overflow.Inc()
+	}
+}
+
+// queued reports how many frames wait to be written.
+func (c *frameConn) queued() int { return len(c.out) }
+
+// close shuts the connection once, logging why at the given level.
+func (c *frameConn) close(reason string, level slog.Level, err error) {
+	c.once.Do(func() {
+		attrs := []any{slog.String("reason", reason)}
+		if err != nil {
+			attrs = append(attrs, slog.String("err", err.Error()))
+		}
+		c.log.Log(context.Background(), level, "closing connection", attrs...)
+		c.closed.WithLabelValues(c.side, reason).Inc()
+		close(c.closing)
+		c.nc.Close()
+	})
+}
+
+// serve runs the connection until it closes. accept is called for every
+// message in order, on the reader's goroutine; an error from it closes the
+// connection as a protocol violation.
+func (c *frameConn) serve(accept func(wire.Message) error) {
+	var wg conc.WaitGroup
+	defer wg.Wait()
+	wg.Go(c.writeLoop)
+	c.readLoop(accept)
+}
+
+func (c *frameConn) readLoop(accept func(wire.Message) error) {
+	for {
+		frame, err := session.ReadFrame(c.br, c.limit)
+		if err != nil {
+			reason, level := classifyReadError(err)
+			c.close(reason, level, err)
+			return
+		}
+		m, err := wire.Decode(frame)
+		if err != nil {
+			c.close("malformed", slog.LevelWarn, err)
+			return
+		}
+		c.in.Inc()
+		if err := accept(m); err != nil {
+			c.close("protocol-violation", slog.LevelWarn, err)
+			return
+		}
+	}
+}
+
+// classifyReadError names why a read failed, and how loudly to say so:
+// bad input is a warning, an ordinary close is not.
+func classifyReadError(err error) (string, slog.Level) {
+	switch {
+	case errors.Is(err, io.EOF):
+		return "closed-by-remote", slog.LevelDebug
+	case errors.Is(err, net.ErrClosed):
+		return "closed-locally", slog.LevelDebug
+	case errors.Is(err, session.ErrTruncated):
+		return "truncated-frame", slog.LevelWarn
+	case errors.Is(err, session.ErrFrameTooLarge), errors.Is(err, wire.ErrTooLarge):
+		return "oversized-frame", slog.LevelWarn
+	case errors.Is(err, wire.ErrBadVersion):
+		return "malformed", slog.LevelWarn
+	}
+	return "read-error", slog.LevelInfo
+}
+
+func (c *frameConn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		select {
+		case <-c.closing:
+			return
+		case frame := <-c.out:
+			if err := c.writeBatch(bw, frame); err != nil {
+				c.close("write-failed", slog.LevelInfo, err)
+				return
+			}
+		}
+	}
+}
+
+// writeBatch writes frame and every frame already queued behind it, then
+// flushes: one system call carries as much as is ready.
+func (c *frameConn) writeBatch(bw *bufio.Writer, frame []byte) error {
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	for {
+		if _, err := bw.Write(frame); err != nil {
+			return err
+		}
+		c.sent.Inc()
+		select {
+		case frame = <-c.out:
+			continue
+		default:
+		}
+		return bw.Flush()
+	}
+}

@@ -1,0 +1,112 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// env is the production node.Env. Every method runs on the node's
+// goroutine and returns at once; slow work goes to other goroutines and
+// comes back through the inbox.
+type env struct {
+	r   *Runtime
+	rng *rand.Rand
+
+	notConnected prometheus.Counter
+	clientGone   prometheus.Counter
+}
+
+var _ node.Env = (*env)(nil)
+
+func newEnv(r *Runtime) *env {
+	return &env{
+		r: r, rng: newPCG(),
+		notConnected: r.m.dropped.WithLabelValues(sidePeer, "not-connected"),
+		clientGone:   r.m.dropped.WithLabelValues(sideClient, "gone"),
+	}
+}
+
+// Now implements node.Env with the OS clock.
+func (e *env) Now() time.Time { return time.Now() }
+
+// After implements node.Env. Go timers run on the monotonic clock, so a
+// wall-clock jump does not move them.
+func (e *env) After(d time.Duration, t node.Timer) {
+	r := e.r
+	time.AfterFunc(d, func() { r.post(func() { r.handler.OnTimer(t) }) })
+}
+
+// Send implements node.Env. The message is encoded now, as in the
+// simulator, so the node may reuse its memory at once. With no connection
+// to the peer the message is dropped: the node resends what matters.
+func (e *env) Send(to node.NodeID, m wire.Message) {
+	if e.r.halted {
+		return
+	}
+	l := e.r.links[to]
+	if l == nil {
+		panic(fmt.Sprintf("live: node %s sent %s to %s, which is not a peer", e.r.id, m.Kind(), to))
+	}
+	fc := l.cur.Load()
+	if fc == nil {
+		e.notConnected.Inc()
+		return
+	}
+	fc.enqueue(wire.Encode(nil, m))
+}
+
+// Reply implements node.Env. A reply to a connection that has closed is
+// dropped: the client already counts the request as ambiguous.
+func (e *env) Reply(conn node.ConnID, m wire.Message) {
+	if e.r.halted {
+		return
+	}
+	fc := e.r.clients[conn]
+	if fc == nil {
+		e.clientGone.Inc()
+		return
+	}
+	fc.enqueue(wire.Encode(nil, m))
+}
+
+// FS implements node.Env: the OS file system. The node works under
+// Config.DataDir, an absolute path.
+func (e *env) FS() vfs.FS { return vfs.Default }
+
+// Sync implements node.Env by handing f to the sync workers.
+func (e *env) Sync(f vfs.File, tok node.SyncToken) { e.r.syncer.submit(f, tok) }
+
+// Rand implements node.Env: a PCG seeded from the OS at startup.
+func (e *env) Rand() *rand.Rand { return e.rng }
+
+// Boundary implements node.Env. Boundaries are where the simulator
+// crashes processes; in production nothing happens there.
+func (e *env) Boundary(string) {}
+
+// Emit implements node.Env: the event is logged at debug level, counted,
+// and folded into the status page.
+func (e *env) Emit(ev node.Event) {
+	e.r.m.events.WithLabelValues(ev.Name).Inc()
+	e.r.board.apply(ev)
+	if e.r.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.r.log.LogAttrs(context.Background(), slog.LevelDebug, ev.Name, ev.Attrs...)
+	}
+}
+
+// Halt implements node.Env: the process exits with status 1 and restarts
+// from what its disk made durable. If the configured Exit returns (only
+// in tests), the node's goroutine stops after the current handler and
+// nothing it does from here on leaves the process.
+func (e *env) Halt(reason string) {
+	e.r.log.Error("node halted", slog.String("reason", reason))
+	e.r.halted = true
+	e.r.die(1, fmt.Errorf("%w: halt: %s", errHalted, reason))
+}

@@ -1,0 +1,149 @@
+package live
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// Reconnect backoff bounds. The first retry comes quickly, so a peer that
+// restarts is back within a fraction of a second; a peer that stays down
+// is retried every couple of seconds, not hammered.
+const (
+	dialBackoffMin = 50 * time.Millisecond
+	dialBackoffMax = 2 * time.Second
+)
+
+// peerLink is this node's side of its one connection with a peer. The
+// node with the lower ID dials; the other accepts. cur is the established
+// connection, or nil; the node's goroutine reads it to send.
+type peerLink struct {
+	id   node.NodeID
+	addr string
+	cur  atomic.Pointer[frameConn]
+}
+
+// dialedLinks returns the links this node dials, in ID order.
+func (r *Runtime) dialedLinks() []*peerLink {
+	var out []*peerLink
+	for id, l := range r.links {
+		if id > r.id {
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(a, b *peerLink) int { return int(a.id) - int(b.id) })
+	return out
+}
+
+// dialLoop keeps a connection to l's peer until the runtime shuts down,
+// redialing with jittered exponential backoff.
+func (r *Runtime) dialLoop(l *peerLink) {
+	backoff := dialBackoffMin
+	failures := 0
+	for r.ctx.Err() == nil {
+		conn, br, err := r.dialSession(l)
+		if err != nil {
+			failures++
+			level := slog.LevelDebug
+			if failures == 1 {
+				level = slog.LevelInfo
+			}
+			r.log.Log(r.ctx, level, "cannot reach peer", slog.String("peer", l.id.String()),
+				slog.String("addr", l.addr), slog.String("err", err.Error()), slog.Int("failures", failures))
+			if !r.sleep(jitter(backoff)) {
+				return
+			}
+			backoff = min(2*backoff, dialBackoffMax)
+			continue
+		}
+		failures, backoff = 0, dialBackoffMin
+		r.runPeer(l, conn, br)
+		if !r.sleep(jitter(dialBackoffMin)) {
+			return
+		}
+	}
+}
+
+// jitter spreads d over [d/2, d], so peers that lost each other together
+// do not redial in lockstep.
+func jitter(d time.Duration) time.Duration {
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// sleep waits d, or reports false if the runtime shuts down first.
+func (r *Runtime) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// serveIncomingPeer authenticates a connection on the peer port and runs
+// it as the link of the peer that dialed.
+func (r *Runtime) serveIncomingPeer(nc net.Conn) {
+	conn, br, hello, err := r.acceptSession(nc, sidePeer, r.admitPeer)
+	if err != nil {
+		return
+	}
+	r.runPeer(r.links[node.NodeID(hello.Node)], conn, br)
+}
+
+// admitPeer lets in only peers of this cluster that are meant to dial
+// this node, so each pair of nodes shares exactly one connection.
+func (r *Runtime) admitPeer(role session.Role, id uint32) error {
+	if role != session.RolePeer {
+		return fmt.Errorf("this is the peer port; %ss connect to the client port", role)
+	}
+	peer := node.NodeID(id)
+	if r.links[peer] == nil {
+		return fmt.Errorf("node %s is not a member of this cluster", peer)
+	}
+	if peer > r.id {
+		return fmt.Errorf("node %s must be dialed by %s, not dial it", peer, r.id)
+	}
+	return nil
+}
+
+// runPeer installs a connection as l's current one and serves it until
+// it closes, then tells the node the peer disconnected. A newer
+// connection from the same peer (it restarted before the old one was
+// noticed dead) replaces the old one.
+func (r *Runtime) runPeer(l *peerLink, conn net.Conn, br *bufio.Reader) {
+	fc := newFrameConn(conn, br, sidePeer, wire.MaxBodySize, r.cfg.SendQueue, r.log, r.m)
+	r.open.attach(rawConn(conn), fc)
+	if old := l.cur.Swap(fc); old != nil {
+		old.close("replaced", slog.LevelInfo, nil)
+	} else {
+		r.m.peersUp.Inc()
+	}
+	r.board.setPeer(l.id, true)
+	r.log.Info("peer connected", slog.String("peer", l.id.String()), slog.String("remote", fc.remote))
+	fc.serve(func(m wire.Message) error {
+		if _, ok := requestID(m); ok || isServerTraffic(m) {
+			return fmt.Errorf("peer %s sent client traffic (%s)", l.id, m.Kind())
+		}
+		r.post(func() { r.handler.OnMessage(l.id, m) })
+		return nil
+	})
+	if l.cur.CompareAndSwap(fc, nil) {
+		r.m.peersUp.Dec()
+		r.board.setPeer(l.id, false)
+	}
+	r.open.remove(rawConn(conn))
+	r.log.Info("peer disconnected", slog.String("peer", l.id.String()), slog.String("remote", fc.remote))
+	r.post(func() { r.handler.OnDisconnect(l.id) })
+}

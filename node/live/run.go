@@ -1,0 +1,173 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
+)
+
+// Run serves until ctx ends, then drains: it stops accepting connections,
+// refuses new client requests with "unavailable", lets in-flight syncs
+// and replies finish for up to Config.DrainTimeout, closes everything and
+// returns nil. It returns an error if the node halted or a goroutine
+// panicked (in production the process has exited by then). Run may be
+// called once.
+func (r *Runtime) Run(ctx context.Context) error {
+	r.post(r.handler.Start)
+	var wg conc.WaitGroup
+	r.spawn(&wg, "node loop", r.runLoop)
+	for i := range r.cfg.SyncWorkers {
+		r.spawn(&wg, fmt.Sprintf("sync worker %d", i), r.syncer.work)
+	}
+	r.spawn(&wg, "client listener", func() { r.acceptLoop(r.clientLn, sideClient, r.serveClient) })
+	r.spawn(&wg, "peer listener", func() { r.acceptLoop(r.peerLn, sidePeer, r.serveIncomingPeer) })
+	for _, l := range r.dialedLinks() {
+		r.spawn(&wg, "dialer for "+l.id.String(), func() { r.dialLoop(l) })
+	}
+	if r.httpSrv != nil {
+		r.spawn(&wg, "http server", r.serveHTTP)
+	}
+	r.log.Info("node serving", slog.String("client", r.ClientAddr()), slog.String("peer", r.PeerAddr()),
+		slog.String("http", r.HTTPAddr()), slog.String("data", r.cfg.DataDir))
+	select {
+	case <-ctx.Done():
+		r.log.Info("draining")
+		r.stopAccepting()
+		r.awaitQuiet()
+	case <-r.dead:
+		r.stopAccepting()
+	}
+	r.shutdown()
+	wg.Wait()
+	r.conns.Wait()
+	r.lock.Close()
+	r.log.Info("node stopped")
+	return r.deathErr
+}
+
+// spawn runs fn on a goroutine of wg. A panic there is fatal to the
+// process: a node with a dead reader, writer or loop would half serve.
+func (r *Runtime) spawn(wg *conc.WaitGroup, name string, fn func()) {
+	wg.Go(func() {
+		if rec := panics.Try(fn); rec != nil {
+			r.log.Error("panic: stopping the process", slog.String("goroutine", name), slog.String("panic", rec.String()))
+			r.die(2, fmt.Errorf("%w: panic in %s: %v", errHalted, name, rec.Value))
+		}
+	})
+}
+
+// die ends the process with code. If Exit returns (in tests), the runtime
+// stops serving instead.
+func (r *Runtime) die(code int, err error) {
+	r.cfg.Exit(code)
+	r.deadOnce.Do(func() {
+		r.deathErr = err
+		close(r.dead)
+	})
+}
+
+// stopAccepting closes the listeners and starts refusing client
+// requests. Established connections keep working: replication between
+// peers is what confirms the requests still in flight.
+func (r *Runtime) stopAccepting() {
+	r.draining.Store(true)
+	r.board.setDraining()
+	r.clientLn.Close()
+	r.peerLn.Close()
+}
+
+// Drain pacing: how often to look, and how many quiet looks in a row
+// count as finished.
+const (
+	drainPoll  = 20 * time.Millisecond
+	drainQuiet = 5
+)
+
+// awaitQuiet waits, at most DrainTimeout, until no fsync is pending or
+// running and no frame waits to be written, several polls in a row.
+func (r *Runtime) awaitQuiet() {
+	deadline := time.Now().Add(r.cfg.DrainTimeout)
+	quiet := 0
+	for quiet < drainQuiet {
+		if time.Now().After(deadline) {
+			r.log.Warn("drain timed out; closing with work in flight", slog.Duration("timeout", r.cfg.DrainTimeout))
+			return
+		}
+		select {
+		case <-r.dead:
+			return
+		case <-time.After(drainPoll):
+		}
+		if r.syncer.idle() && r.open.queued() == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
+}
+
+// shutdown stops every goroutine: dialers and handshakes (by the
+// context), connections (by closing them), the node's goroutine, the
+// sync workers and the HTTP server.
+func (r *Runtime) shutdown() {
+	r.cancel()
+	r.open.closeAll()
+	close(r.loopStop)
+	<-r.loopDone
+	r.syncer.stop()
+	if r.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r.httpSrv.Shutdown(ctx)
+	}
+}
+
+func (r *Runtime) serveHTTP() {
+	err := r.httpSrv.Serve(r.httpLn)
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		r.log.Error("HTTP server failed", slog.String("err", err.Error()))
+	}
+}
+
+// acceptLoop accepts connections until ln closes, serving each on its own
+// goroutine.
+func (r *Runtime) acceptLoop(ln net.Listener, side string, serve func(net.Conn)) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Typically out of file descriptors: wait rather than spin.
+			r.log.Warn("accept failed", slog.String("side", side), slog.String("err", err.Error()))
+			select {
+			case <-r.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		setNoDelay(nc)
+		r.open.add(nc)
+		r.spawn(&r.conns, side+" connection", func() {
+			defer r.open.remove(nc)
+			defer nc.Close()
+			serve(nc)
+		})
+	}
+}
+
+// setNoDelay turns off Nagle's algorithm: frames are written whole and
+// flushed in batches already, so waiting for more only adds latency.
+func setNoDelay(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+}

@@ -1,0 +1,216 @@
+// Package live is cairn's production environment: it runs one node
+// against the real clock, the real disk (pebble's vfs.Default) and real
+// TCP connections, with nothing in the node changed.
+//
+// One goroutine owns the node's Handler and drains an inbox of events:
+// peer messages, timer firings, sync completions, disconnects, client
+// requests and departed clients. No two handlers ever run at once, and
+// every Env method, always called on that goroutine, returns at once:
+// timers, fsyncs and sends complete on other goroutines and come back
+// through the inbox. Transport readers and writers, sync workers, dialers
+// and the HTTP server are structured with conc, and a panic on any of
+// them stops the process loudly instead of leaving it half serving.
+//
+// Connections are authenticated before any wire frame is accepted: by
+// mutual TLS, or, when TLS is off, by a cluster secret proven with the
+// HMAC handshake of package session. Bad input closes only the connection
+// it arrived on, with a logged reason.
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/sourcegraph/conc"
+)
+
+// inboxSize bounds the events waiting for the node's goroutine. A full
+// inbox makes connection readers wait, which pushes back on senders
+// through TCP rather than growing memory.
+const inboxSize = 4096
+
+// Runtime drives one node: New binds its ports and locks its data
+// directory, Run serves until its context ends and then drains.
+type Runtime struct {
+	cfg    Config
+	id     node.NodeID
+	log    *slog.Logger
+	m      *metrics
+	board  *statusBoard
+	lock   io.Closer
+	links  map[node.NodeID]*peerLink // fixed after New
+	nodes  []session.NodeInfo        // the cluster as clients see it
+	syncer *syncer
+	open   connSet
+
+	clientLn, peerLn, httpLn net.Listener
+	httpSrv                  *http.Server
+
+	// The node and what only its goroutine touches.
+	handler node.Handler
+	env     *env
+	clients map[node.ConnID]*frameConn
+	halted  bool
+
+	inbox    chan func()
+	loopStop chan struct{} // closed to stop the node's goroutine
+	loopDone chan struct{} // closed once it has returned
+
+	nextConn    atomic.Uint64
+	clientCount atomic.Int64
+	draining    atomic.Bool
+
+	// ctx lives until the end of the drain; dialers and handshakes
+	// watch it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	conns  conc.WaitGroup // one goroutine per accepted connection
+
+	deadOnce sync.Once
+	dead     chan struct{} // closed when the node halted or panicked
+	deathErr error
+}
+
+// New validates cfg, creates and locks the data directory, binds the
+// listeners and builds the node. Nothing runs until Run.
+func New(cfg Config) (*Runtime, error) {
+	cfg.fill()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	nc := nodeConfig(&cfg)
+	r := &Runtime{
+		cfg: cfg, id: nc.ID, m: newMetrics(),
+		log:     cfg.Logger.With(slog.String("node", nc.ID.String())),
+		links:   make(map[node.NodeID]*peerLink),
+		clients: make(map[node.ConnID]*frameConn),
+		inbox:   make(chan func(), inboxSize), loopStop: make(chan struct{}), loopDone: make(chan struct{}),
+		dead: make(chan struct{}),
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.board = newStatusBoard(nc, cfg.Members)
+	for _, mem := range cfg.Members {
+		r.nodes = append(r.nodes, session.NodeInfo{ID: uint32(mem.ID), ClientAddr: mem.ClientAddr, HTTPAddr: mem.HTTPAddr})
+		if mem.ID != nc.ID {
+			r.links[mem.ID] = &peerLink{id: mem.ID, addr: mem.PeerAddr}
+		}
+	}
+	r.syncer = newSyncer(r.m, r.post, func(tok node.SyncToken, err error) { r.handler.OnSynced(tok, err) })
+	r.env = newEnv(r)
+	h, err := buildNode(nc, r.env)
+	if err != nil {
+		r.cancel()
+		return nil, err
+	}
+	if err := r.acquire(); err != nil {
+		r.cancel()
+		r.release()
+		return nil, err
+	}
+	r.handler = h
+	return r, nil
+}
+
+// nodeConfig completes the node's configuration: the cluster, the data
+// directory, and a replication factor the cluster can satisfy.
+func nodeConfig(cfg *Config) node.Config {
+	nc := cfg.nodeConfig()
+	if nc.Replicas == 0 {
+		nc.Replicas = min(3, len(nc.Nodes))
+	}
+	return nc
+}
+
+// buildNode constructs the node. node.New fills in its own defaults and
+// panics on a configuration that is still invalid; the panic becomes an
+// error here, so New reports a bad configuration instead of crashing, and
+// this package need not copy the node's defaults to check it first.
+func buildNode(nc node.Config, env node.Env) (h *node.Node, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("live: %v", v)
+		}
+	}()
+	return node.New(nc, env), nil
+}
+
+// acquire creates and locks the data directory and binds every listener.
+func (r *Runtime) acquire() error {
+	if err := os.MkdirAll(r.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("live: creating data directory: %w", err)
+	}
+	lockPath := filepath.Join(r.cfg.DataDir, "LOCK")
+	lock, err := vfs.Default.Lock(lockPath)
+	if err != nil {
+		return fmt.Errorf("live: data directory %s is in use by another process (lock %s): %w", r.cfg.DataDir, lockPath, err)
+	}
+	r.lock = lock
+	if r.clientLn, err = net.Listen("tcp", r.cfg.ClientListen); err != nil {
+		return fmt.Errorf("live: client listener: %w", err)
+	}
+	if r.peerLn, err = net.Listen("tcp", r.cfg.PeerListen); err != nil {
+		return fmt.Errorf("live: peer listener: %w", err)
+	}
+	if r.cfg.HTTPListen != "" {
+		if r.httpLn, err = net.Listen("tcp", r.cfg.HTTPListen); err != nil {
+			return fmt.Errorf("live: HTTP listener: %w", err)
+		}
+		r.httpSrv = &http.Server{Handler: r.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
+	}
+	return nil
+}
+
+// release closes whatever acquire opened.
+func (r *Runtime) release() {
+	for _, ln := range []net.Listener{r.clientLn, r.peerLn, r.httpLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	if r.lock != nil {
+		r.lock.Close()
+	}
+}
+
+// ClientAddr is the bound client address.
+func (r *Runtime) ClientAddr() string { return r.clientLn.Addr().String() }
+
+// PeerAddr is the bound peer address.
+func (r *Runtime) PeerAddr() string { return r.peerLn.Addr().String() }
+
+// HTTPAddr is the bound HTTP address, or "" when there is none.
+func (r *Runtime) HTTPAddr() string {
+	if r.httpLn == nil {
+		return ""
+	}
+	return r.httpLn.Addr().String()
+}
+
+// newSeed draws a seed for the node's generator from the OS.
+func newSeed() (uint64, uint64) {
+	var b [16]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+}
+
+// newPCG returns a generator seeded from the OS.
+func newPCG() *mrand.Rand { return mrand.New(mrand.NewPCG(newSeed())) }
+
+// errHalted is what Run returns after the node halted or panicked.
+var errHalted = errors.New("live: the node stopped itself")

@@ -1,0 +1,146 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/live/status"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// TestSingleNodeServesAClient publishes, consumes and acks through one
+// node over TCP.
+func TestSingleNodeServesAClient(t *testing.T) {
+	tn := start(t, singleConfig(t))
+	c := dial(t, tn.ClientAddr())
+	ctx := ctxFor(t, 10*time.Second)
+	if err := c.CreateQueue(ctx, "jobs", wire.PolicyMajority); err != nil {
+		t.Fatal(err)
+	}
+	var sent []wire.MessageID
+	for i := range 20 {
+		id, err := c.Publish(ctx, "jobs", fmt.Appendf(nil, "job %d", i))
+		if err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+		sent = append(sent, id)
+	}
+	got := make(chan wire.MessageID, len(sent))
+	_, err := c.Subscribe(ctx, "jobs", func(ctx context.Context, d *client.Delivery) {
+		if err := d.Ack(ctx); err != nil {
+			t.Errorf("ack %s: %v", d.ID, err)
+		}
+		got <- d.ID
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var received []wire.MessageID
+	for range sent {
+		select {
+		case id := <-got:
+			received = append(received, id)
+		case <-ctx.Done():
+			t.Fatalf("received %d of %d messages", len(received), len(sent))
+		}
+	}
+	if !slices.Equal(received, sent) {
+		t.Fatalf("received %v, want %v", received, sent)
+	}
+}
+
+// TestClientErrorsAreTyped checks that a definite failure carries its
+// status and is not reported as unknown.
+func TestClientErrorsAreTyped(t *testing.T) {
+	tn := start(t, singleConfig(t))
+	c := dial(t, tn.ClientAddr())
+	ctx := ctxFor(t, 10*time.Second)
+	_, err := c.Publish(ctx, "missing", []byte("x"))
+	var se *client.StatusError
+	if !errors.As(err, &se) || se.Status != wire.StatusNoQueue {
+		t.Fatalf("publish to a missing queue: %v, want a StatusError with no-queue", err)
+	}
+	if errors.Is(err, client.ErrUnknownOutcome) {
+		t.Fatalf("a definite failure reported as unknown: %v", err)
+	}
+	if err := c.CreateQueue(ctx, "q", wire.PolicyAll); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateQueue(ctx, "q", wire.PolicyAll); !errors.As(err, &se) || se.Status != wire.StatusQueueExists {
+		t.Fatalf("second create: %v, want queue-exists", err)
+	}
+}
+
+// TestThreeNodesReplicate runs a cluster in one process: peers connect,
+// publishes are confirmed through the owner wherever the client starts,
+// and the status page shows the replicas.
+func TestThreeNodesReplicate(t *testing.T) {
+	var nodes []*testNode
+	var addrs []string
+	for _, cfg := range clusterConfigs(t, 3) {
+		tn := start(t, cfg)
+		nodes = append(nodes, tn)
+		addrs = append(addrs, tn.ClientAddr())
+	}
+	for _, tn := range nodes {
+		waitFor(t, 5*time.Second, "peers to connect", func() bool {
+			s := tn.board.snapshot()
+			return !slices.ContainsFunc(s.Peers, func(p status.Peer) bool { return !p.Connected })
+		})
+	}
+	waitFor(t, 10*time.Second, "a metadata leader", func() bool {
+		return slices.ContainsFunc(nodes, func(tn *testNode) bool { return tn.board.snapshot().LeaderTerm > 0 })
+	})
+	c := dial(t, addrs[2])
+	ctx := ctxFor(t, 10*time.Second)
+	for _, q := range []string{"a", "b", "c", "d"} {
+		if err := c.CreateQueue(ctx, q, wire.PolicyAll); err != nil {
+			t.Fatalf("create %s: %v", q, err)
+		}
+		for i := range 5 {
+			if _, err := c.Publish(ctx, q, []byte{byte(i)}); err != nil {
+				t.Fatalf("publish to %s: %v", q, err)
+			}
+		}
+	}
+	// Under PolicyAll every replica holds every record durably.
+	for _, tn := range nodes {
+		defer func() {
+			if t.Failed() {
+				t.Logf("%+v", tn.board.snapshot())
+			}
+		}()
+		waitFor(t, 5*time.Second, "replicas to report", func() bool {
+			s := tn.board.snapshot()
+			if len(s.Queues) != 4 {
+				return false
+			}
+			for _, q := range s.Queues {
+				if q.LastIndex < 5 || q.Epoch == 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	s, err := status.Fetch(ctx, nodes[0].HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := 0
+	for _, q := range s.Queues {
+		if q.Role == "owner" {
+			owners++
+		}
+	}
+	if s.ID != 1 || len(s.Queues) != 4 || !strings.Contains(fmt.Sprint(s.Peers), "true") {
+		t.Fatalf("unexpected status %+v", s)
+	}
+	t.Logf("node 1 owns %d of 4 queues", owners)
+}

@@ -1,0 +1,150 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+)
+
+// Initiator is the side that opened the connection: a node dialing a
+// peer, or a client dialing a node.
+type Initiator struct {
+	Role Role
+	// Self is the initiator's node ID; zero for clients.
+	Self uint32
+	// Expect is the node the initiator meant to reach; the handshake fails
+	// if another answers. Zero accepts any node.
+	Expect uint32
+	// Secret is the cluster secret, or empty when TLS authenticates.
+	Secret []byte
+}
+
+// Welcome is what an initiator learns from a successful handshake.
+type Welcome struct {
+	// Node is the responder's node ID.
+	Node uint32
+	// Nodes lists every node of the cluster (for clients; empty for
+	// peers).
+	Nodes []NodeInfo
+}
+
+// Handshake runs the initiator's side over r and w. The caller bounds it
+// with a deadline on the connection. On success the connection carries
+// wire frames from then on, read through the same r.
+func (in Initiator) Handshake(r *bufio.Reader, w io.Writer) (Welcome, error) {
+	x := exchange{role: in.Role, initiator: in.Self, initNonce: newNonce()}
+	if err := send(w, &hello{role: in.Role, node: in.Self, nonce: x.initNonce}); err != nil {
+		return Welcome{}, err
+	}
+	body, err := expect(r, kindChallenge)
+	if err != nil {
+		return Welcome{}, err
+	}
+	ch, err := decodeChallenge(body)
+	if err != nil {
+		return Welcome{}, err
+	}
+	if in.Expect != 0 && ch.node != in.Expect {
+		return Welcome{}, fmt.Errorf("session: reached node %d, expected node %d", ch.node, in.Expect)
+	}
+	x.responder, x.replyNonce = ch.node, ch.nonce
+	if !x.verify(in.Secret, labelResponder, ch.mac) {
+		return Welcome{}, ErrBadProof
+	}
+	if err := send(w, &proof{mac: x.mac(in.Secret, labelInitiator)}); err != nil {
+		return Welcome{}, err
+	}
+	body, err = expect(r, kindWelcome)
+	if err != nil {
+		return Welcome{}, err
+	}
+	wel, err := decodeWelcome(body)
+	if err != nil {
+		return Welcome{}, err
+	}
+	if wel.node != ch.node {
+		return Welcome{}, fmt.Errorf("session: welcome from node %d after a challenge from node %d", wel.node, ch.node)
+	}
+	return Welcome{Node: wel.node, Nodes: wel.nodes}, nil
+}
+
+// Responder is the side that accepted the connection: always a node.
+type Responder struct {
+	// Self is this node's ID.
+	Self uint32
+	// Secret is the cluster secret, or empty when TLS authenticates.
+	Secret []byte
+	// Admit decides whether an initiator of this role and node ID may
+	// connect; its error is sent to the initiator as the reason.
+	Admit func(role Role, node uint32) error
+	// Nodes is the cluster as clients should see it.
+	Nodes []NodeInfo
+}
+
+// Hello is what a responder learns about the initiator.
+type Hello struct {
+	Role Role
+	Node uint32
+}
+
+// Handshake runs the responder's side over r and w. It fails, having told
+// the initiator why when that is safe, unless the initiator is admitted
+// and proves the secret.
+func (re Responder) Handshake(r *bufio.Reader, w io.Writer) (Hello, error) {
+	body, err := expect(r, kindHello)
+	if err != nil {
+		return Hello{}, err
+	}
+	h, err := decodeHello(body)
+	if err != nil {
+		return Hello{}, err
+	}
+	if err := re.admit(h); err != nil {
+		send(w, &refusal{reason: err.Error()})
+		return Hello{}, err
+	}
+	x := exchange{role: h.role, initiator: h.node, responder: re.Self, initNonce: h.nonce, replyNonce: newNonce()}
+	if err := send(w, &challenge{node: re.Self, nonce: x.replyNonce, mac: x.mac(re.Secret, labelResponder)}); err != nil {
+		return Hello{}, err
+	}
+	body, err = expect(r, kindProof)
+	if err != nil {
+		return Hello{}, err
+	}
+	p, err := decodeProof(body)
+	if err != nil {
+		return Hello{}, err
+	}
+	if !x.verify(re.Secret, labelInitiator, p.mac) {
+		send(w, &refusal{reason: "authentication failed"})
+		return Hello{}, ErrBadProof
+	}
+	wel := &welcome{node: re.Self}
+	if h.role == RoleClient {
+		wel.nodes = re.Nodes
+	}
+	if err := send(w, wel); err != nil {
+		return Hello{}, err
+	}
+	return Hello{Role: h.role, Node: h.node}, nil
+}
+
+// admit checks the role, then asks the caller's policy.
+func (re Responder) admit(h *hello) error {
+	switch h.role {
+	case RoleClient:
+		if h.node != 0 {
+			return fmt.Errorf("a client must not claim node ID %d", h.node)
+		}
+	case RolePeer:
+		if h.node == 0 {
+			return fmt.Errorf("a peer must name its node ID")
+		}
+	default:
+		return fmt.Errorf("unknown role %d", uint8(h.role))
+	}
+	if re.Admit == nil {
+		return nil
+	}
+	return re.Admit(h.role, h.node)
+}

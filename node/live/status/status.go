@@ -1,0 +1,83 @@
+// Package status defines the document a cairn node serves at /status,
+// and fetches it. Tools (the cairn CLI, tests) decode it with these types
+// without linking the server.
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// Node is one node's view of itself.
+type Node struct {
+	// ID is the node's ID.
+	ID uint32 `json:"id"`
+	// Started is set once the node has opened every replica on its disk.
+	Started bool `json:"started"`
+	// Draining is set while the node shuts down.
+	Draining bool `json:"draining"`
+	// LeaderTerm is the last metadata term in which this node became the
+	// metadata leader; zero if it never did in this process. The node
+	// with the highest LeaderTerm is the current leader, unless an
+	// election is under way.
+	LeaderTerm uint64 `json:"leader_term,omitempty"`
+	// Clients is the number of open client connections.
+	Clients int `json:"clients"`
+	// Peers lists the other nodes and whether a connection to each is up.
+	Peers []Peer `json:"peers"`
+	// Queues lists the queue replicas this node holds, by name.
+	Queues []Queue `json:"queues"`
+}
+
+// Peer is another node as this one sees it.
+type Peer struct {
+	ID        uint32 `json:"id"`
+	Addr      string `json:"addr"`
+	HTTPAddr  string `json:"http_addr,omitempty"`
+	Connected bool   `json:"connected"`
+}
+
+// Queue is one replica of a queue on this node. The figures come from the
+// events the node reports, so they trail the node by at most one event.
+type Queue struct {
+	Name string `json:"name"`
+	// Role is "owner" or "follower".
+	Role string `json:"role"`
+	// Owner is the queue's owner; Replicas its replica set, owner first.
+	Owner    uint32   `json:"owner"`
+	Replicas []uint32 `json:"replicas"`
+	// Epoch is the replica's epoch: the owner's own, or the highest a
+	// follower has seen.
+	Epoch uint64 `json:"epoch"`
+	// LastIndex is the last log index this replica reported durable.
+	LastIndex uint64 `json:"last_index"`
+	// Commit is the owner's confirmed index (owners only).
+	Commit uint64 `json:"commit,omitempty"`
+	// Active is set on an owner that serves clients in its epoch.
+	Active bool `json:"active"`
+	// Fenced says why a damaged replica takes no part, if it does not.
+	Fenced string `json:"fenced,omitempty"`
+}
+
+// Fetch reads the status document from a node's HTTP address (host:port).
+func Fetch(ctx context.Context, httpAddr string) (*Node, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/status", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status from %s: HTTP %s", httpAddr, resp.Status)
+	}
+	var n Node
+	if err := json.NewDecoder(resp.Body).Decode(&n); err != nil {
+		return nil, fmt.Errorf("status from %s: %w", httpAddr, err)
+	}
+	return &n, nil
+}
