@@ -20,6 +20,11 @@ const (
 	KindPing Kind = 31
 	KindPong Kind = 32
 
+	KindSeal       Kind = 50
+	KindSealReply  Kind = 51
+	KindFetch      Kind = 52
+	KindFetchReply Kind = 53
+
 	KindCreateQueue Kind = 40
 	KindDeleteQueue Kind = 41
 	KindPublish     Kind = 42
@@ -40,6 +45,10 @@ var kindNames = map[Kind]string{
 	KindRaft:          "Raft",
 	KindPing:          "Ping",
 	KindPong:          "Pong",
+	KindSeal:          "Seal",
+	KindSealReply:     "SealReply",
+	KindFetch:         "Fetch",
+	KindFetchReply:    "FetchReply",
 	KindCreateQueue:   "CreateQueue",
 	KindDeleteQueue:   "DeleteQueue",
 	KindPublish:       "Publish",
@@ -78,6 +87,14 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodePing(d), nil
 	case KindPong:
 		return decodePong(d), nil
+	case KindSeal:
+		return decodeSeal(d), nil
+	case KindSealReply:
+		return decodeSealReply(d), nil
+	case KindFetch:
+		return decodeFetch(d), nil
+	case KindFetchReply:
+		return decodeFetchReply(d), nil
 	case KindCreateQueue:
 		return decodeCreateQueue(d), nil
 	case KindDeleteQueue:

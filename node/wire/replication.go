@@ -76,6 +76,9 @@ type AppendReply struct {
 	Match       uint64
 	Last        uint64
 	Durable     uint64
+	// Owner is the owner of Epoch as the follower knows it: a stale owner
+	// learns from a refusal whom its clients should go to.
+	Owner uint32
 }
 
 // Kind implements Message.
@@ -89,11 +92,12 @@ func (m *AppendReply) AppendBody(b []byte) []byte {
 	b = AppendBool(b, m.OK)
 	b = AppendUint64(b, m.Match)
 	b = AppendUint64(b, m.Last)
-	return AppendUint64(b, m.Durable)
+	b = AppendUint64(b, m.Durable)
+	return AppendUint32(b, m.Owner)
 }
 
 func decodeAppendReply(d *Decoder) *AppendReply {
-	return &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64()}
+	return &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64(), Owner: d.Uint32()}
 }
 
 // String describes the reply.

@@ -1,0 +1,155 @@
+package wire
+
+import "fmt"
+
+// Seal asks a replica to refuse every epoch below Epoch from now on, and
+// to report what it holds. A recovery candidate seals a quorum before it
+// chooses whose history to keep: that is what makes the chosen history
+// contain every confirmed record, and what fences the old owner.
+type Seal struct {
+	Queue       string
+	Incarnation uint64
+	Epoch       uint64
+}
+
+// Kind implements Message.
+func (*Seal) Kind() Kind { return KindSeal }
+
+// AppendBody implements Message.
+func (m *Seal) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Incarnation)
+	return AppendUint64(b, m.Epoch)
+}
+
+func decodeSeal(d *Decoder) *Seal {
+	return &Seal{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64()}
+}
+
+// SealReply is a sealed replica's witness: its retained history as it is
+// on disk (last index, the epoch of that entry, the history digest) and
+// its identity. OK is false if the replica has already seen a higher
+// epoch, which it names, with that epoch's owner.
+type SealReply struct {
+	Queue       string
+	Incarnation uint64
+	Epoch       uint64
+	OK          bool
+	First       uint64
+	Last        uint64
+	LastEpoch   uint64
+	Digest      []byte
+	HistoryID   uint64
+	Instance    uint64
+	Owner       uint32
+}
+
+// Kind implements Message.
+func (*SealReply) Kind() Kind { return KindSealReply }
+
+// AppendBody implements Message.
+func (m *SealReply) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Incarnation)
+	b = AppendUint64(b, m.Epoch)
+	b = AppendBool(b, m.OK)
+	b = AppendUint64(b, m.First)
+	b = AppendUint64(b, m.Last)
+	b = AppendUint64(b, m.LastEpoch)
+	b = AppendBytes(b, m.Digest)
+	b = AppendUint64(b, m.HistoryID)
+	b = AppendUint64(b, m.Instance)
+	return AppendUint32(b, m.Owner)
+}
+
+func decodeSealReply(d *Decoder) *SealReply {
+	return &SealReply{
+		Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(),
+		First: d.Uint64(), Last: d.Uint64(), LastEpoch: d.Uint64(), Digest: d.Bytes(),
+		HistoryID: d.Uint64(), Instance: d.Uint64(), Owner: d.Uint32(),
+	}
+}
+
+// String describes the witness.
+func (m *SealReply) String() string {
+	return fmt.Sprintf("{q=%s epoch=%d ok=%t range=%d..%d last-epoch=%d digest=%x owner=%d}",
+		m.Queue, m.Epoch, m.OK, m.First, m.Last, m.LastEpoch, m.Digest[:min(6, len(m.Digest))], m.Owner)
+}
+
+// Fetch asks a sealed replica (the chosen source) for the entries after
+// PrevIndex, provided its entry at PrevIndex is of PrevEpoch.
+type Fetch struct {
+	Queue       string
+	Incarnation uint64
+	Epoch       uint64
+	PrevIndex   uint64
+	PrevEpoch   uint64
+}
+
+// Kind implements Message.
+func (*Fetch) Kind() Kind { return KindFetch }
+
+// AppendBody implements Message.
+func (m *Fetch) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Incarnation)
+	b = AppendUint64(b, m.Epoch)
+	b = AppendUint64(b, m.PrevIndex)
+	return AppendUint64(b, m.PrevEpoch)
+}
+
+func decodeFetch(d *Decoder) *Fetch {
+	return &Fetch{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64()}
+}
+
+// FetchReply carries one bounded page of the source's log. When the
+// source's entry at PrevIndex does not match, OK is false and Hint is
+// where the candidate should resume (the start of the conflicting run, or
+// the source's end).
+type FetchReply struct {
+	Queue       string
+	Incarnation uint64
+	Epoch       uint64
+	OK          bool
+	PrevIndex   uint64
+	Hint        uint64
+	Last        uint64
+	Entries     []Entry
+}
+
+// Kind implements Message.
+func (*FetchReply) Kind() Kind { return KindFetchReply }
+
+// AppendBody implements Message.
+func (m *FetchReply) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendUint64(b, m.Incarnation)
+	b = AppendUint64(b, m.Epoch)
+	b = AppendBool(b, m.OK)
+	b = AppendUint64(b, m.PrevIndex)
+	b = AppendUint64(b, m.Hint)
+	b = AppendUint64(b, m.Last)
+	b = AppendUint32(b, uint32(len(m.Entries)))
+	for _, e := range m.Entries {
+		b = AppendUint8(b, e.Type)
+		b = AppendBytes(b, e.Body)
+	}
+	return b
+}
+
+func decodeFetchReply(d *Decoder) *FetchReply {
+	m := &FetchReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(),
+		PrevIndex: d.Uint64(), Hint: d.Uint64(), Last: d.Uint64()}
+	if n := d.Count(5); n > 0 {
+		m.Entries = make([]Entry, n)
+		for i := range m.Entries {
+			m.Entries[i] = Entry{Type: d.Uint8(), Body: d.Bytes()}
+		}
+	}
+	return m
+}
+
+// String describes the page without its entries.
+func (m *FetchReply) String() string {
+	return fmt.Sprintf("{q=%s epoch=%d ok=%t prev=%d hint=%d last=%d entries=%d}", m.Queue, m.Epoch, m.OK, m.PrevIndex, m.Hint, m.Last, len(m.Entries))
+}
