@@ -25,10 +25,25 @@ const (
 	// memory instead of committing it through metadata, so the epoch is
 	// never durable and can be handed out twice.
 	EpochNotDurable = "epoch-not-durable"
+	// SkipSeal: a recovery candidate selects its source without waiting
+	// for a quorum of sealed witnesses.
+	SkipSeal = "skip-seal"
+	// ShortestSource: recovery selects the least complete witness.
+	ShortestSource = "shortest-source"
+	// ActivateWithoutQuorum: a recovered owner activates as soon as its own
+	// copy of the history is installed.
+	ActivateWithoutQuorum = "activate-without-quorum"
+	// AcceptStaleEpoch: a replica accepts appends from an epoch older than
+	// the one it was sealed at.
+	AcceptStaleEpoch = "accept-stale-epoch"
+	// InstallBeforeReadsDone: recovery starts installing the recovered
+	// history on replicas before it has finished reading its source.
+	InstallBeforeReadsDone = "install-before-reads-done"
 )
 
 // All lists every planted bug.
-var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable}
+var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
+	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

@@ -31,6 +31,9 @@ type watch struct {
 	verifyBy  uint64
 	suspected bool
 	confirmed bool
+	// synced is when this leader last proposed a correction of the
+	// metadata's liveness view for the peer.
+	synced uint64
 }
 
 // detector decides, on the metadata leader, which nodes are up; and, on
@@ -86,8 +89,22 @@ func (n *Node) onBecameLeader() {
 	}
 }
 
-// detectHeard notes that a peer showed signs of life.
+// detectHeard notes a message from a peer. Only the leader's own messages
+// answer a follower's verification; the metadata leader's view of a peer
+// is proven only by round trips (detectPong): a node that can send but not
+// receive can serve no one, and must not look alive.
 func (n *Node) detectHeard(from NodeID) {
+	d := n.detector
+	if d == nil || n.meta == nil {
+		return
+	}
+	if from == n.meta.leader {
+		d.leaderVerifyBy = 0
+	}
+}
+
+// detectPong notes that a peer answered a ping: it can send and receive.
+func (n *Node) detectPong(from NodeID, seq uint64) {
 	d := n.detector
 	if d == nil || n.meta == nil {
 		return
@@ -108,8 +125,6 @@ func (n *Node) detectHeard(from NodeID) {
 		w.suspected, w.confirmed = false, false
 	}
 }
-
-func (n *Node) detectPong(from NodeID, seq uint64) { n.detectHeard(from) }
 
 // detectReset reacts to a transport reset. In eager mode it is verified at
 // once: by the leader for a peer, by a follower for its leader.
@@ -136,6 +151,15 @@ func (d *detector) verify(w *watch) {
 	d.seq++
 	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
 	w.lastPing, w.verifyBy = d.ticks, d.ticks+verifyTicks
+}
+
+// mono is the node's monotonic clock, in detector ticks: a wall-clock
+// jump never moves it.
+func (n *Node) mono() uint64 {
+	if n.detector == nil {
+		return 0
+	}
+	return n.detector.ticks
 }
 
 // onDetectTimer runs the detector's clock.
@@ -196,6 +220,7 @@ func (d *detector) check(w *watch) {
 			d.suspect(w)
 			d.confirm(w)
 		}
+		d.syncView(w)
 		return
 	}
 	if !w.suspected && silent > interval+grace {
@@ -204,6 +229,26 @@ func (d *detector) check(w *watch) {
 	if w.suspected && !w.confirmed && silent > interval+2*grace {
 		d.confirm(w)
 	}
+	d.syncView(w)
+}
+
+// syncView keeps the metadata's liveness view in step with this leader's
+// own judgement. The view can be wrong: a deposed leader that could send
+// but not receive may have declared everyone else down, and its entries
+// commit under its successor. Corrections are proposed at most once per
+// interval.
+func (d *detector) syncView(w *watch) {
+	n := d.n
+	down := n.meta.state.down[w.id]
+	if down == w.confirmed || d.ticks-w.synced < d.ticksOf(d.policy().Interval) || w.suspected && !w.confirmed {
+		return
+	}
+	w.synced = d.ticks
+	kind := cmdNodeUp
+	if w.confirmed {
+		kind = cmdNodeDown
+	}
+	n.meta.propose(command{kind: kind, node: w.id}, lifecycleTimeoutTicks, func(result) {})
 }
 
 func (d *detector) suspect(w *watch) {
@@ -229,6 +274,7 @@ func (n *Node) onMetaPolicyApplied(c command, res result) {
 	switch c.kind {
 	case cmdNodeDown:
 		n.emit("meta.node-down", slog.Uint64("node", uint64(c.node)))
+		n.planFailovers()
 	case cmdNodeUp:
 		n.emit("meta.node-up", slog.Uint64("node", uint64(c.node)))
 	case cmdSetDetection:

@@ -11,12 +11,18 @@ import (
 
 // followerState is what a follower replica remembers about its owner.
 type followerState struct {
+	// epochOwner is the node that writes in the replica's current epoch:
+	// the candidate that sealed it, or the owner whose appends it took.
+	epochOwner NodeID
 	// match is the last index verified to agree with the owner of the
 	// current epoch.
 	match uint64
 	// reported is the largest durable index reported in the current
 	// epoch, for the trace and its checkers.
 	reported uint64
+	// stamp is the latest owner stamp taken in the current epoch; replies
+	// echo it.
+	stamp uint64
 }
 
 func (n *Node) onAppend(from NodeID, m *wire.Append) {
@@ -24,18 +30,32 @@ func (n *Node) onAppend(from NodeID, m *wire.Append) {
 	// A replica takes appends only for the incarnation it prepared; one
 	// it has not prepared yet will be, once its metadata catches up, and
 	// the owner's probes find it then.
-	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil || r.follow == nil || from != r.members[0] {
+	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil {
 		return
 	}
-	r.onAppend(m)
+	switch {
+	case m.Epoch > r.epoch:
+		// A newer epoch: whoever writes in it is the owner now. An owner
+		// of an older epoch learns here that it is stale.
+		r.becomeFollower(from)
+		r.follow.epochOwner = from
+	case m.Epoch == r.epoch && r.own != nil:
+		return // this node writes in this epoch; no one else may
+	case m.Epoch == r.epoch && r.follow.epochOwner != 0 && r.follow.epochOwner != from:
+		n.emit("queue.second-writer", slog.String("q", m.Queue), slog.String("from", from.String()), slog.Uint64("epoch", m.Epoch))
+		return
+	case m.Epoch == r.epoch:
+		r.follow.epochOwner = from
+	}
+	r.onAppend(from, m)
 }
 
 // onAppend applies the owner's append: reject a stale epoch, check that
 // the log agrees at PrevIndex, drop any suffix that conflicts with the
 // entries, append the rest.
-func (r *replica) onAppend(m *wire.Append) {
-	if m.Epoch < r.epoch {
-		r.sendReply(false, m.PrevIndex, r.log.LastIndex())
+func (r *replica) onAppend(from NodeID, m *wire.Append) {
+	if m.Epoch < r.epoch && !bugs.Active(bugs.AcceptStaleEpoch) {
+		r.sendReply(from, false, m.PrevIndex, r.log.LastIndex())
 		return
 	}
 	if m.Epoch > r.epoch {
@@ -43,20 +63,21 @@ func (r *replica) onAppend(m *wire.Append) {
 	}
 	last := r.log.LastIndex()
 	if m.PrevIndex > last {
-		r.sendReply(false, m.PrevIndex, last)
+		r.sendReply(from, false, m.PrevIndex, last)
 		return
 	}
 	if r.epochOf(m.PrevIndex) != m.PrevEpoch {
 		// Hint the owner past the whole conflicting run.
-		r.sendReply(false, m.PrevIndex, r.runStart(m.PrevIndex)-1)
+		r.sendReply(from, false, m.PrevIndex, r.runStart(m.PrevIndex)-1)
 		return
 	}
-	if err := r.acceptEntries(m); err != nil {
+	if err := r.acceptEntries(m.PrevIndex, m.Epoch, m.Entries); err != nil {
 		r.n.emit("queue.bad-append", slog.String("q", r.name), slog.String("err", err.Error()))
 		return
 	}
 	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))
-	r.sendReply(true, r.follow.match, r.log.LastIndex())
+	r.follow.stamp = max(r.follow.stamp, m.Stamp)
+	r.sendReply(from, true, r.follow.match, r.log.LastIndex())
 }
 
 // adoptEpoch moves to a newer owner epoch. The epoch is persisted before
@@ -64,7 +85,7 @@ func (r *replica) onAppend(m *wire.Append) {
 // refuses the older owner.
 func (r *replica) adoptEpoch(epoch uint64) {
 	r.epoch = epoch
-	r.follow.match, r.follow.reported = 0, 0
+	r.follow.match, r.follow.reported, r.follow.stamp = 0, 0, 0
 	r.n.env.Boundary("queue.before.persist-epoch")
 	r.persistEpoch(epoch, func() {
 		r.n.env.Boundary("queue.after.persist-epoch")
@@ -72,20 +93,20 @@ func (r *replica) adoptEpoch(epoch uint64) {
 	})
 }
 
-// acceptEntries appends the entries the log lacks, first truncating any
-// entry of another epoch at the same index: such an entry was never
-// confirmed, or the owner would hold it.
-func (r *replica) acceptEntries(m *wire.Append) error {
+// acceptEntries appends the entries after prev that the log lacks, first
+// truncating any entry of another epoch at the same index: such an entry
+// was never confirmed, or the writer of epoch would hold it.
+func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error {
 	var fresh []storage.Entry
-	index := m.PrevIndex
-	for _, e := range m.Entries {
+	index := prev
+	for _, e := range entries {
 		index++
 		rec, err := decodeRecord(storage.RecordType(e.Type), e.Body)
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", index, err)
 		}
-		if rec.epoch > m.Epoch {
-			return fmt.Errorf("entry %d has epoch %d, beyond the append's %d", index, rec.epoch, m.Epoch)
+		if rec.epoch > epoch {
+			return fmt.Errorf("entry %d has epoch %d, beyond the message's %d", index, rec.epoch, epoch)
 		}
 		if len(fresh) == 0 && index <= r.log.LastIndex() {
 			if r.epochOf(index) == rec.epoch {
@@ -125,22 +146,23 @@ func (r *replica) durableReport() uint64 {
 	return r.log.DurableIndex()
 }
 
-func (r *replica) sendReply(ok bool, match, last uint64) {
+func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {
 	durable := r.durableReport()
 	if ok && durable > r.follow.reported {
 		r.follow.reported = durable
 		r.n.emit("queue.reported", slog.String("q", r.name), slog.Uint64("epoch", r.epoch), slog.Uint64("durable", durable))
 	}
-	r.n.env.Send(r.members[0], &wire.AppendReply{
+	r.n.env.Send(to, &wire.AppendReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,
+		Owner: uint32(r.follow.epochOwner), Stamp: r.follow.stamp,
 	})
 }
 
-// reportDurable tells the owner about new durability without waiting for
-// its next append.
+// reportDurable tells the owner of the current epoch about new durability
+// without waiting for its next append.
 func (r *replica) reportDurable() {
-	if r.follow == nil || r.epoch == 0 || r.fenced != nil {
+	if r.own != nil || r.follow.epochOwner == 0 || r.follow.epochOwner == r.n.cfg.ID || r.fenced != nil {
 		return
 	}
-	r.sendReply(true, r.follow.match, r.log.LastIndex())
+	r.sendReply(r.follow.epochOwner, true, r.follow.match, r.log.LastIndex())
 }

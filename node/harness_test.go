@@ -294,3 +294,5 @@ func (c *cluster) sawEvent(substr string) bool {
 var _ = slog.String
 
 var vfsCfg = vfs.CrashCloneCfg{}
+
+var fmtSscanf = fmt.Sscanf

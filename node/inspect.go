@@ -32,7 +32,7 @@ type ReplicaDump struct {
 
 var recordNames = map[storage.RecordType]string{
 	recordCreate: "create", recordPublish: "publish", recordSettle: "settle",
-	recordPromote: "promote", recordDelete: "delete",
+	recordPromote: "promote", recordDelete: "delete", recordEpochMark: "epoch-mark",
 }
 
 // DumpReplicas reads every queue replica under dataDir on fs. Opening a

@@ -19,20 +19,20 @@ type lease struct {
 	expires time.Time
 }
 
-func (o *ownerState) subscribe(conn ConnID, window uint32, leaseFor time.Duration) {
+func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFor time.Duration) {
 	for _, s := range o.subs {
 		if s.conn == conn {
-			s.window, s.leaseFor = window, leaseFor
+			s.window, s.leaseFor, s.reqID = window, leaseFor, reqID
 			return
 		}
 	}
-	o.subs = append(o.subs, &subscription{conn: conn, queue: o.r.name, window: window, leaseFor: leaseFor})
+	o.subs = append(o.subs, &subscription{conn: conn, reqID: reqID, queue: o.r.name, window: window, leaseFor: leaseFor})
 }
 
 // pump hands ready, confirmed messages to subscribers with room, one per
 // subscriber per round, starting the rounds at a rotating subscriber.
 func (o *ownerState) pump() {
-	if !o.active || len(o.subs) == 0 {
+	if !o.active || len(o.subs) == 0 || !o.leaseValid() {
 		return
 	}
 	for {

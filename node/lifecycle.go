@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/node/wire"
@@ -57,6 +59,10 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		n.emit("meta.activated", slog.String("q", name), slog.Uint64("inc", c.inc))
 		n.answerCreates(name, c.inc)
 	}
+	if res.ok && c.kind == cmdActivateRecovered {
+		n.emit("meta.recovery-activated", slog.String("q", name), slog.Uint64("inc", c.inc), slog.Uint64("epoch", c.epoch),
+			slog.String("members", nodeList(c.members)))
+	}
 	n.reconcile(name)
 }
 
@@ -92,6 +98,32 @@ func (n *Node) reconcileAll() {
 func (n *Node) retryLifecycle() {
 	if n.started && n.meta.ticks%lifecycleRetryTicks == 0 {
 		n.reconcileAll()
+		n.planFailovers()
+	}
+}
+
+// planFailovers runs on the metadata leader: every queue whose owner the
+// liveness view holds down gets a recovery plan, with the first live
+// replica as candidate. A queue whose candidate is down gets a new plan.
+// Owner-only queues are left alone: their confirmed history lives only on
+// the owner's storage, so only the owner can bring them back.
+func (n *Node) planFailovers() {
+	s := n.meta.state
+	if !n.meta.isLeader() {
+		return
+	}
+	for _, name := range s.queueNames() {
+		q := s.queues[name]
+		if (q.State != QueueActive && q.State != QueueRecovering) || !s.down[q.Owner] || q.Policy == wire.PolicyOwnerOnly {
+			continue
+		}
+		for _, cand := range q.Replicas {
+			if cand != q.Owner && !s.down[cand] {
+				n.emit("meta.plan-recovery", slog.String("q", name), slog.Uint64("from", uint64(q.Owner)), slog.Uint64("to", uint64(cand)), slog.Uint64("epoch", q.Epoch+1))
+				n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand})
+				break
+			}
+		}
 	}
 }
 
@@ -122,8 +154,18 @@ func (n *Node) reconcile(name string) {
 		if members, ok := exactQuorum(q); ok {
 			n.proposeLife(name, command{kind: cmdActivate, name: name, inc: q.Incarnation, members: members, process: n.process})
 		}
-	case q.State == QueueActive && q.Owner == n.cfg.ID:
-		n.reconcileOwner(r, q)
+	case q.State == QueuePreparing:
+	case q.Owner == n.cfg.ID && r.epoch > q.Epoch:
+		// This replica was sealed at a newer epoch than this node's
+		// metadata knows of: the metadata lags, and acting on it would
+		// revive a superseded owner. Wait for it.
+		r.becomeFollower(0)
+	case q.Owner == n.cfg.ID:
+		if r.becomeOwner() {
+			n.reconcileOwner(r, q)
+		}
+	default:
+		r.becomeFollower(q.Owner)
 	}
 }
 
@@ -199,7 +241,24 @@ func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
 // otherwise ask the metadata for a new one.
 func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 	o := r.own
-	if o.active && r.epoch == q.Epoch || o.activating {
+	switch {
+	case q.State == QueueRecovering && q.OwnerProcess != n.process:
+		// The plan names this node; this process claims its epoch.
+		n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
+		return
+	case q.State == QueueRecovering:
+		if o.recovery == nil || o.recovery.epoch != q.Epoch {
+			o.startRecovery(q)
+		}
+		return
+	case o.active && r.epoch == q.Epoch || o.activating:
+		return
+	case o.recovery != nil && o.recovery.epoch == q.Epoch && q.OwnerProcess == n.process:
+		o.finishRecovery(q)
+		return
+	case o.stale:
+		// Superseded in this process; a new epoch comes only through a
+		// new process or a new plan.
 		return
 	}
 	if q.OwnerProcess == n.process {
@@ -258,3 +317,12 @@ func (n *Node) retire(r *replica) {
 // onMetaSnapshot reconciles everything after a snapshot replaced the
 // metadata wholesale.
 func (n *Node) onMetaSnapshot() { n.reconcileAll() }
+
+// nodeList renders node IDs as "1,2,3".
+func nodeList(ids []NodeID) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatUint(uint64(id), 10)
+	}
+	return strings.Join(parts, ",")
+}

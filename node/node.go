@@ -217,7 +217,7 @@ func (n *Node) OnTimer(t Timer) {
 	n.scheduleTick()
 	for _, name := range n.names {
 		r := n.queues[name]
-		if r.owner {
+		if r.own != nil {
 			r.ownerTick()
 		}
 	}
@@ -245,6 +245,14 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		n.env.Send(from, &wire.Pong{Seq: m.Seq})
 	case *wire.Pong:
 		n.detectPong(from, m.Seq)
+	case *wire.Seal:
+		n.onSeal(from, m)
+	case *wire.SealReply:
+		n.onSealReply(from, m)
+	case *wire.Fetch:
+		n.onFetch(from, m)
+	case *wire.FetchReply:
+		n.onFetchReply(from, m)
 	default:
 		n.emit("node.unexpected-message", slog.String("kind", m.Kind().String()), slog.String("from", from.String()))
 	}
@@ -262,7 +270,7 @@ func (n *Node) OnSynced(tok SyncToken, err error) {
 func (n *Node) OnDisconnect(peer NodeID) {
 	n.detectReset(peer)
 	for _, name := range n.names {
-		if r := n.queues[name]; r.owner {
+		if r := n.queues[name]; r.own != nil {
 			r.peerReset(peer)
 		}
 	}

@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -32,6 +31,13 @@ type ownerState struct {
 	// activating is set while the metadata's epoch is being made durable
 	// locally.
 	activating bool
+	// recovery is the recovery this owner is running, while it has not yet
+	// activated in its epoch.
+	recovery *recovery
+	// stale is set once a replica showed this owner a newer epoch: it may
+	// confirm nothing more, and tells its clients so, naming staleOwner.
+	stale      bool
+	staleOwner NodeID
 }
 
 // progress is the owner's view of one follower.
@@ -47,6 +53,10 @@ type progress struct {
 	probeOutstanding bool
 	probeSentAt      time.Time
 	reader           *storage.Reader
+	// leaseFrom is the send stamp of the latest append this follower
+	// accepted in the owner's epoch: the follower was not yet sealed by a
+	// newer epoch then.
+	leaseFrom uint64
 }
 
 // waiter is a client request that completes when index is confirmed.
@@ -61,8 +71,10 @@ func newOwnerState(r *replica, state *queueState) *ownerState {
 		state = newQueueState(r.name)
 	}
 	o := &ownerState{r: r, state: state}
-	for _, m := range r.members[1:] {
-		o.followers = append(o.followers, &progress{id: m, next: r.log.LastIndex() + 1, probing: true})
+	for _, m := range r.members {
+		if m != r.n.cfg.ID {
+			o.followers = append(o.followers, &progress{id: m, next: r.log.LastIndex() + 1, probing: true})
+		}
 	}
 	return o
 }
@@ -81,7 +93,10 @@ func (o *ownerState) activate(q *QueueMeta) {
 	}
 	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
 		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
-	o.replicate()
+	// Open the epoch with a marker, as a recovery does: followers holding
+	// an unconfirmed tail this owner lost in its crash see the conflict and
+	// drop it, instead of keeping it until the next publish.
+	o.append(record{typ: recordEpochMark})
 	o.pump()
 }
 
@@ -144,6 +159,9 @@ func quorum(p wire.Policy, members int) int {
 // durably by a quorum that includes the owner.
 func (o *ownerState) updateCommit() {
 	r := o.r
+	if o.recovery != nil {
+		o.recovery.checkInstalled()
+	}
 	if !o.active {
 		return
 	}
@@ -167,7 +185,7 @@ func (o *ownerState) updateCommit() {
 		return
 	}
 	o.commit = c
-	r.n.emit("queue.commit", slog.String("q", r.name), slog.Uint64("index", c))
+	r.n.emit("queue.commit", slog.String("q", r.name), slog.Uint64("index", c), slog.Uint64("epoch", r.epoch))
 	r.n.env.Boundary("queue.after.commit")
 	for len(o.waiters) > 0 && o.waiters[0].index <= c {
 		w := o.waiters[0]
@@ -177,9 +195,10 @@ func (o *ownerState) updateCommit() {
 	o.pump()
 }
 
-// replicate sends each follower what it lacks.
+// replicate sends each follower what it lacks: while serving, or while a
+// recovery installs the recovered history.
 func (o *ownerState) replicate() {
-	if !o.active {
+	if !o.active && !o.installing() {
 		return
 	}
 	for _, f := range o.followers {
@@ -213,7 +232,10 @@ func (o *ownerState) sendTo(f *progress) {
 func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 	r := o.r
 	prev := from - 1
-	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit}
+	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit, Stamp: r.n.mono()}
+	if o.stale {
+		return prev, false
+	}
 	if from <= last {
 		if f.reader == nil || f.reader.Position() != from {
 			if f.reader != nil {
@@ -234,18 +256,8 @@ func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 	return prev + uint64(len(m.Entries)), true
 }
 
-// readFailed handles a failed read of the owner's own log: damage fences
-// the replica, anything else halts so a restart can retry.
-func (o *ownerState) readFailed(err error) {
-	r := o.r
-	if !errors.Is(err, storage.ErrCorrupt) {
-		r.n.env.Halt(fmt.Sprintf("queue %s: reading own log: %v", r.name, err))
-		return
-	}
-	r.fenced = err
-	o.active = false
-	r.n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", err.Error()))
-}
+// readFailed handles a failed read of the owner's own log.
+func (o *ownerState) readFailed(err error) { o.r.readFailed(err) }
 
 func (o *ownerState) progressOf(id NodeID) *progress {
 	for _, f := range o.followers {
@@ -258,7 +270,7 @@ func (o *ownerState) progressOf(id NodeID) *progress {
 
 func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || r.own == nil || !r.own.active || r.fenced != nil {
+	if r == nil || r.inc != m.Incarnation || r.own == nil || (!r.own.active && !r.own.installing()) || r.fenced != nil {
 		return
 	}
 	o := r.own
@@ -267,9 +279,7 @@ func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 	case f == nil || m.Epoch < r.epoch:
 		return // not a follower, or an answer to an older owner
 	case m.Epoch > r.epoch:
-		r.fenced = fmt.Errorf("follower %s has seen epoch %d, newer than this owner's %d", from, m.Epoch, r.epoch)
-		o.active = false
-		n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", r.fenced.Error()))
+		o.goStale(NodeID(m.Owner), fmt.Sprintf("%s has seen epoch %d, newer than this owner's %d", from, m.Epoch, r.epoch))
 		return
 	}
 	if m.Last < f.match {
@@ -293,6 +303,7 @@ func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 	f.match = max(f.match, m.Match)
 	f.durable = m.Durable
+	f.leaseFrom = max(f.leaseFrom, m.Stamp)
 	if f.probing && m.Match+1 >= f.next {
 		f.probing, f.probeOutstanding = false, false
 	}
@@ -318,7 +329,13 @@ func (r *replica) peerReset(peer NodeID) {
 // that got no answer, expires leases and promotes due delayed messages.
 func (r *replica) ownerTick() {
 	o := r.own
-	if o == nil || !o.active || r.fenced != nil {
+	if o == nil || r.fenced != nil {
+		return
+	}
+	if o.recovery != nil {
+		o.recovery.tick()
+	}
+	if !o.active && !o.installing() {
 		return
 	}
 	now := r.n.env.Now()
@@ -335,4 +352,75 @@ func (r *replica) ownerTick() {
 	o.expireLeases(now)
 	o.promoteDue(now)
 	o.pump()
+}
+
+// installing reports whether a recovery is replicating the recovered
+// history before activation.
+func (o *ownerState) installing() bool { return o.recovery != nil && o.recovery.stage == stageInstall }
+
+// goStale marks this owner superseded: a replica holds a newer epoch, so
+// nothing more it writes can be confirmed. Its clients hear that it is
+// fenced, and who owns the queue now, if known.
+func (o *ownerState) goStale(owner NodeID, why string) {
+	if o.stale {
+		return
+	}
+	o.stale, o.staleOwner, o.active = true, owner, false
+	o.r.n.emit("queue.stale", slog.String("q", o.r.name), slog.Uint64("epoch", o.r.epoch), slog.String("why", why))
+	o.stop(owner)
+}
+
+// stop ends this owner's service: waiting clients are told it is fenced
+// (their requests may or may not survive in the next owner's history, so
+// the answer is retryable and ambiguous), leases are dropped, readers
+// closed.
+func (o *ownerState) stop(owner NodeID) {
+	o.active = false
+	o.r.n.emit("queue.owner-stopped", slog.String("q", o.r.name), slog.Uint64("epoch", o.r.epoch), slog.Uint64("next", uint64(owner)))
+	for _, w := range o.waiters {
+		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})
+	}
+	o.waiters = nil
+	// Subscribers hear, as a late answer to their subscribe request, that
+	// this node no longer serves the queue; they subscribe elsewhere.
+	for _, s := range o.subs {
+		o.r.n.env.Reply(s.conn, &wire.Reply{ReqID: s.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})
+	}
+	o.subs = nil
+	for _, f := range o.followers {
+		if f.reader != nil {
+			f.reader.Close()
+			f.reader = nil
+		}
+	}
+	if o.recovery != nil {
+		o.recovery.abandon("the owner stopped")
+	}
+}
+
+// deliveryLeaseTicks is how long, on the node's monotonic clock, a
+// quorum's answers let an owner keep delivering. Deliveries are reads: an
+// owner that a partition has cut from its followers must stop serving
+// them before a recovery elsewhere can start serving the same messages.
+const deliveryLeaseTicks = 40
+
+// leaseValid reports whether enough followers accepted appends this owner
+// sent within the lease to make a quorum with it: none of them can have
+// been sealed by a newer epoch before that, so no other owner can be
+// serving yet.
+func (o *ownerState) leaseValid() bool {
+	need := quorum(o.policyOf(), len(o.r.members)) - 1
+	if need <= 0 {
+		return true
+	}
+	from := make([]uint64, 0, len(o.followers))
+	for _, f := range o.followers {
+		from = append(from, f.leaseFrom)
+	}
+	slices.Sort(from)
+	slices.Reverse(from)
+	if need > len(from) {
+		return false
+	}
+	return from[need-1]+deliveryLeaseTicks > o.r.n.mono()
 }

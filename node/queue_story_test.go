@@ -61,8 +61,8 @@ func TestPublishIsConfirmedOnlyWhenOwnerAndAFollowerHoldIt(t *testing.T) {
 	c.noReply(1)
 	c.completeSyncs(func(m *member) bool { return m.id == owner })
 	c.deliver(func(e envelope) bool { return e.to == owner })
-	if r := c.mustReply(1, wire.StatusOK); r.Index != 1 {
-		t.Fatalf("publish confirmed at index %d, want 1", r.Index)
+	if r := c.mustReply(1, wire.StatusOK); r.Index != 2 {
+		t.Fatalf("publish confirmed at index %d, want 2 (after the epoch marker)", r.Index)
 	}
 }
 
@@ -85,19 +85,20 @@ func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
 		t.Fatalf("the restarted owner did not take a new epoch; events:\n%v", c.events)
 	}
 
-	// C takes B's index in the new epoch; followers must drop B for it.
+	// The new epoch's marker takes B's index; followers must drop B for
+	// it, and C follows.
+	if !c.sawEvent("queue.truncate q=orders after=2") {
+		t.Fatalf("no follower truncated after index 2; events:\n%v", c.events)
+	}
 	c.request(owner, 3, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte("c")})
 	c.settle()
-	if r := c.mustReply(3, wire.StatusOK); r.Index != 2 {
-		t.Fatalf("C confirmed at %d, want 2 (B's old index)", r.Index)
-	}
-	if !c.sawEvent("queue.truncate q=orders after=1") {
-		t.Fatalf("no follower truncated after index 1; events:\n%v", c.events)
+	if r := c.mustReply(3, wire.StatusOK); r.Index != 4 {
+		t.Fatalf("C confirmed at %d, want 4 (after A and two epoch markers)", r.Index)
 	}
 	for _, m := range c.nodes {
 		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20)
-		if len(dump) != 1 || len(dump[0].Entries) != 2 || dump[0].Entries[1].ID != msgID(3) {
-			t.Fatalf("%s holds %+v, want A, C", m.id, dump)
+		if len(dump) != 1 || len(dump[0].Entries) != 4 || dump[0].Entries[1].ID != msgID(1) || dump[0].Entries[3].ID != msgID(3) {
+			t.Fatalf("%s holds %+v, want mark, A, mark, C", m.id, dump)
 		}
 	}
 }
@@ -256,8 +257,8 @@ func TestDeletedQueueRefusesWorkAndItsNameCanBeReused(t *testing.T) {
 	}
 	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(2)})
 	c.settle()
-	if r := c.mustReply(3, wire.StatusOK); r.Index != 1 {
-		t.Fatalf("the new incarnation's first publish is at %d, want 1", r.Index)
+	if r := c.mustReply(3, wire.StatusOK); r.Index != 2 {
+		t.Fatalf("the new incarnation's first publish is at %d, want 2 (after its epoch marker)", r.Index)
 	}
 }
 

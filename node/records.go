@@ -15,6 +15,9 @@ const (
 	recordSettle  storage.RecordType = 3 // message ID
 	recordPromote storage.RecordType = 4 // clock boundary: delayed messages due by then become ready
 	recordDelete  storage.RecordType = 5 // the queue is gone
+	// recordEpochMark opens a recovered owner's epoch: once an exact
+	// quorum holds it, the history before it is the confirmed history.
+	recordEpochMark storage.RecordType = 6
 )
 
 // record is a decoded queue log record.
@@ -48,7 +51,7 @@ func encodeRecord(r record) []byte {
 		b = wire.AppendUint64(b, r.id.Seq)
 	case recordPromote:
 		b = wire.AppendInt64(b, r.until)
-	case recordDelete:
+	case recordDelete, recordEpochMark:
 	default:
 		panic(fmt.Sprintf("node: encoding unknown record type %d", r.typ))
 	}
@@ -76,7 +79,7 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 	case recordPromote:
 		r.until = d.Int64()
-	case recordDelete:
+	case recordDelete, recordEpochMark:
 	default:
 		return record{}, fmt.Errorf("unknown queue record type %d", typ)
 	}

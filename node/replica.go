@@ -27,7 +27,6 @@ type replica struct {
 	n       *Node
 	name    string
 	inc     uint64
-	owner   bool
 	members []NodeID
 	log     *storage.Log
 	meta    *storage.StateFile
@@ -45,10 +44,12 @@ type replica struct {
 	// prepared is set once the identity is durable.
 	prepared bool
 
-	own    *ownerState    // set on the owner
-	follow *followerState // set on a follower
-	// replayed carries the owner's applied state from open to activation.
-	replayed *queueState
+	// follow is the replica's follower side, always present; own is the
+	// owner side, present while the metadata names this node the owner.
+	own    *ownerState
+	follow *followerState
+	// durableWaiters run once the log is durable up to their index.
+	durableWaiters []durableWaiter
 }
 
 // replicaIdentity is the durable identity of a replica's storage.
@@ -78,7 +79,7 @@ func parseReplicaDir(dir string) (string, uint64, bool) {
 // openReplica opens a replica directory that exists on disk. An I/O error
 // halts the process, so a restart retries; damage fences the replica.
 func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
-	r := &replica{n: n, name: name, inc: inc, owner: members[0] == n.cfg.ID, members: members}
+	r := &replica{n: n, name: name, inc: inc, members: members, follow: &followerState{}}
 	n.addQueue(r)
 	if err := r.open(); err != nil {
 		if !errors.Is(err, storage.ErrCorrupt) {
@@ -89,12 +90,6 @@ func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
 		return r
 	}
 	n.emit("queue.open", slog.String("q", name), slog.Uint64("last", r.log.LastIndex()), slog.Uint64("epoch", r.epoch))
-	if r.owner {
-		r.own = newOwnerState(r, r.replayed)
-		r.replayed = nil
-	} else {
-		r.follow = &followerState{}
-	}
 	return r
 }
 
@@ -126,13 +121,21 @@ func (r *replica) open() error {
 	return r.replay()
 }
 
-// replay reads the whole log once: it rebuilds the epoch runs and, on the
-// owner, the applied state.
+// replay reads the whole log once to rebuild the epoch runs.
 func (r *replica) replay() error {
-	var state *queueState
-	if r.owner {
-		state = newQueueState(r.name)
-	}
+	return r.scan(func(index uint64, rec record) { r.noteEntry(index, rec.epoch) })
+}
+
+// buildState applies the whole log to a fresh queue state: what an owner
+// serves from.
+func (r *replica) buildState() (*queueState, error) {
+	state := newQueueState(r.name)
+	err := r.scan(func(index uint64, rec record) { state.apply(index, rec) })
+	return state, err
+}
+
+// scan decodes every record of the log in order.
+func (r *replica) scan(fn func(uint64, record)) error {
 	rd := r.log.NewReader(r.log.FirstIndex())
 	defer rd.Close()
 	for {
@@ -141,21 +144,16 @@ func (r *replica) replay() error {
 			return err
 		}
 		if len(page) == 0 {
-			break
+			return nil
 		}
 		for _, rec := range page {
 			dec, err := decodeRecord(rec.Type, rec.Body)
 			if err != nil {
 				return fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err)
 			}
-			r.noteEntry(rec.Index, dec.epoch)
-			if state != nil {
-				state.apply(rec.Index, dec)
-			}
+			fn(rec.Index, dec)
 		}
 	}
-	r.replayed = state
-	return nil
 }
 
 // noteEntry records the epoch of the entry just appended at index.
@@ -194,7 +192,12 @@ func (r *replica) runStart(index uint64) uint64 {
 }
 
 // persistEpoch makes the identity and epoch durable and then calls done.
+// The durable epoch never goes down: a replica that forgot an epoch it had
+// promised to honour could be talked into obeying a superseded owner.
 func (r *replica) persistEpoch(epoch uint64, done func()) {
+	if epoch < r.epochDurable {
+		panic(fmt.Sprintf("node: queue %s lowering its durable epoch from %d to %d", r.name, r.epochDurable, epoch))
+	}
 	b := wire.AppendUint64(nil, r.identity.Incarnation)
 	b = wire.AppendUint64(b, r.identity.HistoryID)
 	b = wire.AppendUint64(b, r.identity.SessionID)
@@ -212,10 +215,54 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 
 func (r *replica) onDurable(index uint64) {
 	r.n.emit("queue.durable", slog.String("q", r.name), slog.Uint64("index", index))
-	switch {
-	case r.own != nil && r.owner:
+	r.runDurableWaiters()
+	if r.own != nil {
 		r.own.updateCommit()
-	case r.follow != nil:
-		r.reportDurable()
+		return
 	}
+	r.reportDurable()
+}
+
+// becomeOwner gives the replica its owner side, applying the log to
+// rebuild the state an owner serves from. Damage fences the replica.
+func (r *replica) becomeOwner() bool {
+	if r.own != nil {
+		return true
+	}
+	state, err := r.buildState()
+	if err != nil {
+		r.readFailed(err)
+		return false
+	}
+	r.own = newOwnerState(r, state)
+	return true
+}
+
+// readFailed handles a failed read of this replica's own log: damage
+// fences the replica (reported, never repaired by guessing); any other
+// error halts, so a restart retries.
+func (r *replica) readFailed(err error) {
+	if !errors.Is(err, storage.ErrCorrupt) {
+		r.n.env.Halt(fmt.Sprintf("queue %s: reading its log: %v", r.name, err))
+		return
+	}
+	r.fence(err)
+}
+
+// becomeFollower drops the owner side: another node owns the queue now.
+// Clients still waiting on this one are told it is fenced, and by whom.
+func (r *replica) becomeFollower(owner NodeID) {
+	if r.own == nil {
+		return
+	}
+	r.own.stop(owner)
+	r.own = nil
+}
+
+func (r *replica) fence(err error) {
+	r.fenced = err
+	if r.own != nil {
+		r.own.active = false
+	}
+	r.n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", err.Error()))
 }

@@ -28,10 +28,16 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(q.Owner)})
 		return nil
 	case q.State != QueueActive:
-		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is not active yet")
+		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is "+q.State.String())
 		return nil
 	}
 	r := n.queues[queue]
+	if r != nil && r.own != nil && r.own.stale {
+		// This node's metadata still names it owner, but a replica has
+		// shown it a newer epoch: it may confirm nothing.
+		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusFenced, Owner: uint32(r.own.staleOwner)})
+		return nil
+	}
 	if r == nil || r.inc != q.Incarnation || r.own == nil || !r.own.active || r.fenced != nil {
 		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
 		return nil
@@ -137,7 +143,7 @@ func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {
 	if lease <= 0 {
 		lease = defaultLease
 	}
-	o.subscribe(conn, m.Window, lease)
+	o.subscribe(conn, m.ReqID, m.Window, lease)
 	n.reply(conn, m.ReqID, wire.StatusOK, "")
 	o.pump()
 }

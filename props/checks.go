@@ -122,8 +122,9 @@ func checkConvergence(h *sim.History) []sim.Violation {
 		}
 	}
 	slices.Sort(queues)
+	owners := finalOwners(h)
 	for _, q := range queues {
-		out = append(out, compareReplicas(q, h.Owners[q], byQueue[q])...)
+		out = append(out, compareReplicas(q, owners[q], byQueue[q])...)
 	}
 	return out
 }

@@ -15,12 +15,13 @@ import (
 type Stats struct {
 	Published, Confirmed, Unknown, Failed int
 	Delivered, Duplicates, Acked          int
+	Failovers                             int
 }
 
 // String renders the stats.
 func (s Stats) String() string {
-	return fmt.Sprintf("published=%d confirmed=%d unknown=%d failed=%d delivered=%d dup=%d acked=%d",
-		s.Published, s.Confirmed, s.Unknown, s.Failed, s.Delivered, s.Duplicates, s.Acked)
+	return fmt.Sprintf("published=%d confirmed=%d unknown=%d failed=%d delivered=%d dup=%d acked=%d failovers=%d",
+		s.Published, s.Confirmed, s.Unknown, s.Failed, s.Delivered, s.Duplicates, s.Acked, s.Failovers)
 }
 
 // index gathers a history by message ID.
@@ -35,6 +36,19 @@ type index struct {
 	settledInLog map[wire.MessageID]bool
 	// ackedOK holds IDs with a confirmed ack.
 	ackedOK map[wire.MessageID]bool
+}
+
+// finalOwners names, per queue, the node that activated the highest epoch:
+// the owner at the end of the run, wherever failovers moved it.
+func finalOwners(h *sim.History) map[string]node.NodeID {
+	owners := make(map[string]node.NodeID)
+	epochs := make(map[string]uint64)
+	for _, e := range h.NodeEvents {
+		if e.Name == "queue.active" && e.Epoch >= epochs[e.Queue] {
+			owners[e.Queue], epochs[e.Queue] = e.Node, e.Epoch
+		}
+	}
+	return owners
 }
 
 func newIndex(h *sim.History) *index {
@@ -65,9 +79,10 @@ func newIndex(h *sim.History) *index {
 		d := &h.Sends[i]
 		ix.sends[d.ID] = append(ix.sends[d.ID], d)
 	}
+	owners := finalOwners(h)
 	for _, id := range sortedNodes(h.Final) {
 		for _, r := range h.Final[id] {
-			if h.Owners[r.Queue] != id {
+			if owners[r.Queue] != id {
 				continue
 			}
 			for _, e := range r.Entries {
@@ -118,6 +133,11 @@ func stats(ix *index) Stats {
 			}
 		case op.Kind == "ack" && op.Outcome == sim.OutcomeOK:
 			s.Acked++
+		}
+	}
+	for _, e := range ix.h.NodeEvents {
+		if e.Name == "recovery.done" {
+			s.Failovers++
 		}
 	}
 	s.Delivered = len(ix.deliveries)

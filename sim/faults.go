@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 )
@@ -58,7 +60,34 @@ func (w *World) applyFault(f Fault) {
 		p.clockOffset += f.Extra
 	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection:
 		w.applyMetaFault(f)
+	case FaultLossy:
+		w.makeLossy(p, f.Length)
 	}
+}
+
+// makeLossy loses a third of the messages on every link of p, both ways,
+// until the fault ends; then the links get the swarm's profile back.
+func (w *World) makeLossy(p *process, length time.Duration) {
+	lossy := w.sc.Swarm.Net
+	lossy.Loss = max(lossy.Loss, 1.0/3)
+	a := netsim.Addr(p.id)
+	for _, o := range w.addrs() {
+		if o != a {
+			w.net.SetProfile(a, o, lossy)
+			w.net.SetProfile(o, a, lossy)
+		}
+	}
+	w.schedule(w.now+length, -1, 0, func() {
+		if w.live {
+			return // the liveness phase already calmed every link
+		}
+		for _, o := range w.addrs() {
+			if o != a {
+				w.net.SetProfile(a, o, w.sc.Swarm.Net)
+				w.net.SetProfile(o, a, w.sc.Swarm.Net)
+			}
+		}
+	})
 }
 
 // applyMetaFault applies the faults aimed at the metadata group. The

@@ -256,6 +256,7 @@ func (p *process) Rand() *rand.Rand { return p.rng }
 // crash-at fault is waiting for it.
 func (p *process) Boundary(name string) {
 	p.w.hits[name]++
+	p.w.nodeHits[BoundaryHit{p.index, name}]++
 	for i := range p.armed {
 		a := &p.armed[i]
 		if a.boundary != name {

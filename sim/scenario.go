@@ -72,11 +72,12 @@ const (
 	FaultCrashAll                          // crash every node at once, restart after Length
 	FaultCrashLeaderOwner                  // crash the metadata leader and the first queue's owner together
 	FaultSetDetection                      // switch the detection policy to mode Hit (1 heartbeat, 2 eager)
+	FaultLossy                             // lose a third of the messages to and from Node for Length
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
-	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection"}
+	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy"}
 
 // String names the kind.
 func (k FaultKind) String() string {

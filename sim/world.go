@@ -8,6 +8,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -67,10 +68,12 @@ type Result struct {
 	SimTime    time.Duration
 	Violations []Violation
 	Boundaries map[string]int
-	Summary    string
-	Net        netsim.Stats
-	Disk       DiskStats
-	History    *History
+	// NodeBoundaries counts hits per node and boundary.
+	NodeBoundaries map[BoundaryHit]int
+	Summary        string
+	Net            netsim.Stats
+	Disk           DiskStats
+	History        *History
 }
 
 // Failed reports whether any check failed.
@@ -94,19 +97,20 @@ const maxEvents = 20_000_000
 
 // World is one simulated cluster and everything around it.
 type World struct {
-	sc     Scenario
-	sys    System
-	now    time.Duration
-	seq    uint64
-	queue  eventQueue
-	procs  []*process
-	net    *netsim.Network
-	netRng *rand.Rand
-	trace  *Trace
-	events int
-	live   bool // in the liveness phase
-	hits   map[string]int
-	extra  []Violation
+	sc       Scenario
+	sys      System
+	now      time.Duration
+	seq      uint64
+	queue    eventQueue
+	procs    []*process
+	net      *netsim.Network
+	netRng   *rand.Rand
+	trace    *Trace
+	events   int
+	live     bool // in the liveness phase
+	hits     map[string]int
+	nodeHits map[BoundaryHit]int
+	extra    []Violation
 
 	// Clients and their connections, when the scenario has a workload.
 	clients      []*clientProc
@@ -117,6 +121,9 @@ type World struct {
 	hist         *History
 	sendSeq      uint64
 	crashes      int
+	// activationsChecked remembers recovered activations already held to
+	// the installed-quorum rule.
+	activationsChecked map[string]bool
 	// leader is the index of the node that announced metadata leadership
 	// for the highest term so far, or -1.
 	leader     int
@@ -130,9 +137,9 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 		panic(fmt.Sprintf("sim: scenario with %d nodes", sc.Nodes))
 	}
 	w := &World{
-		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int),
+		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int), nodeHits: make(map[BoundaryHit]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
-		clientResets: make(map[clientNodeKey]uint64), leader: -1,
+		clientResets: make(map[clientNodeKey]uint64), leader: -1, activationsChecked: make(map[string]bool),
 		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID)},
 	}
 	w.netRng = newStream(sc.Seed, streamNetwork)
@@ -214,7 +221,7 @@ func (w *World) Run() Result {
 	}
 	res := Result{
 		Seed: w.sc.Seed, TraceHash: w.trace.Hash(), Events: w.events, Lines: w.trace.Lines(),
-		SimTime: w.now, Violations: violations, Boundaries: w.hits, Summary: w.sys.Summary(),
+		SimTime: w.now, Violations: violations, Boundaries: w.hits, NodeBoundaries: w.nodeHits, Summary: w.sys.Summary(),
 		Net: w.net.Stats(), History: w.hist,
 	}
 	for _, p := range w.procs {
@@ -289,18 +296,30 @@ func (w *World) addrs() []netsim.Addr {
 
 // recordedEvents are the node events checkers read from the history.
 var recordedEvents = map[string]string{
-	"queue.reported": "durable",
-	"queue.durable":  "index",
-	"queue.truncate": "after",
-	"queue.open":     "last",
-	"queue.active":   "last",
-	"meta.leader":    "node",
-	"meta.activated": "",
-	"detect.suspect": "node",
-	"detect.confirm": "node",
+	"queue.reported":      "durable",
+	"queue.durable":       "index",
+	"queue.truncate":      "after",
+	"queue.open":          "last",
+	"queue.active":        "last",
+	"meta.leader":         "node",
+	"meta.activated":      "",
+	"detect.suspect":      "node",
+	"detect.confirm":      "node",
+	"recovery.done":       "us",
+	"queue.stale":         "epoch",
+	"queue.owner-stopped": "next",
+	"queue.commit":        "index",
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
+	if e.Name == "meta.recovery-activated" {
+		attrs := make(map[string]string, len(e.Attrs))
+		for _, a := range e.Attrs {
+			attrs[a.Key] = a.Value.String()
+		}
+		w.checkInstalledQuorum(id, attrs)
+		return
+	}
 	key, ok := recordedEvents[e.Name]
 	if !ok {
 		return
@@ -316,6 +335,8 @@ func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
 			ne.Inc = a.Value.Uint64()
 		case a.Key == "term":
 			ne.Term = a.Value.Uint64()
+		case a.Key == key && a.Value.Kind() == slog.KindInt64:
+			ne.Value = uint64(a.Value.Int64())
 		case a.Key == key:
 			ne.Value = a.Value.Uint64()
 		}
@@ -339,4 +360,10 @@ func (w *World) nodePanic(p *process, r any) {
 		w.extra = append(w.extra, Violation{Safety, "node-panic",
 			fmt.Sprintf("%s panicked at %v: %v\n%s", p.id, w.now, r, panicStack())})
 	}
+}
+
+// BoundaryHit names a boundary on one node (0-based index).
+type BoundaryHit struct {
+	Node     int
+	Boundary string
 }

@@ -26,6 +26,8 @@ commands:
   run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE] [--system queue|counter]
   replay      rerun one seed exactly and write its trace: --seed N [--trace FILE]
   boundaries  list the transition boundaries met: [--seed N | --seeds A-B]
+  sweep-boundaries  run a failover baseline, then crash each node at each boundary it met:
+              [--seed N] [--k K] [--only NODE:BOUNDARY:HIT [--trace FILE]]
   election-report  crash the metadata leader once per seed and report election latency
               per detection mode: [--seeds A-B]
   hunt        switch on a planted bug and find the first seed that catches it:
@@ -50,6 +52,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdBoundaries(args[1:], stdout, stderr)
 	case "hunt":
 		code, err = cmdHunt(args[1:], stdout, stderr)
+	case "sweep-boundaries":
+		code, err = cmdSweepBoundaries(args[1:], stdout, stderr)
 	case "election-report":
 		code, err = cmdElectionReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -182,6 +182,7 @@ func (s *summary) add(o outcome) {
 	st.Delivered += o.stats.Delivered
 	st.Duplicates += o.stats.Duplicates
 	st.Acked += o.stats.Acked
+	st.Failovers += o.stats.Failovers
 }
 
 func (s *summary) print(w io.Writer, wall time.Duration) {

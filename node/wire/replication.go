@@ -23,7 +23,11 @@ type Append struct {
 	PrevIndex   uint64
 	PrevEpoch   uint64
 	Commit      uint64
-	Entries     []Entry
+	// Stamp is the owner's monotonic clock when it sent the append; the
+	// follower echoes it, which lets the owner time its delivery lease
+	// from when it asked, not from when an answer happened to arrive.
+	Stamp   uint64
+	Entries []Entry
 }
 
 // Kind implements Message.
@@ -37,6 +41,7 @@ func (m *Append) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.PrevIndex)
 	b = AppendUint64(b, m.PrevEpoch)
 	b = AppendUint64(b, m.Commit)
+	b = AppendUint64(b, m.Stamp)
 	b = AppendUint32(b, uint32(len(m.Entries)))
 	for _, e := range m.Entries {
 		b = AppendUint8(b, e.Type)
@@ -46,7 +51,7 @@ func (m *Append) AppendBody(b []byte) []byte {
 }
 
 func decodeAppend(d *Decoder) *Append {
-	m := &Append{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64(), Commit: d.Uint64()}
+	m := &Append{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64(), Commit: d.Uint64(), Stamp: d.Uint64()}
 	n := d.Count(5)
 	if n > 0 {
 		m.Entries = make([]Entry, n)
@@ -79,6 +84,8 @@ type AppendReply struct {
 	// Owner is the owner of Epoch as the follower knows it: a stale owner
 	// learns from a refusal whom its clients should go to.
 	Owner uint32
+	// Stamp echoes the Stamp of the latest append the follower took.
+	Stamp uint64
 }
 
 // Kind implements Message.
@@ -93,11 +100,12 @@ func (m *AppendReply) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.Match)
 	b = AppendUint64(b, m.Last)
 	b = AppendUint64(b, m.Durable)
-	return AppendUint32(b, m.Owner)
+	b = AppendUint32(b, m.Owner)
+	return AppendUint64(b, m.Stamp)
 }
 
 func decodeAppendReply(d *Decoder) *AppendReply {
-	return &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64(), Owner: d.Uint32()}
+	return &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64(), Owner: d.Uint32(), Stamp: d.Uint64()}
 }
 
 // String describes the reply.

@@ -1,0 +1,382 @@
+package node
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+)
+
+// recoveryStage is where a recovery is.
+type recoveryStage int
+
+const (
+	stageSeal    recoveryStage = iota // sealing replicas and collecting witnesses
+	stageFetch                        // copying the chosen source's history
+	stageInstall                      // replicating the recovered history under the new epoch
+)
+
+var stageNames = [...]string{"seal", "fetch", "install"}
+
+func (s recoveryStage) String() string { return stageNames[s] }
+
+// Resend intervals, in owner ticks.
+const (
+	sealResendTicks  = 5
+	fetchResendTicks = 10
+	fetchGiveUpTicks = 50
+)
+
+// witness is what a sealed replica reported holding.
+type witness struct {
+	node            NodeID
+	first, last     uint64
+	lastEpoch       uint64
+	digest          storage.Digest
+	historyID, proc uint64
+}
+
+// recovery brings a queue back after its owner was lost. The candidate
+// seals replicas at its new epoch (each then refuses the old owner) until
+// the sealed set intersects every confirmation quorum; the witness with
+// the most advanced history (highest last epoch, then last index) holds
+// every confirmed record, because each confirmed record is durable on a
+// confirmation quorum. The candidate copies what it lacks from that source
+// in verified pages, appends a marker in its own epoch, and activates once
+// an exact quorum holds the marker durably: the marker is what makes any
+// later recovery prefer this history over anything older.
+type recovery struct {
+	o         *ownerState
+	r         *replica
+	epoch     uint64
+	stage     recoveryStage
+	witnesses []witness
+	source    witness
+	ticks     uint64
+	// fetchSent is the tick of the fetch in flight, or 0.
+	fetchSent  uint64
+	fetchStart uint64
+	marker     uint64
+	activating bool
+	// sealedAt is when the seal quorum formed, on the monotonic clock: the
+	// old owner's delivery lease cannot outlast it by more than the lease.
+	sealedAt   uint64
+	started    time.Time
+	stageStart time.Time
+	rpcs       int
+	copied     int
+}
+
+// startRecovery begins recovering in the plan's epoch, sealing this
+// replica first.
+func (o *ownerState) startRecovery(q *QueueMeta) {
+	r := o.r
+	now := r.n.env.Now()
+	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now}
+	o.recovery, o.active = rec, false
+	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch))
+	r.follow.epochOwner = r.n.cfg.ID
+	r.epoch = max(r.epoch, q.Epoch)
+	r.n.env.Boundary("recovery.before.seal-persisted")
+	r.persistEpoch(r.epoch, func() {
+		r.n.env.Boundary("recovery.after.seal-persisted")
+		if o.recovery == rec {
+			rec.addWitness(r.witness())
+		}
+	})
+	rec.sendSeals()
+}
+
+// witness describes what this replica holds.
+func (r *replica) witness() witness {
+	last := r.log.LastIndex()
+	return witness{
+		node: r.n.cfg.ID, first: r.log.FirstIndex(), last: last, lastEpoch: r.epochOf(last),
+		digest: r.log.Digest(), historyID: r.identity.HistoryID, proc: r.n.process,
+	}
+}
+
+func (rec *recovery) sendSeals() {
+	for _, m := range rec.r.members {
+		if m != rec.r.n.cfg.ID && !slices.ContainsFunc(rec.witnesses, func(w witness) bool { return w.node == m }) {
+			rec.rpcs++
+			rec.r.n.env.Send(m, &wire.Seal{Queue: rec.r.name, Incarnation: rec.r.inc, Epoch: rec.epoch})
+		}
+	}
+}
+
+// sealQuorum is how many sealed witnesses make a set that intersects every
+// confirmation quorum of the policy.
+func sealQuorum(p wire.Policy, members int) int {
+	if bugs.Active(bugs.SkipSeal) {
+		return 1
+	}
+	if p == wire.PolicyAll {
+		return 1 // every confirmed record is on every replica
+	}
+	return members - quorum(p, members) + 1
+}
+
+func (rec *recovery) addWitness(w witness) {
+	if rec.stage != stageSeal || slices.ContainsFunc(rec.witnesses, func(x witness) bool { return x.node == w.node }) {
+		return
+	}
+	if w.historyID != rec.r.identity.HistoryID {
+		rec.r.n.emit("recovery.foreign-history", slog.String("q", rec.r.name), slog.String("from", w.node.String()))
+		return
+	}
+	rec.witnesses = append(rec.witnesses, w)
+	slices.SortFunc(rec.witnesses, func(a, b witness) int { return cmp.Compare(a.node, b.node) })
+	if len(rec.witnesses) >= sealQuorum(rec.o.policyOf(), len(rec.r.members)) && rec.hasSelf() {
+		rec.choose()
+	}
+}
+
+func (rec *recovery) hasSelf() bool {
+	return slices.ContainsFunc(rec.witnesses, func(w witness) bool { return w.node == rec.r.n.cfg.ID })
+}
+
+// policyOf is the queue's policy as the metadata has it.
+func (o *ownerState) policyOf() wire.Policy {
+	if q := o.r.n.meta.state.queues[o.r.name]; q != nil {
+		return q.Policy
+	}
+	return o.policy
+}
+
+// more reports whether witness a holds a more advanced history than b.
+func more(a, b witness) bool {
+	if a.lastEpoch != b.lastEpoch {
+		return a.lastEpoch > b.lastEpoch
+	}
+	return a.last > b.last
+}
+
+// choose selects the source among the sealed witnesses: the most advanced
+// history, this replica on a tie (it saves a copy).
+func (rec *recovery) choose() {
+	self := rec.r.witness()
+	src := self
+	for _, w := range rec.witnesses {
+		better := more(w, src)
+		if bugs.Active(bugs.ShortestSource) {
+			better = more(src, w)
+		}
+		if better {
+			src = w
+		}
+	}
+	rec.source = src
+	rec.sealedAt = rec.r.n.mono()
+	rec.endStage("ok", slog.Int("witnesses", len(rec.witnesses)), slog.String("source", src.node.String()),
+		slog.Uint64("source-last", src.last), slog.Uint64("source-epoch", src.lastEpoch))
+	if src.node == self.node || bugs.Active(bugs.InstallBeforeReadsDone) {
+		rec.install()
+		return
+	}
+	rec.stage = stageFetch
+	rec.fetchStart = rec.ticks
+	rec.sendFetch()
+}
+
+func (rec *recovery) sendFetch() {
+	prev := rec.r.log.LastIndex()
+	rec.fetchSent = rec.ticks + 1
+	rec.rpcs++
+	rec.r.n.env.Send(rec.source.node, &wire.Fetch{Queue: rec.r.name, Incarnation: rec.r.inc, Epoch: rec.epoch, PrevIndex: prev, PrevEpoch: rec.r.epochOf(prev)})
+}
+
+// onFetchReply takes one page from the source: drop a conflicting suffix
+// of this log, or append the page; when the source's witnessed end is
+// reached, the history must match its witnessed digest exactly.
+func (rec *recovery) onFetchReply(from NodeID, m *wire.FetchReply) {
+	r := rec.r
+	if rec.stage != stageFetch || from != rec.source.node || m.Epoch != rec.epoch {
+		return
+	}
+	rec.fetchSent = 0
+	if !m.OK {
+		if m.Hint >= r.log.LastIndex() {
+			rec.restart("the source does not hold what it witnessed")
+			return
+		}
+		r.n.emit("queue.truncate", slog.String("q", r.name), slog.Uint64("after", m.Hint))
+		if r.log.TruncateAfter(m.Hint) != nil {
+			return
+		}
+		r.noteTruncated(m.Hint)
+		rec.sendFetch()
+		return
+	}
+	if err := r.acceptEntries(m.PrevIndex, rec.epoch, m.Entries); err != nil {
+		rec.restart("a page from the source does not decode: " + err.Error())
+		return
+	}
+	for _, e := range m.Entries {
+		rec.copied += len(e.Body)
+	}
+	if r.log.LastIndex() < rec.source.last {
+		rec.sendFetch()
+		return
+	}
+	last := r.log.LastIndex()
+	if last != rec.source.last || r.epochOf(last) != rec.source.lastEpoch || r.log.Digest() != rec.source.digest {
+		r.n.emit("recovery.contradiction", slog.String("q", r.name), slog.Uint64("last", last),
+			slog.String("digest", r.log.Digest().String()), slog.String("witnessed", rec.source.digest.String()))
+		rec.restart("the copied history does not match the source's witness")
+		return
+	}
+	rec.endStage("ok", slog.Int("bytes", rec.copied))
+	rec.install()
+}
+
+// install makes this replica's history the recovered one: it rebuilds the
+// served state from it, appends the epoch marker and replicates.
+func (rec *recovery) install() {
+	o, r := rec.o, rec.r
+	rec.stage = stageInstall
+	rec.stageStart = r.n.env.Now()
+	state, err := r.buildState()
+	if err != nil {
+		r.readFailed(err)
+		return
+	}
+	o.state = state
+	for _, f := range o.followers {
+		f.next, f.match, f.durable = r.log.LastIndex()+1, 0, 0
+		f.probing, f.probeOutstanding = true, false
+	}
+	r.n.env.Boundary("recovery.before.install")
+	rec.marker = o.append(record{typ: recordEpochMark})
+	r.n.env.Boundary("recovery.after.install")
+	rec.checkInstalled()
+}
+
+// checkInstalled proposes activation once an exact quorum, this replica
+// among them, holds the marker durably.
+func (rec *recovery) checkInstalled() {
+	o, r := rec.o, rec.r
+	if rec.stage != stageInstall || rec.activating || rec.marker == 0 || r.log.DurableIndex() < rec.marker {
+		return
+	}
+	need := quorum(o.policyOf(), len(r.members))
+	if bugs.Active(bugs.ActivateWithoutQuorum) {
+		need = 1
+	}
+	members := []NodeID{r.n.cfg.ID}
+	for _, f := range o.followers {
+		if len(members) < need && min(f.match, f.durable) >= rec.marker {
+			members = append(members, f.id)
+		}
+	}
+	if len(members) < need {
+		return
+	}
+	// Wait out the old owner's delivery lease (with a margin for clock
+	// rates): until then it might still hand out messages this owner would
+	// hand out again.
+	if r.n.mono() < rec.sealedAt+deliveryLeaseTicks*5/4 {
+		return
+	}
+	if bugs.Active(bugs.ActivateWithoutQuorum) {
+		members = rec.padMembers(members)
+	}
+	slices.Sort(members)
+	rec.activating = true
+	r.n.env.Boundary("recovery.before.activate")
+	r.n.meta.propose(command{kind: cmdActivateRecovered, name: r.name, inc: r.inc, epoch: rec.epoch, node: r.n.cfg.ID,
+		process: r.n.process, members: members}, lifecycleTimeoutTicks, func(res result) {
+		rec.activating = false
+		if !res.ok {
+			r.n.emit("recovery.activate-failed", slog.String("q", r.name), slog.String("why", res.detail))
+		}
+	})
+}
+
+// padMembers fills a too-small member list with replicas that hold
+// nothing installed, which only the planted bug does.
+func (rec *recovery) padMembers(members []NodeID) []NodeID {
+	need := quorum(rec.o.policyOf(), len(rec.r.members))
+	for _, m := range rec.r.members {
+		if len(members) < need && !slices.Contains(members, m) {
+			members = append(members, m)
+		}
+	}
+	return members
+}
+
+// finishRecovery admits clients once the metadata has activated this
+// owner: everything up to the marker is the confirmed history.
+func (o *ownerState) finishRecovery(q *QueueMeta) {
+	rec := o.recovery
+	rec.endStage("ok", slog.Uint64("marker", rec.marker))
+	o.recovery = nil
+	o.active, o.policy = true, q.Policy
+	o.commit = max(o.commit, rec.marker)
+	r := o.r
+	r.n.emit("recovery.done", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch),
+		slog.Int64("us", r.n.env.Now().Sub(rec.started).Microseconds()), slog.Int("rpcs", rec.rpcs), slog.Int("bytes", rec.copied))
+	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
+		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
+	o.updateCommit()
+	o.replicate()
+	o.pump()
+}
+
+// endStage reports the stage's timing as a payload-free event.
+func (rec *recovery) endStage(outcome string, attrs ...slog.Attr) {
+	now := rec.r.n.env.Now()
+	base := []slog.Attr{
+		slog.String("q", rec.r.name), slog.Uint64("epoch", rec.epoch), slog.String("stage", rec.stage.String()),
+		slog.String("outcome", outcome), slog.Int64("us", now.Sub(rec.stageStart).Microseconds()),
+	}
+	rec.r.n.emit("recovery.stage", append(base, attrs...)...)
+	rec.stageStart = now
+}
+
+// restart abandons the attempt and starts over from sealing, in the same
+// epoch: this process still owns it.
+func (rec *recovery) restart(why string) {
+	rec.endStage("retry", slog.String("why", why))
+	o := rec.o
+	q := o.r.n.meta.state.queues[o.r.name]
+	o.recovery = nil
+	if q != nil && q.State == QueueRecovering && q.Epoch == rec.epoch {
+		o.startRecovery(q)
+	}
+}
+
+func (rec *recovery) abandon(why string) {
+	rec.r.n.emit("recovery.abandoned", slog.String("q", rec.r.name), slog.Uint64("epoch", rec.epoch), slog.String("why", why))
+	rec.o.recovery = nil
+}
+
+// tick resends what got no answer.
+func (rec *recovery) tick() {
+	rec.ticks++
+	switch rec.stage {
+	case stageSeal:
+		if rec.ticks%sealResendTicks == 0 {
+			rec.sendSeals()
+		}
+	case stageFetch:
+		switch {
+		case rec.ticks-rec.fetchStart > fetchGiveUpTicks:
+			rec.restart("the source stopped answering")
+		case rec.fetchSent != 0 && rec.ticks-rec.fetchSent > fetchResendTicks:
+			rec.sendFetch()
+		}
+	case stageInstall:
+		rec.checkInstalled()
+	}
+}
+
+// String renders the recovery for debugging.
+func (rec *recovery) String() string {
+	return fmt.Sprintf("recovery{%s epoch=%d stage=%s witnesses=%d}", rec.r.name, rec.epoch, rec.stage, len(rec.witnesses))
+}

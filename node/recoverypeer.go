@@ -1,0 +1,133 @@
+package node
+
+import (
+	"log/slog"
+
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// onSeal seals this replica at the candidate's epoch: from then on it
+// refuses every older epoch, which fences the old owner. It answers with
+// its witness once both the epoch and its log are durable, so the witness
+// describes what survives a crash.
+func (n *Node) onSeal(from NodeID, m *wire.Seal) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil {
+		return
+	}
+	if m.Epoch < r.epoch {
+		n.env.Send(from, &wire.SealReply{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Owner: uint32(r.follow.epochOwner)})
+		return
+	}
+	if m.Epoch == r.epoch && r.own != nil {
+		return // this node is the writer of this epoch; only it seals in it
+	}
+	r.becomeFollower(from)
+	r.follow.epochOwner = from
+	if m.Epoch > r.epoch {
+		r.epoch = m.Epoch
+		r.follow.match, r.follow.reported, r.follow.stamp = 0, 0, 0
+		n.env.Boundary("recovery.before.seal-persisted")
+	}
+	r.log.RequestSync()
+	epoch := r.epoch
+	r.persistEpoch(epoch, func() {
+		n.env.Boundary("recovery.after.seal-persisted")
+		r.afterLogDurable(func() {
+			w := r.witness()
+			n.env.Send(from, &wire.SealReply{
+				Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.first, Last: w.last,
+				LastEpoch: w.lastEpoch, Digest: w.digest[:], HistoryID: w.historyID, Instance: w.proc, Owner: uint32(from),
+			})
+		})
+	})
+}
+
+// afterLogDurable calls fn once everything appended so far is durable.
+func (r *replica) afterLogDurable(fn func()) {
+	if r.log.DurableIndex() >= r.log.LastIndex() {
+		fn()
+		return
+	}
+	r.durableWaiters = append(r.durableWaiters, durableWaiter{index: r.log.LastIndex(), fn: fn})
+	r.log.RequestSync()
+}
+
+type durableWaiter struct {
+	index uint64
+	fn    func()
+}
+
+// runDurableWaiters calls the waiters whose index is now durable.
+func (r *replica) runDurableWaiters() {
+	kept := r.durableWaiters[:0]
+	var ready []func()
+	for _, w := range r.durableWaiters {
+		if r.log.DurableIndex() >= w.index {
+			ready = append(ready, w.fn)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	r.durableWaiters = kept
+	for _, fn := range ready {
+		fn()
+	}
+}
+
+func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || r.own == nil || r.own.recovery == nil {
+		return
+	}
+	rec := r.own.recovery
+	switch {
+	case !m.OK && m.Epoch > rec.epoch:
+		// Someone holds a newer epoch: this plan is stale. The metadata
+		// will say what happened; stop here.
+		r.own.goStale(NodeID(m.Owner), "a replica was sealed at a newer epoch")
+	case m.OK && m.Epoch == rec.epoch:
+		w := witness{node: from, first: m.First, last: m.Last, lastEpoch: m.LastEpoch, historyID: m.HistoryID, proc: m.Instance}
+		copy(w.digest[:], m.Digest)
+		rec.addWitness(w)
+	}
+}
+
+// onFetch serves one page of this sealed replica's history to the
+// candidate of the epoch it is sealed at.
+func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil {
+		return
+	}
+	reply := &wire.FetchReply{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: m.PrevIndex, Last: r.log.LastIndex()}
+	switch last := r.log.LastIndex(); {
+	case m.Epoch != r.epoch || from != r.follow.epochOwner:
+		reply.Hint = last
+	case m.PrevIndex > last:
+		reply.Hint = last
+	case r.epochOf(m.PrevIndex) != m.PrevEpoch:
+		reply.Hint = r.runStart(m.PrevIndex) - 1
+	default:
+		rd := r.log.NewReader(m.PrevIndex + 1)
+		page, err := rd.Next(last, n.cfg.PageRecords, n.cfg.PageBytes)
+		rd.Close()
+		if err != nil {
+			n.emit("recovery.source-read-failed", slog.String("q", r.name), slog.String("err", err.Error()))
+			return
+		}
+		reply.OK = true
+		for _, rec := range page {
+			reply.Entries = append(reply.Entries, wire.Entry{Type: uint8(rec.Type), Body: append([]byte(nil), rec.Body...)})
+		}
+	}
+	n.env.Send(from, reply)
+}
+
+func (n *Node) onFetchReply(from NodeID, m *wire.FetchReply) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || r.own == nil || r.own.recovery == nil {
+		return
+	}
+	r.own.recovery.onFetchReply(from, m)
+}

@@ -1,0 +1,108 @@
+package props
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// NamedScenario is one of the failover acceptance scenarios: a scripted
+// fault schedule on top of a seed's workload, and what must be seen to
+// happen besides every checker passing.
+type NamedScenario struct {
+	Name  string
+	About string
+	// Build scripts the faults, given the first queue's owner and its
+	// other replicas in recovery-candidate order (0-based node indexes).
+	Build func(owner int, others []int) []sim.Fault
+	// Expect names node events that must occur at least once.
+	Expect []string
+}
+
+// NamedScenarios are the acceptance scenarios of owner failover.
+var NamedScenarios = []NamedScenario{
+	{
+		Name:  "confirm-ab-c-behind",
+		About: "the owner and one follower confirm while the other follower is cut off; the owner is lost; the lagging follower may be the candidate and must recover the confirmed history before it serves",
+		Build: func(owner int, others []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 2 * time.Second, Kind: sim.FaultIsolate, Node: others[0], Length: 2500 * time.Millisecond},
+				{At: 4 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 3 * time.Second},
+			}
+		},
+		Expect: []string{"recovery.done"},
+	},
+	{Name: "owner-kill", About: "the owner's process is killed and stays down past detection",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 3 * time.Second}}
+		}, Expect: []string{"recovery.done"}},
+	{Name: "owner-pause", About: "the owner pauses longer than detection; when it resumes it must stop serving and confirm nothing",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultPause, Node: owner, Length: 3 * time.Second}}
+		}, Expect: []string{"recovery.done", "queue.owner-stopped"}},
+	{Name: "silent-loss-to-owner", About: "every packet to the owner vanishes silently, no resets",
+		Build: func(owner int, others []int) []sim.Fault {
+			var fs []sim.Fault
+			for _, o := range others {
+				fs = append(fs, sim.Fault{At: 3 * time.Second, Kind: sim.FaultOneWay, Node: o, Peer: owner, Length: 3 * time.Second})
+			}
+			return fs
+		}, Expect: []string{"recovery.done"}},
+	{Name: "owner-cut-from-metadata", About: "the owner is cut from every node but still reachable by clients; it must answer them fenced",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultIsolate, Node: owner, Length: 3 * time.Second}}
+		}, Expect: []string{"recovery.done", "queue.stale"}},
+	{Name: "owner-and-leader-lost", About: "the owner and the metadata leader are lost at once",
+		Build: func(int, []int) []sim.Fault {
+			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultCrashLeaderOwner, Length: 3 * time.Second}}
+		}},
+	{Name: "candidate-lost", About: "the recovery candidate crashes mid-recovery, after sealing itself",
+		Build: func(owner int, others []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 4 * time.Second},
+				{At: 3 * time.Second, Kind: sim.FaultCrashAt, Node: others[0], Boundary: "recovery.after.seal-persisted", Hit: 1, Length: 2 * time.Second},
+			}
+		}, Expect: []string{"recovery.done"}},
+	{Name: "lost-replies", About: "the network loses a third of everything during the failover",
+		Build: func(owner int, others []int) []sim.Fault {
+			fs := []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 3 * time.Second}}
+			for _, o := range others {
+				fs = append(fs, sim.Fault{At: 3 * time.Second, Kind: sim.FaultLossy, Node: o, Length: 3 * time.Second})
+			}
+			return fs
+		}, Expect: []string{"recovery.done"}},
+	{Name: "repeated-failovers", About: "the owner is lost, then the recovered owner, then the next",
+		Build: func(owner int, others []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 2 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 5 * time.Second},
+				{At: 4 * time.Second, Kind: sim.FaultCrash, Node: others[0], Length: 1500 * time.Millisecond},
+				{At: 6 * time.Second, Kind: sim.FaultCrash, Node: others[1], Length: 1500 * time.Millisecond},
+			}
+		}, Expect: []string{"recovery.done"}},
+	{Name: "policy-change-mid-suspicion", About: "the detection policy changes while the owner is suspected but not yet confirmed",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 4 * time.Second},
+				{At: 3200 * time.Millisecond, Kind: sim.FaultSetDetection, Hit: 2},
+			}
+		}, Expect: []string{"recovery.done"}},
+}
+
+// Scenario builds the named scenario on seed's workload, with disk errors
+// off so that only the scripted faults happen, in heartbeat detection.
+func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
+	sc := sim.QueueScenario(seed)
+	d := &sc.Swarm.Disk
+	d.SyncErrorRate, d.WriteErrorRate, d.ReadErrorRate = 0, 0, 0
+	sc.Swarm.Net.Loss, sc.Detection = 0, node.DetectHeartbeat
+	sc.Workload.Queues[0].Policy = 0 // majority: the policy every failover case is about
+	ids := []node.NodeID{1, 2, 3}
+	set := node.Placement{Nodes: ids, Replicas: 3}.ReplicaSet(sc.Workload.Queues[0].Name)
+	owner := int(set[0]) - 1
+	others := []int{int(set[1]) - 1, int(set[2]) - 1}
+	sc.Faults = ns.Build(owner, others)
+	slices.SortStableFunc(sc.Faults, func(a, b sim.Fault) int { return int(a.At - b.At) })
+	return sc
+}

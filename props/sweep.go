@@ -1,0 +1,61 @@
+package props
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// BoundaryBaseline is the scenario a boundary sweep starts from: the
+// seed's workload and noise, no disk errors, and exactly one scripted
+// fault, the loss of the first queue's owner for three seconds, so the
+// run walks through a whole failover.
+func BoundaryBaseline(seed uint64) sim.Scenario {
+	sc := sim.QueueScenario(seed)
+	d := &sc.Swarm.Disk
+	d.SyncErrorRate, d.WriteErrorRate, d.ReadErrorRate = 0, 0, 0
+	owner := node.Placement{Nodes: []node.NodeID{1, 2, 3}, Replicas: 3}.Owner(sc.Workload.Queues[0].Name)
+	sc.Faults = []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultCrash, Node: int(owner) - 1, Length: 3 * time.Second}}
+	return sc
+}
+
+// BoundaryCase is one run of a sweep: the baseline with a crash of Node at
+// its Hit-th arrival at Boundary.
+type BoundaryCase struct {
+	Node     int
+	Boundary string
+	Hit      int
+}
+
+// BoundaryCases lists the sweep's runs: every (node, boundary) the
+// baseline hit, at each of its first k hits, in a stable order.
+func BoundaryCases(baseline sim.Result, k int) []BoundaryCase {
+	var out []BoundaryCase
+	keys := slices.SortedFunc(maps.Keys(baseline.NodeBoundaries), func(a, b sim.BoundaryHit) int {
+		if c := cmp.Compare(a.Boundary, b.Boundary); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Node, b.Node)
+	})
+	for _, key := range keys {
+		for hit := 1; hit <= min(k, baseline.NodeBoundaries[key]); hit++ {
+			out = append(out, BoundaryCase{Node: key.Node, Boundary: key.Boundary, Hit: hit})
+		}
+	}
+	return out
+}
+
+// CaseScenario adds the case's crash to the baseline. The crash is armed
+// from the start, so hit counts match the baseline's up to the crash.
+func CaseScenario(baseline sim.Scenario, c BoundaryCase) sim.Scenario {
+	sc := baseline
+	sc.Faults = append(slices.Clone(baseline.Faults), sim.Fault{
+		At: 0, Kind: sim.FaultCrashAt, Node: c.Node, Boundary: c.Boundary, Hit: c.Hit, Length: 400 * time.Millisecond,
+	})
+	slices.SortStableFunc(sc.Faults, func(a, b sim.Fault) int { return cmp.Compare(a.At, b.At) })
+	return sc
+}
