@@ -81,10 +81,20 @@ func (d *detector) watchOf(id NodeID) *watch {
 
 // onBecameLeader starts the new leader's view from scratch: everyone is
 // presumed alive as of now.
-func (n *Node) onBecameLeader() {
-	if d := n.detector; d != nil {
-		for _, w := range d.watches {
-			w.lastHeard, w.verifyBy, w.suspected, w.confirmed = d.ticks, 0, false, n.meta.state.down[w.id]
+//
+// One exception: the leader this node replaced. The election itself proves
+// it has been silent for at least the election timeout, so its watch
+// starts that far in the past; a dead leader that owned queues is then
+// confirmed down without waiting out a fresh grace period.
+func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
+	d := n.detector
+	if d == nil {
+		return
+	}
+	for _, w := range d.watches {
+		w.lastHeard, w.verifyBy, w.suspected, w.confirmed = d.ticks, 0, false, n.meta.state.down[w.id]
+		if w.id == previous {
+			w.lastHeard -= min(d.ticks, uint64(silent/detectTick))
 		}
 	}
 }

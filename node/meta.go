@@ -54,7 +54,13 @@ type metaNode struct {
 	silentTicks  int // ticks since the leader was last heard
 	timeoutTicks int // this round's election timeout, with jitter
 	leader       NodeID
-	term         uint64
+	// lastLeader is the last other node this node knew as leader. When it
+	// campaigns, it notes whom it campaigned against and how long that
+	// leader had been silent.
+	lastLeader        NodeID
+	campaignedAgainst NodeID
+	lastSilence       int
+	term              uint64
 
 	seq       uint64
 	proposals map[proposalID]*proposal
@@ -267,6 +273,7 @@ func (m *metaNode) tick() {
 // campaign forgets the current leader (so check-quorum's lease does not
 // make this node ignore its own election) and starts a pre-vote.
 func (m *metaNode) campaign(why string) {
+	m.campaignedAgainst, m.lastSilence = m.lastLeader, m.silentTicks
 	m.n.emit("meta.campaign", slog.String("why", why), slog.Uint64("term", m.term))
 	m.rn.ForgetLeader()
 	m.rn.Campaign()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/node/wire"
@@ -44,9 +45,12 @@ func (m *metaNode) noteSoftState(ss *raft.SoftState) {
 	m.term = m.rn.BasicStatus().HardState.GetTerm()
 	if lead := NodeID(ss.Lead); lead != m.leader {
 		m.leader = lead
+		if lead != 0 && lead != m.n.cfg.ID {
+			m.lastLeader = lead
+		}
 		if lead == m.n.cfg.ID && ss.RaftState == raft.StateLeader {
 			m.n.emit("meta.leader", slog.Uint64("term", m.term), slog.Uint64("node", uint64(lead)))
-			m.n.onBecameLeader()
+			m.n.onBecameLeader(m.campaignedAgainst, time.Duration(m.lastSilence)*m.n.cfg.MetaTick)
 		}
 	}
 }

@@ -402,7 +402,7 @@ func (o *ownerState) stop(owner NodeID) {
 // quorum's answers let an owner keep delivering. Deliveries are reads: an
 // owner that a partition has cut from its followers must stop serving
 // them before a recovery elsewhere can start serving the same messages.
-const deliveryLeaseTicks = 40
+const deliveryLeaseTicks = 20
 
 // leaseValid reports whether enough followers accepted appends this owner
 // sent within the lease to make a quorum with it: none of them can have

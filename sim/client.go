@@ -25,7 +25,11 @@ type clientProc struct {
 	rng      *rand.Rand
 	producer bool
 	consumer bool
-	ops      map[core.OpID]int // history index of each pending op
+	// probe marks a probe client: it works only the first queue, starts at
+	// the workload's ProbeAt, and (as a publisher) publishes every 10ms.
+	probe     bool
+	published int
+	ops       map[core.OpID]int // history index of each pending op
 	// tickAt is when the core's next deadline is scheduled; tickGen
 	// invalidates older scheduled ticks.
 	tickAt  time.Duration
@@ -56,7 +60,7 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 	}
 	c.core = core.New(core.Config{
 		Producer: uint64(i + 1), Nodes: nodes, RequestTimeout: wl.RequestTimeout,
-		MaxAttempts: 4, RetryBackoff: 20 * time.Millisecond,
+		MaxAttempts: 4, RetryBackoff: 20 * time.Millisecond, MaxBackoff: 250 * time.Millisecond,
 	}, newStream(w.sc.Seed, streamWorkload, uint64(i), 1))
 	return c
 }
@@ -111,7 +115,7 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 	frame := wire.Encode(nil, m)
 	if p.state == stateDown {
 		c.tracef("send to=%s %s: node down", p.id, wire.Describe(m))
-		c.w.resetClient(c, p, p.inc, c.w.net.RoundTrip(c.addr, netsim.Addr(p.id)))
+		c.w.refuseClient(c, p)
 		return
 	}
 	arrivals := c.w.net.Route(c.w.now, c.addr, netsim.Addr(p.id), len(frame))

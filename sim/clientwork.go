@@ -12,6 +12,7 @@ import (
 // startClients schedules every client's first action.
 func (w *World) startClients() {
 	wl := w.sc.Workload
+	defer w.startProbes()
 	for i := range wl.Producers + wl.Consumers {
 		c := w.newClient(i, wl)
 		w.clients = append(w.clients, c)
@@ -31,6 +32,34 @@ func (w *World) startClients() {
 			})
 		}
 	}
+}
+
+// startProbes adds the failover probes, if the workload asks for them.
+func (w *World) startProbes() {
+	wl := w.sc.Workload
+	if wl.ProbeAt <= 0 {
+		return
+	}
+	n := wl.Producers + wl.Consumers
+	sub := w.newClient(n, wl)
+	sub.producer, sub.consumer, sub.probe = false, true, true
+	pub := w.newClient(n+1, wl)
+	pub.producer, pub.consumer, pub.probe = true, false, true
+	w.clients = append(w.clients, sub, pub)
+	if n == 0 {
+		w.schedule(0, -1, 0, sub.createQueues) // no one else will
+	}
+	w.schedule(wl.ProbeAt, -1, 0, func() { sub.subscribe(wl.Queues[0].Name) })
+	w.schedule(wl.ProbeAt, -1, 0, pub.publishLoop)
+}
+
+// ProbeClients returns the indexes of the probe subscriber and publisher,
+// or -1s if the workload has none.
+func ProbeClients(wl *Workload) (sub, pub int) {
+	if wl == nil || wl.ProbeAt <= 0 {
+		return -1, -1
+	}
+	return wl.Producers + wl.Consumers, wl.Producers + wl.Consumers + 1
 }
 
 var noID wire.MessageID
@@ -58,22 +87,30 @@ func (c *clientProc) createQueue(name string) {
 // safety phase ends.
 func (c *clientProc) publishLoop() {
 	wl := c.w.sc.Workload
-	if c.w.Live() {
+	if c.w.Live() || wl.PublishLimit > 0 && c.published >= wl.PublishLimit && !c.probe {
 		return
 	}
+	c.published++
 	q := wl.Queues[c.rng.IntN(len(wl.Queues))].Name
+	if c.probe {
+		q = wl.Queues[0].Name
+	}
 	payload := make([]byte, c.rng.IntN(wl.PayloadMax+1))
 	for i := range payload {
 		payload[i] = byte(c.rng.Uint32())
 	}
 	var delay time.Duration
-	if chance(c.rng, wl.DelayChance) {
+	if !c.probe && chance(c.rng, wl.DelayChance) {
 		delay = time.Duration(1 + c.rng.Int64N(int64(wl.DelayMax)))
 	}
 	id, msg := c.core.Publish(c.now(), q, payload, delay)
 	c.invoked(id, "publish", q, msg, delay)
 	c.flush()
-	c.w.schedule(c.w.now+wl.PublishEvery.Draw(c.rng), -1, 0, c.publishLoop)
+	next := wl.PublishEvery.Draw(c.rng)
+	if c.probe {
+		next = 10 * time.Millisecond
+	}
+	c.w.schedule(c.w.now+next, -1, 0, c.publishLoop)
 }
 
 func (c *clientProc) subscribe(queue string) {
@@ -101,7 +138,7 @@ func (c *clientProc) react(d core.Delivery) {
 		var id core.OpID
 		kind := "ack"
 		switch {
-		case c.w.Live() || roll < wl.AckChance:
+		case c.w.Live() || c.probe || roll < wl.AckChance:
 			id = c.core.Ack(c.now(), d)
 		case roll < wl.AckChance+wl.NackChance:
 			id, kind = c.core.Nack(c.now(), d), "nack"
@@ -147,6 +184,22 @@ func (w *World) resetClient(c *clientProc, p *process, inc uint64, delay time.Du
 }
 
 type clientNodeKey struct{ client, node int }
+
+// refuseClient answers a send to a node whose process is down the way a
+// host answers a connect to a closed port: the client hears a round trip
+// later that the connection failed, unless a partition swallows the
+// refusal too. Every refused send is reported, so a client that keeps
+// trying a dead node keeps failing fast instead of waiting out a timeout.
+func (w *World) refuseClient(c *clientProc, p *process) {
+	if w.net.Blocked(netsim.Addr(p.id), c.addr) {
+		return
+	}
+	w.schedule(w.now+w.net.RoundTrip(c.addr, netsim.Addr(p.id)), -1, 0, func() {
+		c.tracef("refused node=%s", p.id)
+		c.core.OnDisconnect(c.now(), uint32(p.id))
+		c.flush()
+	})
+}
 
 // dropConnections breaks every client connection to a crashed node's
 // incarnation; clients hear of it a round trip later unless a partition

@@ -58,7 +58,7 @@ func (w *World) applyFault(f Fault) {
 		w.net.Spike(a, b, f.Extra, end)
 	case FaultClockJump:
 		p.clockOffset += f.Extra
-	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection:
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection, FaultCrashOwner:
 		w.applyMetaFault(f)
 	case FaultLossy:
 		w.makeLossy(p, f.Length)
@@ -118,9 +118,15 @@ func (w *World) applyMetaFault(f Fault) {
 			p.crash("fault: all", f.Length)
 		}
 	case FaultCrashLeaderOwner:
+		// The owner goes first, so a node holding both roles is recorded
+		// as the owner it also was.
+		if owner := w.firstQueueOwner(); owner != nil {
+			owner.crash("fault: owner", f.Length)
+		}
 		if leader != nil {
 			leader.crash("fault: leader", f.Length)
 		}
+	case FaultCrashOwner:
 		if owner := w.firstQueueOwner(); owner != nil {
 			owner.crash("fault: owner", f.Length)
 		}
@@ -138,12 +144,22 @@ func (w *World) leaderProc() *process {
 	return w.procs[w.leader]
 }
 
+// firstQueueOwner is the running owner of the workload's first queue:
+// the node that activated it at the highest epoch, or before any
+// activation, its placement owner. It is nil when that node is down.
 func (w *World) firstQueueOwner() *process {
 	if w.sc.Workload == nil || len(w.sc.Workload.Queues) == 0 {
 		return nil
 	}
-	owner := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}.Owner(w.sc.Workload.Queues[0].Name)
-	return w.procs[int(owner)-1]
+	name := w.sc.Workload.Queues[0].Name
+	owner := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}.Owner(name)
+	if a, ok := w.activeOwners[name]; ok {
+		owner = a.node
+	}
+	if p := w.procs[int(owner)-1]; p.state != stateDown {
+		return p
+	}
+	return nil
 }
 
 func (w *World) splitGroups(group []int) (in, out []netsim.Addr) {

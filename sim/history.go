@@ -99,4 +99,15 @@ type History struct {
 	Owners map[string]node.NodeID
 	// Crashes counts node crashes during the run.
 	Crashes int
+	// Crashed lists every crash, in order, with what caused it.
+	Crashed []CrashRecord
+}
+
+// CrashRecord is one node crash.
+type CrashRecord struct {
+	At   time.Duration
+	Node node.NodeID
+	// Reason says what caused it; a fault aimed at a role names the
+	// role ("fault: owner", "fault: leader").
+	Reason string
 }

@@ -98,6 +98,7 @@ func (p *process) crash(reason string, down time.Duration) {
 	}
 	p.tracef("crash (%s) down=%v", reason, down)
 	p.w.crashes++
+	p.w.hist.Crashed = append(p.w.hist.Crashed, CrashRecord{p.w.now, p.id, reason})
 	p.w.dropConnections(p, p.inc)
 	p.state = stateDown
 	p.inc++ // every pending event of the dead incarnation is now stale

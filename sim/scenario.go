@@ -73,11 +73,12 @@ const (
 	FaultCrashLeaderOwner                  // crash the metadata leader and the first queue's owner together
 	FaultSetDetection                      // switch the detection policy to mode Hit (1 heartbeat, 2 eager)
 	FaultLossy                             // lose a third of the messages to and from Node for Length
+	FaultCrashOwner                        // crash the first queue's current owner, restart after Length
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
-	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy"}
+	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -114,7 +115,7 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" by=%v", f.Extra)
 	case FaultCrashAt:
 		s += fmt.Sprintf(" boundary=%s hit=%d down=%v", f.Boundary, f.Hit, f.Length)
-	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner:
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner:
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
 	case FaultSetDetection:
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)

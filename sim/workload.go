@@ -33,6 +33,15 @@ type Workload struct {
 	// Quiet is the final stretch of the run in which clients start
 	// nothing new, so replicas can converge before the checks.
 	Quiet time.Duration
+	// PublishLimit stops each producer after that many publishes (0: no
+	// limit): a way to build a fixed backlog.
+	PublishLimit int
+	// ProbeAt, when positive, adds two probe clients on the first queue:
+	// a fresh subscriber that subscribes at ProbeAt and acks everything,
+	// and a publisher that publishes every 10ms from ProbeAt on. Failover
+	// measurements time the first delivery and the first confirmed publish
+	// they see.
+	ProbeAt time.Duration
 }
 
 // QueueSpec is one queue of the workload.

@@ -128,6 +128,9 @@ type World struct {
 	// for the highest term so far, or -1.
 	leader     int
 	leaderTerm uint64
+	// activeOwners holds, per queue, the node that announced activation
+	// at the highest epoch: the owner faults aim at.
+	activeOwners map[string]activeOwner
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -139,7 +142,7 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	w := &World{
 		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int), nodeHits: make(map[BoundaryHit]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
-		clientResets: make(map[clientNodeKey]uint64), leader: -1, activationsChecked: make(map[string]bool),
+		clientResets: make(map[clientNodeKey]uint64), leader: -1, activeOwners: make(map[string]activeOwner), activationsChecked: make(map[string]bool),
 		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID)},
 	}
 	w.netRng = newStream(sc.Seed, streamNetwork)
@@ -294,6 +297,12 @@ func (w *World) addrs() []netsim.Addr {
 	return out
 }
 
+// activeOwner is a queue's owner as the activations announced it.
+type activeOwner struct {
+	node       node.NodeID
+	inc, epoch uint64
+}
+
 // recordedEvents are the node events checkers read from the history.
 var recordedEvents = map[string]string{
 	"queue.reported":      "durable",
@@ -345,6 +354,11 @@ func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
 		// Leaders of older terms may still announce themselves late; the
 		// leader is the one of the highest term.
 		w.leader, w.leaderTerm = int(id)-1, ne.Term
+	}
+	if cur := w.activeOwners[ne.Queue]; e.Name == "queue.active" && (ne.Inc != cur.inc || ne.Epoch >= cur.epoch) {
+		// A new incarnation starts its epochs over; within one, the
+		// highest epoch's owner is the owner.
+		w.activeOwners[ne.Queue] = activeOwner{id, ne.Inc, ne.Epoch}
 	}
 	if e.Name == "detect.suspect" && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
 		ne.TargetUp = w.procs[ne.Value-1].state != stateDown

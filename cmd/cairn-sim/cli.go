@@ -30,6 +30,9 @@ commands:
               [--seed N] [--k K] [--only NODE:BOUNDARY:HIT [--trace FILE]]
   election-report  crash the metadata leader once per seed and report election latency
               per detection mode: [--seeds A-B]
+  failover-report  kill a queue's owner once per seed and report times to suspicion,
+              activation, first delivery, first confirmed publish: [--seeds A-B]
+              [--backlogs 0,10000] [--detection heartbeat|eager]
   hunt        switch on a planted bug and find the first seed that catches it:
               --bug NAME [--seeds A-B] (needs a binary built with -tags cairn_bugs)
 
@@ -56,6 +59,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdSweepBoundaries(args[1:], stdout, stderr)
 	case "election-report":
 		code, err = cmdElectionReport(args[1:], stdout, stderr)
+	case "failover-report":
+		code, err = cmdFailoverReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -99,3 +99,18 @@ func TestHuntNeedsPlantedBugs(t *testing.T) {
 		t.Fatalf("hunt for an unknown bug exited %d", code)
 	}
 }
+
+func TestFailoverReport(t *testing.T) {
+	code, out := run(t, "failover-report", "--seeds", "1-3", "--backlogs", "0", "--workers", "2")
+	if code != exitOK || !strings.Contains(out, "owner+metadata leader") || !strings.Contains(out, "incomplete 0") {
+		t.Fatalf("failover-report exited %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{
+		{"failover-report", "--seeds", "3-1"}, {"failover-report", "--backlogs", "x"},
+		{"failover-report", "--detection", "psychic"},
+	} {
+		if code, out := run(t, args...); code != exitUsage {
+			t.Errorf("%q exited %d, want %d:\n%s", args, code, exitUsage, out)
+		}
+	}
+}

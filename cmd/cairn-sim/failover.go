@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/props"
+	"github.com/sourcegraph/conc"
+)
+
+// cmdFailoverReport kills a queue's owner once per seed, per case, and
+// reports the virtual time from the kill to each instant that matters.
+func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("failover-report", stderr)
+	seeds := fs.String("seeds", "1-30", "one trial per seed, A-B (30 or more for a p95); a case whose kill can\n"+
+		"take two of the queue's replicas skips those seeds and goes on past B for as many trials")
+	backlogs := fs.String("backlogs", "0,10000", "comma-separated backlogs of unconsumed messages before the kill")
+	detection := fs.String("detection", "heartbeat", "failure detection mode: heartbeat or eager")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "trials run in parallel")
+	if err := fs.Parse(args); err != nil {
+		return 0, usageError{err.Error()}
+	}
+	r, err := parseSeeds("", *seeds)
+	if err != nil {
+		return 0, err
+	}
+	mode := node.DetectHeartbeat
+	switch *detection {
+	case "heartbeat":
+	case "eager":
+		mode = node.DetectEager
+	default:
+		return 0, usageError{fmt.Sprintf("--detection %q: want heartbeat or eager", *detection)}
+	}
+	var cases []props.FailoverCase
+	for _, b := range strings.Split(*backlogs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(b))
+		if err != nil || n < 0 {
+			return 0, usageError{fmt.Sprintf("--backlogs: %q is not a count", b)}
+		}
+		cases = append(cases, props.FailoverCase{Backlog: n}, props.FailoverCase{Backlog: n, WithLeader: true})
+	}
+	code := exitOK
+	fmt.Fprintf(stdout, "virtual time from the kill, %s detection, %d trials per case from seed %d (median / p95 / max)\n",
+		*detection, r.count(), r.first)
+	for _, c := range cases {
+		measured, skipped := failoverTrials(r.first, r.count(), c, mode, *workers)
+		if reportCase(stdout, c, measured, skipped) {
+			code = exitSafety
+		}
+	}
+	return code, nil
+}
+
+// failoverTrials runs consecutive seeds until n trials measure the case,
+// and returns them with the unrecoverable trials it passed over (those
+// where the kill took two of the queue's replicas).
+func failoverTrials(first uint64, n int, c props.FailoverCase, mode uint8, workers int) (measured, skipped []props.FailoverTrial) {
+	for next := first; len(measured) < n; {
+		batch := runTrials(next, n-len(measured), c, mode, workers)
+		next += uint64(len(batch))
+		for _, t := range batch {
+			if t.Unrecoverable {
+				skipped = append(skipped, t)
+			} else {
+				measured = append(measured, t)
+			}
+		}
+	}
+	return measured, skipped
+}
+
+// runTrials runs seeds first..first+count-1 in parallel, in seed order.
+func runTrials(first uint64, count int, c props.FailoverCase, mode uint8, workers int) []props.FailoverTrial {
+	out := make([]props.FailoverTrial, count)
+	var next atomic.Int64
+	var wg conc.WaitGroup
+	for range min(workers, count) {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(len(out)) {
+					return
+				}
+				out[i] = props.RunFailoverTrial(first+uint64(i), c, mode)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// reportCase prints one case and reports whether a trial broke a promise.
+func reportCase(w io.Writer, c props.FailoverCase, trials, skipped []props.FailoverTrial) bool {
+	var sus, act, del, pub []time.Duration
+	failed, extra, led, broken := 0, 0, 0, false
+	for _, t := range skipped {
+		if len(t.Violations) > 0 {
+			broken = true
+			fmt.Fprintf(w, "  seed %d broke a promise: %s\n", t.Seed, t.Violations[0])
+		}
+	}
+	for _, t := range trials {
+		if len(t.Violations) > 0 {
+			broken = true
+			fmt.Fprintf(w, "  seed %d broke a promise: %s\n", t.Seed, t.Violations[0])
+		}
+		if !t.Complete {
+			failed++
+			continue
+		}
+		if t.OwnerLed {
+			led++
+		}
+		sus, act, del, pub = append(sus, t.Suspicion), append(act, t.Activation), append(del, t.FirstDelivery), append(pub, t.FirstPublish)
+		extra += max(0, t.Failovers-1)
+	}
+	loss := "owner"
+	if c.WithLeader {
+		loss = "owner+metadata leader"
+	}
+	fmt.Fprintf(w, "%-22s backlog %-7d suspicion %s | activation %s | first delivery %s | first confirmed publish %s | incomplete %d, extra reassignments %d, owner also led metadata in %d\n",
+		loss, c.Backlog, dist(sus), dist(act), dist(del), dist(pub), failed, extra, led)
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "%-22s %d more seeds lost two of the queue's three replicas and were not measured (no promise broken)\n", "", len(skipped))
+	}
+	return broken
+}
+
+func dist(ds []time.Duration) string {
+	d := props.Summarize(ds)
+	r := func(x time.Duration) string { return x.Round(time.Millisecond).String() }
+	return fmt.Sprintf("%s/%s/%s", r(d.Median), r(d.P95), r(d.Max))
+}

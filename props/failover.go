@@ -1,0 +1,166 @@
+package props
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// FailoverCase is one row of the failover report.
+type FailoverCase struct {
+	// WithLeader crashes the metadata leader together with the owner.
+	WithLeader bool
+	// Backlog is how many messages are published (and left unconsumed)
+	// before the kill.
+	Backlog int
+}
+
+// failoverKillAt is when the owner dies, after the backlog is published.
+const failoverKillAt = 4 * time.Second
+
+// FailoverScenario builds one trial: the seed's network latency and sync
+// latency (no loss, no disk errors), one majority queue, a backlog built
+// by one producer, the owner (and maybe the metadata leader) killed at
+// failoverKillAt for good, and probe clients starting at the kill.
+func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
+	sc := sim.QueueScenario(seed)
+	d := &sc.Swarm.Disk
+	d.SyncErrorRate, d.WriteErrorRate, d.ReadErrorRate = 0, 0, 0
+	net := &sc.Swarm.Net
+	net.Loss, net.Duplicate, net.Reorder = 0, 0, 0
+	sc.Swarm.ClockMax, sc.Detection = 0, mode
+	sc.Safety, sc.Liveness = failoverKillAt+6*time.Second, 3*time.Second
+	wl := &sim.Workload{
+		Queues:     []sim.QueueSpec{{Name: "bench", Policy: wire.PolicyMajority}},
+		PayloadMax: 1024, AckChance: 1, Lease: 5 * time.Second, Window: 256,
+		RequestTimeout: time.Second, Quiet: time.Second, ProbeAt: failoverKillAt,
+		Think: netsim.Latency{},
+	}
+	if c.Backlog > 0 {
+		// One producer publishes the backlog in about two seconds.
+		every := max(2*time.Second/time.Duration(c.Backlog), 10*time.Microsecond)
+		wl.Producers, wl.PublishLimit = 1, c.Backlog
+		wl.PublishEvery = netsim.Latency{Min: every, Max: every}
+	}
+	sc.Workload = wl
+	// Losing the owner and the metadata leader together costs two nodes:
+	// with three, the metadata group loses its quorum (unless the owner
+	// leads it), so that case runs on five nodes, three of them replicas.
+	if c.WithLeader {
+		sc.Nodes = 5
+	}
+	kind := sim.FaultCrashOwner
+	if c.WithLeader {
+		kind = sim.FaultCrashLeaderOwner
+	}
+	sc.Faults = []sim.Fault{{At: failoverKillAt, Kind: kind, Length: time.Hour}}
+	return sc
+}
+
+// FailoverTrial is one measured owner loss, in virtual time from the kill.
+type FailoverTrial struct {
+	Seed                        uint64
+	Suspicion, Activation       time.Duration
+	FirstDelivery, FirstPublish time.Duration
+	// Complete says every instant above was observed within the run.
+	Complete bool
+	// Failovers counts completed recoveries; more than one means a
+	// reassignment nothing called for.
+	Failovers int
+	// Unrecoverable says the kill took two of the queue's three replicas
+	// (the metadata leader was a second replica). No seal quorum is left,
+	// so such a trial measures nothing; it still runs every checker (a
+	// recovery the kill interrupted may finish on the quorum it had
+	// already installed, which the installed-quorum check judges).
+	Unrecoverable bool
+	// OwnerLed says the killed owner also led the metadata group, so the
+	// survivors had to elect a leader before anyone could notice it.
+	OwnerLed   bool
+	Violations []sim.Violation
+}
+
+// RunFailoverTrial runs and measures one trial.
+func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
+	sc := FailoverScenario(seed, c, mode)
+	rep := RunQueue(sc, nil)
+	t := FailoverTrial{Seed: seed, Failovers: rep.Stats.Failovers}
+	for _, v := range rep.Violations {
+		if v.Kind == sim.Safety {
+			t.Violations = append(t.Violations, v)
+		}
+	}
+	var owner node.NodeID
+	killed := 0
+	replicas := node.Placement{Nodes: nodeIDs(sc.Nodes), Replicas: 3}.ReplicaSet("bench")
+	for _, cr := range rep.History.Crashed {
+		if cr.At != failoverKillAt {
+			continue
+		}
+		if cr.Reason == "fault: owner" {
+			owner = cr.Node
+		}
+		if slices.Contains(replicas, cr.Node) {
+			killed++
+		}
+	}
+	t.OwnerLed = leaderAt(rep.History.NodeEvents, failoverKillAt) == owner
+	// Sealing needs two of the three replicas, so losing two leaves the
+	// queue nothing to recover from.
+	t.Unrecoverable = killed >= 2
+	found := [4]bool{}
+	for _, e := range rep.History.NodeEvents {
+		switch {
+		case e.At < failoverKillAt:
+		case e.Name == "detect.suspect" && node.NodeID(e.Value) == owner && !found[0]:
+			t.Suspicion, found[0] = e.At-failoverKillAt, true
+		case e.Name == "queue.active" && e.Queue == "bench" && e.Node != owner && !found[1]:
+			t.Activation, found[1] = e.At-failoverKillAt, true
+		}
+	}
+	sub, pub := sim.ProbeClients(sc.Workload)
+	for _, d := range rep.History.Deliveries {
+		if d.Client == sub && !found[2] {
+			t.FirstDelivery, found[2] = d.Received-failoverKillAt, true
+		}
+	}
+	for _, op := range rep.History.Ops {
+		if op.Client == pub && op.Kind == "publish" && op.Outcome == sim.OutcomeOK && (!found[3] || op.Done-failoverKillAt < t.FirstPublish) {
+			t.FirstPublish, found[3] = op.Done-failoverKillAt, true
+		}
+	}
+	t.Complete = found == [4]bool{true, true, true, true}
+	if owner == 0 {
+		t.Violations = append(t.Violations, sim.Violation{Kind: sim.Safety, Checker: "failover-report",
+			Detail: "the queue had no running owner to kill"})
+	}
+	return t
+}
+
+// leaderAt names the metadata leader the simulator's leader faults aim
+// at: the node that announced leadership of the highest term before at.
+func leaderAt(events []sim.NodeEvent, at time.Duration) node.NodeID {
+	var leader node.NodeID
+	var term uint64
+	for _, e := range events {
+		if e.At > at {
+			break
+		}
+		if e.Name == "meta.leader" && e.Term >= term {
+			leader, term = e.Node, e.Term
+		}
+	}
+	return leader
+}
+
+// nodeIDs lists the IDs of an n-node cluster, as the simulator numbers them.
+func nodeIDs(n int) []node.NodeID {
+	ids := make([]node.NodeID, n)
+	for i := range ids {
+		ids[i] = node.NodeID(i + 1)
+	}
+	return ids
+}

@@ -1,0 +1,57 @@
+package props
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+)
+
+// Killing a queue's owner for good hands the queue to a survivor: every
+// trial sees suspicion, one recovery, a delivery to a fresh subscriber and
+// a confirmed publish, in that order of cause, and no checker objects.
+func TestFailoverTrialsComplete(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		for _, c := range []FailoverCase{{}, {Backlog: 2000}, {WithLeader: true}} {
+			tr := RunFailoverTrial(seed, c, node.DetectHeartbeat)
+			if len(tr.Violations) > 0 {
+				t.Fatalf("seed %d %+v: %s", seed, c, tr.Violations[0])
+			}
+			if tr.Unrecoverable {
+				continue // the kill took two replicas; nothing to measure
+			}
+			if !tr.Complete {
+				t.Fatalf("seed %d %+v: trial incomplete: %+v", seed, c, tr)
+			}
+			if tr.Failovers != 1 {
+				t.Errorf("seed %d %+v: %d recoveries, want exactly one", seed, c, tr.Failovers)
+			}
+			// Nothing can be delivered or confirmed before a survivor
+			// holds the queue, and nothing is recovered before suspicion.
+			if tr.Activation < tr.Suspicion || tr.FirstDelivery < tr.Activation || tr.FirstPublish < tr.Activation {
+				t.Errorf("seed %d %+v: instants out of causal order: %+v", seed, c, tr)
+			}
+			// The detection and recovery timeouts add up to well under
+			// five seconds; a trial beyond that has stalled somewhere.
+			if tr.FirstPublish > 5*time.Second || tr.FirstDelivery > 5*time.Second {
+				t.Errorf("seed %d %+v: service came back only after %v / %v", seed, c, tr.FirstDelivery, tr.FirstPublish)
+			}
+		}
+	}
+}
+
+// A kill that takes two of the queue's three replicas leaves no seal
+// quorum; the trial must say so rather than measure it.
+func TestFailoverTrialClassifiesDoubleReplicaLoss(t *testing.T) {
+	seen := false
+	for seed := uint64(1); seed <= 10 && !seen; seed++ {
+		tr := RunFailoverTrial(seed, FailoverCase{WithLeader: true}, node.DetectHeartbeat)
+		if len(tr.Violations) > 0 {
+			t.Fatalf("seed %d: %s", seed, tr.Violations[0])
+		}
+		seen = tr.Unrecoverable
+	}
+	if !seen {
+		t.Fatal("no seed in 1-10 lost two replicas; the classification never fires")
+	}
+}
