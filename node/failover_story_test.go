@@ -45,6 +45,21 @@ func TestOwnerLossFailsOverWithEveryConfirmedMessage(t *testing.T) {
 			t.Fatalf("confirmed message %s was not delivered after failover (got %v)", msgID(i), got)
 		}
 	}
+	// Every survivor's view names the new owner at epoch 2, and only the
+	// new owner says it serves.
+	for _, m := range c.nodes {
+		if m.down {
+			continue
+		}
+		v := viewOf(t, m.n, "orders")
+		wantRole := "follower"
+		if m.id == newOwner {
+			wantRole = "owner"
+		}
+		if v.Owner != newOwner || v.Epoch != 2 || v.State != "active" || v.Role != wantRole {
+			t.Fatalf("%s sees %+v; want owner %s epoch 2 active, role %s", m.id, v, newOwner, wantRole)
+		}
+	}
 	// New publishes are confirmed again.
 	c.request(newOwner, 1, &wire.Publish{ReqID: 30, Queue: "orders", ID: msgID(30)})
 	c.settle()
@@ -58,11 +73,26 @@ func TestOwnerLossFailsOverWithEveryConfirmedMessage(t *testing.T) {
 	if r := c.mustReply(40, wire.StatusNotOwner); node.NodeID(r.Owner) != newOwner {
 		t.Fatalf("the old owner redirects to %d, want %s", r.Owner, newOwner)
 	}
+	if v := viewOf(t, c.node(owner).n, "orders"); v.Role != "follower" || v.Owner != newOwner {
+		t.Fatalf("the returned old owner sees %+v; want a follower of %s", v, newOwner)
+	}
 	old := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20)
 	cur := node.DumpReplicas(c.node(newOwner).fs.CrashClone(vfsCfg), "", 64, 1<<20)
 	if len(old) != 1 || len(cur) != 1 || old[0].Digest != cur[0].Digest {
 		t.Fatalf("the old owner did not converge: %d vs %d entries", len(old[0].Entries), len(cur[0].Entries))
 	}
+}
+
+// viewOf returns n's view of one queue.
+func viewOf(t *testing.T, n *node.Node, queue string) node.QueueView {
+	t.Helper()
+	for _, v := range n.Queues() {
+		if v.Name == queue {
+			return v
+		}
+	}
+	t.Fatalf("the node lists no queue %s", queue)
+	return node.QueueView{}
 }
 
 // recoveredOwner finds the node that finished recovering.

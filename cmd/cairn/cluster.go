@@ -93,8 +93,10 @@ func printNodes(w io.Writer, views []nodeView) {
 			}
 		}
 		fmt.Fprintf(tw, "n%d\t%s\t%s\t%s\t%d/%d\t%d\n", s.ID, v.info.Addr, v.info.HTTPAddr, nodeState(s), up, len(s.Peers), s.Clients)
-		if s.LeaderTerm > term {
-			leader, term = s.ID, s.LeaderTerm
+		// Every node names the leader it knows; the one of the highest
+		// term is the freshest news.
+		if s.MetaLeader != 0 && s.MetaTerm > term {
+			leader, term = s.MetaLeader, s.MetaTerm
 		}
 	}
 	tw.Flush()
@@ -115,8 +117,8 @@ func nodeState(s *status.Node) string {
 	return "starting"
 }
 
-// queueRow is one queue as the cluster reports it: the owner's view when
-// the owner answered, a follower's otherwise.
+// queueRow is one queue as the cluster reports it: the serving owner's
+// view when it answered, otherwise the view with the newest metadata.
 type queueRow struct {
 	q         status.Queue
 	fromOwner bool
@@ -131,7 +133,8 @@ func printQueues(w io.Writer, views []nodeView) {
 		for _, q := range v.status.Queues {
 			r := rows[q.Name]
 			owner := q.Role == "owner"
-			if r == nil || (owner && !r.fromOwner) {
+			switch {
+			case r == nil, owner && !r.fromOwner, !r.fromOwner && q.Epoch > r.q.Epoch:
 				rows[q.Name] = &queueRow{q: q, fromOwner: owner}
 			}
 		}
@@ -159,14 +162,16 @@ func commit(r *queueRow) string {
 
 func queueState(r *queueRow) string {
 	switch {
-	case !r.fromOwner:
-		return "owner unreachable"
 	case r.q.Fenced != "":
 		return "fenced: " + r.q.Fenced
-	case r.q.Active:
+	case r.fromOwner:
 		return "active"
+	case r.q.State == "recovering":
+		return "recovering"
+	case r.q.State == "preparing":
+		return "preparing"
 	}
-	return "starting"
+	return r.q.State + ", owner not serving"
 }
 
 func nodeList(ids []uint32) string {

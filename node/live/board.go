@@ -3,34 +3,28 @@ package live
 import (
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/live/status"
 )
 
-// statusBoard is the node as the status page shows it. It is built from
-// the events the node emits (so nothing in the node had to change to
-// expose it) plus what the transport knows. The node's goroutine writes
-// it; HTTP handlers read snapshots.
+// statusBoard is what the runtime knows of the node without asking it:
+// lifecycle and leadership events, and what the transport sees. Queue
+// views come from the node itself (see Runtime.Status). The node's
+// goroutine and the transport write the board; HTTP handlers read it.
 type statusBoard struct {
 	mu       sync.Mutex
 	self     node.NodeID
-	place    node.Placement
 	started  bool
 	draining bool
 	leader   uint64 // the last term in which this node became leader
 	clients  int
 	peers    []status.Peer // in ID order
-	queues   map[string]*status.Queue
 }
 
 func newStatusBoard(nc node.Config, members []Member) *statusBoard {
-	b := &statusBoard{
-		self: nc.ID, place: node.Placement{Nodes: nc.Nodes, Replicas: nc.Replicas},
-		queues: make(map[string]*status.Queue),
-	}
+	b := &statusBoard{self: nc.ID}
 	for _, m := range members {
 		if m.ID != nc.ID {
 			b.peers = append(b.peers, status.Peer{ID: uint32(m.ID), Addr: m.PeerAddr, HTTPAddr: m.HTTPAddr})
@@ -47,65 +41,12 @@ func (b *statusBoard) apply(e node.Event) {
 		b.mu.Lock()
 		b.started = true
 		b.mu.Unlock()
-		return
 	case "meta.leader":
 		term, _ := attrUint(e.Attrs, "term")
 		b.mu.Lock()
 		b.leader = term
 		b.mu.Unlock()
-		return
 	}
-	if !strings.HasPrefix(e.Name, "queue.") {
-		return
-	}
-	name, ok := attrString(e.Attrs, "q")
-	if !ok {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	q := b.queue(name)
-	switch e.Name {
-	case "queue.open":
-		q.LastIndex, _ = attrUint(e.Attrs, "last")
-		q.Epoch, _ = attrUint(e.Attrs, "epoch")
-	case "queue.active":
-		q.Active = true
-		q.Epoch, _ = attrUint(e.Attrs, "epoch")
-		q.LastIndex, _ = attrUint(e.Attrs, "last")
-	case "queue.durable":
-		q.LastIndex, _ = attrUint(e.Attrs, "index")
-	case "queue.commit":
-		q.Commit, _ = attrUint(e.Attrs, "index")
-	case "queue.reported":
-		q.Epoch, _ = attrUint(e.Attrs, "epoch")
-	case "queue.truncate":
-		if after, ok := attrUint(e.Attrs, "after"); ok {
-			q.LastIndex = min(q.LastIndex, after)
-		}
-	case "queue.retired":
-		delete(b.queues, name)
-	case "queue.fenced":
-		q.Fenced, _ = attrString(e.Attrs, "err")
-		q.Active = false
-	}
-}
-
-// queue returns the entry for name, creating it with its placement.
-func (b *statusBoard) queue(name string) *status.Queue {
-	if q := b.queues[name]; q != nil {
-		return q
-	}
-	set := b.place.ReplicaSet(name)
-	q := &status.Queue{Name: name, Role: "follower", Owner: uint32(set[0])}
-	for _, id := range set {
-		q.Replicas = append(q.Replicas, uint32(id))
-	}
-	if set[0] == b.self {
-		q.Role = "owner"
-	}
-	b.queues[name] = q
-	return q
 }
 
 func (b *statusBoard) setPeer(id node.NodeID, up bool) {
@@ -130,21 +71,26 @@ func (b *statusBoard) setDraining() {
 	b.mu.Unlock()
 }
 
-// snapshot copies the board into a status document.
+// snapshot copies the board into a status document without queues.
 func (b *statusBoard) snapshot() status.Node {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := status.Node{
+	return status.Node{
 		ID: uint32(b.self), Started: b.started, Draining: b.draining, LeaderTerm: b.leader, Clients: b.clients,
 		Peers: slices.Clone(b.peers), Queues: []status.Queue{},
 	}
-	for _, q := range b.queues {
-		c := *q
-		c.Replicas = slices.Clone(q.Replicas)
-		out.Queues = append(out.Queues, c)
+}
+
+// queueStatus converts the node's view of a queue for the status page.
+func queueStatus(v node.QueueView) status.Queue {
+	q := status.Queue{
+		Name: v.Name, State: v.State, Role: v.Role, Owner: uint32(v.Owner), Epoch: v.Epoch,
+		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner", Fenced: v.Fenced,
 	}
-	slices.SortFunc(out.Queues, func(x, y status.Queue) int { return strings.Compare(x.Name, y.Name) })
-	return out
+	for _, id := range v.Replicas {
+		q.Replicas = append(q.Replicas, uint32(id))
+	}
+	return q
 }
 
 func attrString(attrs []slog.Attr, key string) (string, bool) {

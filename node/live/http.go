@@ -1,11 +1,14 @@
 package live
 
 import (
+	"context"
 	"encoding/json"
 	"html/template"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/live/status"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -37,18 +40,22 @@ func (r *Runtime) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-func (r *Runtime) serveStatus(w http.ResponseWriter, _ *http.Request) {
+func (r *Runtime) serveStatus(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r.board.snapshot()); err != nil {
+	ctx, cancel := context.WithTimeout(req.Context(), statusWait)
+	defer cancel()
+	if err := enc.Encode(r.status(ctx)); err != nil {
 		r.log.Debug("writing /status", slog.String("err", err.Error()))
 	}
 }
 
-func (r *Runtime) servePage(w http.ResponseWriter, _ *http.Request) {
+func (r *Runtime) servePage(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := statusPage.Execute(w, r.board.snapshot()); err != nil {
+	ctx, cancel := context.WithTimeout(req.Context(), statusWait)
+	defer cancel()
+	if err := statusPage.Execute(w, r.status(ctx)); err != nil {
 		r.log.Debug("writing status page", slog.String("err", err.Error()))
 	}
 }
@@ -70,14 +77,70 @@ th{background:#f3f3f3}.up{color:#080}.down{color:#b00}
 {{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="http://{{.HTTPAddr}}/">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
 <td>{{if .Connected}}<span class="up">up</span>{{else}}<span class="down">down</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="3">single-node cluster</td></tr>{{end}}</table>
-<h2>Queue replicas</h2>
-<table><tr><th>queue</th><th>role</th><th>owner</th><th>replicas</th><th>epoch</th><th>last index</th><th>commit</th><th>state</th></tr>
-{{range .Queues}}<tr><td>{{.Name}}</td><td>{{.Role}}</td><td>n{{.Owner}}</td><td>{{range $i, $n := .Replicas}}{{if $i}}, {{end}}n{{$n}}{{end}}</td>
-<td>{{.Epoch}}</td><td>{{.LastIndex}}</td><td>{{if eq .Role "owner"}}{{.Commit}}{{end}}</td>
-<td>{{if .Fenced}}<span class="down">fenced: {{.Fenced}}</span>{{else if .Active}}<span class="up">active</span>{{else if eq .Role "owner"}}starting{{else}}replicating{{end}}</td></tr>
-{{else}}<tr><td colspan="8">no queues</td></tr>{{end}}</table>
+<h2>Queues</h2>
+<p>metadata leader: {{if .MetaLeader}}n{{.MetaLeader}} (term {{.MetaTerm}}){{else}}unknown{{end}}</p>
+<table><tr><th>queue</th><th>state</th><th>owner</th><th>epoch</th><th>replicas</th><th>this node</th><th>replica epoch</th><th>last index</th><th>commit</th></tr>
+{{range .Queues}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>n{{.Owner}}</td><td>{{.Epoch}}</td><td>{{range $i, $n := .Replicas}}{{if $i}}, {{end}}n{{$n}}{{end}}</td>
+<td>{{if .Fenced}}<span class="down">fenced: {{.Fenced}}</span>{{else if .Active}}<span class="up">owner</span>{{else}}{{.Role}}{{end}}</td>
+<td>{{.ReplicaEpoch}}</td><td>{{.LastIndex}}</td><td>{{if .Active}}{{.Commit}}{{end}}</td></tr>
+{{else}}<tr><td colspan="9">no queues</td></tr>{{end}}</table>
 </body></html>
 `))
 
 // Status returns the node's status document, as /status serves it.
-func (r *Runtime) Status() status.Node { return r.board.snapshot() }
+func (r *Runtime) Status() status.Node {
+	ctx, cancel := context.WithTimeout(context.Background(), statusWait)
+	defer cancel()
+	return r.status(ctx)
+}
+
+// statusWait bounds how long a status request waits for a busy node.
+const statusWait = 2 * time.Second
+
+// nodeViewer is a handler that can describe its queues and leadership;
+// *node.Node is one.
+type nodeViewer interface {
+	Queues() []node.QueueView
+	MetaLeader() (node.NodeID, uint64)
+}
+
+// status builds the status document: the board, plus the node's own view
+// of its queues and leader, asked of the node's goroutine (the only one
+// allowed to read the node). A node too busy to answer before ctx ends,
+// or already stopped, is reported without queues.
+func (r *Runtime) status(ctx context.Context) status.Node {
+	s := r.board.snapshot()
+	v, ok := r.handler.(nodeViewer)
+	if !ok {
+		return s
+	}
+	type answer struct {
+		queues []node.QueueView
+		leader node.NodeID
+		term   uint64
+	}
+	got := make(chan answer, 1)
+	ask := func() {
+		var a answer
+		a.queues = v.Queues()
+		a.leader, a.term = v.MetaLeader()
+		got <- a
+	}
+	select {
+	case r.inbox <- ask:
+	case <-ctx.Done():
+		return s
+	case <-r.loopDone:
+		return s
+	}
+	select {
+	case a := <-got:
+		s.MetaLeader, s.MetaTerm = uint32(a.leader), a.term
+		for _, q := range a.queues {
+			s.Queues = append(s.Queues, queueStatus(q))
+		}
+	case <-ctx.Done():
+	case <-r.loopDone:
+	}
+	return s
+}

@@ -90,12 +90,12 @@ func TestThreeNodesReplicate(t *testing.T) {
 	}
 	for _, tn := range nodes {
 		waitFor(t, 5*time.Second, "peers to connect", func() bool {
-			s := tn.board.snapshot()
+			s := tn.Status()
 			return !slices.ContainsFunc(s.Peers, func(p status.Peer) bool { return !p.Connected })
 		})
 	}
 	waitFor(t, 10*time.Second, "a metadata leader", func() bool {
-		return slices.ContainsFunc(nodes, func(tn *testNode) bool { return tn.board.snapshot().LeaderTerm > 0 })
+		return slices.ContainsFunc(nodes, func(tn *testNode) bool { return tn.Status().LeaderTerm > 0 })
 	})
 	c := dial(t, addrs[2])
 	ctx := ctxFor(t, 10*time.Second)
@@ -113,11 +113,11 @@ func TestThreeNodesReplicate(t *testing.T) {
 	for _, tn := range nodes {
 		defer func() {
 			if t.Failed() {
-				t.Logf("%+v", tn.board.snapshot())
+				t.Logf("%+v", tn.Status())
 			}
 		}()
 		waitFor(t, 5*time.Second, "replicas to report", func() bool {
-			s := tn.board.snapshot()
+			s := tn.Status()
 			if len(s.Queues) != 4 {
 				return false
 			}
@@ -139,7 +139,7 @@ func TestThreeNodesReplicate(t *testing.T) {
 			owners++
 		}
 	}
-	if s.ID != 1 || len(s.Queues) != 4 || !strings.Contains(fmt.Sprint(s.Peers), "true") {
+	if s.ID != 1 || len(s.Queues) != 4 || s.MetaLeader == 0 || !strings.Contains(fmt.Sprint(s.Peers), "true") {
 		t.Fatalf("unexpected status %+v", s)
 	}
 	t.Logf("node 1 owns %d of 4 queues", owners)

@@ -120,7 +120,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 	cfg := singleConfig(t)
 	cfg.HandshakeTimeout = 2 * time.Second
 	tn := start(t, cfg)
-	waitFor(t, 10*time.Second, "a metadata leader", func() bool { return tn.board.snapshot().LeaderTerm > 0 })
+	waitFor(t, 10*time.Second, "a metadata leader", func() bool { return tn.Status().LeaderTerm > 0 })
 	good := dial(t, tn.ClientAddr())
 	ctx := ctxFor(t, 30*time.Second)
 	if err := good.CreateQueue(ctx, "q", wire.PolicyMajority); err != nil {
@@ -165,7 +165,7 @@ func TestReplyOverflowIsCountedNeverBlocks(t *testing.T) {
 	cfg.SendQueue = 8
 	tn := start(t, cfg)
 	openClientSession(t, tn.ClientAddr(), testSecret) // and never read from it
-	waitFor(t, 5*time.Second, "the connection to register", func() bool { return tn.board.snapshot().Clients == 1 })
+	waitFor(t, 5*time.Second, "the connection to register", func() bool { return tn.Status().Clients == 1 })
 	conn := node.ConnID(tn.nextConn.Load())
 	const replies = 2000
 	took := make(chan time.Duration, 1)

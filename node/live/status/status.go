@@ -23,6 +23,10 @@ type Node struct {
 	// with the highest LeaderTerm is the current leader, unless an
 	// election is under way.
 	LeaderTerm uint64 `json:"leader_term,omitempty"`
+	// MetaLeader is the metadata leader this node knows of (zero while it
+	// knows none), and MetaTerm the term it knows.
+	MetaLeader uint32 `json:"meta_leader"`
+	MetaTerm   uint64 `json:"meta_term"`
 	// Clients is the number of open client connections.
 	Clients int `json:"clients"`
 	// Peers lists the other nodes and whether a connection to each is up.
@@ -39,19 +43,27 @@ type Peer struct {
 	Connected bool   `json:"connected"`
 }
 
-// Queue is one replica of a queue on this node. The figures come from the
-// events the node reports, so they trail the node by at most one event.
+// Queue is one queue as this node sees it: the metadata it has applied
+// and the part its own replica plays.
 type Queue struct {
 	Name string `json:"name"`
-	// Role is "owner" or "follower".
+	// State is the metadata state: "preparing", "active", "recovering",
+	// or "unknown" for a replica the applied metadata does not name yet.
+	State string `json:"state"`
+	// Role is this node's part: "owner" (serving), "candidate"
+	// (recovering or activating the epoch the metadata gave it), "stale"
+	// (an owner a newer epoch fenced), "follower", or "none" (the
+	// metadata names the queue but this node holds no replica).
 	Role string `json:"role"`
-	// Owner is the queue's owner; Replicas its replica set, owner first.
+	// Owner and Epoch are the owner and epoch the metadata names;
+	// Replicas the replica set, placement owner first.
 	Owner    uint32   `json:"owner"`
+	Epoch    uint64   `json:"epoch"`
 	Replicas []uint32 `json:"replicas"`
-	// Epoch is the replica's epoch: the owner's own, or the highest a
-	// follower has seen.
-	Epoch uint64 `json:"epoch"`
-	// LastIndex is the last log index this replica reported durable.
+	// ReplicaEpoch is the local replica's epoch: the owner's own, or the
+	// highest a follower has seen.
+	ReplicaEpoch uint64 `json:"replica_epoch"`
+	// LastIndex is the local replica's last log index.
 	LastIndex uint64 `json:"last_index"`
 	// Commit is the owner's confirmed index (owners only).
 	Commit uint64 `json:"commit,omitempty"`

@@ -1,0 +1,92 @@
+package node
+
+import (
+	"slices"
+)
+
+// QueueView is one queue as this node sees it: the metadata it has
+// applied, and the part its own replica plays. Status pages and tools
+// read it; nothing in the node depends on it.
+type QueueView struct {
+	Name        string
+	Incarnation uint64
+	// State is the metadata state ("preparing", "active", "recovering"),
+	// or "unknown" for a replica on disk the metadata does not name.
+	State string
+	// Owner and Epoch are the owner and epoch the metadata names;
+	// Replicas the replica set, placement owner first.
+	Owner    NodeID
+	Epoch    uint64
+	Replicas []NodeID
+	// Role is this node's part: "owner" (serving in its epoch),
+	// "candidate" (recovering or activating the epoch the metadata gave
+	// it), "stale" (an owner a newer epoch fenced), "follower", or "none"
+	// when this node holds no replica.
+	Role string
+	// ReplicaEpoch is the local replica's epoch: the owner's own, or the
+	// highest a follower has seen. LastIndex is its last log index, and
+	// Commit the owner's confirmed index (zero on followers).
+	ReplicaEpoch uint64
+	LastIndex    uint64
+	Commit       uint64
+	// Fenced says why a damaged replica takes no part, if it does not.
+	Fenced string
+}
+
+// Queues lists every queue the metadata names or this node holds a
+// replica of, by name. Like every Node method it must be called on the
+// node's goroutine.
+func (n *Node) Queues() []QueueView {
+	names := slices.Clone(n.names)
+	if n.meta != nil && n.meta.state != nil {
+		names = append(names, n.meta.state.queueNames()...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make([]QueueView, 0, len(names))
+	for _, name := range names {
+		out = append(out, n.queueView(name))
+	}
+	return out
+}
+
+func (n *Node) queueView(name string) QueueView {
+	v := QueueView{Name: name, State: "unknown", Role: "none"}
+	if n.meta != nil && n.meta.state != nil {
+		if q := n.meta.state.queues[name]; q != nil {
+			v.Incarnation, v.Owner, v.Epoch = q.Incarnation, q.Owner, q.Epoch
+			v.Replicas, v.State = slices.Clone(q.Replicas), queueStateNames[q.State]
+		}
+	}
+	r := n.queues[name]
+	if r == nil {
+		return v
+	}
+	if v.Incarnation == 0 {
+		v.Incarnation = r.inc
+	}
+	v.ReplicaEpoch, v.LastIndex = r.epoch, r.log.LastIndex()
+	if r.fenced != nil {
+		v.Fenced = r.fenced.Error()
+	}
+	switch o := r.own; {
+	case o == nil:
+		v.Role = "follower"
+	case o.stale:
+		v.Role = "stale"
+	case o.active:
+		v.Role, v.Commit = "owner", o.commit
+	default:
+		v.Role, v.Commit = "candidate", o.commit
+	}
+	return v
+}
+
+// MetaLeader returns the metadata leader this node knows of and its
+// term; the leader is zero while none is known.
+func (n *Node) MetaLeader() (leader NodeID, term uint64) {
+	if n.meta == nil {
+		return 0, 0
+	}
+	return n.meta.leader, n.meta.term
+}
