@@ -68,18 +68,27 @@ type recovery struct {
 	sealedAt   uint64
 	started    time.Time
 	stageStart time.Time
-	rpcs       int
-	copied     int
+	// The attempt's costs, reported when it ends: messages sent, payload
+	// bytes copied, group commits of the log since the attempt began
+	// (plus the sealing epoch write), and the attempt's number within
+	// its epoch (1 for the first, more after retries).
+	rpcs    int
+	copied  int
+	syncsAt uint64
+	attempt int
 }
 
 // startRecovery begins recovering in the plan's epoch, sealing this
 // replica first.
-func (o *ownerState) startRecovery(q *QueueMeta) {
+func (o *ownerState) startRecovery(q *QueueMeta) { o.startRecoveryAttempt(q, 1) }
+
+// startRecoveryAttempt begins attempt number attempt of the recovery.
+func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	r := o.r
 	now := r.n.env.Now()
-	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now}
+	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now, syncsAt: r.log.SyncBatches(), attempt: attempt}
 	o.recovery, o.active = rec, false
-	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch))
+	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch), slog.Int("attempt", attempt))
 	r.follow.epochOwner = r.n.cfg.ID
 	r.epoch = max(r.epoch, q.Epoch)
 	r.n.env.Boundary("recovery.before.seal-persisted")
@@ -320,7 +329,8 @@ func (o *ownerState) finishRecovery(q *QueueMeta) {
 	o.commit = max(o.commit, rec.marker)
 	r := o.r
 	r.n.emit("recovery.done", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch),
-		slog.Int64("us", r.n.env.Now().Sub(rec.started).Microseconds()), slog.Int("rpcs", rec.rpcs), slog.Int("bytes", rec.copied))
+		slog.Int64("us", r.n.env.Now().Sub(rec.started).Microseconds()), slog.Int("rpcs", rec.rpcs), slog.Int("bytes", rec.copied),
+		slog.Uint64("syncs", 1+r.log.SyncBatches()-rec.syncsAt), slog.Int("attempt", rec.attempt))
 	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
 		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
 	o.updateCommit()
@@ -347,7 +357,7 @@ func (rec *recovery) restart(why string) {
 	q := o.r.n.meta.state.queues[o.r.name]
 	o.recovery = nil
 	if q != nil && q.State == QueueRecovering && q.Epoch == rec.epoch {
-		o.startRecovery(q)
+		o.startRecoveryAttempt(q, rec.attempt+1)
 	}
 }
 

@@ -75,6 +75,8 @@ type Log struct {
 
 	inflight   *syncBatch
 	syncWanted bool
+	// syncBatches counts group commits started, for cost accounting.
+	syncBatches uint64
 
 	// gen is the current truncation generation.
 	gen uint64

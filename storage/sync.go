@@ -41,6 +41,7 @@ func (l *Log) RequestSync() {
 		return
 	}
 	l.inflight = b
+	l.syncBatches++
 	l.host.Boundary("storage.before.sync")
 	if len(b.targets) == 0 {
 		l.syncDirs(b)
@@ -51,6 +52,10 @@ func (l *Log) RequestSync() {
 		l.syncSegment(t.seg, func(err error) { l.fileSynced(b, err) })
 	}
 }
+
+// SyncBatches counts the group commits this log has started since it
+// was opened; callers difference it to learn what an operation cost.
+func (l *Log) SyncBatches() uint64 { return l.syncBatches }
 
 // syncSegment asks the host to sync a segment's file, keeping count of
 // syncs in flight so the handle outlives them. A failure fails the log
