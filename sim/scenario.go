@@ -227,6 +227,42 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 	case FaultSetDetection:
 		f.Hit = 1 + r.IntN(2)
 	}
+	return f.normalized()
+}
+
+// normalized zeroes the fields the fault's kind does not use, so a fault
+// reads the same however it was made (drawn, parsed or written by hand).
+func (f Fault) normalized() Fault {
+	usesNode, usesLength := true, true
+	switch f.Kind {
+	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner:
+		usesNode = false
+	case FaultSetDetection:
+		usesNode, usesLength = false, false
+	case FaultClockJump:
+		usesLength = false
+	}
+	if !usesNode {
+		f.Node = 0
+	}
+	if !usesLength {
+		f.Length = 0
+	}
+	if f.Kind != FaultOneWay && f.Kind != FaultClog && f.Kind != FaultSpike {
+		f.Peer = 0
+	}
+	if f.Kind != FaultSplit {
+		f.Group = nil
+	}
+	if f.Kind != FaultSpike && f.Kind != FaultClockJump {
+		f.Extra = 0
+	}
+	if f.Kind != FaultCrashAt {
+		f.Boundary = ""
+	}
+	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection {
+		f.Hit = 0
+	}
 	return f
 }
 

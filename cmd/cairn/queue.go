@@ -6,10 +6,6 @@ import (
 	"github.com/cairnmq/cairn/node/wire"
 )
 
-var policies = map[string]wire.Policy{
-	"majority": wire.PolicyMajority, "all": wire.PolicyAll, "owner-only": wire.PolicyOwnerOnly,
-}
-
 func queueCreate(args []string, e env) int {
 	fs, c := newFlags("queue create", e)
 	policy := fs.String("policy", "majority", "confirmation policy: majority, all or owner-only")
@@ -18,9 +14,9 @@ func queueCreate(args []string, e env) int {
 		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only]")
 		return exitUsage
 	}
-	p, ok := policies[*policy]
-	if !ok {
-		fmt.Fprintf(e.stderr, "cairn: --policy %q: want majority, all or owner-only\n", *policy)
+	p, err := wire.ParsePolicy(*policy)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cairn: --policy: %v\n", err)
 		return exitUsage
 	}
 	ctx, cancel := c.context()

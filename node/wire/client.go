@@ -47,6 +47,16 @@ func (p Policy) String() string {
 	return fmt.Sprintf("policy(%d)", uint8(p))
 }
 
+// ParsePolicy reads a policy by the name String gives it.
+func ParsePolicy(name string) (Policy, error) {
+	for _, p := range []Policy{PolicyMajority, PolicyAll, PolicyOwnerOnly} {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown confirmation policy %q: want majority, all or owner-only", name)
+}
+
 // Status is the outcome code of a client request.
 type Status uint8
 

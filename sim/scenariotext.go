@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// The scenario text format: one directive per line, '#' starts a comment,
+// blank lines are ignored. Every value a run depends on is written out,
+// so a scenario file is the whole input of a run and can be edited by
+// hand: delete a fault line and the run loses exactly that fault.
+//
+//	seed 42
+//	nodes 3
+//	safety 8s
+//	liveness 8s
+//	detection 1
+//	net latency=100µs..2ms tail=0.05..145ms loss=0.01 dup=0 reorder=0.02 bandwidth=0
+//	disk sync=88µs..2ms tail=0.01..46ms eio-sync=0.002 eio-write=0 eio-read=0 torn=0.5 reorder=0.3 flip=0
+//	skew 250ms
+//	classes crash,pause,crash-leader
+//	workload producers=2 consumers=1 every=2ms..15ms payload=512 ...
+//	queue q0 majority
+//	fault at=1.2s crash n2 for=300ms
+//
+// Durations use Go's notation and floats the shortest form that reads
+// back exactly, so formatting and parsing round-trip bit for bit.
+
+// MarshalText writes the scenario in the text format.
+func (sc Scenario) MarshalText() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "seed %d\nnodes %d\nsafety %v\nliveness %v\ndetection %d\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness, sc.Detection)
+	n := sc.Swarm.Net
+	fmt.Fprintf(&b, "net latency=%s tail=%s loss=%s dup=%s reorder=%s bandwidth=%d\n",
+		spanText(n.Latency.Min, n.Latency.Max), tailText(n.Latency), floatText(n.Loss), floatText(n.Duplicate),
+		floatText(n.Reorder), n.BytesPerSecond)
+	d := sc.Swarm.Disk
+	fmt.Fprintf(&b, "disk sync=%s tail=%s eio-sync=%s eio-write=%s eio-read=%s torn=%s reorder=%s flip=%s\n",
+		spanText(d.SyncLatency.Min, d.SyncLatency.Max), tailText(d.SyncLatency), floatText(d.SyncErrorRate),
+		floatText(d.WriteErrorRate), floatText(d.ReadErrorRate), floatText(d.TornChance), floatText(d.ReorderChance),
+		floatText(d.FlipChance))
+	fmt.Fprintf(&b, "skew %v\n", sc.Swarm.ClockMax)
+	names := make([]string, len(sc.Swarm.Classes))
+	for i, k := range sc.Swarm.Classes {
+		names[i] = k.String()
+	}
+	fmt.Fprintf(&b, "classes %s\n", strings.Join(names, ","))
+	if wl := sc.Workload; wl != nil {
+		fmt.Fprintf(&b, "workload producers=%d consumers=%d every=%s every-tail=%s payload=%d delay=%s delay-max=%v ack=%s nack=%s lease=%v window=%d think=%s think-tail=%s timeout=%v quiet=%v limit=%d probe=%v\n",
+			wl.Producers, wl.Consumers, spanText(wl.PublishEvery.Min, wl.PublishEvery.Max), tailText(wl.PublishEvery),
+			wl.PayloadMax, floatText(wl.DelayChance), wl.DelayMax, floatText(wl.AckChance), floatText(wl.NackChance),
+			wl.Lease, wl.Window, spanText(wl.Think.Min, wl.Think.Max), tailText(wl.Think), wl.RequestTimeout, wl.Quiet,
+			wl.PublishLimit, wl.ProbeAt)
+		for _, q := range wl.Queues {
+			fmt.Fprintf(&b, "queue %s %s\n", q.Name, q.Policy)
+		}
+	}
+	for _, f := range sc.Faults {
+		fmt.Fprintf(&b, "fault %s\n", faultText(f))
+	}
+	return b.Bytes(), nil
+}
+
+// faultText writes one fault with exactly the fields its kind uses.
+func faultText(f Fault) string {
+	at := fmt.Sprintf("at=%v %s", f.At, f.Kind)
+	node := fmt.Sprintf(" n%d", f.Node+1)
+	switch f.Kind {
+	case FaultCrash, FaultPause, FaultIsolate, FaultLossy:
+		return at + node + fmt.Sprintf(" for=%v", f.Length)
+	case FaultCrashAt:
+		return at + node + fmt.Sprintf(" boundary=%s hit=%d for=%v", f.Boundary, f.Hit, f.Length)
+	case FaultOneWay, FaultClog:
+		return at + node + fmt.Sprintf("->n%d for=%v", f.Peer+1, f.Length)
+	case FaultSpike:
+		return at + node + fmt.Sprintf("->n%d extra=%v for=%v", f.Peer+1, f.Extra, f.Length)
+	case FaultSplit:
+		group := make([]string, len(f.Group))
+		for i, g := range f.Group {
+			group[i] = fmt.Sprintf("n%d", g+1)
+		}
+		return at + fmt.Sprintf(" group=%s for=%v", strings.Join(group, ","), f.Length)
+	case FaultClockJump:
+		return at + node + fmt.Sprintf(" by=%v", f.Extra)
+	case FaultSetDetection:
+		return at + fmt.Sprintf(" mode=%d", f.Hit)
+	default: // the faults aimed at a role, not a node
+		return at + fmt.Sprintf(" for=%v", f.Length)
+	}
+}
+
+func spanText(lo, hi time.Duration) string { return fmt.Sprintf("%v..%v", lo, hi) }
+
+func tailText(l netsim.Latency) string { return floatText(l.TailChance) + ".." + l.TailMax.String() }
+
+func floatText(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// ParseScenario reads a scenario in the text format. Errors name the line
+// and what was wrong with it.
+func ParseScenario(text []byte) (Scenario, error) {
+	var sc Scenario
+	p := scenarioParser{sc: &sc}
+	sn := bufio.NewScanner(bytes.NewReader(text))
+	sn.Buffer(nil, 1<<20)
+	for line := 1; sn.Scan(); line++ {
+		s, _, _ := strings.Cut(sn.Text(), "#")
+		fields := strings.Fields(s)
+		if len(fields) == 0 {
+			continue
+		}
+		if err := p.directive(fields); err != nil {
+			return Scenario{}, fmt.Errorf("scenario line %d (%s): %w", line, strings.TrimSpace(s), err)
+		}
+	}
+	if err := sn.Err(); err != nil {
+		return Scenario{}, fmt.Errorf("scenario: %w", err)
+	}
+	if err := sc.Validate(); err != nil {
+		return Scenario{}, err
+	}
+	return sc, nil
+}
+
+// scenarioParser fills a scenario one directive at a time.
+type scenarioParser struct {
+	sc *Scenario
+}
+
+func (p *scenarioParser) directive(fields []string) error {
+	sc, args := p.sc, fields[1:]
+	one := func() (string, error) {
+		if len(args) != 1 {
+			return "", fmt.Errorf("want one value, got %d", len(args))
+		}
+		return args[0], nil
+	}
+	switch fields[0] {
+	case "seed", "nodes", "detection", "safety", "liveness", "skew":
+		v, err := one()
+		if err != nil {
+			return err
+		}
+		return p.scalar(fields[0], v)
+	case "net":
+		return parseNet(args, &sc.Swarm.Net)
+	case "disk":
+		return parseDisk(args, &sc.Swarm.Disk)
+	case "classes":
+		return p.classes(args)
+	case "workload":
+		if sc.Workload == nil {
+			sc.Workload = &Workload{}
+		}
+		return parseWorkload(args, sc.Workload)
+	case "queue":
+		return p.queue(args)
+	case "fault":
+		f, err := parseFault(args)
+		if err != nil {
+			return err
+		}
+		sc.Faults = append(sc.Faults, f)
+		return nil
+	}
+	return fmt.Errorf("unknown directive %q", fields[0])
+}
+
+func (p *scenarioParser) scalar(name, v string) error {
+	sc := p.sc
+	var err error
+	switch name {
+	case "seed":
+		sc.Seed, err = strconv.ParseUint(v, 10, 64)
+	case "nodes":
+		sc.Nodes, err = strconv.Atoi(v)
+	case "detection":
+		var d uint64
+		d, err = strconv.ParseUint(v, 10, 8)
+		sc.Detection = uint8(d)
+	case "safety":
+		sc.Safety, err = time.ParseDuration(v)
+	case "liveness":
+		sc.Liveness, err = time.ParseDuration(v)
+	case "skew":
+		sc.Swarm.ClockMax, err = time.ParseDuration(v)
+	}
+	return err
+}
+
+func (p *scenarioParser) classes(args []string) error {
+	p.sc.Swarm.Classes = nil
+	if len(args) == 0 {
+		return nil
+	}
+	if len(args) != 1 {
+		return fmt.Errorf("want one comma-separated list")
+	}
+	for _, name := range strings.Split(args[0], ",") {
+		k, err := parseFaultKind(name)
+		if err != nil {
+			return err
+		}
+		p.sc.Swarm.Classes = append(p.sc.Swarm.Classes, k)
+	}
+	return nil
+}
+
+func (p *scenarioParser) queue(args []string) error {
+	if p.sc.Workload == nil {
+		return fmt.Errorf("a queue line must follow the workload line")
+	}
+	if len(args) != 2 {
+		return fmt.Errorf("want a name and a policy")
+	}
+	policy, err := wire.ParsePolicy(args[1])
+	if err != nil {
+		return err
+	}
+	p.sc.Workload.Queues = append(p.sc.Workload.Queues, QueueSpec{Name: args[0], Policy: policy})
+	return nil
+}
+
+func parseFaultKind(name string) (FaultKind, error) {
+	for k := FaultKind(0); k < faultKinds; k++ {
+		if k.String() == name {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown fault kind %q", name)
+}
