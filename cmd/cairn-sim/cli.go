@@ -23,8 +23,11 @@ const (
 const usage = `usage: cairn-sim <command> [flags]
 
 commands:
-  run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE] [--system queue|counter]
-  replay      rerun one seed exactly and write its trace: --seed N [--trace FILE]
+  run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE] [--system queue|counter],
+              or a scenario file: --scenario FILE
+  replay      rerun one seed or scenario exactly and write its trace: --seed N | --scenario FILE [--trace FILE]
+  scenario    print the scenario a seed generates, in the text format --scenario reads:
+              --seed N [--system queue|counter] [--out FILE]
   boundaries  list the transition boundaries met: [--seed N | --seeds A-B]
   sweep-boundaries  run a failover baseline, then crash each node at each boundary it met:
               [--seed N] [--k K] [--only NODE:BOUNDARY:HIT [--trace FILE]]
@@ -51,6 +54,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdRun(args[1:], stdout, stderr)
 	case "replay":
 		code, err = cmdReplay(args[1:], stdout, stderr)
+	case "scenario":
+		code, err = cmdScenario(args[1:], stdout, stderr)
 	case "boundaries":
 		code, err = cmdBoundaries(args[1:], stdout, stderr)
 	case "hunt":

@@ -114,3 +114,38 @@ func TestFailoverReport(t *testing.T) {
 		}
 	}
 }
+
+// A seed's scenario, written out and run from the file, is the same run:
+// the same trace hash. Editing the file (dropping every fault) changes it.
+func TestScenarioFileRunsLikeItsSeed(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s7.txt")
+	if code, out := run(t, "scenario", "--seed", "7", "--out", file); code != exitOK {
+		t.Fatalf("scenario exited %d:\n%s", code, out)
+	}
+	_, bySeed := run(t, "run", "--seed", "7")
+	code, byFile := run(t, "run", "--scenario", file)
+	if code != exitOK || hashOf(t, bySeed) != hashOf(t, byFile) {
+		t.Fatalf("scenario file ran differently (exit %d):\n%s\n%s", code, bySeed, byFile)
+	}
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.Split(string(text), "\n") {
+		if !strings.HasPrefix(line, "fault ") {
+			kept = append(kept, line)
+		}
+	}
+	calm := filepath.Join(dir, "calm.txt")
+	if err := os.WriteFile(calm, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, out := run(t, "run", "--scenario", calm); hashOf(t, out) == hashOf(t, byFile) {
+		t.Fatal("removing every fault left the run unchanged")
+	}
+	if code, _ := run(t, "run", "--scenario", filepath.Join(dir, "missing.txt")); code != exitUsage {
+		t.Fatalf("a missing scenario file exited %d, want %d", code, exitUsage)
+	}
+}

@@ -22,6 +22,8 @@ type outcome struct {
 	stats    props.Stats
 	scenario sim.Scenario
 	crash    string
+	// file is the scenario file the run came from, if not from a seed.
+	file string
 }
 
 // systems the simulator can run.
@@ -30,19 +32,39 @@ const (
 	systemCounter = "counter"
 )
 
-func runSeed(system string, seed uint64, trace io.Writer) (o outcome) {
+func runSeed(system string, seed uint64, trace io.Writer) outcome {
+	if system == systemCounter {
+		return runScenario(system, sim.CounterScenario(seed), trace)
+	}
+	return runScenario(system, sim.QueueScenario(seed), trace)
+}
+
+// runScenario runs one scenario and judges it; a panic of the simulator
+// itself becomes the outcome's crash.
+func runScenario(system string, sc sim.Scenario, trace io.Writer) (o outcome) {
 	defer func() {
 		if r := recover(); r != nil {
-			o = outcome{res: sim.Result{Seed: seed}, crash: fmt.Sprintf("%v\n%s", r, debug.Stack())}
+			o = outcome{res: sim.Result{Seed: sc.Seed}, scenario: sc, crash: fmt.Sprintf("%v\n%s", r, debug.Stack())}
 		}
 	}()
 	if system == systemCounter {
-		sc := sim.CounterScenario(seed)
 		return outcome{res: sim.NewWorld(sc, sim.NewCounterSystem(), trace).Run(), scenario: sc}
 	}
-	sc := sim.QueueScenario(seed)
 	rep := props.RunQueue(sc, trace)
 	return outcome{res: rep.Result, stats: rep.Stats, scenario: sc}
+}
+
+// readScenario reads a scenario file.
+func readScenario(path string) (sim.Scenario, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return sim.Scenario{}, err
+	}
+	sc, err := sim.ParseScenario(text)
+	if err != nil {
+		return sim.Scenario{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return sc, nil
 }
 
 // sweep runs seeds on workers and hands outcomes to report in seed order.
@@ -85,17 +107,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	quiet := fs.Bool("quiet", false, "print only failures and the summary")
 	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
 	bug := fs.String("bug", "", "switch on a planted bug (binaries built with -tags cairn_bugs)")
+	scenario := fs.String("scenario", "", "run the scenario in this file instead of a seed's")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
-	}
-	r, err := parseSeeds(*seed, *seeds)
-	if err != nil {
-		return 0, err
 	}
 	if err := checkSystem(*system); err != nil {
 		return 0, err
 	}
 	if err := enableBug(*bug); err != nil {
+		return 0, err
+	}
+	if *scenario != "" {
+		if *seed != "" || *seeds != "" {
+			return 0, usageError{"give --scenario or --seed/--seeds, not both"}
+		}
+		path := *tracePath
+		if path == "" {
+			path = os.DevNull
+		}
+		return replayFile(*system, *scenario, path, *bug, stdout)
+	}
+	r, err := parseSeeds(*seed, *seeds)
+	if err != nil {
 		return 0, err
 	}
 	if *tracePath != "" {
@@ -130,6 +163,9 @@ func checkSystem(system string) error {
 func printOutcome(w io.Writer, o outcome, bug string) {
 	res := o.res
 	replay := fmt.Sprintf("cairn-sim replay --seed %d", res.Seed)
+	if o.file != "" {
+		replay = "cairn-sim replay --scenario " + o.file
+	}
 	if bug != "" {
 		replay += " --bug " + bug
 	}
@@ -147,8 +183,9 @@ func printOutcome(w io.Writer, o outcome, bug string) {
 	}
 	if res.Failed() {
 		fmt.Fprintf(w, "  replay: %s --trace trace-%d.txt\n", replay, res.Seed)
-		fmt.Fprintf(w, "  scenario:\n")
-		for _, line := range strings.Split(strings.TrimSpace(o.scenario.String()), "\n") {
+		fmt.Fprintf(w, "  scenario (save it to a file to edit and rerun it with --scenario):\n")
+		text, _ := o.scenario.MarshalText()
+		for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
@@ -209,12 +246,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	tracePath := fs.String("trace", "-", "file for the full trace; - for standard output")
 	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
 	bug := fs.String("bug", "", "switch on a planted bug (binaries built with -tags cairn_bugs)")
+	scenario := fs.String("scenario", "", "replay the scenario in this file instead of a seed's")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
-	}
-	r, err := parseSeeds(*seed, "")
-	if err != nil {
-		return 0, err
 	}
 	if err := checkSystem(*system); err != nil {
 		return 0, err
@@ -222,21 +256,58 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := enableBug(*bug); err != nil {
 		return 0, err
 	}
+	if *scenario != "" {
+		if *seed != "" {
+			return 0, usageError{"give --scenario or --seed, not both"}
+		}
+		return replayFile(*system, *scenario, *tracePath, *bug, stdout)
+	}
+	r, err := parseSeeds(*seed, "")
+	if err != nil {
+		return 0, err
+	}
 	return replayTo(*system, r.first, *tracePath, *bug, stdout)
+}
+
+// replayFile runs the scenario in file, writing its trace to path.
+func replayFile(system, file, path, bug string, stdout io.Writer) (int, error) {
+	sc, err := readScenario(file)
+	if err != nil {
+		return 0, usageError{err.Error()}
+	}
+	trace, done, err := openTrace(path, stdout)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	o := runScenario(system, sc, trace)
+	o.file = file
+	var sum summary
+	sum.add(o)
+	printOutcome(stdout, o, bug)
+	return sum.exitCode(), nil
+}
+
+// openTrace opens the trace destination: a file, or stdout for "-".
+func openTrace(path string, stdout io.Writer) (io.Writer, func(), error) {
+	if path == "-" {
+		return stdout, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // replayTo runs one seed writing its trace to path ("-" is stdout), then
 // prints the one-line outcome.
 func replayTo(system string, seed uint64, path, bug string, stdout io.Writer) (int, error) {
-	trace := stdout
-	if path != "-" {
-		f, err := os.Create(path)
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		trace = f
+	trace, done, err := openTrace(path, stdout)
+	if err != nil {
+		return 0, err
 	}
+	defer done()
 	o := runSeed(system, seed, trace)
 	var sum summary
 	sum.add(o)
