@@ -1,6 +1,7 @@
 package props
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/cairnmq/cairn/sim"
@@ -17,6 +18,7 @@ func RunQueue(sc sim.Scenario, trace io.Writer) Report {
 	res := sim.NewWorld(sc, sim.NewQueueSystem(sc), trace).Run()
 	violations, stats := CheckQueue(res.History)
 	res.Violations = append(res.Violations, violations...)
+	res.Violations = append(res.Violations, checkExpected(sc.Expect, res.History)...)
 	res.Summary = stats.String()
 	return Report{Result: res, Stats: stats}
 }
@@ -24,4 +26,17 @@ func RunQueue(sc sim.Scenario, trace io.Writer) Report {
 // RunQueueSeed draws the scenario for seed and runs it.
 func RunQueueSeed(seed uint64, trace io.Writer) Report {
 	return RunQueue(sim.QueueScenario(seed), trace)
+}
+
+// checkExpected fails a scripted run in which something it exists to
+// exercise never happened.
+func checkExpected(expect []string, h *sim.History) []sim.Violation {
+	var out []sim.Violation
+	for _, name := range expect {
+		if h.EventCounts[name] == 0 {
+			out = append(out, sim.Violation{Kind: sim.Liveness, Checker: "expected-event",
+				Detail: fmt.Sprintf("the scenario expects %s, which never happened", name)})
+		}
+	}
+	return out
 }

@@ -101,6 +101,8 @@ type History struct {
 	Crashes int
 	// Crashed lists every crash, in order, with what caused it.
 	Crashed []CrashRecord
+	// EventCounts counts node events by name, over every node.
+	EventCounts map[string]int
 }
 
 // CrashRecord is one node crash.

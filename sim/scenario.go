@@ -29,6 +29,10 @@ type Scenario struct {
 	// Detection is the failure detection mode the cluster starts with
 	// (1 heartbeat, 2 eager).
 	Detection uint8
+	// Expect names node events that must happen at least once: what a
+	// scripted scenario is about. A run without one of them fails, since
+	// it passed without testing what it exists to test.
+	Expect []string
 }
 
 // Swarm is the per-seed mix of fault classes and rates. Each seed draws

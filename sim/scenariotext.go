@@ -29,6 +29,7 @@ import (
 //	workload producers=2 consumers=1 every=2ms..15ms payload=512 ...
 //	queue q0 majority
 //	fault at=1.2s crash n2 for=300ms
+//	expect recovery.done
 //
 // Durations use Go's notation and floats the shortest form that reads
 // back exactly, so formatting and parsing round-trip bit for bit.
@@ -64,6 +65,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	}
 	for _, f := range sc.Faults {
 		fmt.Fprintf(&b, "fault %s\n", faultText(f))
+	}
+	for _, e := range sc.Expect {
+		fmt.Fprintf(&b, "expect %s\n", e)
 	}
 	return b.Bytes(), nil
 }
@@ -161,6 +165,13 @@ func (p *scenarioParser) directive(fields []string) error {
 		return parseWorkload(args, sc.Workload)
 	case "queue":
 		return p.queue(args)
+	case "expect":
+		e, err := one()
+		if err != nil {
+			return err
+		}
+		sc.Expect = append(sc.Expect, e)
+		return nil
 	case "fault":
 		f, err := parseFault(args)
 		if err != nil {

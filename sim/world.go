@@ -143,7 +143,8 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int), nodeHits: make(map[BoundaryHit]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
 		clientResets: make(map[clientNodeKey]uint64), leader: -1, activeOwners: make(map[string]activeOwner), activationsChecked: make(map[string]bool),
-		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID)},
+		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID),
+			EventCounts: make(map[string]int)},
 	}
 	w.netRng = newStream(sc.Seed, streamNetwork)
 	w.net = netsim.New(w.netRng, sc.Swarm.Net)
@@ -321,6 +322,7 @@ var recordedEvents = map[string]string{
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
+	w.hist.EventCounts[e.Name]++
 	if e.Name == "meta.recovery-activated" {
 		attrs := make(map[string]string, len(e.Attrs))
 		for _, a := range e.Attrs {
