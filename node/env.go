@@ -56,6 +56,11 @@ type Env interface {
 	// Now is the node's clock. In the simulator it is virtual and may be
 	// skewed or jump; a node must tolerate both.
 	Now() time.Time
+	// Monotonic is the time elapsed on the node's monotonic clock since
+	// a fixed point of this process's life. It never jumps, and it keeps
+	// counting while the process is stopped, as a paused or descheduled
+	// process finds when it resumes; leases depend on both.
+	Monotonic() time.Duration
 	// After schedules OnTimer(t) once d has elapsed on the node's
 	// monotonic timer base (unaffected by clock jumps).
 	After(d time.Duration, t Timer)

@@ -121,6 +121,9 @@ type testEnv struct {
 }
 
 func (e *testEnv) Now() time.Time { return e.m.c.now }
+func (e *testEnv) Monotonic() time.Duration {
+	return e.m.c.now.Sub(time.Unix(0, 0))
+}
 func (e *testEnv) After(d time.Duration, t node.Timer) {
 	e.m.c.timers = append(e.m.c.timers, timer{e.m, e.inc, e.m.c.now.Add(d), t})
 }

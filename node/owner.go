@@ -232,7 +232,7 @@ func (o *ownerState) sendTo(f *progress) {
 func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 	r := o.r
 	prev := from - 1
-	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit, Stamp: r.n.mono()}
+	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit, Stamp: r.n.leaseClock()}
 	if o.stale {
 		return prev, false
 	}
@@ -398,11 +398,18 @@ func (o *ownerState) stop(owner NodeID) {
 	}
 }
 
-// deliveryLeaseTicks is how long, on the node's monotonic clock, a
-// quorum's answers let an owner keep delivering. Deliveries are reads: an
-// owner that a partition has cut from its followers must stop serving
-// them before a recovery elsewhere can start serving the same messages.
-const deliveryLeaseTicks = 20
+// deliveryLease is how long, on the node's monotonic clock, a quorum's
+// answers let an owner keep delivering. Deliveries are reads: an owner
+// that a partition has cut from its followers, or that was stopped for a
+// while, must stop serving before a recovery elsewhere can start serving
+// the same messages. The clock is Env.Monotonic, read at the moment of
+// each decision, because it keeps counting while a process is stopped:
+// a count of the node's own timer ticks would not, and an owner resumed
+// after a long pause would think its lease young.
+const deliveryLease = 200 * time.Millisecond
+
+// leaseClock is the node's monotonic clock as appends stamp it.
+func (n *Node) leaseClock() uint64 { return uint64(n.env.Monotonic()) }
 
 // leaseValid reports whether enough followers accepted appends this owner
 // sent within the lease to make a quorum with it: none of them can have
@@ -422,5 +429,5 @@ func (o *ownerState) leaseValid() bool {
 	if need > len(from) {
 		return false
 	}
-	return from[need-1]+deliveryLeaseTicks > o.r.n.mono()
+	return from[need-1]+uint64(deliveryLease) > o.r.n.leaseClock()
 }

@@ -181,7 +181,7 @@ func (rec *recovery) choose() {
 		}
 	}
 	rec.source = src
-	rec.sealedAt = rec.r.n.mono()
+	rec.sealedAt = rec.r.n.leaseClock()
 	rec.endStage("ok", slog.Int("witnesses", len(rec.witnesses)), slog.String("source", src.node.String()),
 		slog.Uint64("source-last", src.last), slog.Uint64("source-epoch", src.lastEpoch))
 	if src.node == self.node || bugs.Active(bugs.InstallBeforeReadsDone) {
@@ -289,7 +289,7 @@ func (rec *recovery) checkInstalled() {
 	// Wait out the old owner's delivery lease (with a margin for clock
 	// rates): until then it might still hand out messages this owner would
 	// hand out again.
-	if r.n.mono() < rec.sealedAt+deliveryLeaseTicks*5/4 {
+	if r.n.leaseClock() < rec.sealedAt+uint64(deliveryLease)*5/4 {
 		return
 	}
 	if bugs.Active(bugs.ActivateWithoutQuorum) {

@@ -33,8 +33,11 @@ type process struct {
 	disk        *Disk
 	rng         *rand.Rand
 	clockOffset time.Duration
-	deferred    []*event
-	armed       []armedCrash
+	// bootAt is when the current incarnation started, the origin of its
+	// monotonic clock.
+	bootAt   time.Duration
+	deferred []*event
+	armed    []armedCrash
 	// resetFor remembers, per destination index, the destination
 	// incarnation this process was already told is gone.
 	resetFor map[int]uint64
@@ -63,6 +66,7 @@ func (p *process) tracef(format string, args ...any) {
 func (p *process) start() {
 	p.inc++
 	p.state = stateUp
+	p.bootAt = p.w.now
 	p.deferred = nil
 	p.resetFor = make(map[int]uint64)
 	p.rng = newStream(p.w.sc.Seed, streamNode, uint64(p.index), p.inc)
@@ -162,6 +166,10 @@ func (p *process) resume() {
 
 // Now implements node.Env.
 func (p *process) Now() time.Time { return Epoch.Add(p.w.now + p.clockOffset) }
+
+// Monotonic implements node.Env: virtual time since this incarnation
+// started. It counts through pauses, since virtual time does.
+func (p *process) Monotonic() time.Duration { return p.w.now - p.bootAt }
 
 // After implements node.Env.
 func (p *process) After(d time.Duration, t node.Timer) {

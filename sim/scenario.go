@@ -30,7 +30,7 @@ type Scenario struct {
 	// (1 heartbeat, 2 eager).
 	Detection uint8
 	// Expect names node events that must happen at least once: what a
-	// scripted scenario is about. A run without one of them fails, since
+	// scripted scenario is about ("a|b" is met by either). A run without one of them fails, since
 	// it passed without testing what it exists to test.
 	Expect []string
 }
@@ -231,12 +231,12 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 	case FaultSetDetection:
 		f.Hit = 1 + r.IntN(2)
 	}
-	return f.normalized()
+	return f.Normalized()
 }
 
-// normalized zeroes the fields the fault's kind does not use, so a fault
+// Normalized zeroes the fields the fault's kind does not use, so a fault
 // reads the same however it was made (drawn, parsed or written by hand).
-func (f Fault) normalized() Fault {
+func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner:

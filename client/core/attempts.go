@@ -55,7 +55,7 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 		panic(fmt.Sprintf("core: finished op %d still has attempt %d registered", op.id, r.ReqID))
 	}
 	if op.phase != phaseAwaiting || r.ReqID != op.reqID {
-		c.onLateReply(op, from, r)
+		c.onLateReply(now, op, from, r)
 		return
 	}
 	op.phase = phaseResolved
@@ -63,7 +63,7 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 	op.status = r.Status
 	switch r.Status {
 	case wire.StatusOK:
-		c.succeed(op, from, r)
+		c.succeed(now, op, from, r)
 	case wire.StatusNotOwner:
 		// The node refused without acting: a clean redirect.
 		c.redirect(now, op, from, r.Owner)
@@ -87,12 +87,12 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 // onLateReply handles a reply to an earlier attempt of a live operation.
 // Only OK matters: the operation happened, whatever the current attempt
 // says later. Any other late status describes a past state and is dropped.
-func (c *Client) onLateReply(op *operation, from uint32, r *wire.Reply) {
+func (c *Client) onLateReply(now time.Time, op *operation, from uint32, r *wire.Reply) {
 	if r.Status != wire.StatusOK || op.kind == OpSubscribe {
 		return
 	}
 	op.status = r.Status
-	c.succeed(op, from, r)
+	c.succeed(now, op, from, r)
 }
 
 // onNoReply handles an attempt that will get no reply we can count on: it
@@ -169,11 +169,11 @@ func (c *Client) backoff(k int) time.Duration {
 }
 
 // succeed finishes op as OK; the reply came from node from.
-func (c *Client) succeed(op *operation, from uint32, r *wire.Reply) {
+func (c *Client) succeed(now time.Time, op *operation, from uint32, r *wire.Reply) {
 	op.index = r.Index
 	switch op.kind {
 	case OpSubscribe:
-		op.sub.establish(from, r.ReqID)
+		op.sub.establish(from, r.ReqID, now.Add(c.subscriptionRefresh))
 	case OpDelete:
 		delete(c.owners, op.queue)
 	}

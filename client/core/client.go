@@ -34,7 +34,16 @@ type Config struct {
 	MaxAttempts    int           // attempts per operation before giving up
 	RetryBackoff   time.Duration // base backoff before retrying after an unavailable or ambiguous attempt
 	MaxBackoff     time.Duration // cap on one backoff; zero means max(DefaultMaxBackoff, RetryBackoff)
+	// SubscriptionRefresh is how often an established subscription is
+	// confirmed with the node holding it; zero means
+	// DefaultSubscriptionRefresh. It bounds how long a subscription the
+	// client was never told it lost can sit silent.
+	SubscriptionRefresh time.Duration
 }
+
+// DefaultSubscriptionRefresh is the refresh interval when
+// Config.SubscriptionRefresh is zero.
+const DefaultSubscriptionRefresh = 2 * time.Second
 
 // validate panics, naming the field, if the configuration cannot work. A
 // bad configuration is a programming error in the driver, not a runtime
@@ -63,6 +72,9 @@ func (cfg Config) validate() {
 	if cfg.RetryBackoff <= 0 {
 		panic(fmt.Sprintf("core: Config.RetryBackoff must be positive, got %v", cfg.RetryBackoff))
 	}
+	if cfg.SubscriptionRefresh < 0 {
+		panic(fmt.Sprintf("core: Config.SubscriptionRefresh must not be negative, got %v", cfg.SubscriptionRefresh))
+	}
 	if cfg.MaxBackoff != 0 && cfg.MaxBackoff < cfg.RetryBackoff {
 		panic(fmt.Sprintf("core: Config.MaxBackoff %v is below Config.RetryBackoff %v", cfg.MaxBackoff, cfg.RetryBackoff))
 	}
@@ -71,9 +83,10 @@ func (cfg Config) validate() {
 // Client is one client's state. It is not safe for concurrent use: the
 // driver calls it from one goroutine, as the simulator does.
 type Client struct {
-	cfg        Config
-	maxBackoff time.Duration
-	rng        *rand.Rand
+	cfg                 Config
+	maxBackoff          time.Duration
+	subscriptionRefresh time.Duration
+	rng                 *rand.Rand
 
 	lastReq uint64 // the last ReqID handed out
 	lastOp  OpID   // the last OpID handed out
@@ -108,13 +121,18 @@ func New(cfg Config, rng *rand.Rand) *Client {
 		maxBackoff = max(DefaultMaxBackoff, cfg.RetryBackoff)
 	}
 	cfg.Nodes = slices.Clone(cfg.Nodes)
+	refresh := cfg.SubscriptionRefresh
+	if refresh == 0 {
+		refresh = DefaultSubscriptionRefresh
+	}
 	return &Client{
-		cfg:        cfg,
-		maxBackoff: maxBackoff,
-		rng:        rng,
-		attempts:   make(map[uint64]attempt),
-		owners:     make(map[string]uint32),
-		cursor:     rng.IntN(len(cfg.Nodes)),
+		cfg:                 cfg,
+		maxBackoff:          maxBackoff,
+		subscriptionRefresh: refresh,
+		rng:                 rng,
+		attempts:            make(map[uint64]attempt),
+		owners:              make(map[string]uint32),
+		cursor:              rng.IntN(len(cfg.Nodes)),
 	}
 }
 
@@ -193,6 +211,7 @@ func (c *Client) Tick(now time.Time) {
 			panic(fmt.Sprintf("core: op %d in impossible phase %s at tick", op.id, op.phase))
 		}
 	}
+	c.refreshDue(now)
 	c.sweep()
 }
 
@@ -208,10 +227,16 @@ func (c *Client) sweep() {
 }
 
 // NextDeadline reports the earliest time at which Tick has work: a reply
-// timeout or a retry. It reports false when nothing is waiting on time.
+// timeout, a retry or a subscription refresh. It reports false when
+// nothing is waiting on time.
 func (c *Client) NextDeadline() (time.Time, bool) {
 	var earliest time.Time
 	found := false
+	for _, s := range c.subs {
+		if s.op == nil && s.node != 0 && (!found || s.refreshAt.Before(earliest)) {
+			earliest, found = s.refreshAt, true
+		}
+	}
 	for _, op := range c.live {
 		switch op.phase {
 		case phaseDone:

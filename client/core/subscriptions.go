@@ -19,14 +19,18 @@ type subscription struct {
 	node  uint32     // the node holding the subscription, once established
 	reqID uint64     // the request that established it there
 	op    *operation // the operation establishing it, while not established
+	// refreshAt is when an established subscription is next confirmed
+	// with its node (see refresh).
+	refreshAt time.Time
 }
 
-// establish records that the subscribe request reqID succeeded on node.
-func (s *subscription) establish(node uint32, reqID uint64) {
+// establish records that the subscribe request reqID succeeded on node;
+// the subscription is to be confirmed again at refreshAt.
+func (s *subscription) establish(node uint32, reqID uint64, refreshAt time.Time) {
 	if s.op == nil || s.node != 0 {
 		panic(fmt.Sprintf("core: subscription to %s established twice (node %d)", s.queue, s.node))
 	}
-	s.node, s.reqID, s.op = node, reqID, nil
+	s.node, s.reqID, s.op, s.refreshAt = node, reqID, nil, refreshAt
 }
 
 // onDelivery surfaces a delivery to the application. It is surfaced even
@@ -100,6 +104,33 @@ func (c *Client) resubscribe(now time.Time, s *subscription, owner uint32) {
 		return
 	}
 	c.retryLater(now, op)
+}
+
+// refresh confirms an established subscription by subscribing again on
+// the node holding it (the node treats that as an update of the same
+// subscription). A subscription can die without its client hearing: the
+// node's notice that it lost the queue may be the message a network
+// drops, or the node may stop answering without the connection breaking.
+// Only asking finds out; a refusal or a silence then moves it, as any
+// subscribe attempt would.
+func (c *Client) refresh(now time.Time, s *subscription) {
+	if s.op != nil || s.node == 0 {
+		panic(fmt.Sprintf("core: refreshing the subscription to %s, which is not established", s.queue))
+	}
+	op := c.newOp(OpSubscribe, s.queue)
+	op.sub, op.silent, op.hint = s, true, s.node
+	s.node, s.reqID, s.op = 0, 0, op
+	c.live = append(c.live, op)
+	c.send(now, op)
+}
+
+// refreshDue refreshes every established subscription whose time came.
+func (c *Client) refreshDue(now time.Time) {
+	for _, s := range c.subs {
+		if s.op == nil && s.node != 0 && !s.refreshAt.After(now) {
+			c.refresh(now, s)
+		}
+	}
 }
 
 // dropSubscription forgets s, whose first attempt failed for certain.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -56,8 +57,8 @@ func TestSubscriptionReestablishedAfterDisconnect(t *testing.T) {
 	}
 	h.reply(3, s.ReqID, wire.StatusOK, 0, 0)
 	h.expectNoOpEvents()
-	if _, ok := h.c.NextDeadline(); ok {
-		t.Fatal("an established subscription still has a deadline")
+	if at, ok := h.c.NextDeadline(); !ok || at.Sub(h.now) != DefaultSubscriptionRefresh {
+		t.Fatalf("an established subscription's next deadline is %v away, want only its refresh", at.Sub(h.now))
 	}
 
 	h.deliver(3, "orders", 1, 77)
@@ -292,7 +293,73 @@ func TestStandingSubscriptionOutlastsRefusals(t *testing.T) {
 	to, s := expectSend[*wire.Subscribe](h)
 	h.reply(to, s.ReqID, wire.StatusOK, 0, 0)
 	h.expectNoOpEvents()
-	if _, ok := h.c.NextDeadline(); ok {
-		t.Fatal("the re-established subscription still has a deadline")
+	// Once standing, the only thing left waiting on time is its refresh.
+	if at, ok := h.c.NextDeadline(); !ok || at.Sub(h.now) != DefaultSubscriptionRefresh {
+		t.Fatalf("the re-established subscription's next deadline is %v from now, want its refresh in %v",
+			at.Sub(h.now), DefaultSubscriptionRefresh)
 	}
+}
+
+// A node's notice that it lost the queue can be lost with the network,
+// leaving a subscription that will never deliver again while looking
+// established. The refresh finds out: it asks the same node, follows the
+// refusal to the new owner, and stands there.
+func TestRefreshFindsASubscriptionLostInSilence(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.expectNothingSent()
+	// The node loses the queue; its fenced notice never arrives.
+	wait := h.runToDeadline()
+	if wait != DefaultSubscriptionRefresh {
+		t.Fatalf("the refresh came after %v, want %v", wait, DefaultSubscriptionRefresh)
+	}
+	to, s := expectSend[*wire.Subscribe](h)
+	if to != 1 || s.Queue != "orders" {
+		t.Fatalf("the refresh went to node %d for %q, want node 1 for orders", to, s.Queue)
+	}
+	h.reply(1, s.ReqID, wire.StatusFenced, 3, 0)
+	to, s = expectSend[*wire.Subscribe](h)
+	if to != 3 {
+		t.Fatalf("after the fenced refusal the client subscribed on node %d, want the named owner 3", to)
+	}
+	h.reply(3, s.ReqID, wire.StatusOK, 0, 0)
+	h.expectNoOpEvents()
+	// A refresh the holder confirms changes nothing but the next refresh.
+	h.runToDeadline()
+	to, s = expectSend[*wire.Subscribe](h)
+	if to != 3 {
+		t.Fatalf("the second refresh went to node %d, want 3", to)
+	}
+	h.reply(3, s.ReqID, wire.StatusOK, 0, 0)
+	h.expectNothingSent()
+	h.expectNoOpEvents()
+}
+
+// A refresh nobody answers is an attempt like any other: it times out and
+// the subscription is re-made elsewhere, without the application being
+// told anything.
+func TestUnansweredRefreshMovesTheSubscription(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.runToDeadline()
+	expectSend[*wire.Subscribe](h) // the refresh, never answered
+	h.runToDeadline()              // its timeout
+	var sent []uint32
+	for i := range 4 {
+		if i > 0 {
+			h.runToDeadline()
+		}
+		for _, o := range h.sends() {
+			if _, ok := o.Msg.(*wire.Subscribe); ok {
+				sent = append(sent, o.To)
+			}
+		}
+		if slices.ContainsFunc(sent, func(n uint32) bool { return n != 1 }) {
+			break
+		}
+	}
+	if !slices.ContainsFunc(sent, func(n uint32) bool { return n != 1 }) {
+		t.Fatalf("after an unanswered refresh the client only tried %v; it must look beyond node 1", sent)
+	}
+	h.expectNoOpEvents()
 }

@@ -19,6 +19,9 @@ import (
 type env struct {
 	r   *Runtime
 	rng *rand.Rand
+	// boot is when the environment was made; it carries Go's monotonic
+	// clock reading, the origin of Monotonic.
+	boot time.Time
 
 	notConnected prometheus.Counter
 	clientGone   prometheus.Counter
@@ -28,7 +31,7 @@ var _ node.Env = (*env)(nil)
 
 func newEnv(r *Runtime) *env {
 	return &env{
-		r: r, rng: newPCG(),
+		r: r, rng: newPCG(), boot: time.Now(),
 		notConnected: r.m.dropped.WithLabelValues(sidePeer, "not-connected"),
 		clientGone:   r.m.dropped.WithLabelValues(sideClient, "gone"),
 	}
@@ -36,6 +39,10 @@ func newEnv(r *Runtime) *env {
 
 // Now implements node.Env with the OS clock.
 func (e *env) Now() time.Time { return time.Now() }
+
+// Monotonic implements node.Env with Go's monotonic clock reading, which
+// keeps counting while the process is stopped.
+func (e *env) Monotonic() time.Duration { return time.Since(e.boot) }
 
 // After implements node.Env. Go timers run on the monotonic clock, so a
 // wall-clock jump does not move them.
