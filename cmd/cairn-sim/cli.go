@@ -36,6 +36,8 @@ commands:
   failover-report  kill a queue's owner once per seed and report times to suspicion,
               activation, first delivery, first confirmed publish: [--seeds A-B]
               [--backlogs 0,10000] [--detection heartbeat|eager]
+  shrink      minimize a failing scenario while the same checker fails, and write it:
+              (--seed N | --scenario FILE) [--bug NAME] --out FILE [--max-runs N]
   hunt        switch on a planted bug and find the first seed that catches it:
               --bug NAME [--seeds A-B] (needs a binary built with -tags cairn_bugs)
 
@@ -56,6 +58,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdReplay(args[1:], stdout, stderr)
 	case "scenario":
 		code, err = cmdScenario(args[1:], stdout, stderr)
+	case "shrink":
+		code, err = cmdShrink(args[1:], stdout, stderr)
 	case "boundaries":
 		code, err = cmdBoundaries(args[1:], stdout, stderr)
 	case "hunt":

@@ -149,3 +149,25 @@ func TestScenarioFileRunsLikeItsSeed(t *testing.T) {
 		t.Fatalf("a missing scenario file exited %d, want %d", code, exitUsage)
 	}
 }
+
+func TestShrinkUsageAndPassingScenario(t *testing.T) {
+	for _, args := range [][]string{
+		{"shrink", "--seed", "1"},                                        // no --out
+		{"shrink", "--out", "x.scenario"},                                // no input
+		{"shrink", "--seed", "1", "--scenario", "f", "--out", "x"},       // two inputs
+		{"shrink", "--seed", "1", "--out", "x", "--max-runs", "0"},       // no budget
+		{"shrink", "--scenario", "/no/such/file", "--out", "x.scenario"}, // unreadable
+	} {
+		if code, out := run(t, args...); code != exitUsage {
+			t.Errorf("%q exited %d, want %d:\n%s", args, code, exitUsage, out)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "min.scenario")
+	code, text := run(t, "shrink", "--seed", "7", "--out", out)
+	if code != exitOK || !strings.Contains(text, "nothing to shrink") {
+		t.Fatalf("shrinking a passing seed exited %d:\n%s", code, text)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("shrink wrote a file for a scenario that passes")
+	}
+}
