@@ -16,6 +16,7 @@ import (
 // run walks through a whole failover.
 func BoundaryBaseline(seed uint64) sim.Scenario {
 	sc := sim.QueueScenario(seed)
+	sc.Nodes = 3
 	d := &sc.Swarm.Disk
 	d.SyncErrorRate, d.WriteErrorRate, d.ReadErrorRate = 0, 0, 0
 	owner := node.Placement{Nodes: []node.NodeID{1, 2, 3}, Replicas: 3}.Owner(sc.Workload.Queues[0].Name)

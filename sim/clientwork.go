@@ -25,7 +25,7 @@ func (w *World) startClients() {
 		if c.producer {
 			w.schedule(start, -1, 0, c.publishLoop)
 		} else {
-			w.schedule(start, -1, 0, func() {
+			w.schedule(max(start, wl.ConsumeAt), -1, 0, func() {
 				for _, q := range wl.Queues {
 					c.subscribe(q.Name)
 				}

@@ -48,7 +48,7 @@ var QueueBoundaries = []string{
 // QueueScenario draws a queue scenario for seed.
 func QueueScenario(seed uint64) Scenario {
 	return Generate(seed, GenerateOptions{
-		Nodes: 3, Safety: 8 * time.Second, Liveness: 8 * time.Second,
+		Safety: 8 * time.Second, Liveness: 8 * time.Second,
 		Boundaries: QueueBoundaries, NoFlips: true, Workload: true,
 	})
 }

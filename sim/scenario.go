@@ -39,6 +39,9 @@ type Scenario struct {
 // its own, so some seeds crash a lot, some partition a lot, and some are
 // clean; a sweep covers many corners instead of one average.
 type Swarm struct {
+	// Profile names the kind of trouble the seed drew (see profiles); the
+	// rates and classes below are what it chose, and all a run uses.
+	Profile  string
 	Net      netsim.LinkProfile
 	Disk     DiskProfile
 	ClockMax time.Duration // initial clock skew is uniform in ±ClockMax
@@ -51,8 +54,8 @@ func (s Swarm) String() string {
 	for i, k := range s.Classes {
 		names[i] = k.String()
 	}
-	return fmt.Sprintf("faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f torn %.2f reorder %.2f flip %.2f} skew ±%v",
-		strings.Join(names, ","), s.Net.Latency, s.Net.Loss, s.Net.Duplicate, s.Net.Reorder,
+	return fmt.Sprintf("profile=%s faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f torn %.2f reorder %.2f flip %.2f} skew ±%v",
+		s.Profile, strings.Join(names, ","), s.Net.Latency, s.Net.Loss, s.Net.Duplicate, s.Net.Reorder,
 		s.Disk.SyncLatency, s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate,
 		s.Disk.TornChance, s.Disk.ReorderChance, s.Disk.FlipChance, s.ClockMax)
 }
@@ -142,15 +145,20 @@ type GenerateOptions struct {
 	Workload bool
 }
 
-// Generate draws a scenario for seed: first the swarm options, then the
-// fault schedule, all from the scenario stream.
+// Generate draws a scenario for seed: the cluster size (unless the
+// options fix it), the swarm options, then the fault schedule and the
+// workload, all from the scenario stream.
 func Generate(seed uint64, o GenerateOptions) Scenario {
 	r := newStream(seed, streamScenario)
 	sc := Scenario{Seed: seed, Nodes: o.Nodes, Safety: o.Safety, Liveness: o.Liveness}
-	sc.Swarm = drawSwarm(r, o)
-	count := r.IntN(14)
-	if len(sc.Swarm.Classes) == 0 {
-		count = 0
+	if sc.Nodes == 0 {
+		sc.Nodes = pick(r, 3, 3, 5)
+	}
+	var prof profile
+	sc.Swarm, prof = drawSwarm(r, o)
+	count := 0
+	if len(sc.Swarm.Classes) > 0 {
+		count = r.IntN(prof.faultsMax + 1)
 	}
 	for range count {
 		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
@@ -163,8 +171,49 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	return sc
 }
 
-func drawSwarm(r *rand.Rand, o GenerateOptions) Swarm {
-	var s Swarm
+// profile is a kind of seed: which fault kinds it may schedule (each
+// joins with chance join), how many faults at most, and how it sets the
+// noise. Sweeping many seeds covers every profile many times, so some
+// runs hammer one corner instead of all runs sampling an average.
+type profile struct {
+	name      string
+	pool      []FaultKind
+	join      float64
+	faultsMax int
+	noise     func(r *rand.Rand, s *Swarm)
+}
+
+var profiles = []profile{
+	{name: "mixed", pool: allFaultKinds(), join: 0.5, faultsMax: 13},
+	{name: "mixed", pool: allFaultKinds(), join: 0.5, faultsMax: 13},
+	{name: "crash-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultCrash, FaultCrashAt, FaultPause,
+		FaultCrashLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner}},
+	{name: "partition-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultIsolate, FaultOneWay, FaultSplit,
+		FaultClog, FaultSpike, FaultIsolateLeader, FaultLossy}, noise: func(r *rand.Rand, s *Swarm) {
+		s.Net.Loss = pick(r, 0.01, 0.05)
+	}},
+	{name: "fsync-heavy", join: 0.5, faultsMax: 6, pool: []FaultKind{FaultCrash, FaultCrashAt},
+		noise: func(r *rand.Rand, s *Swarm) {
+			s.Disk.SyncErrorRate = pick(r, 0.01, 0.02, 0.05)
+			s.Disk.WriteErrorRate = pick(r, 0.0005, 0.002)
+		}},
+	{name: "clean", noise: func(_ *rand.Rand, s *Swarm) {
+		s.Net.Loss, s.Net.Duplicate, s.Net.Reorder = 0, 0, 0
+		s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate, s.Disk.FlipChance = 0, 0, 0, 0
+	}},
+}
+
+func allFaultKinds() []FaultKind {
+	out := make([]FaultKind, 0, faultKinds)
+	for k := FaultKind(0); k < faultKinds; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+func drawSwarm(r *rand.Rand, o GenerateOptions) (Swarm, profile) {
+	prof := profiles[r.IntN(len(profiles))]
+	s := Swarm{Profile: prof.name}
 	s.Net.Latency = netsim.Latency{
 		Min:        time.Duration(100+r.IntN(400)) * time.Microsecond,
 		Max:        time.Duration(1+r.IntN(4)) * time.Millisecond,
@@ -188,22 +237,22 @@ func drawSwarm(r *rand.Rand, o GenerateOptions) Swarm {
 		ReorderChance:  pick(r, 0, 0.3),
 		FlipChance:     pick(r, 0, 0, 0, 0.2),
 	}
+	s.ClockMax = time.Duration(r.IntN(3)) * 250 * time.Millisecond
+	if prof.noise != nil {
+		prof.noise(r, &s)
+	}
 	if o.NoFlips {
 		s.Disk.FlipChance = 0
 	}
-	s.ClockMax = time.Duration(r.IntN(3)) * 250 * time.Millisecond
-	if r.IntN(6) == 0 {
-		return s // a clean seed: noise only, no scheduled faults
-	}
-	for k := FaultKind(0); k < faultKinds; k++ {
+	for _, k := range prof.pool {
 		if k == FaultCrashAt && len(o.Boundaries) == 0 {
 			continue
 		}
-		if r.IntN(2) == 0 {
+		if r.Float64() < prof.join {
 			s.Classes = append(s.Classes, k)
 		}
 	}
-	return s
+	return s, prof
 }
 
 func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {

@@ -169,6 +169,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.duration("quiet", &wl.Quiet)
 	kv.int("limit", &wl.PublishLimit)
 	kv.duration("probe", &wl.ProbeAt)
+	kv.duration("consume-at", &wl.ConsumeAt)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}

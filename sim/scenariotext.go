@@ -38,6 +38,9 @@ import (
 func (sc Scenario) MarshalText() ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "seed %d\nnodes %d\nsafety %v\nliveness %v\ndetection %d\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness, sc.Detection)
+	if sc.Swarm.Profile != "" {
+		fmt.Fprintf(&b, "profile %s\n", sc.Swarm.Profile)
+	}
 	n := sc.Swarm.Net
 	fmt.Fprintf(&b, "net latency=%s tail=%s loss=%s dup=%s reorder=%s bandwidth=%d\n",
 		spanText(n.Latency.Min, n.Latency.Max), tailText(n.Latency), floatText(n.Loss), floatText(n.Duplicate),
@@ -54,11 +57,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	}
 	fmt.Fprintf(&b, "classes %s\n", strings.Join(names, ","))
 	if wl := sc.Workload; wl != nil {
-		fmt.Fprintf(&b, "workload producers=%d consumers=%d every=%s every-tail=%s payload=%d delay=%s delay-max=%v ack=%s nack=%s lease=%v window=%d think=%s think-tail=%s timeout=%v quiet=%v limit=%d probe=%v\n",
+		fmt.Fprintf(&b, "workload producers=%d consumers=%d every=%s every-tail=%s payload=%d delay=%s delay-max=%v ack=%s nack=%s lease=%v window=%d think=%s think-tail=%s timeout=%v quiet=%v limit=%d probe=%v consume-at=%v\n",
 			wl.Producers, wl.Consumers, spanText(wl.PublishEvery.Min, wl.PublishEvery.Max), tailText(wl.PublishEvery),
 			wl.PayloadMax, floatText(wl.DelayChance), wl.DelayMax, floatText(wl.AckChance), floatText(wl.NackChance),
 			wl.Lease, wl.Window, spanText(wl.Think.Min, wl.Think.Max), tailText(wl.Think), wl.RequestTimeout, wl.Quiet,
-			wl.PublishLimit, wl.ProbeAt)
+			wl.PublishLimit, wl.ProbeAt, wl.ConsumeAt)
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s\n", q.Name, q.Policy)
 		}
@@ -146,6 +149,10 @@ func (p *scenarioParser) directive(fields []string) error {
 		return args[0], nil
 	}
 	switch fields[0] {
+	case "profile":
+		v, err := one()
+		sc.Swarm.Profile = v
+		return err
 	case "seed", "nodes", "detection", "safety", "liveness", "skew":
 		v, err := one()
 		if err != nil {

@@ -38,7 +38,7 @@ func TestScenarioTextRoundTrips(t *testing.T) {
 func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 	base, _ := sim.QueueScenario(3).MarshalText()
 	for _, c := range []struct{ edit, want string }{
-		{"fault at=1s crash n7 for=1s", "outside n1..n3"},
+		{"fault at=1s crash n9 for=1s", "names a node outside n1.."},
 		{"fault at=1s explode n1", "unknown fault kind"},
 		{"fault at=1s crash n1 for=1s colour=red", `unknown option "colour"`},
 		{"fault at=soon crash n1", "at=DURATION"},

@@ -36,6 +36,9 @@ type Workload struct {
 	// PublishLimit stops each producer after that many publishes (0: no
 	// limit): a way to build a fixed backlog.
 	PublishLimit int
+	// ConsumeAt delays the consumers' first subscriptions, so producers
+	// build a backlog before anyone consumes (0: they start together).
+	ConsumeAt time.Duration
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover
@@ -52,9 +55,9 @@ type QueueSpec struct {
 
 // String summarizes the workload on one line.
 func (wl Workload) String() string {
-	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d",
+	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v",
 		len(wl.Queues), wl.Producers, wl.Consumers, wl.PublishEvery, wl.PayloadMax, wl.DelayChance, wl.DelayMax,
-		wl.AckChance, wl.NackChance, wl.Lease, wl.Window)
+		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt)
 }
 
 func drawWorkload(r *rand.Rand) *Workload {
@@ -75,6 +78,7 @@ func drawWorkload(r *rand.Rand) *Workload {
 		Think:          netsim.Latency{Min: 0, Max: time.Duration(1+r.IntN(20)) * time.Millisecond},
 		RequestTimeout: time.Duration(200+r.IntN(800)) * time.Millisecond,
 		Quiet:          2 * time.Second,
+		ConsumeAt:      pick(r, 0, 0, 0, 3*time.Second),
 	}
 	wl.NackChance = min(wl.NackChance, 1-wl.AckChance)
 	wl.Window = max(wl.Window, wl.windowForCapacity())
