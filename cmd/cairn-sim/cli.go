@@ -26,6 +26,7 @@ commands:
   run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE] [--system queue|counter],
               or a scenario file: --scenario FILE
   replay      rerun one seed or scenario exactly and write its trace: --seed N | --scenario FILE [--trace FILE]
+              [--html FILE] also writes a self-contained timeline page of the run
   scenario    print the scenario a seed generates, in the text format --scenario reads:
               --seed N [--system queue|counter] [--out FILE]
   boundaries  list the transition boundaries met: [--seed N | --seeds A-B]

@@ -125,7 +125,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		if path == "" {
 			path = os.DevNull
 		}
-		return replayFile(*system, *scenario, path, *bug, stdout)
+		return replayFile(*system, *scenario, path, "", *bug, stdout)
 	}
 	r, err := parseSeeds(*seed, *seeds)
 	if err != nil {
@@ -135,7 +135,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		if r.count() != 1 {
 			return 0, usageError{"--trace needs a single --seed"}
 		}
-		return replayTo(*system, r.first, *tracePath, *bug, stdout)
+		return replayTo(*system, r.first, *tracePath, "", *bug, stdout)
 	}
 	if *workers < 1 {
 		return 0, usageError{"--workers must be at least 1"}
@@ -247,6 +247,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
 	bug := fs.String("bug", "", "switch on a planted bug (binaries built with -tags cairn_bugs)")
 	scenario := fs.String("scenario", "", "replay the scenario in this file instead of a seed's")
+	htmlPath := fs.String("html", "", "write a self-contained HTML timeline of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -256,21 +257,25 @@ func cmdReplay(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := enableBug(*bug); err != nil {
 		return 0, err
 	}
+	if *htmlPath != "" && !flagGiven(fs, "trace") {
+		*tracePath = os.DevNull // the page replaces the trace on stdout
+	}
 	if *scenario != "" {
 		if *seed != "" {
 			return 0, usageError{"give --scenario or --seed, not both"}
 		}
-		return replayFile(*system, *scenario, *tracePath, *bug, stdout)
+		return replayFile(*system, *scenario, *tracePath, *htmlPath, *bug, stdout)
 	}
 	r, err := parseSeeds(*seed, "")
 	if err != nil {
 		return 0, err
 	}
-	return replayTo(*system, r.first, *tracePath, *bug, stdout)
+	return replayTo(*system, r.first, *tracePath, *htmlPath, *bug, stdout)
 }
 
-// replayFile runs the scenario in file, writing its trace to path.
-func replayFile(system, file, path, bug string, stdout io.Writer) (int, error) {
+// replayFile runs the scenario in file, writing its trace to path and,
+// if htmlPath is set, its timeline there.
+func replayFile(system, file, path, htmlPath, bug string, stdout io.Writer) (int, error) {
 	sc, err := readScenario(file)
 	if err != nil {
 		return 0, usageError{err.Error()}
@@ -280,12 +285,13 @@ func replayFile(system, file, path, bug string, stdout io.Writer) (int, error) {
 		return 0, err
 	}
 	defer done()
+	rec, trace := recordTimeline(htmlPath, trace)
 	o := runScenario(system, sc, trace)
 	o.file = file
 	var sum summary
 	sum.add(o)
 	printOutcome(stdout, o, bug)
-	return sum.exitCode(), nil
+	return sum.exitCode(), rec.save(htmlPath, o, bug)
 }
 
 // openTrace opens the trace destination: a file, or stdout for "-".
@@ -300,19 +306,21 @@ func openTrace(path string, stdout io.Writer) (io.Writer, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
-// replayTo runs one seed writing its trace to path ("-" is stdout), then
-// prints the one-line outcome.
-func replayTo(system string, seed uint64, path, bug string, stdout io.Writer) (int, error) {
+// replayTo runs one seed writing its trace to path ("-" is stdout) and,
+// if htmlPath is set, its timeline there, then prints the one-line
+// outcome.
+func replayTo(system string, seed uint64, path, htmlPath, bug string, stdout io.Writer) (int, error) {
 	trace, done, err := openTrace(path, stdout)
 	if err != nil {
 		return 0, err
 	}
 	defer done()
+	rec, trace := recordTimeline(htmlPath, trace)
 	o := runSeed(system, seed, trace)
 	var sum summary
 	sum.add(o)
 	printOutcome(stdout, o, bug)
-	return sum.exitCode(), nil
+	return sum.exitCode(), rec.save(htmlPath, o, bug)
 }
 
 func cmdBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
