@@ -7,7 +7,7 @@ GO ?= go
 
 # A seeded simulation sweep over the default scenario mix.
 sim:
-	$(GO) run ./cmd/cairn-sim run --seeds 1-500 --quiet
+	$(GO) run ./cmd/cairn-sim sweep --seeds 1-500
 
 # Formatting, vet, every test, and a bounded hunt for each planted bug
 # (proof that the checkers still catch what they exist to catch).

@@ -103,6 +103,9 @@ type History struct {
 	Crashed []CrashRecord
 	// EventCounts counts node events by name, over every node.
 	EventCounts map[string]int
+	// Coverage is what the run reached: probes and boundary hits near
+	// faults (see probes.go).
+	Coverage Coverage
 }
 
 // CrashRecord is one node crash.

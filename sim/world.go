@@ -131,6 +131,8 @@ type World struct {
 	// activeOwners holds, per queue, the node that announced activation
 	// at the highest epoch: the owner faults aim at.
 	activeOwners map[string]activeOwner
+	// cov records what the run reached, for sweep coverage reports.
+	cov *coverage
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -146,6 +148,7 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID),
 			EventCounts: make(map[string]int)},
 	}
+	w.cov = newCoverage(sc)
 	w.netRng = newStream(sc.Seed, streamNetwork)
 	w.net = netsim.New(w.netRng, sc.Swarm.Net)
 	clock := newStream(sc.Seed, streamClock)
@@ -206,6 +209,7 @@ func (w *World) Run() Result {
 	end := w.sc.Safety + w.sc.Liveness
 	for w.queue.Len() > 0 && w.queue[0].at <= end {
 		e := w.queue.pop()
+		w.cov.advance(e.at, w.hits)
 		w.now = e.at
 		w.events++
 		if w.events > maxEvents {
@@ -239,6 +243,7 @@ func (w *World) Run() Result {
 		res.Disk.Flips += s.Flips
 		res.Disk.Crashes += s.Crashes
 	}
+	w.hist.Coverage = w.cov.finish(w.hits, w.hist, res.Disk)
 	return res
 }
 
@@ -323,6 +328,7 @@ var recordedEvents = map[string]string{
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
 	w.hist.EventCounts[e.Name]++
+	w.cov.observe(w, id, e)
 	if e.Name == "meta.recovery-activated" {
 		attrs := make(map[string]string, len(e.Attrs))
 		for _, a := range e.Attrs {

@@ -39,6 +39,10 @@ commands:
               [--backlogs 0,10000] [--detection heartbeat|eager]
   shrink      minimize a failing scenario while the same checker fails, and write it:
               (--seed N | --scenario FILE) [--bug NAME] --out FILE [--max-runs N]
+  sweep       run seeds in worker processes with a progress bar, then print failures, the summary
+              and coverage (boundary x fault matrix, probes never reached): --seeds A-B
+              [--workers K] [--shard i/n] [--json FILE] [--rows N]
+  sweep-merge sum the --json summaries of a sharded sweep and report the whole: FILE... [--json FILE]
   hunt        switch on a planted bug and find the first seed that catches it:
               --bug NAME [--seeds A-B] (needs a binary built with -tags cairn_bugs)
 
@@ -71,6 +75,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdElectionReport(args[1:], stdout, stderr)
 	case "failover-report":
 		code, err = cmdFailoverReport(args[1:], stdout, stderr)
+	case "sweep", "sweep-merge", workerCommand:
+		code, err = cmdSweepFamily(args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,0 +1,326 @@
+package sim
+
+import (
+	"cmp"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// A sweep that passes proves little if its seeds never reached the
+// situations the protocol exists for. Coverage records, per run, which of
+// those situations happened ("sometimes" probes) and which transition
+// boundaries were hit close after which kind of scheduled fault, so a
+// sweep can say what it exercised and what it never reached.
+
+// NearWindow is how long after a fault is scheduled a boundary hit still
+// counts as near that fault. Half a second covers the failure detector's
+// suspicion, the metadata's reaction and the first recovery stages, while
+// keeping hits from unrelated background work out of the fault's column.
+const NearWindow = 500 * time.Millisecond
+
+// NoFault labels boundary hits that were near no scheduled fault.
+const NoFault = "none"
+
+// Probe is one "sometimes" condition: something a good sweep should reach
+// in some seeds, never an error by itself.
+type Probe struct {
+	Name    string
+	Meaning string
+}
+
+// Probe names.
+const (
+	ProbeRecoveryTransferred = "recovery-transferred"
+	ProbeRecoveryRetried     = "recovery-retried"
+	ProbeRecoveryAbandoned   = "recovery-abandoned"
+	ProbeCrashMidRecovery    = "crash-mid-recovery"
+	ProbeStaleOwnerFenced    = "stale-owner-fenced"
+	ProbePublishFenced       = "publish-answered-fenced"
+	ProbeUnknownDelivered    = "unknown-publish-delivered"
+	ProbeReplicaTruncated    = "replica-truncated"
+	ProbeRedeliveredNoNack   = "redelivered-without-nack"
+	ProbeSuspectedRunning    = "suspected-while-running"
+	ProbeCrashAtBoundary     = "crash-at-boundary"
+	ProbeHaltedItself        = "node-halted-itself"
+	ProbeTornWrite           = "torn-write-at-crash"
+	ProbeSyncFailed          = "sync-failed"
+	ProbeReplicaDamaged      = "replica-fenced-damage"
+)
+
+// Probes lists every probe in report order, with what reaching it means.
+var Probes = []Probe{
+	{ProbeRecoveryTransferred, "a recovery copied a missing suffix to the new owner (recovery.done with bytes > 0)"},
+	{ProbeRecoveryRetried, "a recovery finished on its second or later attempt (recovery.done with attempt > 1)"},
+	{ProbeRecoveryAbandoned, "a candidate gave a recovery up (recovery.abandoned)"},
+	{ProbeCrashMidRecovery, "a node crashed between its recovery.start and that recovery's end"},
+	{ProbeStaleOwnerFenced, "an owner learned from a replica that a newer epoch exists and stopped (queue.stale)"},
+	{ProbePublishFenced, "a publish ended with the answer fenced from a superseded owner"},
+	{ProbeUnknownDelivered, "a publish whose outcome the client could not know was delivered anyway"},
+	{ProbeReplicaTruncated, "a replica dropped an unconfirmed suffix a newer epoch does not hold (queue.truncate)"},
+	{ProbeRedeliveredNoNack, "a message was sent again though no consumer nacked it: a lease expired, or a new owner resent it"},
+	{ProbeSuspectedRunning, "the failure detector suspected a node whose process was running (paused or cut off)"},
+	{ProbeCrashAtBoundary, "a crash-at fault fired: a process died at the named boundary"},
+	{ProbeHaltedItself, "a node halted itself on a storage error it may not carry on from, and was restarted"},
+	{ProbeTornWrite, "a crash left a file holding part of its unsynced data, a torn tail the next open must set aside"},
+	{ProbeSyncFailed, "a sync failed with EIO, which the node must treat as fatal for that storage"},
+	{ProbeReplicaDamaged, "a replica found damage inside its synced range and fenced itself (queue.fenced)"},
+}
+
+// FaultKinds lists every kind of scheduled fault, so a sweep can name
+// the kinds its seeds never scheduled.
+func FaultKinds() []FaultKind {
+	out := make([]FaultKind, faultKinds)
+	for i := range out {
+		out[i] = FaultKind(i)
+	}
+	return out
+}
+
+// Coverage is what one run reached.
+type Coverage struct {
+	// Probes counts, per probe name, how often the run reached it; a
+	// probe never reached is absent.
+	Probes map[string]int `json:"probes,omitempty"`
+	// Hits counts every hit of each boundary.
+	Hits map[string]int `json:"hits,omitempty"`
+	// Near counts, per boundary and fault kind, the hits that fell within
+	// NearWindow after a fault of that kind was scheduled; NoFault counts
+	// the hits near none. A hit near two kinds counts under both.
+	Near map[string]map[string]int `json:"near,omitempty"`
+}
+
+// coverage records a run's Coverage as the run goes. For the matrix it
+// snapshots the boundary hit counts at every edge of every fault's
+// window, which costs one comparison per event and no change to the run.
+type coverage struct {
+	faults []Fault
+	// edges are the distinct window edges, ascending; snaps[i] holds the
+	// hit counts of every event before edges[i].
+	edges  []time.Duration
+	snaps  []map[string]int
+	probes map[string]int
+	// spans are recoveries in the order they started; open finds the
+	// running one of a node and queue.
+	spans []recoverySpan
+	open  map[recoveryKey]int
+}
+
+type recoveryKey struct {
+	node  node.NodeID
+	queue string
+}
+
+// recoverySpan is one recovery attempt; end is zero while it runs.
+type recoverySpan struct {
+	node       node.NodeID
+	start, end time.Duration
+}
+
+func newCoverage(sc Scenario) *coverage {
+	c := &coverage{probes: make(map[string]int), open: make(map[recoveryKey]int)}
+	for _, f := range sc.Faults {
+		// Faults due once the calm phase has begun are never applied.
+		if f.At < sc.Safety {
+			c.faults = append(c.faults, f)
+			c.edges = append(c.edges, f.At, f.At+NearWindow)
+		}
+	}
+	slices.Sort(c.edges)
+	c.edges = slices.Compact(c.edges)
+	return c
+}
+
+// advance is called before each event at virtual time at: every window
+// edge at or before it is snapshotted with the hits of earlier events.
+func (c *coverage) advance(at time.Duration, hits map[string]int) {
+	for len(c.snaps) < len(c.edges) && c.edges[len(c.snaps)] <= at {
+		c.snaps = append(c.snaps, maps.Clone(hits))
+	}
+}
+
+// observe sees every node event as it is emitted.
+func (c *coverage) observe(w *World, id node.NodeID, e node.Event) {
+	switch e.Name {
+	case "recovery.start":
+		c.endRecovery(w.now, id, attrString(e, "q"))
+		c.open[recoveryKey{id, attrString(e, "q")}] = len(c.spans)
+		c.spans = append(c.spans, recoverySpan{node: id, start: w.now})
+	case "recovery.done":
+		if attrUint(e, "bytes") > 0 {
+			c.probes[ProbeRecoveryTransferred]++
+		}
+		if attrUint(e, "attempt") > 1 {
+			c.probes[ProbeRecoveryRetried]++
+		}
+		c.endRecovery(w.now, id, attrString(e, "q"))
+	case "recovery.abandoned":
+		c.probes[ProbeRecoveryAbandoned]++
+		c.endRecovery(w.now, id, attrString(e, "q"))
+	case "queue.stale":
+		c.probes[ProbeStaleOwnerFenced]++
+	case "queue.truncate":
+		c.probes[ProbeReplicaTruncated]++
+	case "queue.fenced":
+		c.probes[ProbeReplicaDamaged]++
+	case "detect.suspect":
+		if t := attrUint(e, "node"); t >= 1 && t <= uint64(len(w.procs)) && w.procs[t-1].state != stateDown {
+			c.probes[ProbeSuspectedRunning]++
+		}
+	}
+}
+
+// endRecovery closes the running recovery of a node and queue, if any.
+func (c *coverage) endRecovery(now time.Duration, id node.NodeID, queue string) {
+	k := recoveryKey{id, queue}
+	if i, ok := c.open[k]; ok {
+		c.spans[i].end = now
+		delete(c.open, k)
+	}
+}
+
+// finish completes the run's Coverage from its history and disk totals.
+func (c *coverage) finish(hits map[string]int, h *History, disk DiskStats) Coverage {
+	c.advance(1<<62, hits) // windows still open at the end close on the final counts
+	c.historyProbes(h)
+	c.probes[ProbeTornWrite] += disk.TornFiles
+	c.probes[ProbeSyncFailed] += disk.SyncErrors
+	cov := Coverage{Probes: make(map[string]int), Hits: maps.Clone(hits), Near: make(map[string]map[string]int)}
+	for _, p := range Probes {
+		if n := c.probes[p.Name]; n > 0 {
+			cov.Probes[p.Name] = n
+		}
+	}
+	names := slices.Sorted(maps.Keys(hits))
+	anyFault := c.hitsWithin(names, func(Fault) bool { return true })
+	for _, name := range names {
+		if none := hits[name] - anyFault[name]; none > 0 {
+			cov.note(name, NoFault, none)
+		}
+	}
+	for k := FaultKind(0); k < faultKinds; k++ {
+		near := c.hitsWithin(names, func(f Fault) bool { return f.Kind == k })
+		for _, name := range names {
+			if near[name] > 0 {
+				cov.note(name, k.String(), near[name])
+			}
+		}
+	}
+	return cov
+}
+
+func (cov *Coverage) note(boundary, kind string, n int) {
+	if cov.Near[boundary] == nil {
+		cov.Near[boundary] = make(map[string]int)
+	}
+	cov.Near[boundary][kind] = n
+}
+
+// hitsWithin counts, per boundary, the hits inside the union of the
+// windows of the faults that match. The union matters: two crashes 100ms
+// apart must not count the hits they share twice.
+func (c *coverage) hitsWithin(names []string, match func(Fault) bool) map[string]int {
+	var spans [][2]time.Duration
+	for _, f := range c.faults {
+		if match(f) {
+			spans = append(spans, [2]time.Duration{f.At, f.At + NearWindow})
+		}
+	}
+	slices.SortFunc(spans, func(a, b [2]time.Duration) int { return cmp.Compare(a[0], b[0]) })
+	out := make(map[string]int)
+	for i := 0; i < len(spans); {
+		from, to := spans[i][0], spans[i][1]
+		for i++; i < len(spans) && spans[i][0] <= to; i++ {
+			to = max(to, spans[i][1])
+		}
+		before, after := c.snapAt(from), c.snapAt(to)
+		for _, name := range names {
+			out[name] += after[name] - before[name]
+		}
+	}
+	return out
+}
+
+// snapAt returns the hit counts snapshotted at a window edge.
+func (c *coverage) snapAt(edge time.Duration) map[string]int {
+	i, ok := slices.BinarySearch(c.edges, edge)
+	if !ok {
+		panic("sim: coverage asked for a time that is no window edge")
+	}
+	return c.snaps[i]
+}
+
+// historyProbes counts the probes that read the finished history.
+func (c *coverage) historyProbes(h *History) {
+	for _, cr := range h.Crashed {
+		switch {
+		case strings.HasPrefix(cr.Reason, "at "):
+			c.probes[ProbeCrashAtBoundary]++
+		case strings.HasPrefix(cr.Reason, "halt: "):
+			c.probes[ProbeHaltedItself]++
+		}
+		// A crash ends every recovery its node was running: the memory
+		// that held it is gone.
+		for i := range c.spans {
+			s := &c.spans[i]
+			if s.node == cr.Node && s.start <= cr.At && (s.end == 0 || cr.At < s.end) {
+				c.probes[ProbeCrashMidRecovery]++
+				s.end = cr.At
+			}
+		}
+	}
+	nacked := make(map[wire.MessageID]bool)
+	for _, op := range h.Ops {
+		if op.Kind == "nack" {
+			nacked[op.ID] = true
+		}
+		if op.Kind == "publish" && op.Status == wire.StatusFenced {
+			c.probes[ProbePublishFenced]++
+		}
+	}
+	for _, s := range h.Sends {
+		if s.Attempt > 1 && !nacked[s.ID] {
+			c.probes[ProbeRedeliveredNoNack]++
+		}
+	}
+	delivered := make(map[wire.MessageID]bool)
+	for _, d := range h.Deliveries {
+		delivered[d.ID] = true
+	}
+	for _, op := range h.Ops {
+		if op.Kind == "publish" && op.Outcome == OutcomeUnknown && delivered[op.ID] {
+			c.probes[ProbeUnknownDelivered]++
+		}
+	}
+}
+
+// attrUint reads a numeric attribute of an event, or 0.
+func attrUint(e node.Event, key string) uint64 {
+	for _, a := range e.Attrs {
+		if a.Key != key {
+			continue
+		}
+		switch a.Value.Kind() {
+		case slog.KindInt64:
+			return uint64(max(a.Value.Int64(), 0))
+		case slog.KindUint64:
+			return a.Value.Uint64()
+		}
+	}
+	return 0
+}
+
+// attrString reads a string attribute of an event, or "".
+func attrString(e node.Event, key string) string {
+	for _, a := range e.Attrs {
+		if a.Key == key {
+			return a.Value.String()
+		}
+	}
+	return ""
+}
