@@ -76,8 +76,10 @@ func buildBinaries(t *testing.T, dir string) {
 	}
 }
 
-// newProcCluster writes configurations for n nodes and starts them.
-func newProcCluster(t *testing.T, bin string, n int) *procCluster {
+// newProcCluster writes configurations for n nodes logging at level
+// (debug logs every node event, which the failover test reads) and starts
+// them.
+func newProcCluster(t *testing.T, bin string, n int, level string) *procCluster {
 	root := t.TempDir()
 	addrs := freeAddrs(t, 3*n)
 	var peers strings.Builder
@@ -89,7 +91,7 @@ func newProcCluster(t *testing.T, bin string, n int) *procCluster {
 	for i := range n {
 		nd := &procNode{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
 			config: filepath.Join(root, fmt.Sprintf("n%d.toml", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1))}
-		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\nsecret = %q\nlog_level = \"info\"\n\n%s", i+1, i+1, processSecret, peers.String())
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\nsecret = %q\nlog_level = %q\n\n%s", i+1, i+1, processSecret, level, peers.String())
 		if err := os.WriteFile(nd.config, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +193,7 @@ func TestProcessKillOwnerLosesNothingConfirmed(t *testing.T) {
 	}
 	bin := t.TempDir()
 	buildBinaries(t, bin)
-	pc := newProcCluster(t, bin, 3)
+	pc := newProcCluster(t, bin, 3, "info")
 	for _, nd := range pc.nodes {
 		pc.waitHealthy(nd, 15*time.Second)
 	}

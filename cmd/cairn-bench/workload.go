@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/sourcegraph/conc"
+)
+
+// payloadSize is the size of every message the benchmark publishes.
+const payloadSize = 1024
+
+// payload is the body of every message: its content does not matter.
+var payload = func() []byte {
+	b := make([]byte, payloadSize)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}()
+
+// fastOptions are the options of the clients that watch the failover
+// (the fresh subscriber, the probe and the warm publisher): short attempts
+// and short backoffs, so that what is measured is mostly the cluster's
+// recovery and not a client's wait between retries. Thirty attempts
+// outlast a failover of several seconds, so that few publishes of the
+// warm traffic end with an unknown outcome, which RPO cannot check.
+func fastOptions() client.Options {
+	return client.Options{Secret: []byte(benchSecret), DialTimeout: time.Second, RequestTimeout: time.Second,
+		MaxAttempts: 30, RetryBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+}
+
+// outcomes tallies the publishes of one producer.
+type outcomes struct {
+	mu        sync.Mutex
+	confirmed []wire.MessageID
+	unknown   int // ended with an unknown outcome: may or may not be queued
+	refused   int // certainly not queued
+}
+
+// add records one publish's outcome. Only a confirmed publish must be
+// delivered; an unknown one may be, and is not checked.
+func (o *outcomes) add(id wire.MessageID, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case err == nil:
+		o.confirmed = append(o.confirmed, id)
+	case errors.Is(err, client.ErrUnknownOutcome):
+		o.unknown++
+	default:
+		o.refused++
+	}
+}
+
+// snapshot returns copies of the tallies.
+func (o *outcomes) snapshot() (confirmed []wire.MessageID, unknown, refused int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]wire.MessageID(nil), o.confirmed...), o.unknown, o.refused
+}
+
+// publishBacklog publishes n messages with up to inFlight outstanding at
+// once and waits for every outcome.
+func publishBacklog(ctx context.Context, c *client.Client, queue string, n, inFlight int) *outcomes {
+	var out outcomes
+	var pending []*client.Publishing
+	for range n {
+		if len(pending) == inFlight {
+			out.add(pending[0].Wait())
+			pending = pending[1:]
+		}
+		pending = append(pending, c.PublishAsync(ctx, queue, payload))
+	}
+	for _, p := range pending {
+		out.add(p.Wait())
+	}
+	return &out
+}
+
+// steadyPublisher publishes at a fixed rate on a client of its own until
+// stopped, whatever the cluster is doing, and keeps every outcome.
+type steadyPublisher struct {
+	out    outcomes
+	cancel context.CancelFunc
+	wg     conc.WaitGroup
+}
+
+// startSteady starts publishing rate messages per second to queue.
+func startSteady(ctx context.Context, c *client.Client, queue string, rate int) *steadyPublisher {
+	pctx, cancel := context.WithCancel(ctx)
+	sp := &steadyPublisher{cancel: cancel}
+	started := make(chan *client.Publishing, 1<<16)
+	sp.wg.Go(func() {
+		defer close(started)
+		sp.pace(pctx, c, queue, rate, started)
+	})
+	// Outcomes are collected in the order the publishes started; a slow
+	// one holds up the tally, not the publishing. The publishes use the
+	// parent context: stopping the producer must not turn publishes in
+	// flight into unknown outcomes.
+	sp.wg.Go(func() {
+		for p := range started {
+			sp.out.add(p.Wait())
+		}
+	})
+	return sp
+}
+
+// pace starts publishes so that, at every tick, as many have started as
+// the rate calls for since the start.
+func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue string, rate int, started chan<- *client.Publishing) {
+	began := time.Now()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	sent := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			due := int(now.Sub(began).Seconds() * float64(rate))
+			for ; sent < due; sent++ {
+				started <- c.PublishAsync(context.WithoutCancel(ctx), queue, payload)
+			}
+		}
+	}
+}
+
+// stop ends publishing and waits for the outcome of every publish started.
+func (sp *steadyPublisher) stop() *outcomes {
+	sp.cancel()
+	sp.wg.Wait()
+	return &sp.out
+}
+
+// probe publishes one message, retrying until one is confirmed, and
+// records when that happened.
+type probe struct {
+	done chan struct{}
+	id   wire.MessageID
+	at   time.Time
+	err  error // the last failure
+}
+
+// startProbe starts publishing from c.
+func startProbe(ctx context.Context, c *client.Client, queue string) *probe {
+	p := &probe{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for ctx.Err() == nil {
+			id, err := c.Publish(ctx, queue, payload)
+			if err == nil {
+				p.id, p.at = id, time.Now()
+				return
+			}
+			p.err = err
+		}
+	}()
+	return p
+}
+
+// collector is a subscription that records when the first delivery came
+// and which IDs were delivered, and acks everything.
+type collector struct {
+	mu   sync.Mutex
+	got  map[wire.MessageID]struct{}
+	at   time.Time
+	err  error // why subscribing failed, if it did
+	wake chan struct{}
+}
+
+// subscribe starts a collector on c and returns at once. Subscribing
+// happens on a goroutine of its own: while the queue has no owner, the
+// client keeps trying, and Subscribe may not return until the new owner
+// serves, which must hold up neither the probe nor the status polls.
+func subscribe(ctx context.Context, c *client.Client, queue string) *collector {
+	col := &collector{got: make(map[wire.MessageID]struct{}), wake: make(chan struct{}, 1)}
+	go func() {
+		_, err := c.Subscribe(ctx, queue, col.handle, client.WithWindow(512), client.WithLease(10*time.Second))
+		if err != nil {
+			col.mu.Lock()
+			col.err = err
+			col.mu.Unlock()
+		}
+	}()
+	return col
+}
+
+// handle records a delivery and acks it.
+func (col *collector) handle(ctx context.Context, d *client.Delivery) {
+	col.mu.Lock()
+	if col.at.IsZero() {
+		col.at = time.Now()
+	}
+	col.got[d.ID] = struct{}{}
+	col.mu.Unlock()
+	select {
+	case col.wake <- struct{}{}:
+	default:
+	}
+	// Acks go out without holding up the next delivery. A lost ack only
+	// means a redelivery, which the collector absorbs.
+	go func() {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		d.Ack(actx)
+	}()
+}
+
+// failed returns why subscribing failed, if it did.
+func (col *collector) failed() error {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	return col.err
+}
+
+// first returns when the first delivery arrived, if one has.
+func (col *collector) first() (time.Time, bool) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	return col.at, !col.at.IsZero()
+}
+
+// missing counts the IDs of want not delivered yet.
+func (col *collector) missing(want []wire.MessageID) int {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	n := 0
+	for _, id := range want {
+		if _, ok := col.got[id]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// awaitAll waits until every ID of want was delivered or the deadline
+// passes, and returns how many were not delivered.
+func (col *collector) awaitAll(ctx context.Context, want []wire.MessageID, deadline time.Time) int {
+	for {
+		n := col.missing(want)
+		if n == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return n
+		}
+		select {
+		case <-col.wake:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+}
