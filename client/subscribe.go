@@ -58,11 +58,13 @@ type Subscription struct {
 
 // Subscribe subscribes to queue and calls handler for every delivery on a
 // goroutine of its own, until ctx ends, Stop is called or the client
-// closes. It returns once the subscription stands, or once its first
-// attempt went unanswered, in which case the client keeps establishing it
-// in the background. It fails if a node refused it for good (no such
-// queue, for instance). A client holds at most one subscription per
-// queue.
+// closes. It returns once the subscription stands, or once the client has
+// used up its attempts without an answer it can count on (during a
+// failover, say), in which case the client keeps establishing it in the
+// background. So during an outage it can block for a while: call it from
+// a goroutine of its own, or with a ctx that bounds the wait, if that
+// matters. It fails if a node refused it for good (no such queue, for
+// instance). A client holds at most one subscription per queue.
 func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, opts ...SubscribeOption) (*Subscription, error) {
 	so := subscribeOptions{window: 64, lease: 30 * time.Second}
 	for _, o := range opts {
