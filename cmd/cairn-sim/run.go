@@ -144,6 +144,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	start := time.Now()
 	sweep(*system, r, *workers, func(o outcome) bool {
 		sum.add(o)
+		if r.count() == 1 && !*quiet {
+			printSwarm(stdout, o.scenario)
+		}
 		if !*quiet || o.crash != "" || o.res.Failed() {
 			printOutcome(stdout, o, *bug)
 		}
@@ -290,8 +293,15 @@ func replayFile(system, file, path, htmlPath, bug string, stdout io.Writer) (int
 	o.file = file
 	var sum summary
 	sum.add(o)
+	printSwarm(stdout, o.scenario)
 	printOutcome(stdout, o, bug)
 	return sum.exitCode(), rec.save(htmlPath, o, bug)
+}
+
+// printSwarm shows what a single run is made of before its outcome: the
+// cluster, the swarm's profile, classes and rates, and how many faults.
+func printSwarm(w io.Writer, sc sim.Scenario) {
+	fmt.Fprintf(w, "nodes=%d faults=%d swarm %s\n", sc.Nodes, len(sc.Faults), sc.Swarm)
 }
 
 // openTrace opens the trace destination: a file, or stdout for "-".
@@ -319,6 +329,7 @@ func replayTo(system string, seed uint64, path, htmlPath, bug string, stdout io.
 	o := runSeed(system, seed, trace)
 	var sum summary
 	sum.add(o)
+	printSwarm(stdout, o.scenario)
 	printOutcome(stdout, o, bug)
 	return sum.exitCode(), rec.save(htmlPath, o, bug)
 }
