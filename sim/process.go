@@ -110,7 +110,9 @@ func (p *process) crash(reason string, down time.Duration) {
 	p.deferred = nil
 	p.disk.Crash()
 	for _, q := range p.w.procs {
-		if q != p && q.state != stateDown && !p.w.net.Blocked(netsim.Addr(p.id), netsim.Addr(q.id)) {
+		// A peer without a handler is down or not yet booted (a process
+		// can crash inside its own Start while World.Run boots the rest).
+		if q != p && q.handler != nil && q.state != stateDown && !p.w.net.Blocked(netsim.Addr(p.id), netsim.Addr(q.id)) {
 			q.notifyReset(p, p.w.net.RoundTrip(netsim.Addr(q.id), netsim.Addr(p.id)))
 		}
 	}

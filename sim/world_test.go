@@ -151,3 +151,49 @@ func TestClockSkewJumpsAndPauses(t *testing.T) {
 		t.Fatalf("want the one due tick at resume, got %d", resumed)
 	}
 }
+
+// bootHaltSystem runs clock nodes, except that n1 halts inside its first
+// Start, while the world is still booting n2 and n3.
+type bootHaltSystem struct {
+	clockSystem
+	halted bool
+}
+
+type bootHaltNode struct {
+	clockNode
+	halt bool
+}
+
+func (n *bootHaltNode) Start() {
+	if n.halt {
+		n.env.Halt("boot failed")
+	}
+	n.clockNode.Start()
+}
+
+func (s *bootHaltSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env) node.Handler {
+	halt := id == 1 && !s.halted
+	s.halted = s.halted || halt
+	return &bootHaltNode{clockNode: clockNode{env: env}, halt: halt}
+}
+
+// A process that fails while booting (say, its first fsync fails) crashes
+// before its peers exist: nobody is told of a reset, and it restarts.
+func TestCrashWhileTheWorldBoots(t *testing.T) {
+	sys := &bootHaltSystem{clockSystem: clockSystem{
+		readings: map[node.NodeID][]time.Duration{}, virtual: map[node.NodeID][]time.Duration{},
+	}}
+	res, trace := runTraced(t, calmScenario(), sys)
+	if got := linesWith(trace, "n1   crash (halt"); len(got) != 1 {
+		t.Fatalf("want n1 to crash once while booting, got:\n%s", strings.Join(linesWith(trace, "crash"), "\n"))
+	}
+	if got := linesWith(trace, "disconnect peer=n1"); len(got) != 0 {
+		t.Fatalf("peers not yet booted were told of a reset:\n%s", strings.Join(got, "\n"))
+	}
+	if len(linesWith(trace, "n1   start inc=3")) != 1 || len(sys.readings[1]) == 0 {
+		t.Fatal("n1 did not restart and run after its boot failure")
+	}
+	if res.Failed() {
+		t.Fatalf("unexpected violations: %v", res.Violations)
+	}
+}
