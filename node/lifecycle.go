@@ -63,6 +63,10 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		n.emit("meta.recovery-activated", slog.String("q", name), slog.Uint64("inc", c.inc), slog.Uint64("epoch", c.epoch),
 			slog.String("members", nodeList(c.members)))
 	}
+	if res.replaced {
+		q := n.meta.state.queues[name]
+		n.emit("meta.replica-replaced", slog.String("q", name), slog.Uint64("epoch", c.epoch), slog.String("replicas", nodeList(q.Replicas)))
+	}
 	n.reconcile(name)
 }
 
@@ -102,31 +106,6 @@ func (n *Node) retryLifecycle() {
 	}
 }
 
-// planFailovers runs on the metadata leader: every queue whose owner the
-// liveness view holds down gets a recovery plan, with the first live
-// replica as candidate. A queue whose candidate is down gets a new plan.
-// Owner-only queues are left alone: their confirmed history lives only on
-// the owner's storage, so only the owner can bring them back.
-func (n *Node) planFailovers() {
-	s := n.meta.state
-	if !n.meta.isLeader() {
-		return
-	}
-	for _, name := range s.queueNames() {
-		q := s.queues[name]
-		if (q.State != QueueActive && q.State != QueueRecovering) || !s.down[q.Owner] || q.Policy == wire.PolicyOwnerOnly {
-			continue
-		}
-		for _, cand := range q.Replicas {
-			if cand != q.Owner && !s.down[cand] {
-				n.emit("meta.plan-recovery", slog.String("q", name), slog.Uint64("from", uint64(q.Owner)), slog.Uint64("to", uint64(cand)), slog.Uint64("epoch", q.Epoch+1))
-				n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand})
-				break
-			}
-		}
-	}
-}
-
 // reconcile moves this node's replica of a queue one step toward what the
 // metadata says it should be.
 func (n *Node) reconcile(name string) {
@@ -139,8 +118,17 @@ func (n *Node) reconcile(name string) {
 		n.retire(r)
 		r = nil
 	}
-	if q == nil || q.State == QueueDeleted || !slices.Contains(q.Replicas, n.cfg.ID) {
+	if q == nil || q.State == QueueDeleted {
 		return
+	}
+	if !slices.Contains(q.Replicas, n.cfg.ID) {
+		if r != nil && !slices.Contains(q.Prior, n.cfg.ID) {
+			n.dropReplaced(r)
+		}
+		return
+	}
+	if r != nil && !slices.Equal(r.members, q.Replicas) {
+		r.setMembers(q.Replicas)
 	}
 	switch {
 	case r == nil:

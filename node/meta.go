@@ -66,6 +66,10 @@ type metaNode struct {
 	proposals map[proposalID]*proposal
 	reads     []*pendingRead
 	ticks     uint64
+	// downSince is, on the leader, the tick at which it first saw each
+	// node confirmed down: replacement waits Config.ReplaceAfter from it.
+	// A new leader starts counting afresh, which only delays replacement.
+	downSince map[NodeID]uint64
 }
 
 type proposal struct {

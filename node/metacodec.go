@@ -10,7 +10,8 @@ import (
 )
 
 // metaSnapshotVersion is written at the start of every metadata snapshot.
-const metaSnapshotVersion = 1
+// Version 2 added each queue's prior replica set; version 1 is still read.
+const metaSnapshotVersion = 2
 
 func appendNodes(b []byte, ids []NodeID) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
@@ -122,14 +123,16 @@ func (s *metaState) encode() []byte {
 	b = wire.AppendUint32(b, uint32(len(names)))
 	for _, name := range names {
 		b = appendQueueMeta(b, s.queues[name])
+		b = appendNodes(b, s.queues[name].Prior)
 	}
 	return b
 }
 
 func decodeMetaState(data []byte) (*metaState, error) {
 	d := wire.NewDecoder(data)
-	if v := d.Uint8(); v != metaSnapshotVersion {
-		return nil, fmt.Errorf("metadata snapshot version %d, want %d", v, metaSnapshotVersion)
+	v := d.Uint8()
+	if v != 1 && v != metaSnapshotVersion {
+		return nil, fmt.Errorf("metadata snapshot version %d, want 1 or %d", v, metaSnapshotVersion)
 	}
 	s := &metaState{queues: make(map[string]*QueueMeta), down: make(map[NodeID]bool)}
 	s.applied = d.Uint64()
@@ -140,6 +143,9 @@ func decodeMetaState(data []byte) (*metaState, error) {
 	n := d.Count(8)
 	for range n {
 		q := decodeQueueMeta(d)
+		if v >= 2 {
+			q.Prior = decodeNodes(d)
+		}
 		s.queues[q.Name] = &q
 	}
 	return s, d.Finish()

@@ -49,6 +49,11 @@ type QueueMeta struct {
 	// CreatedBy is the proposal that created this incarnation, so a retried
 	// proposal learns it succeeded.
 	CreatedBy proposalID
+	// Prior is set while a recovery that replaced replicas is pending: it
+	// is the replica set before the replacement, whose confirmation
+	// quorums hold the history. The candidate's seal evidence must come
+	// from it; the replacement holds nothing yet. Activation clears it.
+	Prior []NodeID
 }
 
 // Detection modes.
@@ -124,6 +129,8 @@ type result struct {
 	detail string
 	// dropped says the proposal certainly never entered the log.
 	dropped bool
+	// replaced says a recovery activation completed a replacement.
+	replaced bool
 }
 
 // apply applies a committed command at index.
@@ -240,7 +247,9 @@ func (s *metaState) applyBumpEpoch(c command) result {
 
 // applyStartRecovery replaces a lost owner with a candidate at the next
 // epoch. Naming the epoch it replaces makes it a compare-and-swap: two
-// leaders' plans for the same loss cannot both apply.
+// leaders' plans for the same loss cannot both apply. A plan with members
+// also changes the replica set (a replica gone for good is replaced by a
+// node outside the set); the old set becomes Prior until activation.
 func (s *metaState) applyStartRecovery(c command) result {
 	q := s.lookup(c.name, c.inc)
 	switch {
@@ -250,11 +259,50 @@ func (s *metaState) applyStartRecovery(c command) result {
 		return result{detail: fmt.Sprintf("epoch is %d, not %d", q.Epoch, c.epoch)}
 	case !slices.Contains(q.Replicas, c.node):
 		return result{detail: "candidate is not a replica"}
+	case len(q.Prior) > 0 && !slices.Contains(q.Prior, c.node):
+		return result{detail: "candidate holds no prior history"}
+	}
+	if len(c.members) > 0 && !slices.Equal(c.members, q.Replicas) {
+		if why := checkReplacement(q, c); why != "" {
+			return result{detail: why}
+		}
+		q.Prior, q.Replicas = q.Replicas, slices.Clone(c.members)
 	}
 	q.State, q.Owner, q.OwnerProcess = QueueRecovering, c.node, 0
 	q.Epoch++
 	q.Activated = nil
 	return result{ok: true}
+}
+
+// checkReplacement says why a plan's new replica set is not acceptable,
+// or "": it keeps the size, holds the candidate, does not stack on a
+// pending replacement, and keeps a seal quorum of the old set, so the
+// recovery can still find every confirmed record.
+func checkReplacement(q *QueueMeta, c command) string {
+	kept := 0
+	for _, m := range c.members {
+		if slices.Contains(q.Replicas, m) {
+			kept++
+		}
+	}
+	switch {
+	case len(q.Prior) > 0:
+		return "a replacement is already pending"
+	case len(c.members) != len(q.Replicas):
+		return fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))
+	case !slices.Contains(c.members, c.node) || !slices.Contains(q.Replicas, c.node):
+		return "candidate is not in both replica sets"
+	case kept < sealQuorum(q.Policy, len(q.Replicas)):
+		return fmt.Sprintf("keeps %d replicas, fewer than a seal quorum", kept)
+	}
+	seen := map[NodeID]bool{}
+	for _, m := range c.members {
+		if seen[m] {
+			return fmt.Sprintf("%s named twice", m)
+		}
+		seen[m] = true
+	}
+	return ""
 }
 
 // applyActivateRecovered admits a recovered owner: its process holds the
@@ -274,8 +322,9 @@ func (s *metaState) applyActivateRecovered(c command) result {
 			return result{detail: fmt.Sprintf("%s is not a replica", m)}
 		}
 	}
-	q.State, q.Activated = QueueActive, slices.Clone(c.members)
-	return result{ok: true}
+	replaced := len(q.Prior) > 0
+	q.State, q.Activated, q.Prior = QueueActive, slices.Clone(c.members), nil
+	return result{ok: true, replaced: replaced}
 }
 
 func (s *metaState) applyDelete(c command) result {

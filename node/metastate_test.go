@@ -135,3 +135,58 @@ func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
 		t.Fatal("a truncated command decoded")
 	}
 }
+
+// activeQueue returns a state holding queue q, active at epoch 1 on
+// replicas 2 (owner), 3 and 1.
+func activeQueue() *metaState {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	applyAll(s, newQueueCmd("q"),
+		command{kind: cmdPrepared, name: "q", inc: 7, node: 2}, command{kind: cmdPrepared, name: "q", inc: 7, node: 3},
+		command{kind: cmdActivate, name: "q", inc: 7, members: []NodeID{2, 3}, process: 42})
+	return s
+}
+
+func TestReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
+	plan := func(epoch uint64, cand NodeID, members ...NodeID) command {
+		return command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: epoch, node: cand, members: members}
+	}
+	s := activeQueue()
+	for _, tc := range []struct {
+		c   command
+		why string
+	}{
+		{plan(1, 3, 3, 4, 5), "it keeps one of three replicas, fewer than a seal quorum"},
+		{plan(1, 4, 2, 3, 4), "the candidate 4 holds no history"},
+		{plan(1, 3, 3, 4), "it shrinks the set"},
+		{plan(1, 3, 3, 3, 4), "it names 3 twice"},
+	} {
+		if res := applyAll(s, tc.c); res.ok {
+			t.Fatalf("plan %v applied, but %s", tc.c.members, tc.why)
+		}
+	}
+	if res := applyAll(s, plan(1, 3, 2, 3, 4)); !res.ok {
+		t.Fatalf("replacing 1 by 4 failed: %s", res.detail)
+	}
+	q := s.queues["q"]
+	if diff := cmp.Diff([]NodeID{2, 3, 1}, q.Prior); diff != "" || q.Owner != 3 || q.Epoch != 2 {
+		t.Fatalf("after the plan: owner %s epoch %d, prior (-want +got):\n%s", q.Owner, q.Epoch, diff)
+	}
+	if res := applyAll(s, plan(2, 2, 2, 3, 5)); res.ok {
+		t.Fatal("a second replacement stacked on a pending one")
+	}
+	if res := applyAll(s, plan(2, 4, nil...)); res.ok {
+		t.Fatal("a new plan made the replacement, which holds nothing, the candidate")
+	}
+	if res := applyAll(s, plan(2, 2, nil...)); !res.ok || s.queues["q"].Prior == nil {
+		t.Fatalf("a new plan for the pending replacement: %+v, prior %v", res, s.queues["q"].Prior)
+	}
+	back, err := decodeMetaState(s.encode())
+	if err != nil || !cmp.Equal(back.queues["q"].Prior, q.Prior) {
+		t.Fatalf("the prior set did not survive a snapshot: %v, %v", err, back.queues["q"])
+	}
+	activate := command{kind: cmdActivateRecovered, name: "q", inc: 7, epoch: 3, node: 2, process: 43, members: []NodeID{2, 4}}
+	applyAll(s, command{kind: cmdBumpEpoch, name: "q", inc: 7, node: 2, process: 43, epoch: 3})
+	if res := applyAll(s, activate); !res.ok || s.queues["q"].Prior != nil {
+		t.Fatalf("activation with the replacement in the quorum: %+v, prior %v", res, s.queues["q"].Prior)
+	}
+}

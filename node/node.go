@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnmq/cairn/node/wire"
@@ -35,6 +36,11 @@ type Config struct {
 	// Detection is the failure detection policy a fresh cluster starts
 	// with; later changes are metadata commands.
 	Detection DetectionPolicy
+	// ReplaceAfter is how long a replica must stay confirmed down before
+	// the metadata leader replaces it with a node outside the queue's
+	// replica set (when there is one), so that the queue regains its
+	// redundancy. Default 30s; negative disables replacement.
+	ReplaceAfter time.Duration
 }
 
 func (c *Config) fill() {
@@ -52,6 +58,9 @@ func (c *Config) fill() {
 	}
 	if c.MetaTick == 0 {
 		c.MetaTick = 50 * time.Millisecond
+	}
+	if c.ReplaceAfter == 0 {
+		c.ReplaceAfter = 30 * time.Second
 	}
 	if c.Detection.Mode == 0 {
 		c.Detection = DetectionPolicy{Mode: DetectHeartbeat, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}
@@ -173,6 +182,11 @@ func (n *Node) openReplicas() {
 	}
 	slices.Sort(dirs)
 	for _, dir := range dirs {
+		if strings.HasSuffix(dir, replacedSuffix) {
+			// A replaced replica whose removal a crash interrupted.
+			n.env.FS().RemoveAll(n.path(queuesDir, dir))
+			continue
+		}
 		name, inc, ok := parseReplicaDir(dir)
 		if !ok {
 			n.emit("node.stray-directory", slog.String("name", dir))

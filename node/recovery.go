@@ -63,6 +63,10 @@ type recovery struct {
 	fetchStart uint64
 	marker     uint64
 	activating bool
+	// sealSet is the replica set whose witnesses count toward the seal
+	// quorum: the set before a pending replacement, else the current one.
+	// A replacement holds nothing, so its witness proves nothing.
+	sealSet []NodeID
 	// sealedAt is when the seal quorum formed, on the monotonic clock: the
 	// old owner's delivery lease cannot outlast it by more than the lease.
 	sealedAt   uint64
@@ -86,7 +90,12 @@ func (o *ownerState) startRecovery(q *QueueMeta) { o.startRecoveryAttempt(q, 1) 
 func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	r := o.r
 	now := r.n.env.Now()
-	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now, syncsAt: r.log.SyncBatches(), attempt: attempt}
+	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now, syncsAt: r.log.SyncBatches(), attempt: attempt,
+		sealSet: slices.Clone(q.Replicas)}
+	if len(q.Prior) > 0 {
+		rec.sealSet = slices.Clone(q.Prior)
+	}
+	r.setMembers(q.Replicas)
 	o.recovery, o.active = rec, false
 	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch), slog.Int("attempt", attempt))
 	r.follow.epochOwner = r.n.cfg.ID
@@ -111,7 +120,7 @@ func (r *replica) witness() witness {
 }
 
 func (rec *recovery) sendSeals() {
-	for _, m := range rec.r.members {
+	for _, m := range rec.sealSet {
 		if m != rec.r.n.cfg.ID && !slices.ContainsFunc(rec.witnesses, func(w witness) bool { return w.node == m }) {
 			rec.rpcs++
 			rec.r.n.env.Send(m, &wire.Seal{Queue: rec.r.name, Incarnation: rec.r.inc, Epoch: rec.epoch})
@@ -132,7 +141,8 @@ func sealQuorum(p wire.Policy, members int) int {
 }
 
 func (rec *recovery) addWitness(w witness) {
-	if rec.stage != stageSeal || slices.ContainsFunc(rec.witnesses, func(x witness) bool { return x.node == w.node }) {
+	if rec.stage != stageSeal || slices.ContainsFunc(rec.witnesses, func(x witness) bool { return x.node == w.node }) ||
+		!slices.Contains(rec.sealSet, w.node) {
 		return
 	}
 	if w.historyID != rec.r.identity.HistoryID {
@@ -141,7 +151,7 @@ func (rec *recovery) addWitness(w witness) {
 	}
 	rec.witnesses = append(rec.witnesses, w)
 	slices.SortFunc(rec.witnesses, func(a, b witness) int { return cmp.Compare(a.node, b.node) })
-	if len(rec.witnesses) >= sealQuorum(rec.o.policyOf(), len(rec.r.members)) && rec.hasSelf() {
+	if len(rec.witnesses) >= sealQuorum(rec.o.policyOf(), len(rec.sealSet)) && rec.hasSelf() {
 		rec.choose()
 	}
 }

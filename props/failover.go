@@ -69,9 +69,13 @@ type FailoverTrial struct {
 	FirstDelivery, FirstPublish time.Duration
 	// Complete says every instant above was observed within the run.
 	Complete bool
-	// Failovers counts completed recoveries; more than one means a
-	// reassignment nothing called for.
+	// Failovers counts completed recoveries; more than one besides the
+	// replacements means a reassignment nothing called for.
 	Failovers int
+	// Replacements counts recoveries that replaced the dead owner with a
+	// node outside the replica set (the owner stays dead, so on five
+	// nodes this follows Config.ReplaceAfter after the kill).
+	Replacements int
 	// Unrecoverable says the kill took two of the queue's three replicas
 	// (the metadata leader was a second replica). No seal quorum is left,
 	// so such a trial measures nothing; it still runs every checker (a
@@ -113,9 +117,14 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	// queue nothing to recover from.
 	t.Unrecoverable = killed >= 2
 	found := [4]bool{}
+	replaced := map[[2]uint64]bool{}
 	for _, e := range rep.History.NodeEvents {
 		switch {
 		case e.At < failoverKillAt:
+		case e.Name == "meta.replica-replaced" && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
+			// Every node emits it as it applies the activation.
+			replaced[[2]uint64{e.Inc, e.Epoch}] = true
+			t.Replacements++
 		case e.Name == "detect.suspect" && node.NodeID(e.Value) == owner && !found[0]:
 			t.Suspicion, found[0] = e.At-failoverKillAt, true
 		case e.Name == "queue.active" && e.Queue == "bench" && e.Node != owner && !found[1]:

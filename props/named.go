@@ -89,6 +89,18 @@ var NamedScenarios = []NamedScenario{
 				{At: 6 * time.Second, Kind: sim.FaultCrash, Node: others[1], Length: 1500 * time.Millisecond},
 			}
 		}, Expect: []string{"recovery.done"}},
+	// Five nodes, so there is a node outside the queue's replica set. The
+	// owner stays down past Config.ReplaceAfter and is replaced; then a
+	// second original replica (by then the owner) is lost too. Without the
+	// replacement, two of the three original replicas would be gone and
+	// the queue could not recover.
+	{Name: "replica-replaced", About: "the owner is down for good and is replaced by a node outside the replica set, which catches up; then a second original replica is lost",
+		Build: func(owner int, others []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 1500 * time.Millisecond, Kind: sim.FaultCrash, Node: owner, Length: 7 * time.Second},
+				{At: 6500 * time.Millisecond, Kind: sim.FaultCrash, Node: others[0], Length: 2 * time.Second},
+			}
+		}, Expect: []string{"meta.replica-replaced", "queue.replaced"}, Nodes: 5},
 	{Name: "policy-change-mid-suspicion", About: "the detection policy changes while the owner is suspected but not yet confirmed",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{

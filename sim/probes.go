@@ -51,6 +51,7 @@ const (
 	ProbeTornWrite           = "torn-write-at-crash"
 	ProbeSyncFailed          = "sync-failed"
 	ProbeReplicaDamaged      = "replica-fenced-damage"
+	ProbeReplicaReplaced     = "replica-replaced"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -70,6 +71,7 @@ var Probes = []Probe{
 	{ProbeTornWrite, "a crash left a file holding part of its unsynced data, a torn tail the next open must set aside"},
 	{ProbeSyncFailed, "a sync failed with EIO, which the node must treat as fatal for that storage"},
 	{ProbeReplicaDamaged, "a replica found damage inside its synced range and fenced itself (queue.fenced)"},
+	{ProbeReplicaReplaced, "a recovery that replaced a long-dead replica with a node outside the set activated (meta.replica-replaced)"},
 }
 
 // FaultKinds lists every kind of scheduled fault, so a sweep can name
@@ -168,6 +170,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e node.Event) {
 		c.probes[ProbeReplicaTruncated]++
 	case "queue.fenced":
 		c.probes[ProbeReplicaDamaged]++
+	case "meta.replica-replaced":
+		c.probes[ProbeReplicaReplaced]++
 	case "detect.suspect":
 		if t := attrUint(e, "node"); t >= 1 && t <= uint64(len(w.procs)) && w.procs[t-1].state != stateDown {
 			c.probes[ProbeSuspectedRunning]++

@@ -15,9 +15,11 @@ type QueueSystem struct {
 }
 
 // QueueNodeConfig is the node configuration the simulator uses: small
-// segments, so segment rolls (and their directory syncs) happen often.
+// segments, so segment rolls (and their directory syncs) happen often, and
+// a replica down for 3s is replaced, so replacement fits in a run.
 func QueueNodeConfig() node.Config {
-	return node.Config{Tick: 20 * time.Millisecond, SegmentSize: 32 << 10, PageRecords: 64, PageBytes: 64 << 10}
+	return node.Config{Tick: 20 * time.Millisecond, SegmentSize: 32 << 10, PageRecords: 64, PageBytes: 64 << 10,
+		ReplaceAfter: 3 * time.Second}
 }
 
 // NewQueueSystem returns a queue system for one run of sc.

@@ -324,6 +324,8 @@ var recordedEvents = map[string]string{
 	"queue.stale":         "epoch",
 	"queue.owner-stopped": "next",
 	"queue.commit":        "index",
+	// meta.replica-replaced carries no number; queue and epoch say which.
+	"meta.replica-replaced": "",
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {

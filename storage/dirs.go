@@ -89,3 +89,15 @@ func MakeDirs(fs vfs.FS, dir string, host Host, done func(error)) {
 		done(err)
 	})
 }
+
+// SyncDir makes dir's entries durable (a rename or removal inside it, say)
+// and calls done.
+func SyncDir(fs vfs.FS, dir string, host Host, done func(error)) {
+	host.Boundary("storage.before.sync-dirs")
+	syncDirNames(fs, host, []string{dir}, func(err error) {
+		if err == nil {
+			host.Boundary("storage.after.sync-dirs")
+		}
+		done(err)
+	})
+}

@@ -25,6 +25,7 @@ import (
 //	replication = 3
 //	log_level = "info"            # debug | info | warn | error
 //	detection = "heartbeat"       # heartbeat | eager
+//	replace_after = "30s"         # replace a replica down this long; "off" never
 //	secret_file = "cluster.secret" # or secret = "...", or a [tls] table
 //
 //	[listen]                      # defaults: this node's entry in peers
@@ -54,9 +55,13 @@ type fileConfig struct {
 	Detection         string `toml:"detection"`
 	DetectionInterval string `toml:"detection_interval"`
 	DetectionGrace    string `toml:"detection_grace"`
-	Secret            string `toml:"secret"`
-	SecretFile        string `toml:"secret_file"`
-	Listen            struct {
+	// ReplaceAfter is how long a queue replica must stay confirmed down
+	// before the metadata leader replaces it with a node outside the
+	// queue's replica set; "off" never replaces. Default 30s.
+	ReplaceAfter string `toml:"replace_after"`
+	Secret       string `toml:"secret"`
+	SecretFile   string `toml:"secret_file"`
+	Listen       struct {
 		Client string `toml:"client"`
 		Peer   string `toml:"peer"`
 		HTTP   string `toml:"http"`
@@ -119,6 +124,9 @@ func (fc *fileConfig) validate() error {
 		return err
 	}
 	if _, err := fc.detection(); err != nil {
+		return err
+	}
+	if _, err := fc.replaceAfter(); err != nil {
 		return err
 	}
 	for _, l := range []struct{ field, value string }{
@@ -274,6 +282,22 @@ func (fc *fileConfig) detection() (node.DetectionPolicy, error) {
 	return p, nil
 }
 
+// replaceAfter parses replace_after: zero means the node's default,
+// negative means never.
+func (fc *fileConfig) replaceAfter() (time.Duration, error) {
+	switch fc.ReplaceAfter {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	v, err := time.ParseDuration(fc.ReplaceAfter)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("config: replace_after %q: want a positive duration such as 30s, or off", fc.ReplaceAfter)
+	}
+	return v, nil
+}
+
 // liveConfig turns a validated file configuration into the runtime's.
 func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	self := fc.self()
@@ -282,8 +306,9 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 		return live.Config{}, fmt.Errorf("config: data_dir %q: %w", fc.DataDir, err)
 	}
 	detection, _ := fc.detection()
+	replaceAfter, _ := fc.replaceAfter()
 	cfg := live.Config{
-		Node:    node.Config{ID: node.NodeID(fc.ID), Replicas: fc.Replication, Detection: detection},
+		Node:    node.Config{ID: node.NodeID(fc.ID), Replicas: fc.Replication, Detection: detection, ReplaceAfter: replaceAfter},
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),

@@ -77,6 +77,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`id = 9`, `id = 2`, `config: id 9 is not among peers[].id`},
 		{`log_level = "loud"`, `log_level = "debug"`, `config: log_level "loud"`},
 		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
+		{"detection = \"eager\"\nreplace_after = \"soon\"", `detection = "eager"`, `config: replace_after "soon"`},
 		{`secret = "short"`, `secret = "0123456789abcdef-secret"`, `config: secret: must be at least 16 bytes`},
 		{`#`, `secret = "0123456789abcdef-secret"`, `config: no authentication`},
 		{`client = "nowhere:port"`, `client = "0.0.0.0:7002"`, `config: listen.client "nowhere:port": port "port"`},

@@ -25,10 +25,19 @@ func cmdSweepBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs in parallel")
 	only := fs.String("only", "", "run one case, NODE:BOUNDARY:HIT (node 1-based), e.g. from a failure line")
 	tracePath := fs.String("trace", "", "with --only: write the case's trace here")
+	kind := fs.String("baseline", "failover", "the baseline: failover (3 nodes, owner down 3s) or replace (5 nodes, owner down 7s and replaced)")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
-	baseline := props.BoundaryBaseline(*seed)
+	var baseline sim.Scenario
+	switch *kind {
+	case "failover":
+		baseline = props.BoundaryBaseline(*seed)
+	case "replace":
+		baseline = props.ReplaceBaseline(*seed)
+	default:
+		return 0, usageError{fmt.Sprintf("unknown baseline %q: failover or replace", *kind)}
+	}
 	if *only != "" {
 		c, err := parseCase(*only)
 		if err != nil {
@@ -53,8 +62,8 @@ func cmdSweepBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
 			continue
 		}
 		failed++
-		fmt.Fprintf(stdout, "FAIL crash n%d at %s hit %d: %s\n  replay: cairn-sim sweep-boundaries --seed %d --only %d:%s:%d --trace trace.txt\n",
-			c.Node+1, c.Boundary, c.Hit, rep.Violations[0], *seed, c.Node+1, c.Boundary, c.Hit)
+		fmt.Fprintf(stdout, "FAIL crash n%d at %s hit %d: %s\n  replay: cairn-sim sweep-boundaries --baseline %s --seed %d --only %d:%s:%d --trace trace.txt\n",
+			c.Node+1, c.Boundary, c.Hit, rep.Violations[0], *kind, *seed, c.Node+1, c.Boundary, c.Hit)
 	}
 	fmt.Fprintf(stdout, "baseline seed %d: %d boundaries on %d (node, boundary) pairs; %d crash cases, %d failed, in %v\n",
 		*seed, len(covered), len(base.NodeBoundaries), len(cases), failed, time.Since(start).Round(time.Millisecond))

@@ -99,7 +99,7 @@ func runTrials(first uint64, count int, c props.FailoverCase, mode uint8, worker
 // reportCase prints one case and reports whether a trial broke a promise.
 func reportCase(w io.Writer, c props.FailoverCase, trials, skipped []props.FailoverTrial) bool {
 	var sus, act, del, pub []time.Duration
-	failed, extra, led, broken := 0, 0, 0, false
+	failed, extra, replacements, led, broken := 0, 0, 0, 0, false
 	for _, t := range skipped {
 		if len(t.Violations) > 0 {
 			broken = true
@@ -119,14 +119,15 @@ func reportCase(w io.Writer, c props.FailoverCase, trials, skipped []props.Failo
 			led++
 		}
 		sus, act, del, pub = append(sus, t.Suspicion), append(act, t.Activation), append(del, t.FirstDelivery), append(pub, t.FirstPublish)
-		extra += max(0, t.Failovers-1)
+		extra += max(0, t.Failovers-t.Replacements-1)
+		replacements += t.Replacements
 	}
 	loss := "owner"
 	if c.WithLeader {
 		loss = "owner+metadata leader"
 	}
-	fmt.Fprintf(w, "%-22s backlog %-7d suspicion %s | activation %s | first delivery %s | first confirmed publish %s | incomplete %d, extra reassignments %d, owner also led metadata in %d\n",
-		loss, c.Backlog, dist(sus), dist(act), dist(del), dist(pub), failed, extra, led)
+	fmt.Fprintf(w, "%-22s backlog %-7d suspicion %s | activation %s | first delivery %s | first confirmed publish %s | incomplete %d, extra reassignments %d, replacements %d, owner also led metadata in %d\n",
+		loss, c.Backlog, dist(sus), dist(act), dist(del), dist(pub), failed, extra, replacements, led)
 	if len(skipped) > 0 {
 		fmt.Fprintf(w, "%-22s %d more seeds lost two of the queue's three replicas and were not measured (no promise broken)\n", "", len(skipped))
 	}

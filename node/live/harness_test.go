@@ -107,6 +107,11 @@ func start(t *testing.T, cfg Config) *testNode {
 	tn := &testNode{Runtime: rt, logs: logs, cancel: cancel, done: make(chan error, 1)}
 	go func() { tn.done <- rt.Run(ctx) }()
 	t.Cleanup(func() { tn.stop(t) })
+	if len(cfg.Members) == 1 {
+		// A one-node cluster serves once it has elected itself; on a
+		// loaded machine that can outlast a client's retry budget.
+		waitFor(t, 10*time.Second, "the node to lead its metadata", func() bool { return rt.Status().MetaLeader != 0 })
+	}
 	return tn
 }
 

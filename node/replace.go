@@ -1,0 +1,168 @@
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
+)
+
+// planFailovers runs on the metadata leader. Every queue whose owner the
+// liveness view holds down gets a recovery plan with the first live
+// replica as candidate; a queue whose candidate is down gets a new plan.
+// A replica that has stayed down for Config.ReplaceAfter is replaced by a
+// live node outside the set, through a recovery at the next epoch (led by
+// the current owner when it is alive), so the queue regains redundancy.
+// Owner-only queues are left alone: their confirmed history lives only on
+// the owner's storage, so only the owner can bring them back.
+func (n *Node) planFailovers() {
+	s := n.meta.state
+	if !n.meta.isLeader() {
+		n.meta.downSince = nil
+		return
+	}
+	n.noteDownSince()
+	for _, name := range s.queueNames() {
+		q := s.queues[name]
+		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
+			continue
+		}
+		ownerDown := s.down[q.Owner]
+		if !ownerDown && q.State == QueueRecovering {
+			continue // a live candidate is at work
+		}
+		replicas, out, in := n.replacementSet(q)
+		if !ownerDown && replicas == nil {
+			continue
+		}
+		cand, ok := n.recoveryCandidate(q, ownerDown, out)
+		if !ok {
+			continue
+		}
+		if replicas != nil {
+			n.emit("meta.plan-replace", slog.String("q", name), slog.Uint64("out", uint64(out)), slog.Uint64("in", uint64(in)),
+				slog.Uint64("epoch", q.Epoch+1))
+		}
+		n.emit("meta.plan-recovery", slog.String("q", name), slog.Uint64("from", uint64(q.Owner)), slog.Uint64("to", uint64(cand)), slog.Uint64("epoch", q.Epoch+1))
+		n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand, members: replicas})
+	}
+}
+
+// noteDownSince keeps, on the leader, the tick at which each node was
+// first seen confirmed down.
+func (n *Node) noteDownSince() {
+	m := n.meta
+	if m.downSince == nil {
+		m.downSince = make(map[NodeID]uint64)
+	}
+	for _, id := range n.cfg.Nodes {
+		switch {
+		case !m.state.down[id]:
+			delete(m.downSince, id)
+		case m.downSince[id] == 0:
+			m.downSince[id] = m.ticks + 1 // +1: zero means unseen
+		}
+	}
+}
+
+// replacementSet returns q's replica set with one replica that has been
+// down for Config.ReplaceAfter swapped for the first live node outside the
+// set, or nil if there is nothing to replace or no one to replace it with.
+// One replacement at a time: a pending one must activate first.
+func (n *Node) replacementSet(q *QueueMeta) (replicas []NodeID, out, in NodeID) {
+	m := n.meta
+	if n.cfg.ReplaceAfter < 0 || len(q.Prior) > 0 {
+		return nil, 0, 0
+	}
+	wait := uint64(n.cfg.ReplaceAfter / n.cfg.MetaTick)
+	for _, id := range q.Replicas {
+		if since := m.downSince[id]; since != 0 && m.ticks+1-since >= wait {
+			out = id
+			break
+		}
+	}
+	if out == 0 {
+		return nil, 0, 0
+	}
+	for _, id := range n.cfg.Nodes {
+		if !slices.Contains(q.Replicas, id) && !m.state.down[id] {
+			in = id
+			break
+		}
+	}
+	if in == 0 {
+		return nil, 0, 0
+	}
+	replicas = slices.Clone(q.Replicas)
+	replicas[slices.Index(replicas, out)] = in
+	return replicas, out, in
+}
+
+// recoveryCandidate picks who leads the recovery: the owner itself when
+// it is alive (a replacement only), else the first live replica that
+// holds prior history and is not being replaced.
+func (n *Node) recoveryCandidate(q *QueueMeta, ownerDown bool, out NodeID) (NodeID, bool) {
+	if !ownerDown {
+		return q.Owner, true
+	}
+	s := n.meta.state
+	for _, id := range q.Replicas {
+		if id != q.Owner && id != out && !s.down[id] && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// setMembers adopts the metadata's replica set. An owner keeps what it
+// knows of followers that stay and starts probing new ones from its end.
+func (r *replica) setMembers(members []NodeID) {
+	r.members = slices.Clone(members)
+	o := r.own
+	if o == nil {
+		return
+	}
+	var followers []*progress
+	for _, id := range members {
+		if id == r.n.cfg.ID {
+			continue
+		}
+		i := slices.IndexFunc(o.followers, func(f *progress) bool { return f.id == id })
+		if i >= 0 {
+			followers = append(followers, o.followers[i])
+			continue
+		}
+		followers = append(followers, &progress{id: id, next: r.log.LastIndex() + 1, probing: true})
+	}
+	o.followers = followers
+}
+
+// replacedSuffix marks a replica directory on its way out.
+const replacedSuffix = ".replaced"
+
+// dropReplaced retires a replica the metadata replaced: the queue lives
+// on other nodes now, and nobody will ask this one for its history. The
+// directory is renamed away and the rename made durable (a crash then
+// leaves no half-removed replica to reopen), then the files are removed.
+func (n *Node) dropReplaced(r *replica) {
+	n.retire(r)
+	fs := n.env.FS()
+	dir := n.replicaDir(r.name, r.inc)
+	gone := dir + replacedSuffix
+	if err := fs.Rename(dir, gone); err != nil {
+		n.emit("queue.drop-failed", slog.String("q", r.name), slog.String("err", err.Error()))
+		return
+	}
+	storage.SyncDir(fs, fs.PathDir(dir), n.syncs, func(err error) {
+		if err != nil {
+			n.env.Halt(fmt.Sprintf("dropping replaced queue %s: %v", r.name, err))
+			return
+		}
+		if err := fs.RemoveAll(gone); err != nil {
+			n.emit("queue.drop-failed", slog.String("q", r.name), slog.String("err", err.Error()))
+		}
+		n.emit("queue.replaced", slog.String("q", r.name), slog.Uint64("inc", r.inc))
+	})
+}
