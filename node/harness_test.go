@@ -14,7 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// cluster is a hand-driven three-node cluster: messages, syncs and timers
+// cluster is a hand-driven cluster (three nodes unless a story asks): messages, syncs and timers
 // wait in queues until the test releases them, so a story can stage any
 // interleaving it wants.
 type cluster struct {
@@ -29,6 +29,8 @@ type cluster struct {
 	events  []string
 	// cut holds nodes cut off from everyone: their messages vanish.
 	cut map[node.NodeID]bool
+	// cfg is every member's configuration but its ID.
+	cfg node.Config
 }
 
 type member struct {
@@ -70,8 +72,13 @@ type timer struct {
 type halted struct{ reason string }
 
 func newCluster(t *testing.T) *cluster {
-	c := &cluster{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), cut: map[node.NodeID]bool{}}
-	for i := 1; i <= 3; i++ {
+	return newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096})
+}
+
+// newClusterOf starts a cluster of cfg.Nodes, each with cfg and its ID.
+func newClusterOf(t *testing.T, cfg node.Config) *cluster {
+	c := &cluster{t: t, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), cut: map[node.NodeID]bool{}, cfg: cfg}
+	for i := 1; i <= len(cfg.Nodes); i++ {
 		m := &member{c: c, id: node.NodeID(i), fs: vfs.NewCrashableMem()}
 		c.nodes = append(c.nodes, m)
 	}
@@ -85,7 +92,9 @@ func newCluster(t *testing.T) *cluster {
 func (m *member) start() {
 	m.inc++
 	m.down = false
-	m.n = node.New(node.Config{ID: m.id, Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096}, &testEnv{m: m, inc: m.inc})
+	cfg := m.c.cfg
+	cfg.ID = m.id
+	m.n = node.New(cfg, &testEnv{m: m, inc: m.inc})
 	m.run(m.n.Start)
 }
 

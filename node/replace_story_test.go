@@ -1,0 +1,83 @@
+package node_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+)
+
+// On five nodes (so that losing two leaves a metadata majority), a
+// queue's owner dies and stays dead. After the failover, once it has been
+// down for ReplaceAfter, a node outside the replica set takes its place
+// and copies the whole history. Then a second original
+// replica dies: the queue recovers from the last original replica and the
+// newcomer, with every confirmed message. When the first dead owner comes
+// back, it finds itself replaced and drops its copy.
+func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
+	nodes := []node.NodeID{1, 2, 3, 4, 5}
+	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second})
+	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	owner := set[0]
+	spare := nodes[slices.IndexFunc(nodes, func(id node.NodeID) bool { return !slices.Contains(set, id) })]
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	for i := uint64(1); i <= 5; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(1); i <= 5; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+
+	c.node(owner).crash()
+	c.advance(6 * time.Second)
+	if !c.sawEvent("meta.replica-replaced q=orders") {
+		t.Fatalf("the dead owner was never replaced; events:\n%v", c.events)
+	}
+	second := recoveredOwner(t, c)
+	v := viewOf(t, c.node(second).n, "orders")
+	if slices.Contains(v.Replicas, owner) || !slices.Contains(v.Replicas, spare) || v.Role != "owner" {
+		t.Fatalf("after the replacement %s sees %+v; want %s in the set instead of %s", second, v, spare, owner)
+	}
+	// The newcomer holds the recovered history, record for record.
+	have := node.DumpReplicas(c.node(spare).fs.CrashClone(vfsCfg), "", 64, 1<<20)
+	want := node.DumpReplicas(c.node(second).fs.CrashClone(vfsCfg), "", 64, 1<<20)
+	if len(have) != 1 || len(want) != 1 || have[0].Digest != want[0].Digest {
+		t.Fatalf("the newcomer %s did not catch up with %s", spare, second)
+	}
+
+	// Lose the owner again: two of the three original replicas are gone.
+	c.node(second).crash()
+	c.advance(4 * time.Second)
+	third := recoveredOwner(t, c)
+	if third == second || third == owner {
+		t.Fatalf("no survivor took over from %s (recovered by %s)", second, third)
+	}
+	c.request(third, 7, &wire.Subscribe{ReqID: 20, Queue: "orders", Window: 10})
+	c.settle()
+	c.mustReply(20, wire.StatusOK)
+	got := map[wire.MessageID]bool{}
+	for _, d := range c.deliveries(7) {
+		got[d.ID] = true
+	}
+	for i := uint64(1); i <= 5; i++ {
+		if !got[msgID(i)] {
+			t.Fatalf("confirmed message %s is missing after losing two original replicas (got %v)", msgID(i), got)
+		}
+	}
+
+	// The first dead owner returns, finds itself outside the set, and
+	// drops its copy for good.
+	c.node(owner).start()
+	c.advance(time.Second)
+	if !c.sawEvent("queue.replaced q=orders") {
+		t.Fatalf("the replaced node kept its replica; events:\n%v", c.events)
+	}
+	if left := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20); len(left) != 0 {
+		t.Fatalf("the replaced node still holds %d replicas on disk", len(left))
+	}
+}
