@@ -39,7 +39,10 @@ type Config struct {
 	// ReplaceAfter is how long a replica must stay confirmed down before
 	// the metadata leader replaces it with a node outside the queue's
 	// replica set (when there is one), so that the queue regains its
-	// redundancy. Default 30s; negative disables replacement.
+	// redundancy. Default 5m: long enough that a restart or a short
+	// maintenance does not copy whole logs around, short enough that a
+	// dead machine does not leave queues one failure from unavailable for
+	// long. Negative disables replacement.
 	ReplaceAfter time.Duration
 }
 
@@ -60,7 +63,7 @@ func (c *Config) fill() {
 		c.MetaTick = 50 * time.Millisecond
 	}
 	if c.ReplaceAfter == 0 {
-		c.ReplaceAfter = 30 * time.Second
+		c.ReplaceAfter = 5 * time.Minute
 	}
 	if c.Detection.Mode == 0 {
 		c.Detection = DetectionPolicy{Mode: DetectHeartbeat, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}

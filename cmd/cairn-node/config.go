@@ -25,7 +25,7 @@ import (
 //	replication = 3
 //	log_level = "info"            # debug | info | warn | error
 //	detection = "heartbeat"       # heartbeat | eager
-//	replace_after = "30s"         # replace a replica down this long; "off" never
+//	replace_after = "5m"          # replace a replica down this long; "off" never
 //	secret_file = "cluster.secret" # or secret = "...", or a [tls] table
 //
 //	[listen]                      # defaults: this node's entry in peers
@@ -57,7 +57,7 @@ type fileConfig struct {
 	DetectionGrace    string `toml:"detection_grace"`
 	// ReplaceAfter is how long a queue replica must stay confirmed down
 	// before the metadata leader replaces it with a node outside the
-	// queue's replica set; "off" never replaces. Default 30s.
+	// queue's replica set; "off" never replaces. Default 5m.
 	ReplaceAfter string `toml:"replace_after"`
 	Secret       string `toml:"secret"`
 	SecretFile   string `toml:"secret_file"`
@@ -293,7 +293,7 @@ func (fc *fileConfig) replaceAfter() (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(fc.ReplaceAfter)
 	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("config: replace_after %q: want a positive duration such as 30s, or off", fc.ReplaceAfter)
+		return 0, fmt.Errorf("config: replace_after %q: want a positive duration such as 5m, or off", fc.ReplaceAfter)
 	}
 	return v, nil
 }
