@@ -23,8 +23,20 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 	backlogs := fs.String("backlogs", "0,10000", "comma-separated backlogs of unconsumed messages before the kill")
 	detection := fs.String("detection", "heartbeat", "failure detection mode: heartbeat or eager")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "trials run in parallel")
+	losses := fs.String("cases", "owner,owner+leader", "which losses to measure: owner, owner+leader, or both")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
+	}
+	var ownerOnly, withLeader bool
+	for _, l := range strings.Split(*losses, ",") {
+		switch strings.TrimSpace(l) {
+		case "owner":
+			ownerOnly = true
+		case "owner+leader":
+			withLeader = true
+		default:
+			return 0, usageError{fmt.Sprintf("--cases: %q is not owner or owner+leader", l)}
+		}
 	}
 	r, err := parseSeeds("", *seeds)
 	if err != nil {
@@ -44,7 +56,12 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 		if err != nil || n < 0 {
 			return 0, usageError{fmt.Sprintf("--backlogs: %q is not a count", b)}
 		}
-		cases = append(cases, props.FailoverCase{Backlog: n}, props.FailoverCase{Backlog: n, WithLeader: true})
+		if ownerOnly {
+			cases = append(cases, props.FailoverCase{Backlog: n})
+		}
+		if withLeader {
+			cases = append(cases, props.FailoverCase{Backlog: n, WithLeader: true})
+		}
 	}
 	code := exitOK
 	fmt.Fprintf(stdout, "virtual time from the kill, %s detection, %d trials per case from seed %d (median / p95 / max)\n",
