@@ -31,12 +31,12 @@ commands:
               --seed N [--system queue|counter] [--out FILE]
   boundaries  list the transition boundaries met: [--seed N | --seeds A-B]
   sweep-boundaries  run a failover baseline, then crash each node at each boundary it met:
-              [--seed N] [--k K] [--only NODE:BOUNDARY:HIT [--trace FILE]]
+              [--seed N] [--k K] [--baseline failover|replace] [--only NODE:BOUNDARY:HIT [--trace FILE]]
   election-report  crash the metadata leader once per seed and report election latency
               per detection mode: [--seeds A-B]
   failover-report  kill a queue's owner once per seed and report times to suspicion,
               activation, first delivery, first confirmed publish: [--seeds A-B]
-              [--backlogs 0,10000] [--detection heartbeat|eager]
+              [--backlogs 0,10000] [--detection heartbeat|eager] [--cases owner,owner+leader]
   shrink      minimize a failing scenario while the same checker fails, and write it:
               (--seed N | --scenario FILE) [--bug NAME] --out FILE [--max-runs N]
   sweep       run seeds in worker processes with a progress bar, then print failures, the summary
