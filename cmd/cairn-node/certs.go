@@ -16,6 +16,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live"
 )
 
 // certValidity is how long development certificates last.
@@ -68,6 +71,7 @@ func writeDevCerts(dir string, nodes int, hosts []string) error {
 		name := fmt.Sprintf("n%d", i)
 		tmpl := leafTemplate("cairn node "+name, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth})
 		addHosts(tmpl, hosts)
+		tmpl.URIs = append(tmpl.URIs, live.NodeCertURI(node.NodeID(i)))
 		if err := issue(dir, name, tmpl, ca, caKey); err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ import (
 //	peer = "0.0.0.0:7101"
 //	http = "127.0.0.1:7201"
 //
-//	[tls]
+//	[tls]                         # node certificates name their node: URI SAN cairn://node/ID
 //	ca = "ca.pem"
 //	cert = "n1.pem"
 //	key = "n1-key.pem"

@@ -1,19 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/node/live/session"
 	"github.com/cairnmq/cairn/node/wire"
 )
 
@@ -84,6 +88,41 @@ func TestMutualTLS(t *testing.T) {
 	if _, err := client.Dial(dctx, client.Options{TLS: foreign, DialTimeout: 2 * time.Second}, members[0].ClientAddr); err == nil {
 		t.Fatal("a client certificate from another CA was accepted")
 	}
+	// On the peer port, a certificate from the right CA is not enough: it
+	// must name the node the dialer claims to be. Node 2 accepts dials
+	// from node 1 only.
+	for _, tc := range []struct{ cert, why string }{
+		{"client", "a client certificate posing as node 1"},
+		{"n2", "node 2's certificate posing as node 1"},
+	} {
+		if err := dialAsPeer(t, dir, tc.cert, members[1].PeerAddr, 1, 2); err == nil || !strings.Contains(err.Error(), "does not name") {
+			t.Errorf("%s: handshake error %v, want a refusal naming the identity", tc.why, err)
+		}
+	}
+	if err := dialAsPeer(t, dir, "n1", members[1].PeerAddr, 1, 2); err != nil {
+		t.Errorf("node 1's own certificate was refused: %v", err)
+	}
+}
+
+// dialAsPeer opens a TLS connection to a peer port with the named
+// certificate and runs the session handshake as node self.
+func dialAsPeer(t *testing.T, dir, cert, addr string, self, expect uint32) error {
+	t.Helper()
+	cfg, err := live.LoadTLS(filepath.Join(dir, "ca.pem"), filepath.Join(dir, cert+".pem"), filepath.Join(dir, cert+"-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	cfg.ServerName = host
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	in := session.Initiator{Role: session.RolePeer, Self: self, Expect: expect}
+	_, err = in.Handshake(bufio.NewReader(conn), conn)
+	return err
 }
 
 // createWhenReady creates a queue, retrying while the metadata group is

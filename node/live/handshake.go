@@ -9,6 +9,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/live/session"
 )
 
@@ -29,6 +30,16 @@ func (r *Runtime) acceptSession(nc net.Conn, side string, admit func(session.Rol
 			return nil, nil, session.Hello{}, err
 		}
 		conn = tc
+		admitRole := admit
+		admit = func(role session.Role, id uint32) error {
+			if err := admitRole(role, id); err != nil {
+				return err
+			}
+			if role == session.RolePeer {
+				return checkPeerIdentity(tc, node.NodeID(id))
+			}
+			return nil
+		}
 	}
 	br := bufio.NewReaderSize(conn, readBufferSize)
 	re := session.Responder{Self: uint32(r.id), Secret: r.cfg.Secret, Admit: admit, Nodes: r.nodes}
@@ -70,6 +81,9 @@ func (r *Runtime) initiate(ctx context.Context, nc net.Conn, l *peerLink) (net.C
 		tc := tls.Client(nc, dialTLS(r.cfg.TLS, l.addr))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			return nil, nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		if err := checkPeerIdentity(tc, l.id); err != nil {
+			return nil, nil, err
 		}
 		conn = tc
 	}

@@ -5,7 +5,11 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"strconv"
+
+	"github.com/cairnmq/cairn/node"
 )
 
 // LoadTLS reads a CA certificate and a certificate with its key (PEM
@@ -43,4 +47,29 @@ func dialTLS(base *tls.Config, addr string) *tls.Config {
 		cfg.ServerName = host
 	}
 	return cfg
+}
+
+// NodeCertURI is the URI a node's certificate carries, as a subject
+// alternative name, to say which node it belongs to: cairn://node/ID. A
+// chain from the cluster CA proves a certificate is the cluster's; this
+// name proves which member holds it, so one node (or a client) cannot
+// pose as another on the peer port.
+func NodeCertURI(id node.NodeID) *url.URL {
+	return &url.URL{Scheme: "cairn", Host: "node", Path: "/" + strconv.FormatUint(uint64(id), 10)}
+}
+
+// checkPeerIdentity requires the certificate a TLS peer presented to name
+// node id.
+func checkPeerIdentity(tc *tls.Conn, id node.NodeID) error {
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		return fmt.Errorf("the peer presented no certificate")
+	}
+	want := NodeCertURI(id).String()
+	for _, u := range certs[0].URIs {
+		if u.String() == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("the peer's certificate (%q) does not name %s as %s", certs[0].Subject.CommonName, id, want)
 }
