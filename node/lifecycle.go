@@ -49,7 +49,7 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 	switch c.kind {
 	case cmdCreate:
 		name = c.queue.Name
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		name = c.name
 	default:
 		n.onMetaPolicyApplied(c, res)
@@ -134,6 +134,11 @@ func (n *Node) reconcile(name string) {
 	case r == nil:
 		n.prepare(q)
 	case r.fenced != nil:
+		if q.State != QueuePreparing && !containsSorted(q.Lost, n.cfg.ID) {
+			// Damaged storage is lost for good: tell the metadata, so an
+			// owner is failed over and the replica replaced.
+			n.proposeLife(name, command{kind: cmdReplicaLost, name: name, inc: q.Incarnation, node: n.cfg.ID})
+		}
 	case !r.prepared:
 		n.recordIdentity(r, q)
 	case q.State == QueuePreparing && !containsSorted(q.Prepared, n.cfg.ID):

@@ -10,8 +10,9 @@ import (
 )
 
 // metaSnapshotVersion is written at the start of every metadata snapshot.
-// Version 2 added each queue's prior replica set; version 1 is still read.
-const metaSnapshotVersion = 2
+// Version 2 added each queue's prior replica set, version 3 its damaged
+// replicas; older versions are still read.
+const metaSnapshotVersion = 3
 
 func appendNodes(b []byte, ids []NodeID) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
@@ -77,7 +78,7 @@ func encodeCommand(c command) []byte {
 	switch c.kind {
 	case cmdCreate:
 		b = appendQueueMeta(b, &c.queue)
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		b = wire.AppendString(b, c.name)
 		b = wire.AppendUint64(b, c.inc)
 		b = wire.AppendUint32(b, uint32(c.node))
@@ -100,7 +101,7 @@ func decodeCommand(data []byte) (command, error) {
 	switch c.kind {
 	case cmdCreate:
 		c.queue = decodeQueueMeta(d)
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
 		c.process, c.epoch, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
 	case cmdSetDetection:
@@ -124,6 +125,7 @@ func (s *metaState) encode() []byte {
 	for _, name := range names {
 		b = appendQueueMeta(b, s.queues[name])
 		b = appendNodes(b, s.queues[name].Prior)
+		b = appendNodes(b, s.queues[name].Lost)
 	}
 	return b
 }
@@ -131,8 +133,8 @@ func (s *metaState) encode() []byte {
 func decodeMetaState(data []byte) (*metaState, error) {
 	d := wire.NewDecoder(data)
 	v := d.Uint8()
-	if v != 1 && v != metaSnapshotVersion {
-		return nil, fmt.Errorf("metadata snapshot version %d, want 1 or %d", v, metaSnapshotVersion)
+	if v < 1 || v > metaSnapshotVersion {
+		return nil, fmt.Errorf("metadata snapshot version %d, want 1 to %d", v, metaSnapshotVersion)
 	}
 	s := &metaState{queues: make(map[string]*QueueMeta), down: make(map[NodeID]bool)}
 	s.applied = d.Uint64()
@@ -145,6 +147,9 @@ func decodeMetaState(data []byte) (*metaState, error) {
 		q := decodeQueueMeta(d)
 		if v >= 2 {
 			q.Prior = decodeNodes(d)
+		}
+		if v >= 3 {
+			q.Lost = decodeNodes(d)
 		}
 		s.queues[q.Name] = &q
 	}

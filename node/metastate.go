@@ -54,6 +54,11 @@ type QueueMeta struct {
 	// quorums hold the history. The candidate's seal evidence must come
 	// from it; the replacement holds nothing yet. Activation clears it.
 	Prior []NodeID
+	// Lost lists replicas (sorted) whose storage was found damaged: they
+	// are fenced for good, as if their node were down. An owner among them
+	// is failed over, and each is replaced as soon as a node outside the
+	// set is available.
+	Lost []NodeID
 }
 
 // Detection modes.
@@ -107,6 +112,8 @@ const (
 	// exact quorum has installed the recovered history.
 	cmdStartRecovery     uint8 = 9
 	cmdActivateRecovered uint8 = 10
+	// cmdReplicaLost reports a replica fenced for damage.
+	cmdReplicaLost uint8 = 11
 )
 
 // command is one metadata change. Fields are used according to kind.
@@ -163,6 +170,8 @@ func (s *metaState) apply(index uint64, c command) result {
 		return s.applyStartRecovery(c)
 	case cmdActivateRecovered:
 		return s.applyActivateRecovered(c)
+	case cmdReplicaLost:
+		return s.applyReplicaLost(c)
 	}
 	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
 }
@@ -261,12 +270,15 @@ func (s *metaState) applyStartRecovery(c command) result {
 		return result{detail: "candidate is not a replica"}
 	case len(q.Prior) > 0 && !slices.Contains(q.Prior, c.node):
 		return result{detail: "candidate holds no prior history"}
+	case slices.Contains(q.Lost, c.node):
+		return result{detail: "candidate's replica is damaged"}
 	}
 	if len(c.members) > 0 && !slices.Equal(c.members, q.Replicas) {
 		if why := checkReplacement(q, c); why != "" {
 			return result{detail: why}
 		}
 		q.Prior, q.Replicas = q.Replicas, slices.Clone(c.members)
+		q.Lost = slices.DeleteFunc(q.Lost, func(id NodeID) bool { return !slices.Contains(q.Replicas, id) })
 	}
 	q.State, q.Owner, q.OwnerProcess = QueueRecovering, c.node, 0
 	q.Epoch++
@@ -325,6 +337,21 @@ func (s *metaState) applyActivateRecovered(c command) result {
 	replaced := len(q.Prior) > 0
 	q.State, q.Activated, q.Prior = QueueActive, slices.Clone(c.members), nil
 	return result{ok: true, replaced: replaced}
+}
+
+// applyReplicaLost records that a replica found its storage damaged.
+func (s *metaState) applyReplicaLost(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || q.State == QueueDeleted:
+		return result{detail: "no such queue"}
+	case !slices.Contains(q.Replicas, c.node):
+		return result{detail: "not a replica"}
+	}
+	if i, found := slices.BinarySearch(q.Lost, c.node); !found {
+		q.Lost = slices.Insert(q.Lost, i, c.node)
+	}
+	return result{ok: true}
 }
 
 func (s *metaState) applyDelete(c command) result {

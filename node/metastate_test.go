@@ -190,3 +190,29 @@ func TestReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
 		t.Fatalf("activation with the replacement in the quorum: %+v, prior %v", res, s.queues["q"].Prior)
 	}
 }
+
+func TestALostReplicaCannotLeadAndLeavesWithItsReplacement(t *testing.T) {
+	s := activeQueue()
+	lost := command{kind: cmdReplicaLost, name: "q", inc: 7, node: 3}
+	if res := applyAll(s, lost); !res.ok || !cmp.Equal(s.queues["q"].Lost, []NodeID{3}) {
+		t.Fatalf("reporting 3 lost: %+v, lost %v", res, s.queues["q"].Lost)
+	}
+	if res := applyAll(s, command{kind: cmdReplicaLost, name: "q", inc: 7, node: 9}); res.ok {
+		t.Fatal("a node outside the set was recorded lost")
+	}
+	if got, err := decodeCommand(encodeCommand(lost)); err != nil || got.kind != cmdReplicaLost || got.node != 3 {
+		t.Fatalf("the command does not round-trip: %+v, %v", got, err)
+	}
+	plan := command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 1, node: 3}
+	if res := applyAll(s, plan); res.ok {
+		t.Fatal("the damaged replica became the recovery candidate")
+	}
+	plan.node, plan.members = 2, []NodeID{2, 4, 1}
+	if res := applyAll(s, plan); !res.ok || len(s.queues["q"].Lost) != 0 {
+		t.Fatalf("replacing the lost replica: %+v, lost %v", res, s.queues["q"].Lost)
+	}
+	back, err := decodeMetaState(s.encode())
+	if err != nil || !cmp.Equal(back.queues["q"].Prior, []NodeID{2, 3, 1}) {
+		t.Fatalf("snapshot round trip: %v, %+v", err, back.queues["q"])
+	}
+}

@@ -10,13 +10,14 @@ import (
 )
 
 // planFailovers runs on the metadata leader. Every queue whose owner the
-// liveness view holds down gets a recovery plan with the first live
-// replica as candidate; a queue whose candidate is down gets a new plan.
-// A replica that has stayed down for Config.ReplaceAfter is replaced by a
-// live node outside the set, through a recovery at the next epoch (led by
-// the current owner when it is alive), so the queue regains redundancy.
-// Owner-only queues are left alone: their confirmed history lives only on
-// the owner's storage, so only the owner can bring them back.
+// liveness view holds down, or whose storage was found damaged, gets a
+// recovery plan with the first live replica as candidate; a queue whose
+// candidate is down gets a new plan. A replica that has stayed down for
+// Config.ReplaceAfter, or is damaged, is replaced by a live node outside
+// the set, through a recovery at the next epoch (led by the current owner
+// when it is alive), so the queue regains redundancy. Owner-only queues
+// are left alone: their confirmed history lives only on the owner's
+// storage, so only the owner can bring them back.
 func (n *Node) planFailovers() {
 	s := n.meta.state
 	if !n.meta.isLeader() {
@@ -29,7 +30,7 @@ func (n *Node) planFailovers() {
 		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
 			continue
 		}
-		ownerDown := s.down[q.Owner]
+		ownerDown := s.down[q.Owner] || containsSorted(q.Lost, q.Owner)
 		if !ownerDown && q.State == QueueRecovering {
 			continue // a live candidate is at work
 		}
@@ -67,8 +68,8 @@ func (n *Node) noteDownSince() {
 	}
 }
 
-// replacementSet returns q's replica set with one replica that has been
-// down for Config.ReplaceAfter swapped for the first live node outside the
+// replacementSet returns q's replica set with one replica that is damaged
+// or has been down for Config.ReplaceAfter swapped for the first live node outside the
 // set, or nil if there is nothing to replace or no one to replace it with.
 // One replacement at a time: a pending one must activate first.
 func (n *Node) replacementSet(q *QueueMeta) (replicas []NodeID, out, in NodeID) {
@@ -78,7 +79,7 @@ func (n *Node) replacementSet(q *QueueMeta) (replicas []NodeID, out, in NodeID) 
 	}
 	wait := uint64(n.cfg.ReplaceAfter / n.cfg.MetaTick)
 	for _, id := range q.Replicas {
-		if since := m.downSince[id]; since != 0 && m.ticks+1-since >= wait {
+		if since := m.downSince[id]; containsSorted(q.Lost, id) || since != 0 && m.ticks+1-since >= wait {
 			out = id
 			break
 		}
@@ -109,7 +110,7 @@ func (n *Node) recoveryCandidate(q *QueueMeta, ownerDown bool, out NodeID) (Node
 	}
 	s := n.meta.state
 	for _, id := range q.Replicas {
-		if id != q.Owner && id != out && !s.down[id] && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
+		if id != q.Owner && id != out && !s.down[id] && !containsSorted(q.Lost, id) && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
 			return id, true
 		}
 	}

@@ -2,11 +2,13 @@ package node_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // On five nodes (so that losing two leaves a metadata majority), a
@@ -79,5 +81,76 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	}
 	if left := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20); len(left) != 0 {
 		t.Fatalf("the replaced node still holds %d replicas on disk", len(left))
+	}
+}
+
+// An owner restarts to find its queue's log damaged below what it had
+// synced. It fences the replica, never serves from it, and reports it
+// lost; the metadata fails the queue over to a healthy replica at once
+// (its node is up, so no failure detector would ever have), and every
+// confirmed message is still there.
+func TestADamagedOwnerReplicaIsFailedOver(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	for i := uint64(1); i <= 5; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(1); i <= 5; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+	m := c.node(owner)
+	m.crash()
+	damageFirstSegment(t, m.fs, "orders")
+	m.start()
+	c.advance(3 * time.Second)
+	if !c.sawEvent("queue.fenced q=orders") {
+		t.Fatalf("the damaged replica was not fenced; events:\n%v", c.events)
+	}
+	newOwner := recoveredOwner(t, c)
+	if newOwner == owner {
+		t.Fatalf("the damaged replica's node %s still owns the queue", owner)
+	}
+	if v := viewOf(t, c.node(newOwner).n, "orders"); v.Owner != newOwner || v.State != "active" {
+		t.Fatalf("%s sees %+v after the failover", newOwner, v)
+	}
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 20, Queue: "orders", Window: 10})
+	c.settle()
+	c.mustReply(20, wire.StatusOK)
+	got := map[wire.MessageID]bool{}
+	for _, d := range c.deliveries(7) {
+		got[d.ID] = true
+	}
+	for i := uint64(1); i <= 5; i++ {
+		if !got[msgID(i)] {
+			t.Fatalf("confirmed message %s is missing after the damaged owner's failover (got %v)", msgID(i), got)
+		}
+	}
+}
+
+// damageFirstSegment flips a bit early in the first log segment of the
+// queue's replica on fs: inside a frame that was synced long ago.
+func damageFirstSegment(t *testing.T, fs vfs.FS, queue string) {
+	t.Helper()
+	dirs, err := fs.List("queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(dirs, func(d string) bool { return strings.HasPrefix(d, queue+".") })
+	if i < 0 {
+		t.Fatalf("no replica of %s among %v", queue, dirs)
+	}
+	f, err := fs.OpenReadWrite(fs.PathJoin("queues", dirs[i], "log", "00000000000000000001.seg"), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, 64+30); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x10
+	if _, err := f.WriteAt(b, 64+30); err != nil {
+		t.Fatal(err)
 	}
 }
