@@ -123,13 +123,25 @@ func checkConvergence(h *sim.History) []sim.Violation {
 	}
 	slices.Sort(queues)
 	owners := finalOwners(h)
+	fenced := make(map[string]map[node.NodeID]bool)
+	for _, e := range h.NodeEvents {
+		if e.Name == "queue.fenced" {
+			if fenced[e.Queue] == nil {
+				fenced[e.Queue] = make(map[node.NodeID]bool)
+			}
+			fenced[e.Queue][e.Node] = true
+		}
+	}
 	for _, q := range queues {
-		out = append(out, compareReplicas(q, owners[q], byQueue[q])...)
+		out = append(out, compareReplicas(q, owners[q], byQueue[q], fenced[q])...)
 	}
 	return out
 }
 
-func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump) []sim.Violation {
+// compareReplicas compares each replica of q with the owner's. A replica
+// that cannot be read is a failure unless its node found the damage itself
+// and fenced the replica (which also reports it lost to the metadata).
+func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump, fenced map[node.NodeID]bool) []sim.Violation {
 	var out []sim.Violation
 	own, ok := reps[owner]
 	if !ok {
@@ -142,6 +154,8 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 		r := reps[id]
 		switch {
 		case id == owner:
+			continue
+		case r.Err != nil && fenced[id]:
 			continue
 		case r.Err != nil:
 			out = append(out, liveness("convergence", "queue %s: replica on %s is unreadable: %v", q, id, r.Err))

@@ -101,6 +101,10 @@ var NamedScenarios = []NamedScenario{
 				{At: 6500 * time.Millisecond, Kind: sim.FaultCrash, Node: others[0], Length: 2 * time.Second},
 			}
 		}, Expect: []string{"meta.replica-replaced", "queue.replaced"}, Nodes: 5},
+	{Name: "damaged-owner", About: "the owner restarts over a damaged log: it fences its replica and reports it lost, and the queue fails over though the node is up",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultDamage, Node: owner, Length: 500 * time.Millisecond}}
+		}, Expect: []string{"queue.fenced", "recovery.done"}},
 	{Name: "policy-change-mid-suspicion", About: "the detection policy changes while the owner is suspected but not yet confirmed",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
@@ -22,6 +24,14 @@ func (w *World) applyFault(f Fault) {
 			p.resume()
 		}
 		p.crash("fault", f.Length)
+	case FaultDamage:
+		if p.state == statePaused {
+			p.resume()
+		}
+		if p.state == stateUp {
+			p.crash("fault: damage", f.Length)
+			w.damageReplica(p)
+		}
 	case FaultCrashAt:
 		p.armed = append(p.armed, armedCrash{boundary: f.Boundary, remaining: f.Hit, down: f.Length})
 	case FaultPause:
@@ -175,4 +185,40 @@ func (w *World) splitGroups(group []int) (in, out []netsim.Addr) {
 		}
 	}
 	return in, out
+}
+
+// damageOffset is where a damage fault flips a bit in a replica's first
+// log segment: past the segment header, inside its first frame, which is
+// synced and never the last frame of a log that holds a few records (a
+// damaged last frame reads as a torn tail, storage's documented blind
+// spot, which is not what this fault is for).
+const damageOffset = 64 + 30
+
+// damageReplica flips one bit early in the first segment of p's replica
+// of the scenario's first queue, on the disk as the crash left it.
+func (w *World) damageReplica(p *process) {
+	if w.sc.Workload == nil || len(w.sc.Workload.Queues) == 0 {
+		return
+	}
+	fs := p.disk.mem
+	prefix := w.sc.Workload.Queues[0].Name + "."
+	dirs, _ := fs.List("queues")
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		if !strings.HasPrefix(d, prefix) {
+			continue
+		}
+		path := fs.PathJoin("queues", d, "log", "00000000000000000001.seg")
+		data, err := readAll(fs, path)
+		if err != nil || len(data) < 4*damageOffset {
+			p.tracef("damage skipped: %s holds %d bytes", path, len(data))
+			return
+		}
+		data[damageOffset] ^= 0x10
+		writeAll(fs, path, data)
+		p.disk.stats.Flips++
+		p.tracef("damage %s at byte %d", path, damageOffset)
+		return
+	}
+	p.tracef("damage skipped: no replica of %s", w.sc.Workload.Queues[0].Name)
 }

@@ -74,15 +74,10 @@ var Probes = []Probe{
 	{ProbeReplicaReplaced, "a recovery that replaced a long-dead replica with a node outside the set activated (meta.replica-replaced)"},
 }
 
-// FaultKinds lists every kind of scheduled fault, so a sweep can name
-// the kinds its seeds never scheduled.
-func FaultKinds() []FaultKind {
-	out := make([]FaultKind, faultKinds)
-	for i := range out {
-		out[i] = FaultKind(i)
-	}
-	return out
-}
+// FaultKinds lists every kind of fault the swarm may schedule, so a sweep
+// can name the kinds its seeds never scheduled (scripted-only kinds such
+// as damage are not expected of a sweep).
+func FaultKinds() []FaultKind { return swarmFaultKinds() }
 
 // Coverage is what one run reached.
 type Coverage struct {

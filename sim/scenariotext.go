@@ -80,7 +80,7 @@ func faultText(f Fault) string {
 	at := fmt.Sprintf("at=%v %s", f.At, f.Kind)
 	node := fmt.Sprintf(" n%d", f.Node+1)
 	switch f.Kind {
-	case FaultCrash, FaultPause, FaultIsolate, FaultLossy:
+	case FaultCrash, FaultPause, FaultIsolate, FaultLossy, FaultDamage:
 		return at + node + fmt.Sprintf(" for=%v", f.Length)
 	case FaultCrashAt:
 		return at + node + fmt.Sprintf(" boundary=%s hit=%d for=%v", f.Boundary, f.Hit, f.Length)

@@ -326,6 +326,7 @@ var recordedEvents = map[string]string{
 	"queue.commit":        "index",
 	// meta.replica-replaced carries no number; queue and epoch say which.
 	"meta.replica-replaced": "",
+	"queue.fenced":          "",
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {

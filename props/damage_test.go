@@ -1,0 +1,42 @@
+package props
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/sim"
+)
+
+// A replica whose log is damaged at rest, owner or follower, on three
+// nodes or five: its node fences it and reports it lost, the queue keeps
+// (or regains) an owner, and on five nodes the lost replica is replaced
+// from outside the set at once. Every checker must pass: no confirmed
+// message may be missing, and the healthy replicas must converge.
+func TestDamagedReplicasAreFencedAndReplaced(t *testing.T) {
+	seeds := uint64(5)
+	if testing.Short() {
+		seeds = 1
+	}
+	for _, nodes := range []int{3, 5} {
+		for _, target := range []string{"owner", "follower"} {
+			ns := NamedScenario{Name: "damage", Nodes: nodes, Build: func(owner int, others []int) []sim.Fault {
+				n := owner
+				if target == "follower" {
+					n = others[1]
+				}
+				return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultDamage, Node: n, Length: 500 * time.Millisecond}}
+			}, Expect: []string{"queue.fenced"}}
+			if nodes == 5 {
+				ns.Expect = append(ns.Expect, "meta.replica-replaced")
+			}
+			if target == "owner" {
+				ns.Expect = append(ns.Expect, "recovery.done")
+			}
+			for seed := uint64(1); seed <= seeds; seed++ {
+				for _, v := range RunQueue(ns.Scenario(seed), nil).Violations {
+					t.Errorf("%d nodes, damaged %s, seed %d: %s", nodes, target, seed, v)
+				}
+			}
+		}
+	}
+}
