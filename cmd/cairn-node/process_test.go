@@ -80,6 +80,12 @@ func buildBinaries(t *testing.T, dir string) {
 // (debug logs every node event, which the failover test reads) and starts
 // them.
 func newProcCluster(t *testing.T, bin string, n int, level string) *procCluster {
+	return newProcClusterWith(t, bin, n, level, "")
+}
+
+// newProcClusterWith is newProcCluster with extra top-level configuration
+// lines in every node's file.
+func newProcClusterWith(t *testing.T, bin string, n int, level, extra string) *procCluster {
 	root := t.TempDir()
 	addrs := freeAddrs(t, 3*n)
 	var peers strings.Builder
@@ -91,7 +97,7 @@ func newProcCluster(t *testing.T, bin string, n int, level string) *procCluster 
 	for i := range n {
 		nd := &procNode{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
 			config: filepath.Join(root, fmt.Sprintf("n%d.toml", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1))}
-		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\nsecret = %q\nlog_level = %q\n\n%s", i+1, i+1, processSecret, level, peers.String())
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\nsecret = %q\nlog_level = %q\n%s\n%s", i+1, i+1, processSecret, level, extra, peers.String())
 		if err := os.WriteFile(nd.config, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
