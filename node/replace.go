@@ -25,6 +25,7 @@ func (n *Node) planFailovers() {
 		return
 	}
 	n.noteDownSince()
+	load := n.replicaLoad()
 	for _, name := range s.queueNames() {
 		q := s.queues[name]
 		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
@@ -34,7 +35,7 @@ func (n *Node) planFailovers() {
 		if !ownerDown && q.State == QueueRecovering {
 			continue // a live candidate is at work
 		}
-		replicas, out, in := n.replacementSet(q)
+		replicas, out, in := n.replacementSet(q, load)
 		if !ownerDown && replicas == nil {
 			continue
 		}
@@ -68,11 +69,28 @@ func (n *Node) noteDownSince() {
 	}
 }
 
+// replicaLoad counts, per node, the replicas the metadata places on it.
+func (n *Node) replicaLoad() map[NodeID]int {
+	load := make(map[NodeID]int)
+	s := n.meta.state
+	for _, name := range s.queueNames() {
+		if q := s.queues[name]; q.State != QueueDeleted {
+			for _, id := range q.Replicas {
+				load[id]++
+			}
+		}
+	}
+	return load
+}
+
 // replacementSet returns q's replica set with one replica that is damaged
-// or has been down for Config.ReplaceAfter swapped for the first live node outside the
-// set, or nil if there is nothing to replace or no one to replace it with.
-// One replacement at a time: a pending one must activate first.
-func (n *Node) replacementSet(q *QueueMeta) (replicas []NodeID, out, in NodeID) {
+// or has been down for Config.ReplaceAfter swapped for the live node
+// outside the set that holds the fewest replicas (lowest ID on a tie), or
+// nil if there is nothing to replace or no one to replace it with. load
+// counts the choice, so one round of plans spreads a dead node's queues
+// over the spares instead of piling them on one. One replacement at a
+// time per queue: a pending one must activate first.
+func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []NodeID, out, in NodeID) {
 	m := n.meta
 	if n.cfg.ReplaceAfter < 0 || len(q.Prior) > 0 {
 		return nil, 0, 0
@@ -87,15 +105,15 @@ func (n *Node) replacementSet(q *QueueMeta) (replicas []NodeID, out, in NodeID) 
 	if out == 0 {
 		return nil, 0, 0
 	}
-	for _, id := range n.cfg.Nodes {
-		if !slices.Contains(q.Replicas, id) && !m.state.down[id] {
+	for _, id := range slices.Sorted(slices.Values(n.cfg.Nodes)) {
+		if !slices.Contains(q.Replicas, id) && !m.state.down[id] && (in == 0 || load[id] < load[in]) {
 			in = id
-			break
 		}
 	}
 	if in == 0 {
 		return nil, 0, 0
 	}
+	load[in]++
 	replicas = slices.Clone(q.Replicas)
 	replicas[slices.Index(replicas, out)] = in
 	return replicas, out, in

@@ -1,0 +1,43 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A dead node's queues are spread over the spares, the least loaded
+// first, and a node down for less than ReplaceAfter is left alone.
+func TestReplacementSpreadsOverTheLeastLoadedSpares(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	for _, name := range []string{"a", "b", "c"} {
+		s.queues[name] = &QueueMeta{Name: name, State: QueueActive, Replicas: []NodeID{1, 2, 3}, Owner: 1}
+	}
+	s.queues["busy"] = &QueueMeta{Name: "busy", State: QueueActive, Replicas: []NodeID{2, 3, 4}, Owner: 2}
+	s.down[1] = true
+	n := &Node{
+		cfg:  Config{Nodes: []NodeID{5, 4, 3, 2, 1}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
+		meta: &metaNode{state: s, ticks: 100},
+	}
+	n.noteDownSince()
+	load := n.replicaLoad()
+	if set, _, _ := n.replacementSet(s.queues["a"], load); set != nil {
+		t.Fatalf("node 1 was replaced after a tick of being down: %v", set)
+	}
+	n.meta.ticks += 20 // one second of metadata ticks
+	var got [][]NodeID
+	for _, name := range []string{"a", "b", "c"} {
+		set, out, _ := n.replacementSet(s.queues[name], load)
+		if out != 1 {
+			t.Fatalf("queue %s: replaced %s, want node 1", name, out)
+		}
+		got = append(got, set)
+	}
+	// Node 4 already holds "busy"; node 5 holds nothing, so it takes the
+	// first queue, then they alternate by load, lowest ID on a tie.
+	want := [][]NodeID{{5, 2, 3}, {4, 2, 3}, {5, 2, 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("replacement sets (-want +got):\n%s", diff)
+	}
+}
