@@ -87,6 +87,10 @@ func checkDurability(h *sim.History) []sim.Violation {
 			claimed[k] = max(claimed[k], e.Value)
 		case "queue.truncate":
 			claimed[k] = min(claimed[k], e.Value)
+		case "queue.replaced":
+			// The metadata replaced this replica and the node dropped it;
+			// if the node joins the set again, it starts from nothing.
+			delete(claimed, k)
 		case "queue.open":
 			if e.Value < claimed[k] && len(out) < maxReports {
 				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable",

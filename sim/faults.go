@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -216,9 +217,12 @@ func (w *World) damageReplica(p *process) {
 		}
 		data[damageOffset] ^= 0x10
 		writeAll(fs, path, data)
+		w.damaged[damagedKey(p.index, w.sc.Workload.Queues[0].Name)] = true
 		p.disk.stats.Flips++
 		p.tracef("damage %s at byte %d", path, damageOffset)
 		return
 	}
 	p.tracef("damage skipped: no replica of %s", w.sc.Workload.Queues[0].Name)
 }
+
+func damagedKey(index int, queue string) string { return strconv.Itoa(index) + "/" + queue }

@@ -27,6 +27,12 @@ func (w *World) checkInstalledQuorum(id node.NodeID, attrs map[string]string) {
 		if err != nil || idx < 1 || idx > len(w.procs) {
 			continue
 		}
+		if w.damaged[damagedKey(idx-1, attrs["q"])] {
+			// A damage fault destroyed this replica, possibly after it
+			// installed the epoch: the one loss a quorum tolerates.
+			w.trace.line(w.now, "sim", "installed-quorum: n%d's replica of %s was damaged by a fault; not judged", idx, attrs["q"])
+			continue
+		}
 		if !w.holdsEpoch(idx-1, attrs["q"], inc, epoch) {
 			w.extra = append(w.extra, Violation{Safety, "installed-quorum", fmt.Sprintf(
 				"queue %s epoch %d was activated at %v naming n%d, whose disk holds no entry of that epoch", attrs["q"], epoch, w.now, idx)})

@@ -124,6 +124,9 @@ type World struct {
 	// activationsChecked remembers recovered activations already held to
 	// the installed-quorum rule.
 	activationsChecked map[string]bool
+	// damaged holds "index/queue" for each replica a damage fault broke:
+	// its data is lost by the fault's design, whatever it had promised.
+	damaged map[string]bool
 	// leader is the index of the node that announced metadata leadership
 	// for the highest term so far, or -1.
 	leader     int
@@ -145,6 +148,7 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int), nodeHits: make(map[BoundaryHit]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
 		clientResets: make(map[clientNodeKey]uint64), leader: -1, activeOwners: make(map[string]activeOwner), activationsChecked: make(map[string]bool),
+		damaged: make(map[string]bool),
 		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID),
 			EventCounts: make(map[string]int)},
 	}
@@ -327,6 +331,7 @@ var recordedEvents = map[string]string{
 	// meta.replica-replaced carries no number; queue and epoch say which.
 	"meta.replica-replaced": "",
 	"queue.fenced":          "",
+	"queue.replaced":        "",
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
