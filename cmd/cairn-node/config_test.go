@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const goodConfig = `
@@ -94,6 +95,30 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("with %s: error %v, want it to contain %q", c.edit, err, c.want)
+		}
+	}
+}
+
+func TestReplaceAfterConfig(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want time.Duration
+	}{
+		{"", 0}, // the node's default applies
+		{`replace_after = "90s"`, 90 * time.Second},
+		{`replace_after = "off"`, -1},
+	} {
+		text := strings.Replace(goodConfig, `detection = "eager"`, "detection = \"eager\"\n"+tc.line, 1)
+		fc, err := loadConfig(writeConfig(t, text))
+		if err == nil {
+			err = fc.validate()
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		cfg, err := fc.liveConfig(nil)
+		if err != nil || cfg.Node.ReplaceAfter != tc.want {
+			t.Errorf("%q: replace after %v (%v), want %v", tc.line, cfg.Node.ReplaceAfter, err, tc.want)
 		}
 	}
 }
