@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/live/eventlog"
 	"github.com/cairnmq/cairn/node/wire"
 )
 
@@ -208,13 +209,13 @@ func (te *trialEnv) readLogs(cl *cluster, dead *member, kill time.Time, res *tri
 	}
 	events := []struct {
 		instant int
-		logEvent
+		eventlog.Event
 	}{
-		{instDetection, logEvent{name: "detect.suspect", key: "node", value: strconv.Itoa(dead.id)}},
-		{instActivation, logEvent{name: "queue.active", key: "q", value: benchQueue}},
+		{instDetection, eventlog.Event{Name: "detect.suspect", Key: "node", Value: strconv.Itoa(dead.id)}},
+		{instActivation, eventlog.Event{Name: "queue.active", Key: "q", Value: benchQueue}},
 	}
 	for _, ev := range events {
-		at, ok, err := firstLogged(logs, ev.logEvent, kill)
+		at, ok, err := eventlog.FirstLogged(logs, ev.Event, kill)
 		if err != nil && res.failure == "" {
 			res.failure = fmt.Sprintf("reading the logs: %v", err)
 		}

@@ -1,4 +1,8 @@
-package main
+// Package eventlog reads node events back from the text logs cairn-node
+// writes (slog's text format), for tools and tests that measure a live
+// cluster from outside: when did a survivor first suspect the dead owner,
+// when did the new owner activate.
+package eventlog
 
 import (
 	"bufio"
@@ -8,17 +12,17 @@ import (
 	"time"
 )
 
-// logEvent names a node event to look for in the nodes' logs: its name and
-// one attribute it must carry.
-type logEvent struct {
-	name       string
-	key, value string
+// Event names a node event to look for: its name and one attribute it
+// must carry.
+type Event struct {
+	Name       string
+	Key, Value string
 }
 
-// firstLogged returns the earliest time, at or after since, at which one
+// FirstLogged returns the earliest time, at or after since, at which one
 // of the logs records ev, and whether any does. Nodes log wall-clock time
 // to the millisecond, so since is truncated to the millisecond as well.
-func firstLogged(logs []string, ev logEvent, since time.Time) (time.Time, bool, error) {
+func FirstLogged(logs []string, ev Event, since time.Time) (time.Time, bool, error) {
 	since = since.Truncate(time.Millisecond)
 	var first time.Time
 	for _, path := range logs {
@@ -36,13 +40,13 @@ func firstLogged(logs []string, ev logEvent, since time.Time) (time.Time, bool, 
 // firstInLog scans one log for the first record of ev at or after since.
 // Lines that cannot mention the event are passed over without parsing:
 // a debug log of a large backlog runs to many megabytes.
-func firstInLog(path string, ev logEvent, since time.Time) (time.Time, bool, error) {
+func firstInLog(path string, ev Event, since time.Time) (time.Time, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return time.Time{}, false, err
 	}
 	defer f.Close()
-	marker := "msg=" + ev.name
+	marker := "msg=" + ev.Name
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -50,37 +54,37 @@ func firstInLog(path string, ev logEvent, since time.Time) (time.Time, bool, err
 		if !strings.Contains(line, marker) {
 			continue
 		}
-		if at, ok := eventAt(line, ev); ok && !at.Before(since) {
+		if at, ok := At(line, ev); ok && !at.Before(since) {
 			return at, true, nil
 		}
 	}
 	return time.Time{}, false, sc.Err()
 }
 
-// eventAt parses one line of slog's text format and, if it records ev,
+// At parses one line of slog's text format and, if it records ev,
 // returns the line's time. A key may appear twice (each line carries the
 // logging node as node=nN, and an event may have a node attribute of its
 // own), so every occurrence of the key is compared.
-func eventAt(line string, ev logEvent) (time.Time, bool) {
+func At(line string, ev Event) (time.Time, bool) {
 	var at time.Time
 	var named, matched bool
-	for _, f := range logFields(line) {
+	for _, f := range fields(line) {
 		switch {
 		case f[0] == "time":
 			at, _ = time.Parse(time.RFC3339Nano, f[1])
 		case f[0] == "msg":
-			named = f[1] == ev.name
-		case f[0] == ev.key && f[1] == ev.value:
+			named = f[1] == ev.Name
+		case f[0] == ev.Key && f[1] == ev.Value:
 			matched = true
 		}
 	}
 	return at, named && matched && !at.IsZero()
 }
 
-// logFields splits a line of slog's text format into key/value pairs,
+// fields splits a line of slog's text format into key/value pairs,
 // unquoting quoted values. It stops at the first thing that is not a
 // pair.
-func logFields(line string) [][2]string {
+func fields(line string) [][2]string {
 	var out [][2]string
 	rest := strings.TrimSpace(line)
 	for rest != "" {
