@@ -15,13 +15,7 @@ import (
 func TestOwnerLossFailsOverWithEveryConfirmedMessage(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
-	for i := uint64(1); i <= 5; i++ {
-		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
-	}
-	c.settle()
-	for i := uint64(1); i <= 5; i++ {
-		c.mustReply(i, wire.StatusOK)
-	}
+	c.publishConfirmed(owner, "orders", 5)
 	c.node(owner).crash()
 	c.advance(4 * time.Second)
 	if !c.sawEvent("recovery.done q=orders") {
@@ -33,18 +27,7 @@ func TestOwnerLossFailsOverWithEveryConfirmedMessage(t *testing.T) {
 	}
 
 	// A fresh subscriber on the new owner gets all five.
-	c.request(newOwner, 7, &wire.Subscribe{ReqID: 20, Queue: "orders", Window: 10})
-	c.settle()
-	c.mustReply(20, wire.StatusOK)
-	got := map[wire.MessageID]bool{}
-	for _, d := range c.deliveries(7) {
-		got[d.ID] = true
-	}
-	for i := uint64(1); i <= 5; i++ {
-		if !got[msgID(i)] {
-			t.Fatalf("confirmed message %s was not delivered after failover (got %v)", msgID(i), got)
-		}
-	}
+	c.mustDeliverAll(newOwner, "orders", 5, "after failover")
 	// Every survivor's view names the new owner at epoch 2, and only the
 	// new owner says it serves.
 	for _, m := range c.nodes {
@@ -107,4 +90,35 @@ func recoveredOwner(t *testing.T, c *cluster) node.NodeID {
 	}
 	t.Fatal("no node finished a recovery")
 	return 0
+}
+
+// publishConfirmed publishes n messages (IDs 1..n, request IDs 1..n) to
+// owner and requires every one confirmed.
+func (c *cluster) publishConfirmed(owner node.NodeID, queue string, n uint64) {
+	c.t.Helper()
+	for i := uint64(1); i <= n; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: queue, ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(1); i <= n; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+}
+
+// mustDeliverAll subscribes a fresh client to queue on owner and requires
+// it to receive messages 1..n; when says after what, for the failure.
+func (c *cluster) mustDeliverAll(owner node.NodeID, queue string, n uint64, when string) {
+	c.t.Helper()
+	c.request(owner, 7, &wire.Subscribe{ReqID: 20, Queue: queue, Window: 10})
+	c.settle()
+	c.mustReply(20, wire.StatusOK)
+	got := map[wire.MessageID]bool{}
+	for _, d := range c.deliveries(7) {
+		got[d.ID] = true
+	}
+	for i := uint64(1); i <= n; i++ {
+		if !got[msgID(i)] {
+			c.t.Fatalf("confirmed message %s was not delivered %s (got %v)", msgID(i), when, got)
+		}
+	}
 }

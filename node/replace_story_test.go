@@ -27,13 +27,7 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
 	c.advance(500 * time.Millisecond)
 	c.mustReply(99, wire.StatusOK)
-	for i := uint64(1); i <= 5; i++ {
-		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
-	}
-	c.settle()
-	for i := uint64(1); i <= 5; i++ {
-		c.mustReply(i, wire.StatusOK)
-	}
+	c.publishConfirmed(owner, "orders", 5)
 
 	c.node(owner).crash()
 	c.advance(6 * time.Second)
@@ -59,18 +53,7 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	if third == second || third == owner {
 		t.Fatalf("no survivor took over from %s (recovered by %s)", second, third)
 	}
-	c.request(third, 7, &wire.Subscribe{ReqID: 20, Queue: "orders", Window: 10})
-	c.settle()
-	c.mustReply(20, wire.StatusOK)
-	got := map[wire.MessageID]bool{}
-	for _, d := range c.deliveries(7) {
-		got[d.ID] = true
-	}
-	for i := uint64(1); i <= 5; i++ {
-		if !got[msgID(i)] {
-			t.Fatalf("confirmed message %s is missing after losing two original replicas (got %v)", msgID(i), got)
-		}
-	}
+	c.mustDeliverAll(third, "orders", 5, "after losing two original replicas")
 
 	// The first dead owner returns, finds itself outside the set, and
 	// drops its copy for good.
@@ -92,13 +75,7 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 func TestADamagedOwnerReplicaIsFailedOver(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
-	for i := uint64(1); i <= 5; i++ {
-		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
-	}
-	c.settle()
-	for i := uint64(1); i <= 5; i++ {
-		c.mustReply(i, wire.StatusOK)
-	}
+	c.publishConfirmed(owner, "orders", 5)
 	m := c.node(owner)
 	m.crash()
 	damageFirstSegment(t, m.fs, "orders")
@@ -114,18 +91,7 @@ func TestADamagedOwnerReplicaIsFailedOver(t *testing.T) {
 	if v := viewOf(t, c.node(newOwner).n, "orders"); v.Owner != newOwner || v.State != "active" {
 		t.Fatalf("%s sees %+v after the failover", newOwner, v)
 	}
-	c.request(newOwner, 7, &wire.Subscribe{ReqID: 20, Queue: "orders", Window: 10})
-	c.settle()
-	c.mustReply(20, wire.StatusOK)
-	got := map[wire.MessageID]bool{}
-	for _, d := range c.deliveries(7) {
-		got[d.ID] = true
-	}
-	for i := uint64(1); i <= 5; i++ {
-		if !got[msgID(i)] {
-			t.Fatalf("confirmed message %s is missing after the damaged owner's failover (got %v)", msgID(i), got)
-		}
-	}
+	c.mustDeliverAll(newOwner, "orders", 5, "after the damaged owner's failover")
 }
 
 // damageFirstSegment flips a bit early in the first log segment of the
