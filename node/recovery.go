@@ -90,12 +90,12 @@ func (o *ownerState) startRecovery(q *QueueMeta) { o.startRecoveryAttempt(q, 1) 
 func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	r := o.r
 	now := r.n.env.Now()
-	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now, syncsAt: r.log.SyncBatches(), attempt: attempt,
-		sealSet: slices.Clone(q.Replicas)}
+	sealSet := q.Replicas
 	if len(q.Prior) > 0 {
-		rec.sealSet = slices.Clone(q.Prior)
+		sealSet = q.Prior
 	}
-	r.setMembers(q.Replicas)
+	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now, syncsAt: r.log.SyncBatches(), attempt: attempt,
+		sealSet: slices.Clone(sealSet)}
 	o.recovery, o.active = rec, false
 	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch), slog.Int("attempt", attempt))
 	r.follow.epochOwner = r.n.cfg.ID
