@@ -74,10 +74,18 @@ var Probes = []Probe{
 	{ProbeReplicaReplaced, "a recovery that replaced a long-dead replica with a node outside the set activated (meta.replica-replaced)"},
 }
 
-// FaultKinds lists every kind of fault the swarm may schedule, so a sweep
-// can name the kinds its seeds never scheduled (scripted-only kinds such
-// as damage are not expected of a sweep).
-func FaultKinds() []FaultKind { return swarmFaultKinds() }
+// FaultKinds lists every kind of fault the swarm may schedule: all but
+// the scripted-only ones (damage). A sweep names the kinds its seeds never
+// scheduled from it.
+func FaultKinds() []FaultKind {
+	out := make([]FaultKind, 0, faultKinds)
+	for k := FaultKind(0); k < faultKinds; k++ {
+		if k != FaultDamage {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // Coverage is what one run reached.
 type Coverage struct {

@@ -189,8 +189,8 @@ type profile struct {
 }
 
 var profiles = []profile{
-	{name: "mixed", pool: swarmFaultKinds(), join: 0.5, faultsMax: 13},
-	{name: "mixed", pool: swarmFaultKinds(), join: 0.5, faultsMax: 13},
+	{name: "mixed", pool: FaultKinds(), join: 0.5, faultsMax: 13},
+	{name: "mixed", pool: FaultKinds(), join: 0.5, faultsMax: 13},
 	{name: "crash-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultCrash, FaultCrashAt, FaultPause,
 		FaultCrashLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner}},
 	{name: "partition-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultIsolate, FaultOneWay, FaultSplit,
@@ -206,18 +206,6 @@ var profiles = []profile{
 		s.Net.Loss, s.Net.Duplicate, s.Net.Reorder = 0, 0, 0
 		s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate, s.Disk.FlipChance = 0, 0, 0, 0
 	}},
-}
-
-// swarmFaultKinds lists the kinds the swarm may draw: all but the
-// scripted-only ones.
-func swarmFaultKinds() []FaultKind {
-	out := make([]FaultKind, 0, faultKinds)
-	for k := FaultKind(0); k < faultKinds; k++ {
-		if k != FaultDamage {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 func drawSwarm(r *rand.Rand, o GenerateOptions) (Swarm, profile) {
