@@ -37,15 +37,16 @@ func (p Placement) Owner(queue string) NodeID { return p.ReplicaSet(queue)[0] }
 // directory names, so nothing else is allowed.
 func ValidQueueName(name string) error {
 	if name == "" || len(name) > wire.MaxQueueNameLen {
-		return fmt.Errorf("queue name must be 1 to %d bytes, got %d", wire.MaxQueueNameLen, len(name))
+		return fmt.Errorf("queue name is %d bytes long; a name is 1 to %d bytes of ASCII letters, digits, '.', '-' and '_', not starting with '.'",
+			len(name), wire.MaxQueueNameLen)
 	}
 	if name[0] == '.' {
-		return fmt.Errorf("queue name %q starts with '.'", name)
+		return fmt.Errorf("queue name %q starts with '.'; a name may not (it becomes a directory name)", name)
 	}
-	for _, c := range []byte(name) {
+	for i, c := range []byte(name) {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_'
 		if !ok {
-			return fmt.Errorf("queue name %q has a character outside [A-Za-z0-9._-]", name)
+			return fmt.Errorf("queue name %q has %q at byte %d; a name may hold only ASCII letters, digits, '.', '-' and '_'", name, name[i:i+1], i)
 		}
 	}
 	return nil

@@ -24,6 +24,9 @@ func consume(args []string, e env) int {
 		fmt.Fprintln(e.stderr, "usage: cairn consume QUEUE [--ack] [--count N] [--window W] [--lease D]")
 		return exitUsage
 	}
+	if code, ok := checkQueueName(e, pos[0]); !ok {
+		return code
+	}
 	if *count > 0 {
 		*window = min(*window, uint(*count))
 	}

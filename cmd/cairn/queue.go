@@ -3,8 +3,22 @@ package main
 import (
 	"fmt"
 
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/wire"
 )
+
+// checkQueueName refuses a queue name the nodes would refuse, with the
+// rule it breaks, before anything is sent. The node checks names with the
+// same function and explains a refusal in its reply too, but the client
+// reports only the reply's status, so without this check a bad name
+// would read as a bare "bad-request".
+func checkQueueName(e env, name string) (int, bool) {
+	if err := node.ValidQueueName(name); err != nil {
+		fmt.Fprintf(e.stderr, "cairn: %v\n", err)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
 
 func queueCreate(args []string, e env) int {
 	fs, c := newFlags("queue create", e)
@@ -13,6 +27,9 @@ func queueCreate(args []string, e env) int {
 	if err != nil || len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only]")
 		return exitUsage
+	}
+	if code, ok := checkQueueName(e, pos[0]); !ok {
+		return code
 	}
 	p, err := wire.ParsePolicy(*policy)
 	if err != nil {
@@ -39,6 +56,9 @@ func queueDelete(args []string, e env) int {
 	if err != nil || len(pos) != 1 {
 		fmt.Fprintln(e.stderr, "usage: cairn queue delete NAME")
 		return exitUsage
+	}
+	if code, ok := checkQueueName(e, pos[0]); !ok {
+		return code
 	}
 	ctx, cancel := c.context()
 	defer cancel()

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A name the nodes refuse is refused with the rule it breaks, by every
+// command that takes a queue name, not with a bare "bad-request".
+func TestBadQueueNamesSayWhy(t *testing.T) {
+	conn := startNode(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"queue", "create", ""}, "is 0 bytes long; a name is 1 to 200 bytes of ASCII letters, digits"},
+		{[]string{"queue", "create", strings.Repeat("q", 201)}, "is 201 bytes long"},
+		{[]string{"queue", "create", "a/b"}, `has "/" at byte 1`},
+		{[]string{"queue", "delete", ".hidden"}, "starts with '.'"},
+		{[]string{"publish", "caf\xc3\xa9", "m"}, `has "\xc3" at byte 3`},
+		{[]string{"consume", "two words"}, `has " " at byte 3`},
+	} {
+		code, out := cli(t, "", append(c.args, conn...)...)
+		if code != exitUsage || !strings.Contains(out, c.want) {
+			t.Errorf("%q: status %d, output %q; want status %d and %q", c.args[:2], code, out, exitUsage, c.want)
+		}
+		if strings.Contains(out, "bad-request") {
+			t.Errorf("%q: the refusal is the bare status: %q", c.args[:2], out)
+		}
+	}
+}
