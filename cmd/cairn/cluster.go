@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/cairnmq/cairn/client"
@@ -21,6 +23,9 @@ type nodeView struct {
 	err    error
 }
 
+// errNoHTTPAddr stands for a node whose status cannot be asked for.
+var errNoHTTPAddr = errors.New("the cluster names no HTTP address for this node")
+
 // gather reads every node's /status, concurrently.
 func gather(ctx context.Context, cl *client.Client) []nodeView {
 	nodes := cl.Nodes()
@@ -29,7 +34,7 @@ func gather(ctx context.Context, cl *client.Client) []nodeView {
 	for i, n := range nodes {
 		views[i].info = n
 		if n.HTTPAddr == "" {
-			views[i].err = fmt.Errorf("no HTTP address configured")
+			views[i].err = errNoHTTPAddr
 			continue
 		}
 		wg.Go(func() { views[i].status, views[i].err = status.Fetch(ctx, n.HTTPAddr) })
@@ -80,9 +85,14 @@ func printNodes(w io.Writer, views []nodeView) {
 	fmt.Fprintln(tw, "NODE\tCLIENT\tHTTP\tSTATE\tPEERS UP\tCLIENTS")
 	var leader uint32
 	var term uint64
+	var notes []string
 	for _, v := range views {
 		if v.err != nil {
-			fmt.Fprintf(tw, "n%d\t%s\t%s\tunreachable: %v\t\t\n", v.info.ID, v.info.Addr, v.info.HTTPAddr, v.err)
+			// The table keeps one word per state; why the node could not
+			// be read goes in a note under it, where a long error fits.
+			state := reachState(v.err)
+			fmt.Fprintf(tw, "n%d\t%s\t%s\t%s\t-\t-\n", v.info.ID, v.info.Addr, v.info.HTTPAddr, state)
+			notes = append(notes, fmt.Sprintf("n%d is %s: %v", v.info.ID, state, v.err))
 			continue
 		}
 		s := v.status
@@ -105,6 +115,24 @@ func printNodes(w io.Writer, views []nodeView) {
 	} else {
 		fmt.Fprintln(w, "metadata leader: none known")
 	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+}
+
+// reachState names in one word why a node's status could not be read:
+// "down" when its HTTP port refused the connection (nothing listens
+// there), "unknown" when the cluster gave no address to ask, and
+// "unreachable" for anything else (a timeout, a network error, or an
+// answer that is not a status document).
+func reachState(err error) string {
+	switch {
+	case errors.Is(err, errNoHTTPAddr):
+		return "unknown"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "down"
+	}
+	return "unreachable"
 }
 
 func nodeState(s *status.Node) string {

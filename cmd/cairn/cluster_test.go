@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/live/status"
+)
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// A node whose status cannot be read shows a one-word state in the
+// table; the error that says why is printed under it.
+func TestClusterStatusKeepsErrorsOutOfTheTable(t *testing.T) {
+	down := closedAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := status.Fetch(ctx, down)
+	if err == nil {
+		t.Fatalf("fetching status from %s, where nothing listens, succeeded", down)
+	}
+	views := []nodeView{
+		{info: client.NodeInfo{ID: 1, Addr: "127.0.0.1:7001", HTTPAddr: "127.0.0.1:7201"},
+			status: &status.Node{ID: 1, Started: true, MetaLeader: 1, MetaTerm: 2, Peers: []status.Peer{{ID: 2}, {ID: 3, Connected: true}}}},
+		{info: client.NodeInfo{ID: 2, Addr: "127.0.0.1:7002", HTTPAddr: down}, err: err},
+		{info: client.NodeInfo{ID: 3, Addr: "127.0.0.1:7003"}, err: errNoHTTPAddr},
+	}
+	var b bytes.Buffer
+	printNodes(&b, views)
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	rows := map[string][]string{} // the table's rows, by node
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "metadata leader") {
+			break
+		}
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = f
+		}
+	}
+	for node, state := range map[string]string{"n1": "serving", "n2": "down", "n3": "unknown"} {
+		if row := rows[node]; len(row) < 4 || !slices.Contains(row, state) || len(strings.Join(row, " ")) > 60 {
+			t.Errorf("%s's row %q is not a short row with state %q", node, row, state)
+		}
+	}
+	if !strings.Contains(out, "n2 is down: "+err.Error()) {
+		t.Errorf("the error reading n2 is not noted under the table:\n%s", out)
+	}
+	if !strings.Contains(out, "n3 is unknown: "+errNoHTTPAddr.Error()) {
+		t.Errorf("why n3 was not read is not noted under the table:\n%s", out)
+	}
+	if !strings.HasPrefix(lines[0], "NODE") || strings.Count(out, err.Error()) != 1 {
+		t.Errorf("the error appears other than once, in its note:\n%s", out)
+	}
+}
