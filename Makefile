@@ -26,10 +26,16 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./sim/...
 
-# A local three-node cluster in one terminal; Ctrl-C stops it.
+# A local three-node cluster in one terminal; Ctrl-C stops it, and so
+# does a SIGTERM sent to make alone. The binary is built, then run in
+# place of the shell, so that make's child is the cluster itself: make
+# passes a SIGTERM on to its child, and `go run` would have exited on it
+# and left the cluster running. CLUSTER_FLAGS adds dev flags, such as
+# --base-port.
 .PHONY: cluster
 cluster:
-	$(GO) run ./cmd/cairn-node dev --nodes 3
+	$(GO) build -o cairn-node ./cmd/cairn-node
+	exec ./cairn-node dev --nodes 3 $(CLUSTER_FLAGS)
 
 # Kill a queue's owner once per trial, each on a fresh cluster of three
 # cairn-node processes, and print the failover times and any confirmed

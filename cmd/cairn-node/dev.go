@@ -133,6 +133,9 @@ Ctrl-C stops the cluster.
 func runAll(runtimes []*live.Runtime, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	ctx, orphaned := context.WithCancel(ctx)
+	defer orphaned()
+	go watchParent(ctx, os.Getppid(), orphaned, stderr)
 	p := pool.New().WithErrors()
 	for _, rt := range runtimes {
 		p.Go(func() error { return rt.Run(ctx) })
@@ -144,6 +147,34 @@ func runAll(runtimes []*live.Runtime, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "cluster stopped")
 	return exitOK
+}
+
+// parentPoll is how often the dev cluster checks that the process that
+// started it is still there.
+const parentPoll = 250 * time.Millisecond
+
+// watchParent calls orphaned once the process that started this one has
+// exited, which shows as a change of parent process ID (the orphan is
+// handed to init or a subreaper). A dev cluster must not outlive what
+// started it: when `go run` or make is stopped by a signal sent to it
+// alone, it exits without stopping its child, which would keep the
+// cluster's ports with nobody left to stop it. Where parents are never
+// replaced (Windows), this never fires.
+func watchParent(ctx context.Context, parent int, orphaned context.CancelFunc, stderr io.Writer) {
+	tick := time.NewTicker(parentPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if os.Getppid() != parent {
+			fmt.Fprintln(stderr, "cairn-node dev: the process that started the cluster has exited; stopping")
+			orphaned()
+			return
+		}
+	}
 }
 
 // announceLeader prints when the metadata group has elected a leader,
