@@ -44,12 +44,19 @@ type Peer struct {
 }
 
 // Queue is one queue as this node sees it: the metadata it has applied
-// and the part its own replica plays.
+// and the part its own replica plays. Fields about the queue as a whole
+// (its state, owner, epoch, replica set) are what the cluster's metadata
+// says; the others are about this node's replica. The JSON names keep
+// the two apart: "queue_state" is the queue's, "role" and "serving" are
+// this node's, so a follower reads "queue_state":"active" next to
+// "serving":false, which says the queue is up and served elsewhere.
 type Queue struct {
 	Name string `json:"name"`
-	// State is the metadata state: "preparing", "active", "recovering",
-	// or "unknown" for a replica the applied metadata does not name yet.
-	State string `json:"state"`
+	// State is the queue's state in the metadata: "preparing", "active",
+	// "recovering", or "unknown" for a replica the applied metadata does
+	// not name yet. It is the same on every node that has applied the
+	// same metadata, whatever part the node plays.
+	State string `json:"queue_state"`
 	// Role is this node's part: "owner" (serving), "candidate"
 	// (recovering or activating the epoch the metadata gave it), "stale"
 	// (an owner a newer epoch fenced), "follower", or "none" (the
@@ -67,8 +74,10 @@ type Queue struct {
 	LastIndex uint64 `json:"last_index"`
 	// Commit is the owner's confirmed index (owners only).
 	Commit uint64 `json:"commit,omitempty"`
-	// Active is set on an owner that serves clients in its epoch.
-	Active bool `json:"active"`
+	// Active is set when this node serves the queue's clients: it is the
+	// owner and has activated its epoch (Role is "owner"). It is false on
+	// every other replica, even while the queue is active.
+	Active bool `json:"serving"`
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string `json:"fenced,omitempty"`
 }
