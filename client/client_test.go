@@ -63,7 +63,7 @@ func (f *fakeNode) serve(infos []session.NodeInfo) {
 func (f *fakeNode) handle(nc net.Conn, infos []session.NodeInfo) {
 	defer nc.Close()
 	br := bufio.NewReader(nc)
-	if _, err := (session.Responder{Self: f.id, Secret: secret, Nodes: infos}).Handshake(br, nc); err != nil {
+	if _, err := (session.Responder{Self: f.id, Keys: session.Keys{Client: secret}, Nodes: infos}).Handshake(br, nc); err != nil {
 		return
 	}
 	f.mu.Lock()

@@ -61,7 +61,7 @@ func secure(ctx context.Context, opts *Options, nc net.Conn, addr string, expect
 		conn = tc
 	}
 	br := bufio.NewReaderSize(conn, 64<<10)
-	in := session.Initiator{Role: session.RoleClient, Expect: expect, Secret: opts.Secret}
+	in := session.Initiator{Role: opts.role(), Expect: expect, Secret: opts.Secret}
 	w, err := in.Handshake(br, conn)
 	if err != nil {
 		return nil, err

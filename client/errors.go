@@ -21,14 +21,24 @@ var ErrClosed = errors.New("client: closed")
 // StatusError reports an operation that certainly did not happen and
 // never will, with the status the node gave.
 type StatusError struct {
-	Op     string // "create", "delete", "publish", "subscribe", "ack" or "nack"
+	Op     string // "create", "delete", "publish", "subscribe", "ack", "nack" or "set-detection"
 	Queue  string
 	Status wire.Status
+	// Detail is the node's explanation, when it gave one (for example
+	// that the operation needs the admin role).
+	Detail string
 }
 
 // Error implements error.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("client: %s on queue %q failed: %s", e.Op, e.Queue, e.Status)
+	msg := fmt.Sprintf("client: %s on queue %q failed: %s", e.Op, e.Queue, e.Status)
+	if e.Queue == "" {
+		msg = fmt.Sprintf("client: %s failed: %s", e.Op, e.Status)
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
 }
 
 // outcomeError turns a finished operation into the error its caller sees.
@@ -37,7 +47,7 @@ func outcomeError(e core.Event) error {
 	case core.OutcomeOK:
 		return nil
 	case core.OutcomeFailed:
-		return &StatusError{Op: e.Kind.String(), Queue: e.Queue, Status: e.Status}
+		return &StatusError{Op: e.Kind.String(), Queue: e.Queue, Status: e.Status, Detail: e.Detail}
 	}
 	return fmt.Errorf("%w: %s on queue %q (last status %s after %d attempts)",
 		ErrUnknownOutcome, e.Kind, e.Queue, e.Status, e.Attempts)

@@ -17,9 +17,19 @@ func (c *Client) CreateQueue(ctx context.Context, name string, policy wire.Polic
 	return err
 }
 
-// DeleteQueue deletes a queue and everything in it.
+// DeleteQueue deletes a queue and everything in it. Only an admin may
+// (see Options.Admin); a client is refused with a *StatusError whose
+// Detail says so.
 func (c *Client) DeleteQueue(ctx context.Context, name string) error {
 	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.DeleteQueue(now, name) })
+	return err
+}
+
+// SetDetection changes the failure detection policy every node of the
+// cluster follows (p's ReqID is ignored). Only an admin may (see
+// Options.Admin): the policy decides how soon a dead owner is replaced.
+func (c *Client) SetDetection(ctx context.Context, p wire.SetDetection) error {
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.SetDetection(now, p) })
 	return err
 }
 

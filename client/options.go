@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/cairnmq/cairn/node/live/session"
 )
 
 // Options configure a Client. Zero values take the defaults noted.
@@ -14,9 +16,15 @@ type Options struct {
 	// the CA that signed the nodes' certificates (RootCAs). When
 	// ServerName is empty it is set to the host of each address dialed.
 	TLS *tls.Config
-	// Secret is the cluster secret, for clusters running without TLS.
-	// One of TLS and Secret is required.
+	// Secret is the client secret, or with Admin the admin secret, for
+	// clusters running without TLS. One of TLS and Secret is required.
 	Secret []byte
+	// Admin connects in the admin role, which alone may delete queues
+	// and change the failure detection policy: with the admin secret in
+	// Secret, or a TLS certificate that names the admin role. Without
+	// it the client connects in the client role: publish, consume and
+	// create queues.
+	Admin bool
 
 	// DialTimeout bounds connecting to one node, handshake included.
 	// Default 5s.
@@ -39,7 +47,7 @@ type Options struct {
 
 func (o *Options) fill() error {
 	if o.TLS == nil && len(o.Secret) == 0 {
-		return errors.New("client: Options needs TLS or a cluster Secret; nodes refuse unauthenticated clients")
+		return errors.New("client: Options needs TLS or a Secret (the client or admin secret); nodes refuse unauthenticated clients")
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 5 * time.Second
@@ -63,6 +71,14 @@ func (o *Options) fill() error {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return nil
+}
+
+// role is the role the client claims in the handshake.
+func (o *Options) role() session.Role {
+	if o.Admin {
+		return session.RoleAdmin
+	}
+	return session.RoleClient
 }
 
 // PublishOption adjusts one publish.

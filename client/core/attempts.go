@@ -60,7 +60,7 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 	}
 	op.phase = phaseResolved
 	c.learnOwner(now, op, from, r)
-	op.status = r.Status
+	op.status, op.detail = r.Status, r.Detail
 	switch r.Status {
 	case wire.StatusOK:
 		c.succeed(now, op, from, r)
@@ -103,7 +103,7 @@ func (c *Client) onNoReply(now time.Time, op *operation, disconnected bool) {
 	}
 	op.phase = phaseResolved
 	op.ambiguous = true
-	op.status = wire.StatusUnavailable
+	op.status, op.detail = wire.StatusUnavailable, ""
 	if c.owners[op.queue] == op.to {
 		delete(c.owners, op.queue)
 	}

@@ -78,6 +78,7 @@ type Event struct {
 	ID       wire.MessageID // the message a publish or settle names
 	Outcome  Outcome
 	Status   wire.Status // the last status seen; an attempt that got no reply counts as unavailable
+	Detail   string      // the node's explanation with the last status, if any
 	Index    uint64      // the log position from the OK reply
 	Attempts int         // how many requests were sent for the operation
 	Delivery *Delivery   // non-nil for a delivery event

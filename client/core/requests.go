@@ -68,6 +68,7 @@ type operation struct {
 	// may have begun. Once set, the operation can never be Failed.
 	ambiguous bool
 	status    wire.Status // the last status seen
+	detail    string      // the explanation that came with it
 	index     uint64      // from the OK reply
 }
 
@@ -230,6 +231,6 @@ func (op *operation) request(reqID uint64) wire.Message {
 func (op *operation) event(outcome Outcome) Event {
 	return Event{
 		Op: op.id, Kind: op.kind, Queue: op.queue, ID: op.msgID, Outcome: outcome,
-		Status: op.status, Index: op.index, Attempts: op.attempts,
+		Status: op.status, Detail: op.detail, Index: op.index, Attempts: op.attempts,
 	}
 }

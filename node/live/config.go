@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live/session"
 )
 
 // Member is one node of the cluster as the others see it.
@@ -40,13 +42,35 @@ type Config struct {
 	ClientListen string
 	PeerListen   string
 	HTTPListen   string
-	// TLS, when set, requires mutual TLS on the client and peer ports;
-	// it must carry this node's certificate, and a CA pool in both
-	// RootCAs and ClientCAs (LoadTLS builds one).
+	// TLS, when set, requires mutual TLS on the client and peer ports
+	// and serves the HTTP port over TLS; it must carry this node's
+	// certificate, and a CA pool in both RootCAs and ClientCAs (LoadTLS
+	// builds one). Certificates name their holder's role (see
+	// NodeCertURI and RoleCertURI).
 	TLS *tls.Config
-	// Secret is the shared cluster secret used when TLS is off. At least
-	// one of TLS and Secret must be set: nobody connects unauthenticated.
+	// PeerSecret, ClientSecret and AdminSecret are what each role must
+	// prove when TLS is off. Only nodes hold the peer secret, so a client
+	// can never join the peer port; only admins hold the admin secret,
+	// which alone allows the operations that change the cluster. They
+	// must differ. Without TLS, ClientSecret is required, and PeerSecret
+	// too when the cluster has more than one member; without
+	// AdminSecret, no admin can connect.
+	PeerSecret   []byte
+	ClientSecret []byte
+	AdminSecret  []byte
+	// Secret is the former single cluster secret, kept so older callers
+	// still build: it is used as ClientSecret when that is empty, and it
+	// never admits a peer or an admin.
 	Secret []byte
+
+	// HTTPAuth says which credential the HTTP port requires for anything
+	// but HTTPOpenPaths. Default HTTPAuthClient.
+	HTTPAuth HTTPAuth
+	// HTTPOpenPaths are served without a credential. Default /healthz
+	// and /metrics; set it to a non-nil empty slice to open nothing.
+	HTTPOpenPaths []string
+	// Limits bound what connections may cost the node.
+	Limits Limits
 
 	// Logger receives the node's logs. Default: slog.Default().
 	Logger *slog.Logger
@@ -87,6 +111,10 @@ func (c *Config) fill() {
 	if c.MaxClients == 0 {
 		c.MaxClients = 4096
 	}
+	if c.HTTPOpenPaths == nil {
+		c.HTTPOpenPaths = []string{"/healthz", "/metrics"}
+	}
+	c.Limits.fill(c.MaxClients, len(c.Members), openFileLimit())
 	if c.Exit == nil {
 		c.Exit = os.Exit
 	}
@@ -104,10 +132,16 @@ func (c *Config) validate() error {
 		return errors.New("live: ClientListen is empty")
 	case c.PeerListen == "":
 		return errors.New("live: PeerListen is empty")
-	case c.TLS == nil && len(c.Secret) == 0:
-		return errors.New("live: neither TLS nor a cluster secret is configured; connections cannot be authenticated")
 	case c.SendQueue < 1 || c.SyncWorkers < 1 || c.MaxClients < 1:
 		return errors.New("live: SendQueue, SyncWorkers and MaxClients must be positive")
+	case c.HTTPAuth > HTTPAuthNone:
+		return fmt.Errorf("live: HTTPAuth %d is not a known setting", c.HTTPAuth)
+	}
+	if err := c.validateSecrets(); err != nil {
+		return err
+	}
+	if err := c.Limits.validate(openFileLimit()); err != nil {
+		return err
 	}
 	if c.findMember(c.Node.ID) == nil {
 		return fmt.Errorf("live: node %s is not among the members", c.Node.ID)
@@ -124,6 +158,37 @@ func (c *Config) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateSecrets checks that, without TLS, every role that must connect
+// has a secret of its own.
+func (c *Config) validateSecrets() error {
+	if c.TLS != nil {
+		return nil
+	}
+	k := c.keys()
+	switch {
+	case len(k.Client) == 0:
+		return errors.New("live: neither TLS nor a client secret is configured; connections cannot be authenticated")
+	case len(k.Peer) == 0 && len(c.Members) > 1:
+		return errors.New("live: without TLS a cluster of several nodes needs a PeerSecret, which only nodes hold")
+	case bytes.Equal(k.Peer, k.Client), len(k.Admin) > 0 && (bytes.Equal(k.Admin, k.Client) || bytes.Equal(k.Admin, k.Peer)):
+		return errors.New("live: the peer, client and admin secrets must all differ, or one role could pass for another")
+	}
+	return nil
+}
+
+// keys are the secrets the session handshake checks: none under TLS,
+// where certificates name the roles.
+func (c *Config) keys() session.Keys {
+	if c.TLS != nil {
+		return session.Keys{}
+	}
+	client := c.ClientSecret
+	if len(client) == 0 {
+		client = c.Secret
+	}
+	return session.Keys{Peer: c.PeerSecret, Client: client, Admin: c.AdminSecret}
 }
 
 func (c *Config) findMember(id node.NodeID) *Member {

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -30,6 +32,11 @@ type frameConn struct {
 	remote string
 	// limit is the largest frame body accepted on this connection.
 	limit int
+	// idleTimeout closes the connection when no frame begins for this
+	// long; frameTimeout when a frame, once begun, does not finish in
+	// this long. Zero means no bound.
+	idleTimeout  time.Duration
+	frameTimeout time.Duration
 	out   chan []byte
 	// closing is closed, once, when the connection starts to close.
 	closing chan struct{}
@@ -53,6 +60,11 @@ func newFrameConn(nc net.Conn, br *bufio.Reader, side string, limit, queue int, 
 		overflow: m.dropped.WithLabelValues(side, "overflow"),
 		closed:   m.closed,
 	}
+}
+
+// setTimeouts sets the read bounds; it must be called before serve.
+func (c *frameConn) setTimeouts(idle, frame time.Duration) {
+	c.idleTimeout, c.frameTimeout = idle, frame
 }
 
 // enqueue queues an encoded frame for the writer. It never blocks: a
@@ -95,7 +107,7 @@ func (c *frameConn) serve(accept func(wire.Message) error) {
 
 func (c *frameConn) readLoop(accept func(wire.Message) error) {
 	for {
-		frame, err := session.ReadFrame(c.br, c.limit)
+		frame, err := c.readFrame()
 		if err != nil {
 			reason, level := classifyReadError(err)
 			c.close(reason, level, err)
@@ -114,10 +126,48 @@ func (c *frameConn) readLoop(accept func(wire.Message) error) {
 	}
 }
 
+// Errors for connections closed by a read bound.
+var (
+	errIdle    = errors.New("no frame began within the idle timeout")
+	errStalled = errors.New("a frame began but did not finish within the frame read timeout")
+)
+
+// readFrame reads the next frame within the connection's bounds: the
+// frame must begin within idleTimeout and, once begun, arrive whole
+// within frameTimeout. A sender that stalls in mid-frame so holds the
+// frame's memory for a bounded time only.
+func (c *frameConn) readFrame() ([]byte, error) {
+	c.nc.SetReadDeadline(deadline(c.idleTimeout))
+	if _, err := c.br.Peek(1); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, errIdle
+		}
+		return nil, err
+	}
+	c.nc.SetReadDeadline(deadline(c.frameTimeout))
+	frame, err := session.ReadFrame(c.br, c.limit)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, fmt.Errorf("%w: %v", errStalled, err)
+	}
+	return frame, err
+}
+
+// deadline is the read deadline for a bound of d from now; zero for none.
+func deadline(d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
+}
+
 // classifyReadError names why a read failed, and how loudly to say so:
 // bad input is a warning, an ordinary close is not.
 func classifyReadError(err error) (string, slog.Level) {
 	switch {
+	case errors.Is(err, errIdle):
+		return "idle-timeout", slog.LevelInfo
+	case errors.Is(err, errStalled):
+		return "stalled-frame", slog.LevelWarn
 	case errors.Is(err, io.EOF):
 		return "closed-by-remote", slog.LevelDebug
 	case errors.Is(err, net.ErrClosed):

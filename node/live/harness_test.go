@@ -16,7 +16,12 @@ import (
 	"github.com/cairnmq/cairn/node"
 )
 
-var testSecret = []byte("test-cluster-secret")
+// The test clusters' secrets, one per role.
+var (
+	testSecret      = []byte("test-client-secret")
+	testPeerSecret  = []byte("test-peer-secret")
+	testAdminSecret = []byte("test-admin-secret")
+)
 
 // syncBuffer is a goroutine-safe log sink the tests can search.
 type syncBuffer struct {
@@ -77,7 +82,7 @@ func clusterConfigs(t *testing.T, n int) []Config {
 		cfgs = append(cfgs, Config{
 			Node: node.Config{ID: node.NodeID(i + 1), Replicas: n}, Members: members,
 			DataDir: t.TempDir(), ClientListen: members[i].ClientAddr, PeerListen: members[i].PeerAddr,
-			HTTPListen: "127.0.0.1:0", Secret: testSecret,
+			HTTPListen: "127.0.0.1:0", ClientSecret: testSecret, PeerSecret: testPeerSecret, AdminSecret: testAdminSecret,
 			Exit: func(code int) { t.Errorf("node %d exited with status %d", i+1, code) },
 		})
 	}
@@ -89,8 +94,8 @@ func singleConfig(t *testing.T) Config {
 	return Config{
 		Node: node.Config{ID: 1, Replicas: 1}, Members: []Member{{ID: 1}},
 		DataDir: t.TempDir(), ClientListen: "127.0.0.1:0", PeerListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
-		Secret: testSecret,
-		Exit:   func(code int) { t.Errorf("node exited with status %d", code) },
+		ClientSecret: testSecret, PeerSecret: testPeerSecret, AdminSecret: testAdminSecret,
+		Exit: func(code int) { t.Errorf("node exited with status %d", code) },
 	}
 }
 

@@ -74,7 +74,7 @@ th{background:#f3f3f3}.up{color:#080}.down{color:#b00}
  · {{.Clients}} client connection(s) · <a href="/status">JSON</a> · <a href="/metrics">metrics</a></p>
 <h2>Peers</h2>
 <table><tr><th>node</th><th>peer address</th><th>connection</th></tr>
-{{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="http://{{.HTTPAddr}}/">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
+{{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="//{{.HTTPAddr}}/">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
 <td>{{if .Connected}}<span class="up">up</span>{{else}}<span class="down">down</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="3">single-node cluster</td></tr>{{end}}</table>
 <h2>Queues</h2>

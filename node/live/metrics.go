@@ -15,6 +15,8 @@ type metrics struct {
 	dropped     *prometheus.CounterVec // outgoing frames dropped, by side and reason
 	closed      *prometheus.CounterVec // connections closed, by side and reason class
 	refused     *prometheus.CounterVec // handshakes refused, by side
+	limited     *prometheus.CounterVec // connections refused at a limit, by side and limit
+	denied      *prometheus.CounterVec // requests refused for want of the admin role, by kind
 	framesIn    *prometheus.CounterVec // frames received, by side
 	framesOut   *prometheus.CounterVec // frames written, by side
 	peersUp     prometheus.Gauge
@@ -33,6 +35,8 @@ func newMetrics() *metrics {
 		dropped:     counterVec("cairn_send_dropped_total", "Outgoing frames dropped instead of blocking the node, by side and reason.", "side", "reason"),
 		closed:      counterVec("cairn_connections_closed_total", "Connections closed, by side and reason.", "side", "reason"),
 		refused:     counterVec("cairn_handshakes_refused_total", "Connections refused during TLS or the session handshake, by side.", "side"),
+		limited:     counterVec("cairn_connections_limited_total", "Connections refused because a limit was reached, by side and limit.", "side", "limit"),
+		denied:      counterVec("cairn_requests_denied_total", "Client requests refused because they need the admin role, by kind.", "kind"),
 		framesIn:    counterVec("cairn_frames_received_total", "Wire frames received, by side.", "side"),
 		framesOut:   counterVec("cairn_frames_sent_total", "Wire frames written, by side.", "side"),
 		peersUp:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_peers_connected", Help: "Peers with an established connection."}),
@@ -42,7 +46,7 @@ func newMetrics() *metrics {
 		syncSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cairn_sync_seconds", Help: "fsync latency.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
 		inbox:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_inbox_depth", Help: "Events waiting for the node's goroutine, sampled when one is handled."}),
 	}
-	reg.MustRegister(m.events, m.dropped, m.closed, m.refused, m.framesIn, m.framesOut,
+	reg.MustRegister(m.events, m.dropped, m.closed, m.refused, m.limited, m.denied, m.framesIn, m.framesOut,
 		m.peersUp, m.clients, m.syncs, m.syncErrors, m.syncSeconds, m.inbox,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -56,4 +60,5 @@ func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 const (
 	sidePeer   = "peer"
 	sideClient = "client"
+	sideHTTP   = "http"
 )

@@ -67,6 +67,7 @@ func (r *Runtime) dialLoop(l *peerLink) {
 		}
 		failures, backoff = 0, dialBackoffMin
 		r.runPeer(l, conn, br)
+		r.budget.give() // dialSession took it
 		if !r.sleep(jitter(dialBackoffMin)) {
 			return
 		}
@@ -95,7 +96,7 @@ func (r *Runtime) sleep(d time.Duration) bool {
 // serveIncomingPeer authenticates a connection on the peer port and runs
 // it as the link of the peer that dialed.
 func (r *Runtime) serveIncomingPeer(nc net.Conn) {
-	conn, br, hello, err := r.acceptSession(nc, sidePeer, r.admitPeer)
+	conn, br, hello, err := r.acceptSession(nc, sidePeer, r.peerGate, r.admitPeer)
 	if err != nil {
 		return
 	}
@@ -124,6 +125,9 @@ func (r *Runtime) admitPeer(role session.Role, id uint32) error {
 // noticed dead) replaces the old one.
 func (r *Runtime) runPeer(l *peerLink, conn net.Conn, br *bufio.Reader) {
 	fc := newFrameConn(conn, br, sidePeer, wire.MaxBodySize, r.cfg.SendQueue, r.log, r.m)
+	// Peers get no idle timeout: a quiet link is not a dead one, and
+	// cutting it would look like a failure to the node.
+	fc.setTimeouts(0, disabled(r.cfg.Limits.FrameReadTimeout))
 	r.open.attach(rawConn(conn), fc)
 	if old := l.cur.Swap(fc); old != nil {
 		old.close("replaced", slog.LevelInfo, nil)

@@ -129,8 +129,21 @@ func (r *Runtime) shutdown() {
 	}
 }
 
+// budgetSpent is the error for a connection refused because the node
+// holds as many sockets as its descriptor reserve allows.
+func (r *Runtime) budgetSpent() error {
+	return &limitError{limit: "connections", detail: fmt.Sprintf(
+		"the node holds %d sockets, its limit (Limits.MaxConns), keeping descriptors for its own files", r.budget.inUse())}
+}
+
 func (r *Runtime) serveHTTP() {
-	err := r.httpSrv.Serve(r.httpLn)
+	ln := &limitListener{Listener: r.httpLn, r: r, slots: make(chan struct{}, r.cfg.Limits.MaxHTTPConns)}
+	var err error
+	if r.httpSrv.TLSConfig != nil {
+		err = r.httpSrv.ServeTLS(ln, "", "")
+	} else {
+		err = r.httpSrv.Serve(ln)
+	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		r.log.Error("HTTP server failed", slog.String("err", err.Error()))
 	}
@@ -154,9 +167,14 @@ func (r *Runtime) acceptLoop(ln net.Listener, side string, serve func(net.Conn))
 			}
 			continue
 		}
+		if !r.budget.take() {
+			r.refuse(nc, side, "admission", r.budgetSpent())
+			continue
+		}
 		setNoDelay(nc)
 		r.open.add(nc)
 		r.spawn(&r.conns, side+" connection", func() {
+			defer r.budget.give()
 			defer r.open.remove(nc)
 			defer nc.Close()
 			serve(nc)

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
@@ -58,6 +59,11 @@ type Runtime struct {
 	nodes  []session.NodeInfo        // the cluster as clients see it
 	syncer *syncer
 	open   connSet
+
+	// Bounds on what connections may cost (see Limits).
+	clientGate, peerGate *preAuthGate
+	budget               *connBudget
+	refusals             *logLimiter
 
 	clientLn, peerLn, httpLn net.Listener
 	httpSrv                  *http.Server
@@ -105,6 +111,11 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.board = newStatusBoard(nc, cfg.Members)
+	lim := cfg.Limits
+	r.clientGate = newPreAuthGate(lim.MaxPreAuthConns, lim.MaxPreAuthPerSource)
+	r.peerGate = newPreAuthGate(lim.MaxPreAuthConns, lim.MaxPreAuthPerSource)
+	r.budget = &connBudget{max: int64(lim.MaxConns)}
+	r.refusals = newLogLimiter(refusalLogBurst, refusalLogEvery)
 	for _, mem := range cfg.Members {
 		r.nodes = append(r.nodes, session.NodeInfo{ID: uint32(mem.ID), ClientAddr: mem.ClientAddr, HTTPAddr: mem.HTTPAddr})
 		if mem.ID != nc.ID {
@@ -150,15 +161,18 @@ func buildNode(nc node.Config, env node.Env) (h *node.Node, err error) {
 	return node.New(nc, env), nil
 }
 
+// Refused connections are logged at most refusalLogBurst at once and one
+// more per refusalLogEvery; the rest are only counted.
+const (
+	refusalLogBurst = 20
+	refusalLogEvery = time.Second
+)
+
 // acquire creates and locks the data directory and binds every listener.
 func (r *Runtime) acquire() error {
-	if err := os.MkdirAll(r.cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("live: creating data directory: %w", err)
-	}
-	lockPath := filepath.Join(r.cfg.DataDir, "LOCK")
-	lock, err := vfs.Default.Lock(lockPath)
+	lock, err := lockDataDir(r.cfg.DataDir)
 	if err != nil {
-		return fmt.Errorf("live: data directory %s is in use by another process (lock %s): %w", r.cfg.DataDir, lockPath, err)
+		return err
 	}
 	r.lock = lock
 	if r.clientLn, err = net.Listen("tcp", r.cfg.ClientListen); err != nil {
@@ -171,9 +185,37 @@ func (r *Runtime) acquire() error {
 		if r.httpLn, err = net.Listen("tcp", r.cfg.HTTPListen); err != nil {
 			return fmt.Errorf("live: HTTP listener: %w", err)
 		}
-		r.httpSrv = &http.Server{Handler: r.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
+		r.httpSrv = r.newHTTPServer()
 	}
 	return nil
+}
+
+// lockDataDir creates the data directory, checks that this process may
+// write in it, and locks it against other processes. Each failure says
+// what is wrong: a directory this user cannot write is not one in use.
+func lockDataDir(dir string) (io.Closer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("live: creating data directory: %w", err)
+	}
+	probe, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return nil, fmt.Errorf("live: data directory %s is not writable by this process: %w", dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	lockPath := filepath.Join(dir, "LOCK")
+	lock, err := vfs.Default.Lock(lockPath)
+	if err == nil {
+		return lock, nil
+	}
+	// Opening the lock file fails with a path error (permissions, a
+	// directory in the way); only the lock itself failing means that
+	// another process holds it.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("live: data directory %s: cannot open the lock file: %w", dir, err)
+	}
+	return nil, fmt.Errorf("live: data directory %s is in use by another process (lock %s): %w", dir, lockPath, err)
 }
 
 // release closes whatever acquire opened.

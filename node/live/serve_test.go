@@ -129,7 +129,7 @@ func TestThreeNodesReplicate(t *testing.T) {
 			return true
 		})
 	}
-	s, err := status.Fetch(ctx, nodes[0].HTTPAddr())
+	s, err := status.FetchAuth(ctx, nodes[0].HTTPAddr(), status.Auth{Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/cairnmq/cairn/node/wire"
 )
@@ -57,15 +58,36 @@ func ReadFrame(r *bufio.Reader, limit int) ([]byte, error) {
 	if body := n - wire.HeaderSize; body > limit {
 		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrFrameTooLarge, body, limit)
 	}
-	frame := make([]byte, n)
-	copy(frame, header[:])
-	if _, err := io.ReadFull(r, frame[wire.HeaderSize:]); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: body of %d bytes", ErrTruncated, n-wire.HeaderSize)
-		}
-		return nil, err
+	frame, err := readBody(r, header[:], n)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("%w: body of %d bytes", ErrTruncated, n-wire.HeaderSize)
 	}
-	return frame, nil
+	return frame, err
+}
+
+// firstChunk is the most ReadFrame allocates for a frame before any of
+// its body has arrived.
+const firstChunk = 64 << 10
+
+// readBody reads the rest of an n-byte frame whose header is read. The
+// frame's memory grows with the bytes that actually arrive, doubling from
+// firstChunk, so a header that announces a large body, followed by
+// silence, costs its sender's connection little.
+func readBody(r io.Reader, header []byte, n int) ([]byte, error) {
+	frame := make([]byte, min(n, firstChunk))
+	copy(frame, header)
+	got := len(header)
+	for {
+		if _, err := io.ReadFull(r, frame[got:]); err != nil {
+			return nil, err
+		}
+		got = len(frame)
+		if got == n {
+			return frame, nil
+		}
+		more := min(n, 2*got) - got
+		frame = slices.Grow(frame, more)[:got+more]
+	}
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

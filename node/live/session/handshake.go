@@ -12,13 +12,15 @@ import (
 	"github.com/cairnmq/cairn/node/wire"
 )
 
-// Role says what the initiator of a connection is.
+// Role says what the initiator of a connection is, and so what it may
+// do once connected.
 type Role uint8
 
 // Roles. Zero is never valid, so a zeroed hello cannot pass for one.
 const (
 	RolePeer   Role = 1 // another node of the cluster
-	RoleClient Role = 2 // a client application or the CLI
+	RoleClient Role = 2 // an application or the CLI: publish, consume, create queues
+	RoleAdmin  Role = 3 // a client that may also change the cluster (delete queues, detection policy)
 )
 
 // String names the role for logs.
@@ -28,9 +30,42 @@ func (r Role) String() string {
 		return "peer"
 	case RoleClient:
 		return "client"
+	case RoleAdmin:
+		return "admin"
 	}
 	return fmt.Sprintf("role(%d)", uint8(r))
 }
+
+// IsClient reports whether r connects to the client port: a client or an
+// admin.
+func (r Role) IsClient() bool { return r == RoleClient || r == RoleAdmin }
+
+// Keys are the secrets a node accepts when TLS is off, one per role. Each
+// role proves its own secret, so a client that holds the client secret
+// learns nothing that lets it pass for a peer or an admin. A role whose
+// key is empty cannot connect at all.
+type Keys struct {
+	Peer   []byte
+	Client []byte
+	Admin  []byte
+}
+
+// For returns the secret of role r, or nil.
+func (k Keys) For(r Role) []byte {
+	switch r {
+	case RolePeer:
+		return k.Peer
+	case RoleClient:
+		return k.Client
+	case RoleAdmin:
+		return k.Admin
+	}
+	return nil
+}
+
+// Empty reports whether no key is set: the connection is then
+// authenticated by TLS, and the handshake proves nothing.
+func (k Keys) Empty() bool { return len(k.Peer) == 0 && len(k.Client) == 0 && len(k.Admin) == 0 }
 
 // NodeInfo is how a client reaches one node: the client address it should
 // dial, and the node's HTTP address for status pages (empty if none).
@@ -43,8 +78,10 @@ type NodeInfo struct {
 // Errors a handshake can end with, besides malformed input and I/O
 // errors.
 var (
-	// ErrBadProof means the other side does not know the cluster secret.
-	ErrBadProof = errors.New("session: the other side failed to prove the cluster secret")
+	// ErrBadProof means the two sides hold different secrets for the
+	// initiator's role. Either side may hold the wrong one, so neither
+	// side's message blames the other.
+	ErrBadProof = errors.New("session: secret mismatch")
 	// ErrUnexpected means a well-formed frame arrived out of turn.
 	ErrUnexpected = errors.New("session: unexpected message during the handshake")
 )
@@ -111,11 +148,11 @@ func send(w io.Writer, m wire.Message) error {
 	return err
 }
 
-// receive reads one handshake frame and returns its kind and body. A
-// refusal is turned into a RefusedError here, so callers only see the
-// kinds they asked for.
-func receive(r *bufio.Reader) (wire.Kind, []byte, error) {
-	frame, err := ReadFrame(r, MaxHandshakeBody)
+// receive reads one handshake frame of at most limit body bytes and
+// returns its kind and body. A refusal is turned into a RefusedError
+// here, so callers only see the kinds they asked for.
+func receive(r *bufio.Reader, limit int) (wire.Kind, []byte, error) {
+	frame, err := ReadFrame(r, limit)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -134,8 +171,8 @@ func receive(r *bufio.Reader) (wire.Kind, []byte, error) {
 }
 
 // expect is receive for exactly one kind.
-func expect(r *bufio.Reader, want wire.Kind) ([]byte, error) {
-	kind, body, err := receive(r)
+func expect(r *bufio.Reader, want wire.Kind, limit int) ([]byte, error) {
+	kind, body, err := receive(r, limit)
 	if err != nil {
 		return nil, err
 	}

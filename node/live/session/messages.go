@@ -22,6 +22,12 @@ const (
 // unauthenticated sender gets no more memory than this.
 const MaxHandshakeBody = 64 << 10
 
+// MaxInitiatorBody bounds the frames a responder reads before the
+// initiator has proven anything: a hello or a proof, each well under
+// 100 bytes. A node that accepts connections from strangers so spends
+// at most this much on each one's frames, not MaxHandshakeBody.
+const MaxInitiatorBody = 256
+
 // nonceSize is the length of each side's fresh random nonce.
 const nonceSize = 32
 

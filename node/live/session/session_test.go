@@ -43,7 +43,7 @@ func TestHandshakeWithSecret(t *testing.T) {
 	secret := []byte("s3cret")
 	w, werr, h, herr := run(t,
 		Initiator{Role: RoleClient, Secret: secret, Expect: 1},
-		Responder{Self: 1, Secret: secret, Nodes: cluster})
+		Responder{Self: 1, Keys: Keys{Client: secret}, Nodes: cluster})
 	if werr != nil || herr != nil {
 		t.Fatalf("initiator: %v, responder: %v", werr, herr)
 	}
@@ -58,7 +58,7 @@ func TestHandshakeWithSecret(t *testing.T) {
 func TestPeersLearnNoNodeList(t *testing.T) {
 	w, werr, h, herr := run(t,
 		Initiator{Role: RolePeer, Self: 1, Secret: []byte("k")},
-		Responder{Self: 2, Secret: []byte("k"), Nodes: cluster})
+		Responder{Self: 2, Keys: Keys{Peer: []byte("k")}, Nodes: cluster})
 	if werr != nil || herr != nil {
 		t.Fatalf("initiator: %v, responder: %v", werr, herr)
 	}
@@ -88,7 +88,7 @@ func TestSecretMismatchFails(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, werr, _, herr := run(t, Initiator{Role: RoleClient, Secret: c.in}, Responder{Self: 1, Secret: c.re})
+			_, werr, _, herr := run(t, Initiator{Role: RoleClient, Secret: c.in}, Responder{Self: 1, Keys: Keys{Client: c.re}})
 			if werr == nil || herr == nil {
 				t.Fatalf("handshake passed: initiator %v, responder %v", werr, herr)
 			}
@@ -108,7 +108,7 @@ func TestSecretMismatchFails(t *testing.T) {
 
 func TestAdmissionRefusalNamesTheReason(t *testing.T) {
 	admit := func(role Role, node uint32) error { return fmt.Errorf("node %d is not welcome", node) }
-	_, werr, _, herr := run(t, Initiator{Role: RolePeer, Self: 9, Secret: []byte("k")}, Responder{Self: 1, Secret: []byte("k"), Admit: admit})
+	_, werr, _, herr := run(t, Initiator{Role: RolePeer, Self: 9, Secret: []byte("k")}, Responder{Self: 1, Keys: Keys{Peer: []byte("k")}, Admit: admit})
 	var refused *RefusedError
 	if !errors.As(werr, &refused) || refused.Reason != "node 9 is not welcome" || herr == nil {
 		t.Fatalf("initiator: %v, responder: %v", werr, herr)
@@ -116,7 +116,7 @@ func TestAdmissionRefusalNamesTheReason(t *testing.T) {
 }
 
 func TestWrongNodeAnswering(t *testing.T) {
-	_, werr, _, _ := run(t, Initiator{Role: RolePeer, Self: 1, Expect: 2, Secret: []byte("k")}, Responder{Self: 3, Secret: []byte("k")})
+	_, werr, _, _ := run(t, Initiator{Role: RolePeer, Self: 1, Expect: 2, Secret: []byte("k")}, Responder{Self: 3, Keys: Keys{Peer: []byte("k")}})
 	if werr == nil {
 		t.Fatal("reaching node 3 when node 2 was expected passed")
 	}

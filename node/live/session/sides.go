@@ -15,7 +15,8 @@ type Initiator struct {
 	// Expect is the node the initiator meant to reach; the handshake fails
 	// if another answers. Zero accepts any node.
 	Expect uint32
-	// Secret is the cluster secret, or empty when TLS authenticates.
+	// Secret is the secret of Role (the peer, client or admin secret), or
+	// empty when TLS authenticates.
 	Secret []byte
 }
 
@@ -36,7 +37,7 @@ func (in Initiator) Handshake(r *bufio.Reader, w io.Writer) (Welcome, error) {
 	if err := send(w, &hello{role: in.Role, node: in.Self, nonce: x.initNonce}); err != nil {
 		return Welcome{}, err
 	}
-	body, err := expect(r, kindChallenge)
+	body, err := expect(r, kindChallenge, MaxHandshakeBody)
 	if err != nil {
 		return Welcome{}, err
 	}
@@ -49,12 +50,12 @@ func (in Initiator) Handshake(r *bufio.Reader, w io.Writer) (Welcome, error) {
 	}
 	x.responder, x.replyNonce = ch.node, ch.nonce
 	if !x.verify(in.Secret, labelResponder, ch.mac) {
-		return Welcome{}, ErrBadProof
+		return Welcome{}, fmt.Errorf("%w: node %d holds a different %s secret than this side", ErrBadProof, ch.node, in.Role)
 	}
 	if err := send(w, &proof{mac: x.mac(in.Secret, labelInitiator)}); err != nil {
 		return Welcome{}, err
 	}
-	body, err = expect(r, kindWelcome)
+	body, err = expect(r, kindWelcome, MaxHandshakeBody)
 	if err != nil {
 		return Welcome{}, err
 	}
@@ -72,8 +73,9 @@ func (in Initiator) Handshake(r *bufio.Reader, w io.Writer) (Welcome, error) {
 type Responder struct {
 	// Self is this node's ID.
 	Self uint32
-	// Secret is the cluster secret, or empty when TLS authenticates.
-	Secret []byte
+	// Keys are the secrets each role must prove, or all empty when TLS
+	// authenticates.
+	Keys Keys
 	// Admit decides whether an initiator of this role and node ID may
 	// connect; its error is sent to the initiator as the reason.
 	Admit func(role Role, node uint32) error
@@ -89,9 +91,10 @@ type Hello struct {
 
 // Handshake runs the responder's side over r and w. It fails, having told
 // the initiator why when that is safe, unless the initiator is admitted
-// and proves the secret.
+// and proves the secret of the role it claims. It reads at most
+// MaxInitiatorBody bytes per frame, so a stranger costs little memory.
 func (re Responder) Handshake(r *bufio.Reader, w io.Writer) (Hello, error) {
-	body, err := expect(r, kindHello)
+	body, err := expect(r, kindHello, MaxInitiatorBody)
 	if err != nil {
 		return Hello{}, err
 	}
@@ -103,11 +106,12 @@ func (re Responder) Handshake(r *bufio.Reader, w io.Writer) (Hello, error) {
 		send(w, &refusal{reason: err.Error()})
 		return Hello{}, err
 	}
+	secret := re.Keys.For(h.role)
 	x := exchange{role: h.role, initiator: h.node, responder: re.Self, initNonce: h.nonce, replyNonce: newNonce()}
-	if err := send(w, &challenge{node: re.Self, nonce: x.replyNonce, mac: x.mac(re.Secret, labelResponder)}); err != nil {
+	if err := send(w, &challenge{node: re.Self, nonce: x.replyNonce, mac: x.mac(secret, labelResponder)}); err != nil {
 		return Hello{}, err
 	}
-	body, err = expect(r, kindProof)
+	body, err = expect(r, kindProof, MaxInitiatorBody)
 	if err != nil {
 		return Hello{}, err
 	}
@@ -115,12 +119,12 @@ func (re Responder) Handshake(r *bufio.Reader, w io.Writer) (Hello, error) {
 	if err != nil {
 		return Hello{}, err
 	}
-	if !x.verify(re.Secret, labelInitiator, p.mac) {
-		send(w, &refusal{reason: "authentication failed"})
-		return Hello{}, ErrBadProof
+	if !x.verify(secret, labelInitiator, p.mac) {
+		send(w, &refusal{reason: fmt.Sprintf("secret mismatch: this node holds a different %s secret than the one proven", h.role)})
+		return Hello{}, fmt.Errorf("%w: the initiator proved a different %s secret than this node holds", ErrBadProof, h.role)
 	}
 	wel := &welcome{node: re.Self}
-	if h.role == RoleClient {
+	if h.role.IsClient() {
 		wel.nodes = re.Nodes
 	}
 	if err := send(w, wel); err != nil {
@@ -132,7 +136,7 @@ func (re Responder) Handshake(r *bufio.Reader, w io.Writer) (Hello, error) {
 // admit checks the role, then asks the caller's policy.
 func (re Responder) admit(h *hello) error {
 	switch h.role {
-	case RoleClient:
+	case RoleClient, RoleAdmin:
 		if h.node != 0 {
 			return fmt.Errorf("a client must not claim node ID %d", h.node)
 		}
@@ -142,6 +146,9 @@ func (re Responder) admit(h *hello) error {
 		}
 	default:
 		return fmt.Errorf("unknown role %d", uint8(h.role))
+	}
+	if !re.Keys.Empty() && len(re.Keys.For(h.role)) == 0 {
+		return fmt.Errorf("this node has no %s secret configured, so no %s can connect", h.role, h.role)
 	}
 	if re.Admit == nil {
 		return nil
