@@ -37,7 +37,7 @@ type frameConn struct {
 	// this long. Zero means no bound.
 	idleTimeout  time.Duration
 	frameTimeout time.Duration
-	out   chan []byte
+	out          chan []byte
 	// closing is closed, once, when the connection starts to close.
 	closing chan struct{}
 	once    sync.Once
