@@ -39,11 +39,15 @@ const (
 	// InstallBeforeReadsDone: recovery starts installing the recovered
 	// history on replicas before it has finished reading its source.
 	InstallBeforeReadsDone = "install-before-reads-done"
+	// RestartOwnerTrustsOwnLog: an owner that restarts claims the queue at
+	// a new epoch with whatever its own log holds, without sealing the
+	// other replicas and selecting the most complete history first.
+	RestartOwnerTrustsOwnLog = "restart-owner-trusts-own-log"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
-	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone}
+	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

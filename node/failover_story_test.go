@@ -1,11 +1,13 @@
 package node_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
 )
 
 // When the owner dies for good, the metadata leader confirms it down, a
@@ -109,9 +111,9 @@ func (c *cluster) publishConfirmed(owner node.NodeID, queue string, n uint64) {
 // it to receive messages 1..n; when says after what, for the failure.
 func (c *cluster) mustDeliverAll(owner node.NodeID, queue string, n uint64, when string) {
 	c.t.Helper()
-	c.request(owner, 7, &wire.Subscribe{ReqID: 20, Queue: queue, Window: 10})
+	c.request(owner, 7, &wire.Subscribe{ReqID: 1000, Queue: queue, Window: max(10, uint32(n))})
 	c.settle()
-	c.mustReply(20, wire.StatusOK)
+	c.mustReply(1000, wire.StatusOK)
 	got := map[wire.MessageID]bool{}
 	for _, d := range c.deliveries(7) {
 		got[d.ID] = true
@@ -121,4 +123,76 @@ func (c *cluster) mustDeliverAll(owner node.NodeID, queue string, n uint64, when
 			c.t.Fatalf("confirmed message %s was not delivered %s (got %v)", msgID(i), when, got)
 		}
 	}
+}
+
+// loseWrites imitates m's disk losing the last k records of queue's log
+// that it had acknowledged as synced; m must be down.
+func (c *cluster) loseWrites(m *member, queue string, k int) {
+	c.t.Helper()
+	inc := currentIncarnation(c.t, m, queue)
+	dir := m.fs.PathJoin("queues", fmt.Sprintf("%s.%016x", queue, inc), "log")
+	if cut, _, err := storage.LoseLastFrames(m.fs, dir, k); err != nil || cut != k {
+		c.t.Fatalf("losing %d records of %s on %s: cut %d, %v", k, queue, m.id, cut, err)
+	}
+}
+
+// The owner's disk lies: after every node stops, the owner's log has lost
+// its last synced records. Restarting the owner must not let its short
+// log win: it seals the followers, which hold the records, and copies
+// them back before it serves.
+func TestRestartedOwnerWithLostWritesRecoversFromFollowers(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 20)
+	for _, m := range c.nodes {
+		m.crash()
+	}
+	c.loseWrites(c.node(owner), "orders", 8)
+	for _, m := range c.nodes {
+		m.start()
+	}
+	c.advance(3 * time.Second)
+	c.mustDeliverAll(owner, "orders", 20, "after the owner's disk lost its last synced writes")
+	if !c.sawEvent("recovery.done q=orders") || c.sawEvent("queue.truncate q=orders") {
+		t.Fatalf("the restarted owner served without recovering, or a replica dropped records; events:\n%v", c.events)
+	}
+}
+
+// A restarted replica's own log is not evidence enough: the last records
+// were confirmed on the owner and one follower only, and then the owner's
+// disk lost them. The owner and the lagging follower restart; counting the
+// owner's witness as a seal quorum would select the lagging history and
+// lose those records. The owner waits instead, and recovers everything
+// once the follower that holds them returns.
+func TestSuspectOwnerWaitsForEveryReplica(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	lagging, holder := followers[0], followers[1]
+	c.publishConfirmed(owner, "orders", 12)
+	c.cut[lagging] = true
+	for i := uint64(13); i <= 20; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(13); i <= 20; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+	for _, m := range c.nodes {
+		m.crash()
+	}
+	delete(c.cut, lagging)
+	c.loseWrites(c.node(owner), "orders", 8)
+	c.node(owner).start()
+	c.node(lagging).start()
+	c.advance(3 * time.Second)
+	if c.sawEvent("recovery.stage q=orders epoch=2 stage=seal outcome=ok") {
+		t.Fatalf("a suspect owner and one replica sealed without the third; events:\n%v", c.events)
+	}
+	c.node(holder).start()
+	c.advance(3 * time.Second)
+	if !c.sawEvent("recovery.done q=orders") {
+		t.Fatalf("no recovery once every replica answered; events:\n%v", c.events)
+	}
+	c.mustDeliverAll(owner, "orders", 20, "after the replica holding the last records returned")
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -72,11 +73,17 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 		return
 	}
 	if err := r.acceptEntries(m.PrevIndex, m.Epoch, m.Entries); err != nil {
-		r.n.emit("queue.bad-append", slog.String("q", r.name), slog.String("err", err.Error()))
+		kind := "queue.bad-append"
+		if errors.Is(err, errDropsConfirmed) {
+			kind = "queue.refused-truncation"
+		}
+		r.n.emit(kind, slog.String("q", r.name), slog.String("from", from.String()), slog.String("err", err.Error()))
 		return
 	}
 	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))
 	r.follow.stamp = max(r.follow.stamp, m.Stamp)
+	r.noteCommit(min(m.Commit, r.follow.match))
+	r.armVerification(m.Commit)
 	r.sendReply(from, true, r.follow.match, r.log.LastIndex())
 }
 
@@ -86,12 +93,19 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 func (r *replica) adoptEpoch(epoch uint64) {
 	r.epoch = epoch
 	r.follow.match, r.follow.reported, r.follow.stamp = 0, 0, 0
+	r.verifyArmed = false
 	r.n.env.Boundary("queue.before.persist-epoch")
 	r.persistEpoch(epoch, func() {
 		r.n.env.Boundary("queue.after.persist-epoch")
 		r.reportDurable()
 	})
 }
+
+// errDropsConfirmed refuses a truncation that would drop a record this
+// replica was told is confirmed. A correct owner never asks for one; a
+// refusal means a history that lacks confirmed records, which must stay
+// stuck and reported rather than spread.
+var errDropsConfirmed = errors.New("refusing to drop a confirmed record")
 
 // acceptEntries appends the entries after prev that the log lacks, first
 // truncating any entry of another epoch at the same index: such an entry
@@ -111,6 +125,10 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 		if len(fresh) == 0 && index <= r.log.LastIndex() {
 			if r.epochOf(index) == rec.epoch {
 				continue // already held
+			}
+			if index <= r.commitKnown {
+				return fmt.Errorf("%w: entry %d of epoch %d conflicts with the held entry of epoch %d, at or below the known commit %d",
+					errDropsConfirmed, index, rec.epoch, r.epochOf(index), r.commitKnown)
 			}
 			r.n.emit("queue.truncate", slog.String("q", r.name), slog.Uint64("after", index-1))
 			if err := r.log.TruncateAfter(index - 1); err != nil {

@@ -68,7 +68,7 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 	if _, data, err := storage.OpenStateFile(fs, dir, "replica", inertHost{}); err != nil {
 		d.Err = err
 		return d
-	} else if len(data) == 32 {
+	} else if len(data) >= replicaStateV1Size {
 		d.Epoch = wire.NewDecoder(data[24:]).Uint64()
 	}
 	l, err := storage.Open(fs, fs.PathJoin(dir, "log"), inertHost{}, storage.Options{})

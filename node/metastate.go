@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/node/wire"
 )
 
@@ -233,7 +234,9 @@ func (s *metaState) applyActivate(c command) result {
 // applyBumpEpoch gives the owner's new process the next epoch. It names
 // the epoch it expects to replace, so a retried proposal cannot bump twice.
 // A recovery candidate's first claim takes the plan's epoch as it is: no
-// process has written in it yet.
+// process has written in it yet. A restarted owner of an active queue gets
+// its epoch as the candidate of a recovery: it proves what it holds against
+// the other replicas before serving again.
 func (s *metaState) applyBumpEpoch(c command) result {
 	q := s.lookup(c.name, c.inc)
 	switch {
@@ -251,6 +254,13 @@ func (s *metaState) applyBumpEpoch(c command) result {
 	}
 	q.Epoch++
 	q.OwnerProcess = c.process
+	if q.State == QueueActive && !bugs.Active(bugs.RestartOwnerTrustsOwnLog) {
+		// The owner's new process may hold less than its old one made
+		// durable (a disk can lose synced writes), so it claims the queue
+		// as any candidate does: seal the replicas, select the most
+		// complete history, install it and activate on a quorum.
+		q.State, q.Activated = QueueRecovering, nil
+	}
 	return result{ok: true}
 }
 

@@ -185,6 +185,7 @@ func (o *ownerState) updateCommit() {
 		return
 	}
 	o.commit = c
+	r.noteCommit(c)
 	r.n.emit("queue.commit", slog.String("q", r.name), slog.Uint64("index", c), slog.Uint64("epoch", r.epoch))
 	r.n.env.Boundary("queue.after.commit")
 	for len(o.waiters) > 0 && o.waiters[0].index <= c {

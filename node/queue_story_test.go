@@ -66,7 +66,7 @@ func TestPublishIsConfirmedOnlyWhenOwnerAndAFollowerHoldIt(t *testing.T) {
 	}
 }
 
-func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
+func TestOwnerRestartRecoversTheLongestHistory(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("a")})
@@ -81,24 +81,29 @@ func TestOwnerRestartDropsTheUnconfirmedSuffixOnFollowers(t *testing.T) {
 	c.node(owner).crash()
 	c.node(owner).start()
 	c.advance(time.Second)
-	if !c.sawEvent("queue.active q=orders epoch=2") {
-		t.Fatalf("the restarted owner did not take a new epoch; events:\n%v", c.events)
-	}
 
-	// The new epoch's marker takes B's index; followers must drop B for
-	// it, and C follows.
-	if !c.sawEvent("queue.truncate q=orders after=2") {
-		t.Fatalf("no follower truncated after index 2; events:\n%v", c.events)
+	// The restarted owner does not trust its own log: it claims epoch 2
+	// as a recovery candidate, sealing all three replicas (its own
+	// witness is suspect, so a plain seal quorum is not enough) and
+	// copying the longer history from a follower.
+	if !c.sawEvent("recovery.stage q=orders epoch=2 stage=seal outcome=ok") || !c.sawEvent("witnesses=3") {
+		t.Fatalf("the restarted owner did not seal every replica before claiming epoch 2; events:\n%v", c.events)
+	}
+	if !c.sawEvent("queue.active q=orders epoch=2") {
+		t.Fatalf("the restarted owner did not recover epoch 2; events:\n%v", c.events)
+	}
+	if c.sawEvent("queue.truncate q=orders") {
+		t.Fatalf("a replica dropped records the followers held durably; events:\n%v", c.events)
 	}
 	c.request(owner, 3, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte("c")})
 	c.settle()
-	if r := c.mustReply(3, wire.StatusOK); r.Index != 4 {
-		t.Fatalf("C confirmed at %d, want 4 (after A and two epoch markers)", r.Index)
+	if r := c.mustReply(3, wire.StatusOK); r.Index != 5 {
+		t.Fatalf("C confirmed at %d, want 5 (after A, B and two epoch markers)", r.Index)
 	}
 	for _, m := range c.nodes {
 		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20)
-		if len(dump) != 1 || len(dump[0].Entries) != 4 || dump[0].Entries[1].ID != msgID(1) || dump[0].Entries[3].ID != msgID(3) {
-			t.Fatalf("%s holds %+v, want mark, A, mark, C", m.id, dump)
+		if len(dump) != 1 || len(dump[0].Entries) != 5 || dump[0].Entries[2].ID != msgID(2) || dump[0].Entries[4].ID != msgID(3) {
+			t.Fatalf("%s holds %+v, want mark, A, B, mark, C", m.id, dump)
 		}
 	}
 }

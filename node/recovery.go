@@ -39,6 +39,11 @@ type witness struct {
 	lastEpoch       uint64
 	digest          storage.Digest
 	historyID, proc uint64
+	// suspect says the replica restarted over its storage and has not
+	// been verified since: its disk may have lost what it reported.
+	suspect bool
+	// commit is the highest index the replica knows was confirmed.
+	commit uint64
 }
 
 // recovery brings a queue back after its owner was lost. The candidate
@@ -63,6 +68,9 @@ type recovery struct {
 	fetchStart uint64
 	marker     uint64
 	activating bool
+	// unsupported is set once the sealed witnesses were found to lack
+	// records some of them know were confirmed (reported once).
+	unsupported bool
 	// sealSet is the replica set whose witnesses count toward the seal
 	// quorum: the set before a pending replacement, else the current one.
 	// A replacement holds nothing, so its witness proves nothing.
@@ -116,6 +124,7 @@ func (r *replica) witness() witness {
 	return witness{
 		node: r.n.cfg.ID, first: r.log.FirstIndex(), last: last, lastEpoch: r.epochOf(last),
 		digest: r.log.Digest(), historyID: r.identity.HistoryID, proc: r.n.process,
+		suspect: r.suspect, commit: r.commitKnown,
 	}
 }
 
@@ -151,9 +160,33 @@ func (rec *recovery) addWitness(w witness) {
 	}
 	rec.witnesses = append(rec.witnesses, w)
 	slices.SortFunc(rec.witnesses, func(a, b witness) int { return cmp.Compare(a.node, b.node) })
-	if len(rec.witnesses) >= sealQuorum(rec.o.policyOf(), len(rec.sealSet)) && rec.hasSelf() {
+	if rec.sealed() && rec.hasSelf() {
 		rec.choose()
 	}
+}
+
+// sealed reports whether the witnesses are enough to find every confirmed
+// record even if one replica's disk lost writes it had reported synced.
+// A seal quorum intersects every confirmation quorum; if none of its
+// members is suspect, each intersection holds a replica that has what it
+// reported. Otherwise one more witness than a seal quorum is needed: then
+// every confirmation quorum meets the witnesses in two replicas, and at
+// most one of them can have lost its copy. (The owner-only policy has no
+// spare replica: a lost write on its owner loses what it confirmed.)
+// The fault model allows one lying replica per queue at a time, so once
+// a replica of the set was found damaged, the others are believed.
+func (rec *recovery) sealed() bool {
+	need := sealQuorum(rec.o.policyOf(), len(rec.sealSet))
+	if rec.liarKnown() {
+		return len(rec.witnesses) >= need
+	}
+	trusted := 0
+	for _, w := range rec.witnesses {
+		if !w.suspect {
+			trusted++
+		}
+	}
+	return trusted >= need || len(rec.witnesses) >= min(need+1, len(rec.sealSet))
 }
 
 func (rec *recovery) hasSelf() bool {
@@ -166,6 +199,22 @@ func (o *ownerState) policyOf() wire.Policy {
 		return q.Policy
 	}
 	return o.policy
+}
+
+// liarKnown reports whether the metadata holds a replica of the seal set
+// lost to damage.
+func (rec *recovery) liarKnown() bool {
+	q := rec.r.n.meta.state.queues[rec.r.name]
+	return q != nil && slices.ContainsFunc(q.Lost, func(id NodeID) bool { return slices.Contains(rec.sealSet, id) })
+}
+
+// knownCommit is the highest index any witness knows was confirmed.
+func (rec *recovery) knownCommit(self witness) uint64 {
+	known := self.commit
+	for _, w := range rec.witnesses {
+		known = max(known, w.commit)
+	}
+	return known
 }
 
 // more reports whether witness a holds a more advanced history than b.
@@ -189,6 +238,19 @@ func (rec *recovery) choose() {
 		if better {
 			src = w
 		}
+	}
+	if known := rec.knownCommit(self); src.last < known {
+		// A witness knows records up to known were confirmed, and no
+		// witness holds them all: the sealed replicas lost some of them
+		// (a disk that lied). Wait for the other replicas; if none holds
+		// them either, the queue stays down and says why.
+		if !rec.unsupported {
+			rec.unsupported = true
+			rec.r.n.emit("recovery.unsupported", slog.String("q", rec.r.name), slog.Uint64("epoch", rec.epoch),
+				slog.Uint64("confirmed", known), slog.Uint64("best", src.last), slog.String("best-node", src.node.String()),
+				slog.Int("witnesses", len(rec.witnesses)))
+		}
+		return
 	}
 	rec.source = src
 	rec.sealedAt = rec.r.n.leaseClock()
@@ -222,6 +284,12 @@ func (rec *recovery) onFetchReply(from NodeID, m *wire.FetchReply) {
 	if !m.OK {
 		if m.Hint >= r.log.LastIndex() {
 			rec.restart("the source does not hold what it witnessed")
+			return
+		}
+		if m.Hint < r.commitKnown {
+			r.n.emit("queue.refused-truncation", slog.String("q", r.name), slog.String("from", from.String()),
+				slog.String("err", fmt.Sprintf("the source conflicts after %d, below the known commit %d", m.Hint, r.commitKnown)))
+			rec.restart("the source's history conflicts with confirmed records")
 			return
 		}
 		r.n.emit("queue.truncate", slog.String("q", r.name), slog.Uint64("after", m.Hint))
@@ -338,6 +406,8 @@ func (o *ownerState) finishRecovery(q *QueueMeta) {
 	o.active, o.policy = true, q.Policy
 	o.commit = max(o.commit, rec.marker)
 	r := o.r
+	r.noteCommit(o.commit)
+	r.trust("installed a history selected from a seal")
 	r.n.emit("recovery.done", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch),
 		slog.Int64("us", r.n.env.Now().Sub(rec.started).Microseconds()), slog.Int("rpcs", rec.rpcs), slog.Int("bytes", rec.copied),
 		slog.Uint64("syncs", 1+r.log.SyncBatches()-rec.syncsAt), slog.Int("attempt", rec.attempt))
@@ -382,6 +452,12 @@ func (rec *recovery) tick() {
 	switch rec.stage {
 	case stageSeal:
 		if rec.ticks%sealResendTicks == 0 {
+			// The metadata may have learned of a damaged replica since
+			// the last witness arrived, which changes what is enough.
+			if rec.sealed() && rec.hasSelf() {
+				rec.choose()
+				return
+			}
 			rec.sendSeals()
 		}
 	case stageFetch:

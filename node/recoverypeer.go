@@ -38,6 +38,7 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 			n.env.Send(from, &wire.SealReply{
 				Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.first, Last: w.last,
 				LastEpoch: w.lastEpoch, Digest: w.digest[:], HistoryID: w.historyID, Instance: w.proc, Owner: uint32(from),
+				Suspect: w.suspect, Commit: w.commit,
 			})
 		})
 	})
@@ -87,7 +88,8 @@ func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 		// will say what happened; stop here.
 		r.own.goStale(NodeID(m.Owner), "a replica was sealed at a newer epoch")
 	case m.OK && m.Epoch == rec.epoch:
-		w := witness{node: from, first: m.First, last: m.Last, lastEpoch: m.LastEpoch, historyID: m.HistoryID, proc: m.Instance}
+		w := witness{node: from, first: m.First, last: m.Last, lastEpoch: m.LastEpoch, historyID: m.HistoryID, proc: m.Instance,
+			suspect: m.Suspect, commit: m.Commit}
 		copy(w.digest[:], m.Digest)
 		rec.addWitness(w)
 	}

@@ -43,6 +43,22 @@ type replica struct {
 	fenced error
 	// prepared is set once the identity is durable.
 	prepared bool
+	// suspect is set when this process opened storage an earlier process
+	// wrote: a disk can lose writes it acknowledged as synced, so the log
+	// may hold less than the replica once reported durable. A suspect's
+	// witness counts toward a seal only beside one more witness than a
+	// seal quorum, until an owner has verified this log through its
+	// commit index (verifyAt, once armed) or a recovery here installed a
+	// history selected from a seal.
+	suspect     bool
+	verifyArmed bool
+	verifyAt    uint64
+	// commitKnown is the highest index this replica was told is
+	// confirmed and holds in agreement with the owner that said so. No
+	// record at or below it is ever dropped. It is persisted with the
+	// epoch, so after a restart it may also reveal a log that lost
+	// records it once held.
+	commitKnown uint64
 
 	// follow is the replica's follower side, always present; own is the
 	// owner side, present while the metadata names this node the owner.
@@ -51,6 +67,10 @@ type replica struct {
 	// durableWaiters run once the log is durable up to their index.
 	durableWaiters []durableWaiter
 }
+
+// replicaStateV1Size is the size of a replica state file written before
+// it carried the known commit index: identity (24 bytes) and epoch.
+const replicaStateV1Size = 32
 
 // replicaIdentity is the durable identity of a replica's storage.
 type replicaIdentity struct {
@@ -105,10 +125,14 @@ func (r *replica) open() error {
 		d := wire.NewDecoder(data)
 		r.identity = replicaIdentity{Incarnation: d.Uint64(), HistoryID: d.Uint64(), SessionID: d.Uint64()}
 		r.epoch = d.Uint64()
+		if len(data) > replicaStateV1Size {
+			r.commitKnown = d.Uint64()
+		}
 		if err := d.Finish(); err != nil || r.identity.Incarnation != r.inc {
 			return fmt.Errorf("%w: replica state of %s: %v (incarnation %x in %x)", storage.ErrCorrupt, r.name, err, r.identity.Incarnation, r.inc)
 		}
 		r.epochDurable, r.prepared = r.epoch, true
+		r.suspect = true
 	}
 	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
 		SegmentSize: r.n.cfg.SegmentSize,
@@ -202,6 +226,7 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 	b = wire.AppendUint64(b, r.identity.HistoryID)
 	b = wire.AppendUint64(b, r.identity.SessionID)
 	b = wire.AppendUint64(b, epoch)
+	b = wire.AppendUint64(b, r.commitKnown)
 	r.meta.Write(b, func(err error) {
 		if err != nil {
 			r.n.env.Halt(fmt.Sprintf("queue %s: persisting epoch %d: %v", r.name, epoch, err))
@@ -216,6 +241,7 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 func (r *replica) onDurable(index uint64) {
 	r.n.emit("queue.durable", slog.String("q", r.name), slog.Uint64("index", index))
 	r.runDurableWaiters()
+	r.checkVerified()
 	if r.own != nil {
 		r.own.updateCommit()
 		return
@@ -265,4 +291,45 @@ func (r *replica) fence(err error) {
 		r.own.active = false
 	}
 	r.n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", err.Error()))
+}
+
+// noteCommit raises the index this replica knows is confirmed. The caller
+// vouches that this log holds every record up to it, in agreement with
+// the owner that confirmed them.
+func (r *replica) noteCommit(index uint64) {
+	if index > r.commitKnown {
+		r.commitKnown = index
+	}
+}
+
+// armVerification notes that the owner of the current epoch confirmed
+// everything up to commit and that this log agrees with it that far: once
+// that prefix is durable here, this replica holds every record it could
+// ever have reported durable and been counted for, and stops being
+// suspect. A commit of zero proves nothing (an owner still installing a
+// recovery has confirmed nothing in its epoch yet).
+func (r *replica) armVerification(commit uint64) {
+	if !r.suspect || r.verifyArmed || commit == 0 || r.follow.match < commit {
+		return
+	}
+	r.verifyArmed, r.verifyAt = true, commit
+	r.checkVerified()
+}
+
+// checkVerified clears suspicion once the armed prefix is durable in the
+// current epoch.
+func (r *replica) checkVerified() {
+	if !r.suspect || !r.verifyArmed || r.log.DurableIndex() < r.verifyAt || r.epochDurable < r.epoch {
+		return
+	}
+	r.trust("verified by the owner through " + strconv.FormatUint(r.verifyAt, 10))
+}
+
+// trust ends this replica's suspicion.
+func (r *replica) trust(why string) {
+	if !r.suspect {
+		return
+	}
+	r.suspect, r.verifyArmed = false, false
+	r.n.emit("queue.trusted", slog.String("q", r.name), slog.Uint64("epoch", r.epoch), slog.String("why", why))
 }

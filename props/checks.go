@@ -72,7 +72,7 @@ func checkSettled(ix *index) []sim.Violation {
 
 // checkDurability holds each replica to its word: after a restart it must
 // still hold every record it reported durable, except where a newer owner
-// made it truncate.
+// made it truncate or a lost-writes fault took records from its disk.
 func checkDurability(h *sim.History) []sim.Violation {
 	type key struct {
 		node  node.NodeID
@@ -85,7 +85,9 @@ func checkDurability(h *sim.History) []sim.Violation {
 		switch e.Name {
 		case "queue.reported", "queue.durable":
 			claimed[k] = max(claimed[k], e.Value)
-		case "queue.truncate":
+		case "queue.truncate", sim.EventLostWrites:
+			// A newer owner made the replica drop a suffix, or a fault
+			// made its disk lose one: either way it no longer owes it.
 			claimed[k] = min(claimed[k], e.Value)
 		case "queue.replaced":
 			// The metadata replaced this replica and the node dropped it;
@@ -245,4 +247,20 @@ func (ix *index) firstSent(id wire.MessageID) *sim.DeliveryRecord {
 		}
 	}
 	return first
+}
+
+// checkConfirmedConflicts fails a run in which a replica was asked to
+// drop a record at or below a commit index it had been told: the owner or
+// recovery source that asked holds a history without a confirmed record.
+// The replica refuses, so the record survives there, but the protocol
+// already went wrong.
+func checkConfirmedConflicts(h *sim.History) []sim.Violation {
+	var out []sim.Violation
+	for _, e := range h.NodeEvents {
+		if e.Name == "queue.refused-truncation" && len(out) < maxReports {
+			out = append(out, safety("confirmed-conflict", "%s was asked at %v to drop a confirmed record of %s (epoch %d)",
+				e.Node, e.At, e.Queue, e.Epoch))
+		}
+	}
+	return out
 }

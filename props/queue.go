@@ -109,6 +109,7 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	out = append(out, checkTotalQueue(ix)...)
 	out = append(out, checkSettled(ix)...)
 	out = append(out, checkDurability(h)...)
+	out = append(out, checkConfirmedConflicts(h)...)
 	out = append(out, checkConvergence(h)...)
 	out = append(out, checkFIFO(ix)...)
 	out = append(out, checkOneLeaderPerTerm(h)...)

@@ -51,6 +51,7 @@ type Disk struct {
 type DiskStats struct {
 	Syncs, SyncErrors, WriteErrors, ReadErrors int
 	TornFiles, TornSectors, Flips, Crashes     int
+	LostWrites                                 int
 }
 
 // NewDisk returns an empty disk drawing its faults from rng.

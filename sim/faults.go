@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/storage"
 )
 
 // applyFault starts one scheduled fault, and schedules its end.
@@ -32,6 +35,14 @@ func (w *World) applyFault(f Fault) {
 		if p.state == stateUp {
 			p.crash("fault: damage", f.Length)
 			w.damageReplica(p)
+		}
+	case FaultLoseWrites, FaultMisdirect:
+		if p.state == statePaused {
+			p.resume()
+		}
+		if p.state == stateUp {
+			p.crash("fault: "+f.Kind.String(), f.Length)
+			w.loseWrites(p, f.Hit, f.Kind == FaultMisdirect)
 		}
 	case FaultCrashAt:
 		p.armed = append(p.armed, armedCrash{boundary: f.Boundary, remaining: f.Hit, down: f.Length})
@@ -226,3 +237,76 @@ func (w *World) damageReplica(p *process) {
 }
 
 func damagedKey(index int, queue string) string { return strconv.Itoa(index) + "/" + queue }
+
+// loseWrites makes p's disk, as the crash left it, lose the last frames
+// writes of every queue replica p holds (or, with misdirect, put them
+// over the segment's first frames). The history records each loss, so
+// the durability checker does not hold the replica to what its disk
+// threw away; a misdirected write is damage, like a damage fault's.
+func (w *World) loseWrites(p *process, frames int, misdirect bool) {
+	fs := p.disk.mem
+	dirs, _ := fs.List("queues")
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		dot := strings.LastIndexByte(d, '.')
+		if dot <= 0 {
+			continue
+		}
+		queue, logDir := d[:dot], fs.PathJoin("queues", d, "log")
+		policy := w.policyOf(queue)
+		if policy == wire.PolicyOwnerOnly {
+			// Its owner's storage is the only copy: a disk that loses
+			// synced writes there loses what was confirmed, by design of
+			// the policy. The fault model leaves such queues alone.
+			continue
+		}
+		if misdirect && policy == wire.PolicyAll && len(w.procs) <= 3 {
+			// Damage fences the replica for good, and with no node
+			// outside the set to replace it, a queue that confirms only
+			// on every replica can never confirm or activate again.
+			continue
+		}
+		if misdirect {
+			from, err := storage.MisdirectLastFrames(fs, logDir, frames)
+			if err != nil {
+				panic(fmt.Sprintf("sim: misdirecting writes in %s: %v", logDir, err))
+			}
+			if from > 0 {
+				// Read as damage, the replica fences itself; read as a
+				// torn tail, it lost everything from there.
+				w.damaged[damagedKey(p.index, queue)] = true
+				p.disk.stats.Flips++
+				p.tracef("misdirect %s: %d frames over index %d on", logDir, frames, from)
+				w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventLostWrites, Queue: queue, Value: from - 1})
+				continue
+			}
+		}
+		n, from, err := storage.LoseLastFrames(fs, logDir, frames)
+		if err != nil {
+			panic(fmt.Sprintf("sim: losing writes in %s: %v", logDir, err))
+		}
+		if n == 0 {
+			continue
+		}
+		p.disk.stats.LostWrites += n
+		w.damaged[damagedKey(p.index, queue)] = true
+		p.tracef("lose-writes %s: %d frames from index %d", logDir, n, from)
+		w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventLostWrites, Queue: queue, Value: from - 1})
+	}
+}
+
+// policyOf is the confirmation policy the workload gives queue.
+func (w *World) policyOf(queue string) wire.Policy {
+	if w.sc.Workload != nil {
+		for _, q := range w.sc.Workload.Queues {
+			if q.Name == queue {
+				return q.Policy
+			}
+		}
+	}
+	return wire.PolicyMajority
+}
+
+// EventLostWrites is the history event a lost-writes fault records: the
+// named replica on Node now holds nothing after index Value.
+const EventLostWrites = "sim.lost-writes"

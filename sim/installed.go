@@ -28,8 +28,9 @@ func (w *World) checkInstalledQuorum(id node.NodeID, attrs map[string]string) {
 			continue
 		}
 		if w.damaged[damagedKey(idx-1, attrs["q"])] {
-			// A damage fault destroyed this replica, possibly after it
-			// installed the epoch: the one loss a quorum tolerates.
+			// A damage or lost-writes fault destroyed this replica, or
+			// part of it, possibly after it installed the epoch: the one
+			// lying replica a queue's quorums tolerate.
 			w.trace.line(w.now, "sim", "installed-quorum: n%d's replica of %s was damaged by a fault; not judged", idx, attrs["q"])
 			continue
 		}

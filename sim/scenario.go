@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
 )
 
 // Scenario is everything a run depends on besides the code: the seed for
@@ -86,11 +87,21 @@ const (
 	// after Length. Scripted only: the swarm does not draw it, since two
 	// damaged replicas of one queue can rightly lose confirmed messages.
 	FaultDamage
+	// FaultLoseWrites crashes Node, and its disk loses the last Hit
+	// frames of the newest log segment of each queue replica it holds,
+	// synced or not: the disk acknowledged writes it did not keep. It
+	// restarts after Length. The swarm aims every such fault of a run at
+	// one node, so no queue has two lying replicas.
+	FaultLoseWrites
+	// FaultMisdirect is FaultLoseWrites whose lost frames landed over the
+	// segment's first frames instead: damage inside the synced range.
+	FaultMisdirect
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
-	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage"}
+	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
+	"lose-writes", "misdirect"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -127,6 +138,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" by=%v", f.Extra)
 	case FaultCrashAt:
 		s += fmt.Sprintf(" boundary=%s hit=%d down=%v", f.Boundary, f.Hit, f.Length)
+	case FaultLoseWrites, FaultMisdirect:
+		s += fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
 	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner:
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
 	case FaultSetDetection:
@@ -173,7 +186,37 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload = drawWorkload(r)
 	}
 	sc.Detection = uint8(1 + r.IntN(2))
+	oneLyingDisk(&sc)
 	return sc
+}
+
+// oneLyingDisk aims every lost or misdirected write of a scenario at one
+// node, so at most one replica of any queue lies: on even seeds the first
+// queue's placement owner (the case where an owner's restart could trust
+// a short log), else the node the first such fault drew.
+func oneLyingDisk(sc *Scenario) {
+	liar := -1
+	for _, f := range sc.Faults {
+		if f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect {
+			liar = f.Node
+			break
+		}
+	}
+	if liar < 0 {
+		return
+	}
+	if sc.Seed%2 == 0 && sc.Workload != nil && len(sc.Workload.Queues) > 0 {
+		ids := make([]node.NodeID, sc.Nodes)
+		for i := range ids {
+			ids[i] = node.NodeID(i + 1)
+		}
+		liar = int(node.Placement{Nodes: ids, Replicas: 3}.Owner(sc.Workload.Queues[0].Name)) - 1
+	}
+	for i, f := range sc.Faults {
+		if f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect {
+			sc.Faults[i].Node = liar
+		}
+	}
 }
 
 // profile is a kind of seed: which fault kinds it may schedule (each
@@ -276,6 +319,8 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 		f.Extra = time.Duration(r.IntN(4001)-2000) * time.Millisecond
 	case FaultSetDetection:
 		f.Hit = 1 + r.IntN(2)
+	case FaultLoseWrites, FaultMisdirect:
+		f.Hit = 1 + r.IntN(30)
 	case FaultCrashOwner:
 		// In five-node clusters, a third of owner kills last long enough
 		// for the dead owner to be replaced by a node outside the set
@@ -318,7 +363,7 @@ func (f Fault) Normalized() Fault {
 	if f.Kind != FaultCrashAt {
 		f.Boundary = ""
 	}
-	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection {
+	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultLoseWrites && f.Kind != FaultMisdirect {
 		f.Hit = 0
 	}
 	return f

@@ -208,6 +208,7 @@ func parseFault(args []string) (Fault, error) {
 	kv.duration("by", &f.Extra)
 	kv.int("hit", &f.Hit)
 	kv.int("mode", &f.Hit)
+	kv.int("frames", &f.Hit)
 	if b, ok := kv.take("boundary"); ok {
 		f.Boundary = b
 	}
@@ -269,6 +270,9 @@ func (sc Scenario) Validate() error {
 		}
 		if f.Kind == FaultCrashAt && (f.Boundary == "" || f.Hit < 1) {
 			return fmt.Errorf("scenario: fault %d (%s) needs a boundary and hit >= 1", i+1, faultText(f))
+		}
+		if (f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect) && f.Hit < 1 {
+			return fmt.Errorf("scenario: fault %d (%s) needs frames >= 1", i+1, faultText(f))
 		}
 	}
 	if wl := sc.Workload; wl != nil && len(wl.Queues) == 0 && (wl.Producers > 0 || wl.Consumers > 0) {

@@ -84,6 +84,8 @@ func faultText(f Fault) string {
 		return at + node + fmt.Sprintf(" for=%v", f.Length)
 	case FaultCrashAt:
 		return at + node + fmt.Sprintf(" boundary=%s hit=%d for=%v", f.Boundary, f.Hit, f.Length)
+	case FaultLoseWrites, FaultMisdirect:
+		return at + node + fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
 	case FaultOneWay, FaultClog:
 		return at + node + fmt.Sprintf("->n%d for=%v", f.Peer+1, f.Length)
 	case FaultSpike:

@@ -124,8 +124,9 @@ type World struct {
 	// activationsChecked remembers recovered activations already held to
 	// the installed-quorum rule.
 	activationsChecked map[string]bool
-	// damaged holds "index/queue" for each replica a damage fault broke:
-	// its data is lost by the fault's design, whatever it had promised.
+	// damaged holds "index/queue" for each replica a damage, misdirect or
+	// lost-writes fault broke: its data is lost by the fault's design,
+	// whatever it had promised.
 	damaged map[string]bool
 	// leader is the index of the node that announced metadata leadership
 	// for the highest term so far, or -1.
@@ -332,6 +333,8 @@ var recordedEvents = map[string]string{
 	"meta.replica-replaced": "",
 	"queue.fenced":          "",
 	"queue.replaced":        "",
+	// A refused truncation means an owner without a confirmed record.
+	"queue.refused-truncation": "",
 }
 
 func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {

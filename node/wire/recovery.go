@@ -42,6 +42,11 @@ type SealReply struct {
 	HistoryID   uint64
 	Instance    uint64
 	Owner       uint32
+	// Suspect says the replica restarted over its storage and no owner
+	// has verified it since; Commit is the highest index it knows was
+	// confirmed.
+	Suspect bool
+	Commit  uint64
 }
 
 // Kind implements Message.
@@ -59,21 +64,23 @@ func (m *SealReply) AppendBody(b []byte) []byte {
 	b = AppendBytes(b, m.Digest)
 	b = AppendUint64(b, m.HistoryID)
 	b = AppendUint64(b, m.Instance)
-	return AppendUint32(b, m.Owner)
+	b = AppendUint32(b, m.Owner)
+	b = AppendBool(b, m.Suspect)
+	return AppendUint64(b, m.Commit)
 }
 
 func decodeSealReply(d *Decoder) *SealReply {
 	return &SealReply{
 		Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(),
 		First: d.Uint64(), Last: d.Uint64(), LastEpoch: d.Uint64(), Digest: d.Bytes(),
-		HistoryID: d.Uint64(), Instance: d.Uint64(), Owner: d.Uint32(),
+		HistoryID: d.Uint64(), Instance: d.Uint64(), Owner: d.Uint32(), Suspect: d.Bool(), Commit: d.Uint64(),
 	}
 }
 
 // String describes the witness.
 func (m *SealReply) String() string {
-	return fmt.Sprintf("{q=%s epoch=%d ok=%t range=%d..%d last-epoch=%d digest=%x owner=%d}",
-		m.Queue, m.Epoch, m.OK, m.First, m.Last, m.LastEpoch, m.Digest[:min(6, len(m.Digest))], m.Owner)
+	return fmt.Sprintf("{q=%s epoch=%d ok=%t range=%d..%d last-epoch=%d digest=%x owner=%d suspect=%t commit=%d}",
+		m.Queue, m.Epoch, m.OK, m.First, m.Last, m.LastEpoch, m.Digest[:min(6, len(m.Digest))], m.Owner, m.Suspect, m.Commit)
 }
 
 // Fetch asks a sealed replica (the chosen source) for the entries after
