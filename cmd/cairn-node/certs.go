@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/node/live/session"
 )
 
 // certValidity is how long development certificates last.
@@ -41,7 +42,7 @@ func runCerts(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cairn-node certs:", err)
 		return exitFailed
 	}
-	fmt.Fprintf(stdout, `wrote ca.pem, n1.pem … n%d.pem and client.pem (each with a -key.pem) to %s
+	fmt.Fprintf(stdout, `wrote ca.pem, n1.pem … n%d.pem, client.pem and admin.pem (each with a -key.pem) to %s
 
 In node i's configuration:
   [tls]
@@ -49,8 +50,9 @@ In node i's configuration:
   cert = "%[2]s/n1.pem"
   key = "%[2]s/n1-key.pem"
 
-For the CLI:
-  cairn --ca %[2]s/ca.pem --cert %[2]s/client.pem --key %[2]s/client-key.pem cluster status
+For the CLI (the admin certificate, with --admin, may also delete queues):
+  cairn --ca %[2]s/ca.pem --cert %[2]s/client.pem --key %[2]s/client-key.pem publish orders hello
+  cairn --ca %[2]s/ca.pem --cert %[2]s/admin.pem --key %[2]s/admin-key.pem --admin queue delete orders
 `, *nodes, *dir)
 	return exitOK
 }
@@ -76,7 +78,14 @@ func writeDevCerts(dir string, nodes int, hosts []string) error {
 			return err
 		}
 	}
-	return issue(dir, "client", leafTemplate("cairn client", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}), ca, caKey)
+	for _, role := range []session.Role{session.RoleClient, session.RoleAdmin} {
+		tmpl := leafTemplate("cairn "+role.String(), []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth})
+		tmpl.URIs = append(tmpl.URIs, live.RoleCertURI(role))
+		if err := issue(dir, role.String(), tmpl, ca, caKey); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newCA() (*x509.Certificate, *ecdsa.PrivateKey, error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,17 +25,38 @@ import (
 //	log_level = "info"            # debug | info | warn | error
 //	detection = "heartbeat"       # heartbeat | eager
 //	replace_after = "5m"          # replace a replica down this long; "off" never
-//	secret_file = "cluster.secret" # or secret = "...", or a [tls] table
+//	peer_secret_file = "peer.secret"     # without TLS: one secret per role,
+//	client_secret_file = "client.secret" # each also as peer_secret = "..." etc.
+//	admin_secret_file = "admin.secret"   # optional: without it no admin connects
 //
 //	[listen]                      # defaults: this node's entry in peers
 //	client = "0.0.0.0:7001"
 //	peer = "0.0.0.0:7101"
-//	http = "127.0.0.1:7201"
+//	http = "127.0.0.1:7201"       # default: loopback, on http_addr's port
 //
-//	[tls]                         # node certificates name their node: URI SAN cairn://node/ID
-//	ca = "ca.pem"
-//	cert = "n1.pem"
+//	[tls]                         # instead of the secrets; certificates name their
+//	ca = "ca.pem"                 # role: cairn://node/ID, cairn://role/client or
+//	cert = "n1.pem"               # cairn://role/admin
 //	key = "n1-key.pem"
+//
+//	[http]
+//	auth = "client"               # client | admin | none: who may read /status and /
+//	open = ["/healthz", "/metrics"] # served without a credential
+//
+//	[limits]                      # every key optional; see docs/security.md
+//	max_clients = 4096
+//	max_preauth_conns = 256       # per port, still authenticating
+//	max_preauth_per_source = 32   # per port and source IP
+//	max_http_conns = 128
+//	max_conns = 0                 # 0: the descriptor limit less fd_reserve
+//	fd_reserve = 0                # 0: a quarter of the limit, at least 128
+//	handshake_timeout = "5s"
+//	frame_read_timeout = "30s"
+//	client_idle_timeout = "5m"    # or "off"
+//	http_read_header_timeout = "5s"
+//	http_read_timeout = "30s"
+//	http_write_timeout = "30s"
+//	http_idle_timeout = "60s"
 //
 //	[[peers]]                     # every node, this one included
 //	id = 1
@@ -59,9 +79,19 @@ type fileConfig struct {
 	// before the metadata leader replaces it with a node outside the
 	// queue's replica set; "off" never replaces. Default 5m.
 	ReplaceAfter string `toml:"replace_after"`
-	Secret       string `toml:"secret"`
-	SecretFile   string `toml:"secret_file"`
-	Listen       struct {
+	// Secret and SecretFile are the former single cluster secret; they
+	// are refused with an explanation (see validateAuth).
+	Secret     string `toml:"secret"`
+	SecretFile string `toml:"secret_file"`
+	// One secret per role, when TLS is off; each either inline or in a
+	// file (see loadAuth).
+	PeerSecret       string `toml:"peer_secret"`
+	PeerSecretFile   string `toml:"peer_secret_file"`
+	ClientSecret     string `toml:"client_secret"`
+	ClientSecretFile string `toml:"client_secret_file"`
+	AdminSecret      string `toml:"admin_secret"`
+	AdminSecretFile  string `toml:"admin_secret_file"`
+	Listen           struct {
 		Client string `toml:"client"`
 		Peer   string `toml:"peer"`
 		HTTP   string `toml:"http"`
@@ -71,7 +101,9 @@ type fileConfig struct {
 		Cert string `toml:"cert"`
 		Key  string `toml:"key"`
 	} `toml:"tls"`
-	Peers []peerEntry `toml:"peers"`
+	HTTP   httpConfig   `toml:"http"`
+	Limits limitsConfig `toml:"limits"`
+	Peers  []peerEntry  `toml:"peers"`
 }
 
 type peerEntry struct {
@@ -96,7 +128,8 @@ func loadConfig(path string) (*fileConfig, error) {
 		return nil, fmt.Errorf("config: unknown field %q", undecoded[0].String())
 	}
 	base := filepath.Dir(path)
-	for _, p := range []*string{&fc.DataDir, &fc.SecretFile, &fc.TLS.CA, &fc.TLS.Cert, &fc.TLS.Key} {
+	for _, p := range []*string{&fc.DataDir, &fc.SecretFile, &fc.TLS.CA, &fc.TLS.Cert, &fc.TLS.Key,
+		&fc.PeerSecretFile, &fc.ClientSecretFile, &fc.AdminSecretFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(base, *p)
 		}
@@ -136,6 +169,12 @@ func (fc *fileConfig) validate() error {
 			return err
 		}
 	}
+	if err := fc.HTTP.validate(); err != nil {
+		return err
+	}
+	if err := fc.Limits.validate(); err != nil {
+		return err
+	}
 	return fc.validateAuth()
 }
 
@@ -160,23 +199,6 @@ func (fc *fileConfig) validatePeers() error {
 		if err := checkDialable(field+".http_addr", p.HTTPAddr, false); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func (fc *fileConfig) validateAuth() error {
-	hasTLS := fc.TLS.CA != "" || fc.TLS.Cert != "" || fc.TLS.Key != ""
-	if hasTLS && (fc.TLS.CA == "" || fc.TLS.Cert == "" || fc.TLS.Key == "") {
-		return errors.New("config: tls needs all of ca, cert and key")
-	}
-	if fc.Secret != "" && fc.SecretFile != "" {
-		return errors.New("config: secret and secret_file are both set; choose one")
-	}
-	if !hasTLS && fc.Secret == "" && fc.SecretFile == "" {
-		return errors.New("config: no authentication: set a [tls] table, or secret or secret_file (without TLS)")
-	}
-	if fc.Secret != "" && len(fc.Secret) < minSecretLen {
-		return fmt.Errorf("config: secret: must be at least %d bytes", minSecretLen)
 	}
 	return nil
 }
@@ -312,7 +334,7 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),
-		HTTPListen:   cmp.Or(fc.Listen.HTTP, self.HTTPAddr),
+		HTTPListen:   fc.httpListen(),
 	}
 	for _, p := range fc.Peers {
 		cfg.Members = append(cfg.Members, live.Member{ID: node.NodeID(p.ID), PeerAddr: p.Addr, ClientAddr: p.ClientAddr, HTTPAddr: p.HTTPAddr})
@@ -320,30 +342,7 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	if err := fc.loadAuth(&cfg); err != nil {
 		return live.Config{}, err
 	}
+	fc.HTTP.apply(&cfg)
+	fc.Limits.apply(&cfg)
 	return cfg, nil
-}
-
-func (fc *fileConfig) loadAuth(cfg *live.Config) error {
-	if fc.TLS.CA != "" {
-		t, err := live.LoadTLS(fc.TLS.CA, fc.TLS.Cert, fc.TLS.Key)
-		if err != nil {
-			return fmt.Errorf("config: tls: %w", err)
-		}
-		cfg.TLS = t
-	}
-	secret := fc.Secret
-	if fc.SecretFile != "" {
-		b, err := os.ReadFile(fc.SecretFile)
-		if err != nil {
-			return fmt.Errorf("config: secret_file: %w", err)
-		}
-		secret = strings.TrimSpace(string(b))
-		if len(secret) < minSecretLen {
-			return fmt.Errorf("config: secret_file %s: the secret must be at least %d bytes", fc.SecretFile, minSecretLen)
-		}
-	}
-	if secret != "" {
-		cfg.Secret = []byte(secret)
-	}
-	return nil
 }

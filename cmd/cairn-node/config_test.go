@@ -14,7 +14,9 @@ data_dir = "data/n2"
 replication = 3
 log_level = "debug"
 detection = "eager"
-secret = "0123456789abcdef-secret"
+peer_secret = "0123456789abcdef-peer"
+client_secret = "0123456789abcdef-client"
+admin_secret = "0123456789abcdef-admin"
 
 [listen]
 client = "0.0.0.0:7002"
@@ -64,7 +66,8 @@ func TestGoodConfig(t *testing.T) {
 	if cfg.ClientListen != "0.0.0.0:7002" || cfg.PeerListen != "127.0.0.1:7102" || cfg.HTTPListen != "127.0.0.1:7202" {
 		t.Errorf("listen addresses %q %q %q", cfg.ClientListen, cfg.PeerListen, cfg.HTTPListen)
 	}
-	if cfg.Node.ID != 2 || len(cfg.Members) != 3 || string(cfg.Secret) != "0123456789abcdef-secret" {
+	if cfg.Node.ID != 2 || len(cfg.Members) != 3 || string(cfg.PeerSecret) != "0123456789abcdef-peer" ||
+		string(cfg.ClientSecret) != "0123456789abcdef-client" || string(cfg.AdminSecret) != "0123456789abcdef-admin" {
 		t.Errorf("config %+v", cfg)
 	}
 	if cfg.Node.Detection.Mode != 2 {
@@ -79,8 +82,17 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`log_level = "loud"`, `log_level = "debug"`, `config: log_level "loud"`},
 		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
 		{"detection = \"eager\"\nreplace_after = \"soon\"", `detection = "eager"`, `config: replace_after "soon"`},
-		{`secret = "short"`, `secret = "0123456789abcdef-secret"`, `config: secret: must be at least 16 bytes`},
-		{`#`, `secret = "0123456789abcdef-secret"`, `config: no authentication`},
+		{`client_secret = "short"`, `client_secret = "0123456789abcdef-client"`, `config: client_secret: must be at least 16 bytes`},
+		{`#`, `client_secret = "0123456789abcdef-client"`, `config: no authentication for clients`},
+		{`#`, `peer_secret = "0123456789abcdef-peer"`, `config: no authentication for peers`},
+		{`secret = "0123456789abcdef-secret"`, `admin_secret = "0123456789abcdef-admin"`, `config: secret and secret_file are no longer accepted`},
+		{"client_secret_file = \"c\"\nclient_secret = \"0123456789abcdef-client\"", `client_secret = "0123456789abcdef-client"`, `config: client_secret and client_secret_file are both set`},
+		{"[tls]\nca = \"ca.pem\"\ncert = \"c.pem\"\nkey = \"k.pem\"\n[listen]", `[listen]`, `config: peer_secret: with [tls] the certificates name each role`},
+		{"[http]\nauth = \"everyone\"\n[listen]", `[listen]`, `config: http.auth "everyone"`},
+		{"[http]\nopen = [\"metrics\"]\n[listen]", `[listen]`, `config: http.open "metrics"`},
+		{"[limits]\nmax_preauth_conns = -1\n[listen]", `[listen]`, `config: limits.max_preauth_conns -1`},
+		{"[limits]\nhandshake_timeout = \"off\"\n[listen]", `[listen]`, `config: limits.handshake_timeout "off"`},
+		{"[limits]\nframe_read_timeout = \"soon\"\n[listen]", `[listen]`, `config: limits.frame_read_timeout "soon": want a positive duration such as 30s, or off`},
 		{`client = "nowhere:port"`, `client = "0.0.0.0:7002"`, `config: listen.client "nowhere:port": port "port"`},
 		{`client_addr = "0.0.0.0:7001"`, `client_addr = "127.0.0.1:7001"`, `config: peers[0].client_addr "0.0.0.0:7001": other nodes and clients cannot dial`},
 		{`replication = 5`, `replication = 3`, `config: replication 5`},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
 	"io"
@@ -18,10 +19,15 @@ import (
 	"github.com/sourcegraph/conc/pool"
 )
 
-// devSecret is the development cluster's well-known secret. The cairn CLI
-// uses the same string by default, so the two work together with no
-// setup. It protects nothing: never use it outside loopback.
-const devSecret = "cairn-dev-cluster-secret"
+// devSecret and devAdminSecret are the development cluster's well-known
+// client and admin secrets. The cairn CLI uses the same strings by
+// default (the admin one with --admin), so the two work together with no
+// setup. They protect nothing: never use them outside loopback. The peer
+// secret is drawn afresh for each run, since only the nodes need it.
+const (
+	devSecret      = "cairn-dev-cluster-secret"
+	devAdminSecret = "cairn-dev-admin-secret"
+)
 
 // devBasePort is where the dev cluster's ports start: node i listens for
 // clients on base+i, for peers on base+100+i and for HTTP on base+200+i.
@@ -90,13 +96,18 @@ func devConfigs(n int, root string, base int) []live.Config {
 			HTTPAddr:   fmt.Sprintf("127.0.0.1:%d", base+200+i),
 		})
 	}
+	peerSecret := make([]byte, 32)
+	rand.Read(peerSecret)
 	var cfgs []live.Config
 	for _, m := range members {
 		cfgs = append(cfgs, live.Config{
 			Node:    node.Config{ID: m.ID},
 			Members: members, DataDir: filepath.Join(root, m.ID.String()),
 			ClientListen: m.ClientAddr, PeerListen: m.PeerAddr, HTTPListen: m.HTTPAddr,
-			Secret: []byte(devSecret),
+			PeerSecret: peerSecret, ClientSecret: []byte(devSecret), AdminSecret: []byte(devAdminSecret),
+			// The status pages stay open: the dev cluster listens on
+			// loopback only and its secrets are well known anyway.
+			HTTPAuth: live.HTTPAuthNone,
 		})
 	}
 	return cfgs
@@ -123,7 +134,9 @@ From another terminal:
   go run ./cmd/cairn publish orders hello world
   go run ./cmd/cairn consume orders --ack --count 2
   go run ./cmd/cairn cluster status
-The cluster secret is the development default, which the CLI also uses by default.
+  go run ./cmd/cairn --admin queue delete orders
+The client and admin secrets are the development defaults, which the CLI also
+uses by default (the admin one with --admin).
 Ctrl-C stops the cluster.
 `, strings.Join(addrs, ","))
 }

@@ -230,7 +230,7 @@ func (pc *procCluster) others(nd *procNode) []*procNode {
 func queueOf(ctx context.Context, nd *procNode, queue string) (status.Queue, bool) {
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	s, err := status.Fetch(sctx, nd.httpAddr)
+	s, err := status.FetchAuth(sctx, nd.httpAddr, status.Auth{Secret: []byte(processSecret)})
 	if err != nil {
 		return status.Queue{}, false
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node/live/status"
 )
 
 // Exit statuses.
@@ -21,11 +22,12 @@ const (
 	exitUsage   = 64
 )
 
-// devSecret and devAddrs match what `cairn-node dev` starts, so the CLI
-// works with the dev cluster out of the box.
+// devSecret, devAdminSecret and devAddrs match what `cairn-node dev`
+// starts, so the CLI works with the dev cluster out of the box.
 const (
-	devSecret = "cairn-dev-cluster-secret"
-	devAddrs  = "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"
+	devSecret      = "cairn-dev-cluster-secret"
+	devAdminSecret = "cairn-dev-admin-secret"
+	devAddrs       = "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"
 )
 
 const usage = `usage: cairn COMMAND [flags]
@@ -39,8 +41,13 @@ const usage = `usage: cairn COMMAND [flags]
 
 Connection flags (every command):
   --addrs A,B,C   client addresses (env CAIRN_ADDRS; default the dev cluster's)
-  --secret S      cluster secret (env CAIRN_SECRET; default the dev cluster's)
-  --ca, --cert, --key  mutual TLS files (env CAIRN_CA, CAIRN_CERT, CAIRN_KEY)
+  --secret S      client secret (env CAIRN_SECRET; default the dev cluster's)
+  --admin         connect in the admin role, needed to delete queues
+                  (env CAIRN_ADMIN=1); implied by --admin-secret
+  --admin-secret S  admin secret (env CAIRN_ADMIN_SECRET; with --admin,
+                  default the dev cluster's)
+  --ca, --cert, --key  mutual TLS files (env CAIRN_CA, CAIRN_CERT, CAIRN_KEY);
+                  with --admin the certificate must name the admin role
   --timeout D     how long one command may take (default 30s; consume: none)
 `
 
@@ -52,8 +59,9 @@ type env struct {
 
 // conn holds the connection flags every command shares.
 type conn struct {
-	addrs, secret, ca, cert, key string
-	timeout                      time.Duration
+	addrs, secret, adminSecret, ca, cert, key string
+	admin                                     bool
+	timeout                                   time.Duration
 }
 
 // newFlags returns a flag set with the connection flags registered.
@@ -62,7 +70,9 @@ func newFlags(name string, e env) (*flag.FlagSet, *conn) {
 	fs.SetOutput(e.stderr)
 	c := &conn{}
 	fs.StringVar(&c.addrs, "addrs", envOr("CAIRN_ADDRS", devAddrs), "comma-separated client addresses")
-	fs.StringVar(&c.secret, "secret", envOr("CAIRN_SECRET", devSecret), "cluster secret (when TLS is off)")
+	fs.StringVar(&c.secret, "secret", envOr("CAIRN_SECRET", devSecret), "client secret (when TLS is off)")
+	fs.StringVar(&c.adminSecret, "admin-secret", os.Getenv("CAIRN_ADMIN_SECRET"), "admin secret (when TLS is off); implies --admin")
+	fs.BoolVar(&c.admin, "admin", os.Getenv("CAIRN_ADMIN") == "1", "connect in the admin role")
 	fs.StringVar(&c.ca, "ca", os.Getenv("CAIRN_CA"), "CA certificate (PEM) for mutual TLS")
 	fs.StringVar(&c.cert, "cert", os.Getenv("CAIRN_CERT"), "client certificate (PEM)")
 	fs.StringVar(&c.key, "key", os.Getenv("CAIRN_KEY"), "client key (PEM)")
@@ -95,15 +105,15 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // dial connects to the cluster with the connection flags.
 func (c *conn) dial(ctx context.Context) (*client.Client, error) {
-	opts := client.Options{}
-	if c.ca != "" || c.cert != "" || c.key != "" {
+	opts := client.Options{Admin: c.isAdmin()}
+	if c.usesTLS() {
 		t, err := clientTLS(c.ca, c.cert, c.key)
 		if err != nil {
 			return nil, err
 		}
 		opts.TLS = t
 	} else {
-		opts.Secret = []byte(c.secret)
+		opts.Secret = []byte(c.roleSecret())
 	}
 	var addrs []string
 	for _, a := range strings.Split(c.addrs, ",") {
@@ -112,6 +122,35 @@ func (c *conn) dial(ctx context.Context) (*client.Client, error) {
 		}
 	}
 	return client.Dial(ctx, opts, addrs...)
+}
+
+// usesTLS reports whether the flags ask for mutual TLS.
+func (c *conn) usesTLS() bool { return c.ca != "" || c.cert != "" || c.key != "" }
+
+// isAdmin reports whether to connect in the admin role.
+func (c *conn) isAdmin() bool { return c.admin || c.adminSecret != "" }
+
+// roleSecret is the secret of the role the CLI connects in: the admin
+// secret (the dev cluster's unless given) or the client secret.
+func (c *conn) roleSecret() string {
+	if !c.isAdmin() {
+		return c.secret
+	}
+	if c.adminSecret == "" {
+		return devAdminSecret
+	}
+	return c.adminSecret
+}
+
+// statusAuth is how the CLI authenticates to the nodes' HTTP ports, which
+// serve /status only to a client or an admin: with the same certificate
+// over HTTPS, or with the same secret as a bearer token.
+func (c *conn) statusAuth() (status.Auth, error) {
+	if !c.usesTLS() {
+		return status.Auth{Secret: []byte(c.roleSecret())}, nil
+	}
+	t, err := clientTLS(c.ca, c.cert, c.key)
+	return status.Auth{TLS: t}, err
 }
 
 // context returns the command's context, bounded by --timeout.
