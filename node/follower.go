@@ -77,7 +77,7 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 		if errors.Is(err, errDropsConfirmed) {
 			kind = "queue.refused-truncation"
 		}
-		r.n.emit(kind, slog.String("q", r.name), slog.String("from", from.String()), slog.String("err", err.Error()))
+		r.n.emit(kind, slog.String("q", r.name), slog.Uint64("epoch", m.Epoch), slog.String("from", from.String()), slog.String("err", err.Error()))
 		return
 	}
 	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))

@@ -287,7 +287,7 @@ func (rec *recovery) onFetchReply(from NodeID, m *wire.FetchReply) {
 			return
 		}
 		if m.Hint < r.commitKnown {
-			r.n.emit("queue.refused-truncation", slog.String("q", r.name), slog.String("from", from.String()),
+			r.n.emit("queue.refused-truncation", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch), slog.String("from", from.String()),
 				slog.String("err", fmt.Sprintf("the source conflicts after %d, below the known commit %d", m.Hint, r.commitKnown)))
 			rec.restart("the source's history conflicts with confirmed records")
 			return

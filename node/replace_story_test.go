@@ -84,6 +84,10 @@ func TestADamagedOwnerReplicaIsFailedOver(t *testing.T) {
 	if !c.sawEvent("queue.fenced q=orders") {
 		t.Fatalf("the damaged replica was not fenced; events:\n%v", c.events)
 	}
+	// The status page reads the node's view of a replica with no log.
+	if v := viewOf(t, m.n, "orders"); v.Fenced == "" || v.LastIndex != 0 {
+		t.Fatalf("the damaged replica's view is %+v, want it fenced with no log", v)
+	}
 	newOwner := recoveredOwner(t, c)
 	if newOwner == owner {
 		t.Fatalf("the damaged replica's node %s still owns the queue", owner)

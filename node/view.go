@@ -31,6 +31,10 @@ type QueueView struct {
 	Commit       uint64
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string
+	// Suspect is set while the replica, opened over storage an earlier
+	// process wrote, has not yet been verified against an owner: until
+	// then its own log counts for less as evidence in a recovery.
+	Suspect bool
 }
 
 // Queues lists every queue the metadata names or this node holds a
@@ -65,7 +69,11 @@ func (n *Node) queueView(name string) QueueView {
 	if v.Incarnation == 0 {
 		v.Incarnation = r.inc
 	}
-	v.ReplicaEpoch, v.LastIndex = r.epoch, r.log.LastIndex()
+	v.ReplicaEpoch, v.Suspect = r.epoch, r.suspect
+	if r.log != nil {
+		// A replica fenced while opening has no log to read.
+		v.LastIndex = r.log.LastIndex()
+	}
 	if r.fenced != nil {
 		v.Fenced = r.fenced.Error()
 	}
