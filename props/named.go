@@ -105,6 +105,28 @@ var NamedScenarios = []NamedScenario{
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultDamage, Node: owner, Length: 500 * time.Millisecond}}
 		}, Expect: []string{"queue.fenced", "recovery.done"}},
+	// The defect an attack probe found: every node stops, the owner's disk
+	// loses its last synced records, everyone restarts. The owner must
+	// prove what it holds against the followers before it serves.
+	{Name: "owner-lost-writes", About: "every node stops and the owner's disk loses the last 20 records it had acknowledged as synced; after the restart the owner must recover them from the followers, never make them truncate",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 3 * time.Second, Kind: sim.FaultLoseWrites, Node: owner, Hit: 20, Length: time.Second},
+				{At: 3 * time.Second, Kind: sim.FaultCrashAll, Length: time.Second},
+			}
+		}, Expect: []string{"recovery.done"}},
+	// The same lie, with the last records confirmed on the owner and one
+	// follower only: the owner and the lagging follower come back first
+	// and must wait for the third replica.
+	{Name: "owner-lost-writes-lagging-follower", About: "a follower is cut off while the owner and the other follower confirm; every node stops, the owner's disk loses its last records, and the owner and the lagging follower restart first: they must wait for the third replica",
+		Build: func(owner int, others []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 2 * time.Second, Kind: sim.FaultIsolate, Node: others[0], Length: 1500 * time.Millisecond},
+				{At: 3400 * time.Millisecond, Kind: sim.FaultLoseWrites, Node: owner, Hit: 20, Length: 600 * time.Millisecond},
+				{At: 3400 * time.Millisecond, Kind: sim.FaultCrash, Node: others[0], Length: 600 * time.Millisecond},
+				{At: 3400 * time.Millisecond, Kind: sim.FaultCrash, Node: others[1], Length: 2 * time.Second},
+			}
+		}, Expect: []string{"recovery.done"}},
 	{Name: "policy-change-mid-suspicion", About: "the detection policy changes while the owner is suspected but not yet confirmed",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{
