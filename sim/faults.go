@@ -13,6 +13,50 @@ import (
 	"github.com/cairnmq/cairn/storage"
 )
 
+// The fault model: what the simulator does to a cluster, how often the
+// swarm draws it, and what it leaves out. Each seed draws a profile
+// (mixed twice as often as the others, crash-heavy, partition-heavy,
+// fsync-heavy, clean); a profile picks fault kinds, each joining with
+// chance 0.5 (mixed, fsync-heavy) or 0.75 (crash- and partition-heavy),
+// and schedules up to 13, 20 or 6 faults at uniform times in the safety
+// phase, most lasting 10 ms to 1.5 s.
+//
+// Processes: crash and restart (crash, crash-owner, crash-leader,
+// crash-all, crash-leader-owner), crash at the k-th hit of a named
+// transition boundary (crash-at, k in 1..3), pause (events held, then
+// replayed), clock skew (up to ±500 ms at start) and jumps (±2 s).
+//
+// Network, per link: latency with a tail (up to 5% of messages 20-220 ms
+// late), loss 0/1/5%, duplication 0/1/5%, reordering 0/2/10%; scheduled
+// one-way cuts, isolation of a node or of the metadata leader, splits
+// into two groups, clogged links, latency spikes, lossy nodes (a third of
+// their messages lost). Partitions are silent; a crashed peer's
+// connections reset after a round trip.
+//
+// Disks, per node: sync latency with a tail; EIO on sync (0, 0.2% or 2%
+// of syncs; 1-5% in fsync-heavy seeds), on write (0 or 0.05%) and on read
+// (0 or 0.05%); at a crash, unsynced data is lost, torn at 512-byte sectors
+// (a surviving prefix, chance 0.5 or 0.9) or with sectors reordered
+// (chance 0.3); bit flips at rest in what a crash kept (chance 0.2, in
+// seeds that allow them). Lying disks: lose-writes crashes a node whose
+// disk then loses the last 1..30 frames of each queue replica's newest
+// segment, synced or not; misdirect lands them over the segment's first
+// frames instead (damage inside the synced range, or, when nothing later
+// proves them synced, a torn tail that drops the whole segment). Every
+// lying-disk fault of a seed hits one node, so a queue never has two lying
+// replicas at once; the scripted damage fault flips a bit in a synced
+// frame.
+//
+// Not modelled: a lying disk under the metadata raft log (raft assumes
+// storage that keeps what it acknowledged; a voter that forgot entries
+// could elect a leader without committed ones), lying disks on two
+// replicas of one queue, lost writes on an owner-only queue (its owner's
+// disk is the only copy by design) and damage to an all-policy queue in a
+// cluster with no spare node (it could never activate again), lost
+// directory entries once their directory was synced, disks that fill up,
+// corruption in transit (frames carry CRCs, but no fault flips them), and
+// clocks that run at a different rate rather than jump.
+
 // applyFault starts one scheduled fault, and schedules its end.
 func (w *World) applyFault(f Fault) {
 	if w.live {

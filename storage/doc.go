@@ -37,4 +37,22 @@
 // synced and then damaged, and nothing was written after it, nothing on
 // disk says it was synced, and it is treated as a torn tail. Replication
 // (comparing digests with peers) is what covers that case.
+//
+// # Disks that lie
+//
+// A disk can acknowledge a sync and still lose the data (a lost write), or
+// write it somewhere else (a misdirected write). On Linux the page cache
+// adds a quieter version of the same lie: after a failed fsync the kernel
+// marks the unwritten pages clean, so a restarted process reads them back,
+// syncs them "successfully", and may believe records durable that never
+// reached the platter. Nothing in one log can tell such a tail from a good
+// one, so storage does not try. The rule lives one level up, in the queue
+// replica: a log reopened by a new process is suspect. Its records are
+// served and replicated as usual, but its own word about what it holds is
+// not enough evidence for a recovery to select a history (a seal then needs
+// one witness more than a quorum) until an owner has verified the log
+// through a confirmed index, or a recovery installed a selected history in
+// it. A replica also remembers the highest index it was told is confirmed
+// and refuses to drop any record at or below it. LoseLastFrames and
+// MisdirectLastFrames imitate these lies for the simulator and tests.
 package storage
