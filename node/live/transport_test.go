@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,13 +148,23 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 }
 
 // TestWrongSecretIsRefused checks that a client with the wrong secret
-// cannot connect, and learns that the node could not prove the secret.
+// cannot connect, and that both sides call it a secret mismatch: neither
+// can tell which of the two secrets is the wrong one.
 func TestWrongSecretIsRefused(t *testing.T) {
 	tn := start(t, singleConfig(t))
 	ctx := ctxFor(t, 5*time.Second)
 	_, err := client.Dial(ctx, client.Options{Secret: []byte("wrong")}, tn.ClientAddr())
-	if !errors.Is(err, session.ErrBadProof) {
-		t.Fatalf("dial with the wrong secret: %v, want ErrBadProof", err)
+	if !errors.Is(err, session.ErrBadProof) || !strings.Contains(err.Error(), "secret mismatch") {
+		t.Fatalf("dial with the wrong secret: %v, want ErrBadProof saying secret mismatch", err)
+	}
+	// Without proving anything first, the node is the one to notice.
+	nc, _ := net.Dial("tcp", tn.ClientAddr())
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err = (session.Initiator{Role: session.RoleClient}).Handshake(bufio.NewReader(nc), nc)
+	waitFor(t, 5*time.Second, "the node's log line", func() bool { return tn.logsMention("refusing connection", "secret mismatch") })
+	if !strings.Contains(err.Error(), "secret mismatch") || strings.Contains(tn.logs.String(), "failed to prove") {
+		t.Fatalf("the initiator heard %v; the node logged:\n%s", err, tn.logs.String())
 	}
 }
 
@@ -225,6 +236,36 @@ func TestDataDirectoryIsLocked(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "in use by another process") {
 		t.Fatalf("second New on the same directory: %v, want an in-use error", err)
 	}
+}
+
+// TestDataDirectoryProblemsAreNamed checks that a data directory the
+// process cannot use for a reason other than another process holding it
+// is not reported as in use.
+func TestDataDirectoryProblemsAreNamed(t *testing.T) {
+	t.Run("unwritable", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root may write anywhere")
+		}
+		cfg := singleConfig(t)
+		if err := os.Chmod(cfg.DataDir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(cfg.DataDir, 0o700)
+		_, err := New(cfg)
+		if err == nil || strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "not writable") {
+			t.Fatalf("New on a read-only data directory: %v, want it called not writable", err)
+		}
+	})
+	t.Run("lock file blocked", func(t *testing.T) {
+		cfg := singleConfig(t)
+		if err := os.Mkdir(filepath.Join(cfg.DataDir, "LOCK"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(cfg)
+		if err == nil || strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "cannot open the lock file") {
+			t.Fatalf("New with a directory where the lock file goes: %v, want the open failure named", err)
+		}
+	})
 }
 
 // TestDrainStopsPromptly checks that cancelling Run drains and returns
