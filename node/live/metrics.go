@@ -34,7 +34,7 @@ func newMetrics() *metrics {
 		events:      counterVec("cairn_node_events_total", "Events the node emitted, by name.", "event"),
 		dropped:     counterVec("cairn_send_dropped_total", "Outgoing frames dropped instead of blocking the node, by side and reason.", "side", "reason"),
 		closed:      counterVec("cairn_connections_closed_total", "Connections closed, by side and reason.", "side", "reason"),
-		refused:     counterVec("cairn_handshakes_refused_total", "Connections refused during TLS or the session handshake, by side.", "side"),
+		refused:     counterVec("cairn_handshakes_refused_total", "Connections refused before authenticating (limits, TLS or the session handshake), by side.", "side"),
 		limited:     counterVec("cairn_connections_limited_total", "Connections refused because a limit was reached, by side and limit.", "side", "limit"),
 		denied:      counterVec("cairn_requests_denied_total", "Client requests refused because they need the admin role, by kind.", "kind"),
 		framesIn:    counterVec("cairn_frames_received_total", "Wire frames received, by side.", "side"),

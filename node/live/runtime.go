@@ -12,9 +12,12 @@
 // them stops the process loudly instead of leaving it half serving.
 //
 // Connections are authenticated before any wire frame is accepted: by
-// mutual TLS, or, when TLS is off, by a cluster secret proven with the
-// HMAC handshake of package session. Bad input closes only the connection
-// it arrived on, with a logged reason.
+// mutual TLS, or, when TLS is off, by the secret of the connection's role
+// (peer, client or admin) proven with the HMAC handshake of package
+// session. The role decides what a connection may do: only peers use the
+// peer port, and only admins may change the cluster. Connections are
+// bounded before and after authentication (see Limits), and bad input
+// closes only the connection it arrived on, with a logged reason.
 package live
 
 import (

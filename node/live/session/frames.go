@@ -3,12 +3,13 @@
 // and it runs the handshake that must succeed before a node accepts any
 // wire frame from a peer or a client.
 //
-// The handshake exchanges roles, node identities and fresh nonces. When
-// the cluster runs without TLS, each side also proves that it knows the
-// shared cluster secret with an HMAC-SHA256 over the whole exchange, so
-// neither side can be impersonated by someone who merely replays an old
-// conversation. When mutual TLS is on, the certificates authenticate both
-// sides and the handshake only names them.
+// The handshake exchanges roles (peer, client or admin), node identities
+// and fresh nonces. When the cluster runs without TLS, each side also
+// proves that it knows the secret of the initiator's role with an
+// HMAC-SHA256 over the whole exchange, so a secret admits only its own
+// role, and neither side can be impersonated by someone who merely
+// replays an old conversation. When mutual TLS is on, the certificates
+// authenticate both sides and the handshake only names them.
 //
 // The package depends on nothing but node/wire and the standard library,
 // so the public Go client can use it without pulling in the server.
