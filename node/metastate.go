@@ -254,11 +254,13 @@ func (s *metaState) applyBumpEpoch(c command) result {
 	}
 	q.Epoch++
 	q.OwnerProcess = c.process
-	if q.State == QueueActive && !bugs.Active(bugs.RestartOwnerTrustsOwnLog) {
+	if q.State == QueueActive && q.Policy != wire.PolicyOwnerOnly && !bugs.Active(bugs.RestartOwnerTrustsOwnLog) {
 		// The owner's new process may hold less than its old one made
 		// durable (a disk can lose synced writes), so it claims the queue
 		// as any candidate does: seal the replicas, select the most
-		// complete history, install it and activate on a quorum.
+		// complete history, install it and activate on a quorum. An
+		// owner-only queue's history is by definition what its owner's
+		// disk holds; there is nothing to prove it against.
 		q.State, q.Activated = QueueRecovering, nil
 	}
 	return result{ok: true}
