@@ -116,7 +116,10 @@ func TestHTTPConnectionsAreCapped(t *testing.T) {
 	cfg.Limits = Limits{MaxHTTPConns: capped, HTTPReadHeaderTimeout: time.Minute, HTTPReadTimeout: time.Minute}
 	tn := start(t, cfg)
 	conns := openSilent(t, tn.HTTPAddr(), n)
-	if closed := closedByNode(conns, 3*time.Second); closed < n-capped {
+	waitFor(t, 20*time.Second, "the refusals to be counted", func() bool {
+		return counterValue(tn.m.limited.WithLabelValues(sideHTTP, "http")) >= n-capped
+	})
+	if closed := closedByNode(conns, 2*time.Second); closed < n-capped {
 		t.Fatalf("the node closed %d of %d HTTP connections over a cap of %d", closed, n, capped)
 	}
 	if !tn.logsMention("side=http", "MaxHTTPConns") {
