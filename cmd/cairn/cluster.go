@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -26,8 +27,9 @@ type nodeView struct {
 // errNoHTTPAddr stands for a node whose status cannot be asked for.
 var errNoHTTPAddr = errors.New("the cluster names no HTTP address for this node")
 
-// gather reads every node's /status, concurrently.
-func gather(ctx context.Context, cl *client.Client) []nodeView {
+// gather reads every node's /status, concurrently, proving itself with
+// auth.
+func gather(ctx context.Context, cl *client.Client, auth status.Auth) []nodeView {
 	nodes := cl.Nodes()
 	views := make([]nodeView, len(nodes))
 	var wg sync.WaitGroup
@@ -37,7 +39,7 @@ func gather(ctx context.Context, cl *client.Client) []nodeView {
 			views[i].err = errNoHTTPAddr
 			continue
 		}
-		wg.Go(func() { views[i].status, views[i].err = status.Fetch(ctx, n.HTTPAddr) })
+		wg.Go(func() { views[i].status, views[i].err = status.FetchAuth(ctx, n.HTTPAddr, auth) })
 	}
 	wg.Wait()
 	return views
@@ -50,6 +52,10 @@ func connectAndGather(args []string, name string, e env) ([]nodeView, int) {
 		fmt.Fprintf(e.stderr, "usage: cairn %s\n", name)
 		return nil, exitUsage
 	}
+	auth, err := c.statusAuth()
+	if err != nil {
+		return nil, failure(e, "loading the TLS files", err)
+	}
 	ctx, cancel := c.context()
 	defer cancel()
 	cl, err := c.dial(ctx)
@@ -57,7 +63,7 @@ func connectAndGather(args []string, name string, e env) ([]nodeView, int) {
 		return nil, failure(e, "connecting", err)
 	}
 	defer cl.Close()
-	return gather(ctx, cl), exitOK
+	return gather(ctx, cl, auth), exitOK
 }
 
 func queueList(args []string, e env) int {
@@ -122,17 +128,21 @@ func printNodes(w io.Writer, views []nodeView) {
 
 // reachState names in one word why a node's status could not be read:
 // "down" when its HTTP port refused the connection (nothing listens
-// there), "unknown" when the cluster gave no address to ask, and
-// "unreachable" for anything else (a timeout, a network error, or an
-// answer that is not a status document).
+// there), "unreachable" when the connection failed otherwise or timed
+// out, "unknown" when the cluster gave no address to ask, and "error"
+// when the node answered but not with its status (an HTTP error, such as
+// a refused credential, or a document that does not decode).
 func reachState(err error) string {
+	var netErr *net.OpError
 	switch {
 	case errors.Is(err, errNoHTTPAddr):
 		return "unknown"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "down"
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		return "unreachable"
 	}
-	return "unreachable"
+	return "error"
 }
 
 func nodeState(s *status.Node) string {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -31,15 +33,27 @@ func TestClusterStatusKeepsErrorsOutOfTheTable(t *testing.T) {
 	down := closedAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := status.Fetch(ctx, down)
+	_, err := status.FetchAuth(ctx, down, status.Auth{})
 	if err == nil {
 		t.Fatalf("fetching status from %s, where nothing listens, succeeded", down)
+	}
+	// A node that answers, but not with its status: here it refuses the
+	// credential.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no credential", http.StatusUnauthorized)
+	}))
+	defer refusing.Close()
+	refusingAddr := strings.TrimPrefix(refusing.URL, "http://")
+	_, refused := status.FetchAuth(ctx, refusingAddr, status.Auth{})
+	if refused == nil {
+		t.Fatal("a 401 answer read as a status document")
 	}
 	views := []nodeView{
 		{info: client.NodeInfo{ID: 1, Addr: "127.0.0.1:7001", HTTPAddr: "127.0.0.1:7201"},
 			status: &status.Node{ID: 1, Started: true, MetaLeader: 1, MetaTerm: 2, Peers: []status.Peer{{ID: 2}, {ID: 3, Connected: true}}}},
 		{info: client.NodeInfo{ID: 2, Addr: "127.0.0.1:7002", HTTPAddr: down}, err: err},
 		{info: client.NodeInfo{ID: 3, Addr: "127.0.0.1:7003"}, err: errNoHTTPAddr},
+		{info: client.NodeInfo{ID: 4, Addr: "127.0.0.1:7004", HTTPAddr: refusingAddr}, err: refused},
 	}
 	var b bytes.Buffer
 	printNodes(&b, views)
@@ -54,7 +68,7 @@ func TestClusterStatusKeepsErrorsOutOfTheTable(t *testing.T) {
 			rows[f[0]] = f
 		}
 	}
-	for node, state := range map[string]string{"n1": "serving", "n2": "down", "n3": "unknown"} {
+	for node, state := range map[string]string{"n1": "serving", "n2": "down", "n3": "unknown", "n4": "error"} {
 		if row := rows[node]; len(row) < 4 || !slices.Contains(row, state) || len(strings.Join(row, " ")) > 60 {
 			t.Errorf("%s's row %q is not a short row with state %q", node, row, state)
 		}
@@ -64,6 +78,9 @@ func TestClusterStatusKeepsErrorsOutOfTheTable(t *testing.T) {
 	}
 	if !strings.Contains(out, "n3 is unknown: "+errNoHTTPAddr.Error()) {
 		t.Errorf("why n3 was not read is not noted under the table:\n%s", out)
+	}
+	if !strings.Contains(out, "n4 is error: "+refused.Error()) {
+		t.Errorf("why n4 was not read is not noted under the table:\n%s", out)
 	}
 	if !strings.HasPrefix(lines[0], "NODE") || strings.Count(out, err.Error()) != 1 {
 		t.Errorf("the error appears other than once, in its note:\n%s", out)
