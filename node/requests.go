@@ -50,7 +50,8 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 // of replicas reporting prepared storage.
 func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	if m.Policy > wire.PolicyOwnerOnly {
-		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("unknown policy %d", m.Policy))
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("unknown confirmation policy %d: want %d (%s), %d (%s) or %d (%s)",
+			m.Policy, wire.PolicyMajority, wire.PolicyMajority, wire.PolicyAll, wire.PolicyAll, wire.PolicyOwnerOnly, wire.PolicyOwnerOnly))
 		return
 	}
 	if err := ValidQueueName(m.Queue); err != nil {
@@ -112,7 +113,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 		return
 	}
 	if m.Delay < 0 {
-		n.reply(conn, m.ReqID, wire.StatusBadRequest, "negative delay")
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("delay %v is negative: a message's delay is zero or more", m.Delay))
 		return
 	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
@@ -132,7 +133,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 
 func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {
 	if m.Window == 0 {
-		n.reply(conn, m.ReqID, wire.StatusBadRequest, "subscription window must be positive")
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, "subscription window is 0: it must allow at least one unsettled delivery")
 		return
 	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
@@ -183,7 +184,9 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 func (n *Node) onSetDetection(conn ConnID, m *wire.SetDetection) {
 	p := DetectionPolicy{Mode: m.Mode, Interval: m.Interval, Grace: m.Grace}
 	if (p.Mode != DetectHeartbeat && p.Mode != DetectEager) || p.Interval <= 0 || p.Grace < 0 {
-		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("invalid detection policy %+v", p))
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf(
+			"invalid detection policy (mode %d, interval %v, grace %v): want mode %d (heartbeat) or %d (eager), a positive interval and a grace of zero or more",
+			p.Mode, p.Interval, p.Grace, DetectHeartbeat, DetectEager))
 		return
 	}
 	n.meta.propose(command{kind: cmdSetDetection, policy: p}, 2*lifecycleTimeoutTicks, func(res result) {
