@@ -40,6 +40,8 @@ type member struct {
 	n    *node.Node
 	inc  int
 	down bool
+	// rejoin starts the node with Config.Rejoin set.
+	rejoin bool
 }
 
 type envelope struct {
@@ -94,6 +96,7 @@ func (m *member) start() {
 	m.down = false
 	cfg := m.c.cfg
 	cfg.ID = m.id
+	cfg.Rejoin = m.rejoin
 	m.n = node.New(cfg, &testEnv{m: m, inc: m.inc})
 	m.run(m.n.Start)
 }

@@ -199,6 +199,12 @@ func (n *Node) prepare(q *QueueMeta) {
 	}
 	n.preparing[q.Name] = true
 	name, inc, members := q.Name, q.Incarnation, slices.Clone(q.Replicas)
+	// A replica prepared for a queue that already has a history is a
+	// newcomer or a node that lost its disk: in the latter case it once
+	// reported records durable that it no longer holds, so it is suspect
+	// until an owner has verified it, like a replica reopened after a
+	// crash.
+	existing := q.State != QueuePreparing
 	n.env.Boundary("queue.before.prepare")
 	storage.MakeDirs(n.env.FS(), n.replicaDir(name, inc), n.syncs, func(err error) {
 		if err != nil {
@@ -207,6 +213,7 @@ func (n *Node) prepare(q *QueueMeta) {
 		}
 		r := n.openReplica(name, inc, members)
 		delete(n.preparing, name)
+		r.suspect = r.suspect || existing
 		if r.fenced == nil {
 			n.recordIdentity(r, q)
 		}

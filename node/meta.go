@@ -62,6 +62,15 @@ type metaNode struct {
 	lastSilence       int
 	term              uint64
 
+	// catchingUp is set while this member's log may lack entries it once
+	// acknowledged: started over a lost data directory (Config.Rejoin), or
+	// told by a leader of a commit beyond its log. It then grants no vote
+	// and never campaigns, since a member that forgot committed entries
+	// could elect a leader without them, until it has caught up with a
+	// leader's commit index, catchUpTo.
+	catchingUp bool
+	catchUpTo  uint64
+
 	seq       uint64
 	proposals map[proposalID]*proposal
 	reads     []*pendingRead
@@ -102,6 +111,10 @@ func (n *Node) openMeta(done func()) {
 	}
 	m.snap, m.hard = snap, hard
 	if snapData == nil {
+		if n.cfg.Rejoin {
+			m.catchingUp = true
+			n.emit("meta.catching-up", slog.String("why", "started over an empty data directory to rejoin"))
+		}
 		m.bootstrap(done)
 		return
 	}
@@ -268,7 +281,7 @@ func (m *metaNode) tick() {
 	m.finishReads()
 	if m.rn.BasicStatus().RaftState == raft.StateLeader {
 		m.rn.Tick()
-	} else if m.silentTicks++; m.silentTicks >= m.timeoutTicks {
+	} else if m.silentTicks++; m.silentTicks >= m.timeoutTicks && !m.catchingUp {
 		m.campaign("the leader is silent")
 	}
 	m.process()
@@ -306,7 +319,11 @@ func (m *metaNode) step(from NodeID, data []byte) {
 	switch msg.GetType() {
 	case pb.MessageType_MsgApp, pb.MessageType_MsgHeartbeat, pb.MessageType_MsgSnap:
 		m.silentTicks = 0 // only a leader sends these
+		m.noteLeaderCommit(from, msg)
 	case pb.MessageType_MsgPreVote, pb.MessageType_MsgVote:
+		if m.catchingUp {
+			return // no vote from a member that may have forgotten entries
+		}
 		// Check-quorum's lease: a follower that has heard from its leader
 		// within the election window refuses to vote. Raft measures that
 		// window by ticks, and followers here are never ticked, so the
@@ -318,4 +335,67 @@ func (m *metaNode) step(from NodeID, data []byte) {
 	}
 	m.rn.Step(msg)
 	m.process()
+	m.checkCaughtUp()
+}
+
+// noteLeaderCommit reads the commit index a leader's message carries. A
+// heartbeat's commit never exceeds what the leader counts this member as
+// holding; if it exceeds the log, the log lost acknowledged entries (a
+// lost or replaced disk). Raft would panic on it, so the commit is lowered
+// to the log's end, this member stops voting until it has caught up, and
+// the leader is told.
+func (m *metaNode) noteLeaderCommit(from NodeID, msg *pb.Message) {
+	commit := msg.GetCommit()
+	last, err := m.ms.LastIndex()
+	if err != nil {
+		panic(fmt.Sprintf("node: metadata log: %v", err))
+	}
+	if msg.GetType() == pb.MessageType_MsgHeartbeat && commit > last {
+		if !m.catchingUp {
+			m.n.emit("meta.catching-up", slog.String("why", fmt.Sprintf("leader %s counts entries through %d, the log ends at %d", from, commit, last)))
+		}
+		m.catchingUp = true
+		msg.Commit = new(last)
+		m.n.env.Send(from, &wire.MetaLostLog{Term: msg.GetTerm(), Last: last, Commit: commit})
+	}
+	if m.catchingUp {
+		m.catchUpTo = max(m.catchUpTo, commit)
+	}
+}
+
+// checkCaughtUp lets a catching-up member vote again once it has applied
+// a leader's commit index.
+func (m *metaNode) checkCaughtUp() {
+	if !m.catchingUp || m.catchUpTo == 0 || m.rn.BasicStatus().GetCommit() < m.catchUpTo {
+		return
+	}
+	m.catchingUp = false
+	m.n.emit("meta.caught-up", slog.Uint64("commit", m.catchUpTo))
+}
+
+// onLostLog runs on the leader when a follower reports that its log lost
+// entries the leader counts it as holding. etcd raft never lowers a
+// follower's match index, so this leader would never send the lost
+// entries again: it hands leadership to the most up-to-date other voter,
+// whose fresh view of the follower starts from nothing.
+func (m *metaNode) onLostLog(from NodeID, msg *wire.MetaLostLog) {
+	if m.rn == nil || !m.isLeader() || msg.Term != m.rn.BasicStatus().GetTerm() {
+		return
+	}
+	st := m.rn.Status()
+	if pr, ok := st.Progress[uint64(from)]; !ok || pr.Match <= msg.Last {
+		return // this leader already knows how little the follower holds
+	}
+	var target, best uint64
+	for _, id := range m.voters {
+		if pr, ok := st.Progress[id]; ok && id != uint64(from) && id != uint64(m.n.cfg.ID) && pr.Match >= best {
+			target, best = id, pr.Match
+		}
+	}
+	m.n.emit("meta.follower-lost-log", slog.String("node", from.String()), slog.Uint64("last", msg.Last),
+		slog.Uint64("counted", msg.Commit), slog.Uint64("transfer-to", target))
+	if target != 0 {
+		m.rn.TransferLeader(target)
+		m.process()
+	}
 }

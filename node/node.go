@@ -44,6 +44,12 @@ type Config struct {
 	// dead machine does not leave queues one failure from unavailable for
 	// long. Negative disables replacement.
 	ReplaceAfter time.Duration
+	// Rejoin says this node's data directory was lost and it starts over
+	// an empty one in a cluster that already exists: its metadata member
+	// grants no vote until it has caught up with a leader, so it cannot
+	// help elect a leader that lacks entries it had acknowledged before.
+	// Ignored when the data directory holds metadata.
+	Rejoin bool
 }
 
 func (c *Config) fill() {
@@ -246,6 +252,9 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		if r, ok := m.(*wire.Raft); ok && n.meta != nil {
 			n.meta.step(from, r.Data) // metadata runs before the queues open
 		}
+		if l, ok := m.(*wire.MetaLostLog); ok && n.meta != nil {
+			n.meta.onLostLog(from, l)
+		}
 		return
 	}
 	n.detectHeard(from)
@@ -257,6 +266,10 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 	case *wire.Raft:
 		if n.meta != nil {
 			n.meta.step(from, m.Data)
+		}
+	case *wire.MetaLostLog:
+		if n.meta != nil {
+			n.meta.onLostLog(from, m)
 		}
 	case *wire.Ping:
 		n.env.Send(from, &wire.Pong{Seq: m.Seq})

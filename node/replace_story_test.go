@@ -51,7 +51,7 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	c.advance(4 * time.Second)
 	third := recoveredOwner(t, c)
 	if third == second || third == owner {
-		t.Fatalf("no survivor took over from %s (recovered by %s)", second, third)
+		t.Fatalf("no survivor took over from %s (recovered by %s); events:\n%v", second, third, c.events)
 	}
 	c.mustDeliverAll(third, "orders", 5, "after losing two original replicas")
 

@@ -234,6 +234,7 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 		}
 		r.epochDurable = max(r.epochDurable, epoch)
 		r.prepared = true
+		r.checkVerified()
 		done()
 	})
 }

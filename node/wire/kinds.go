@@ -19,6 +19,9 @@ const (
 	KindRaft Kind = 30
 	KindPing Kind = 31
 	KindPong Kind = 32
+	// KindMetaLostLog: a metadata member found it had lost log entries
+	// it once acknowledged.
+	KindMetaLostLog Kind = 33
 
 	KindSeal       Kind = 50
 	KindSealReply  Kind = 51
@@ -45,6 +48,7 @@ var kindNames = map[Kind]string{
 	KindRaft:          "Raft",
 	KindPing:          "Ping",
 	KindPong:          "Pong",
+	KindMetaLostLog:   "MetaLostLog",
 	KindSeal:          "Seal",
 	KindSealReply:     "SealReply",
 	KindFetch:         "Fetch",
@@ -87,6 +91,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodePing(d), nil
 	case KindPong:
 		return decodePong(d), nil
+	case KindMetaLostLog:
+		return decodeMetaLostLog(d), nil
 	case KindSeal:
 		return decodeSeal(d), nil
 	case KindSealReply:

@@ -158,3 +158,26 @@ func (*Pong) Kind() Kind { return KindPong }
 func (m *Pong) AppendBody(b []byte) []byte { return AppendUint64(b, m.Seq) }
 
 func decodePong(d *Decoder) *Pong { return &Pong{Seq: d.Uint64()} }
+
+// MetaLostLog tells the metadata leader that this member's raft log ends
+// at Last although the leader counted it as holding entries through
+// Commit: its disk lost what it had acknowledged. The leader's raft never
+// lowers what it believes a follower holds, so it hands leadership to
+// another voter; the next leader probes this member from scratch.
+type MetaLostLog struct {
+	Term   uint64
+	Last   uint64
+	Commit uint64
+}
+
+// Kind implements Message.
+func (*MetaLostLog) Kind() Kind { return KindMetaLostLog }
+
+// AppendBody implements Message.
+func (m *MetaLostLog) AppendBody(b []byte) []byte {
+	return AppendUint64(AppendUint64(AppendUint64(b, m.Term), m.Last), m.Commit)
+}
+
+func decodeMetaLostLog(d *Decoder) *MetaLostLog {
+	return &MetaLostLog{Term: d.Uint64(), Last: d.Uint64(), Commit: d.Uint64()}
+}

@@ -1,0 +1,70 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// loseDisk takes m down and gives it an empty disk, as a machine whose
+// data directory was lost or replaced would come back.
+func (m *member) loseDisk() {
+	m.crash()
+	m.fs = vfs.NewCrashableMem()
+}
+
+// A follower's disk is lost and the node starts over an empty data
+// directory without anyone saying so. The metadata leader counts it as
+// holding entries it no longer has (raft would panic on the first
+// heartbeat): the node stops voting, tells the leader, which hands
+// leadership on so the next leader probes it from scratch, and catches
+// up. Its queue replica comes back empty and suspect, so when the owner
+// dies next, the recovery does not take the empty replica's word alone.
+func TestANodeThatLostItsDiskRejoinsSafely(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	c.publishConfirmed(owner, "orders", 5)
+	lost := followers[0]
+	c.node(lost).loseDisk()
+	c.node(lost).start()
+	c.advance(3 * time.Second)
+	if !c.sawEvent(lost.String() + " meta.catching-up") {
+		t.Fatalf("%s did not notice that its metadata log lost acknowledged entries; events:\n%v", lost, c.events)
+	}
+	if !c.sawEvent(lost.String() + " meta.caught-up") {
+		t.Fatalf("%s never caught up with the metadata; events:\n%v", lost, c.events)
+	}
+	if v := viewOf(t, c.node(lost).n, "orders"); v.Role != "follower" || v.LastIndex == 0 {
+		t.Fatalf("%s's replica is %+v after rejoining, want a follower that caught up", lost, v)
+	}
+	c.node(owner).crash()
+	c.advance(5 * time.Second)
+	newOwner := recoveredOwner(t, c)
+	c.mustDeliverAll(newOwner, "orders", 5, "after a node lost its disk and then the owner died")
+}
+
+// The documented procedure: the node is started with Rejoin over its empty
+// data directory, so it grants no vote even before a leader has told it
+// anything, and still catches up.
+func TestRejoinAfterALostDisk(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	c.publishConfirmed(owner, "orders", 5)
+	lost := c.node(followers[1])
+	lost.loseDisk()
+	lost.rejoin = true
+	lost.start()
+	c.advance(3 * time.Second)
+	for _, want := range []string{" meta.catching-up why=started over an empty data directory", " meta.caught-up"} {
+		if !c.sawEvent(lost.id.String() + want) {
+			t.Fatalf("no %q; events:\n%v", want, c.events)
+		}
+	}
+	if v := viewOf(t, lost.n, "orders"); v.LastIndex == 0 {
+		t.Fatalf("the rejoined replica holds nothing: %+v", v)
+	}
+}
