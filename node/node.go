@@ -15,6 +15,10 @@ import (
 type Config struct {
 	ID    NodeID
 	Nodes []NodeID // every node in the cluster, this one included
+	// Cluster names the cluster. The data directory is stamped with it
+	// and with ID the first time the node starts, and a node refuses to
+	// start on a directory stamped otherwise.
+	Cluster string
 	// DataDir is the directory under which the node keeps everything on
 	// its FS. Empty means the FS root (the simulator's disks).
 	DataDir string
@@ -176,7 +180,7 @@ func (n *Node) Start() {
 				n.env.Halt(fmt.Sprintf("preparing %s: %v", n.metaDir(), err))
 				return
 			}
-			n.openMeta(n.openReplicas)
+			n.checkIdentity(func() { n.openMeta(n.openReplicas) })
 		})
 	})
 }
