@@ -72,6 +72,20 @@ func queueList(args []string, e env) int {
 		return code
 	}
 	printQueues(e.stdout, views)
+	// The queues come from the nodes that answered; say which did not,
+	// so an empty or partial list is not mistaken for the whole truth.
+	read := 0
+	for _, v := range views {
+		if v.err != nil {
+			fmt.Fprintf(e.stderr, "cairn: n%d is %s: %v\n", v.info.ID, reachState(v.err), v.err)
+		} else {
+			read++
+		}
+	}
+	if read == 0 {
+		fmt.Fprintln(e.stderr, "cairn: no node's status could be read")
+		return exitFailed
+	}
 	return exitOK
 }
 

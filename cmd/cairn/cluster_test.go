@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/node/live"
 	"github.com/cairnmq/cairn/node/live/status"
 )
 
@@ -84,5 +88,52 @@ func TestClusterStatusKeepsErrorsOutOfTheTable(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[0], "NODE") || strings.Count(out, err.Error()) != 1 {
 		t.Errorf("the error appears other than once, in its note:\n%s", out)
+	}
+}
+
+// queue list reads each node's status with the CLI's own credential: a
+// node's HTTP port serves /status only to a client or an admin.
+func TestQueueListAuthenticatesToTheStatusPage(t *testing.T) {
+	clientAddr, httpAddr := closedAddr(t), closedAddr(t)
+	rt, err := live.New(live.Config{
+		Node: node.Config{ID: 1, Replicas: 1}, Members: []live.Member{{ID: 1, ClientAddr: clientAddr, HTTPAddr: httpAddr}},
+		DataDir: t.TempDir(), ClientListen: clientAddr, PeerListen: "127.0.0.1:0", HTTPListen: httpAddr,
+		ClientSecret: []byte(testSecret), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	conn := []string{"--addrs", rt.ClientAddr(), "--secret", testSecret, "--timeout", "20s"}
+	createQueue(t, conn, "listed")
+	code, out := cli(t, "", append([]string{"queue", "list"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "listed") || !strings.Contains(out, "active") {
+		t.Fatalf("queue list: status %d\n%s", code, out)
+	}
+}
+
+// queue list says which nodes it could not read, and fails when it could
+// read none, rather than printing "no queues" as if that were the answer.
+func TestQueueListNamesTheNodesItCouldNotRead(t *testing.T) {
+	clientAddr, httpAddr := closedAddr(t), closedAddr(t)
+	rt, err := live.New(live.Config{
+		Node: node.Config{ID: 1, Replicas: 1}, Members: []live.Member{{ID: 1, ClientAddr: clientAddr, HTTPAddr: httpAddr}},
+		DataDir: t.TempDir(), ClientListen: clientAddr, PeerListen: "127.0.0.1:0",
+		ClientSecret: []byte(testSecret), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	// The node serves no HTTP, so its advertised HTTP address refuses.
+	code, out := cli(t, "", "queue", "list", "--addrs", rt.ClientAddr(), "--secret", testSecret, "--timeout", "20s")
+	if code != exitFailed || !strings.Contains(out, "n1 is down") || !strings.Contains(out, "no node's status could be read") {
+		t.Fatalf("queue list with no readable node: status %d\n%s", code, out)
 	}
 }
