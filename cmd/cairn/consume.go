@@ -20,7 +20,7 @@ func consume(args []string, e env) int {
 	window := fs.Uint("window", 64, "deliveries unsettled at once")
 	lease := fs.Duration("lease", 30*time.Second, "how long a delivery is leased before redelivery")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 1 || *count < 0 || *window == 0 {
+	if err != nil || len(pos) != 1 || *count < 0 || *window == 0 || *lease <= 0 {
 		fmt.Fprintln(e.stderr, "usage: cairn consume QUEUE [--ack] [--count N] [--window W] [--lease D]")
 		return exitUsage
 	}

@@ -28,6 +28,10 @@ func publish(args []string, e env) int {
 	if code, ok := checkQueueName(e, queue); !ok {
 		return code
 	}
+	if *delay < 0 {
+		fmt.Fprintf(e.stderr, "cairn: --delay %v is negative: a message's delay is zero or more\n", *delay)
+		return exitUsage
+	}
 	ctx, cancel := c.context()
 	cl, err := c.dial(ctx)
 	cancel()

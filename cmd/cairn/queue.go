@@ -10,8 +10,8 @@ import (
 // checkQueueName refuses a queue name the nodes would refuse, with the
 // rule it breaks, before anything is sent. The node checks names with the
 // same function and explains a refusal in its reply too, but the client
-// reports only the reply's status, so without this check a bad name
-// would read as a bare "bad-request".
+// refuses an empty or overlong name itself without a reason, and a name
+// checked here fails before the command waits for a connection.
 func checkQueueName(e env, name string) (int, bool) {
 	if err := node.ValidQueueName(name); err != nil {
 		fmt.Fprintf(e.stderr, "cairn: %v\n", err)

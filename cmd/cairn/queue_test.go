@@ -6,7 +6,9 @@ import (
 )
 
 // A name the nodes refuse is refused with the rule it breaks, by every
-// command that takes a queue name, not with a bare "bad-request".
+// command that takes a queue name, not with a bare "bad-request"; so are
+// a negative delay and a lease that is not positive, which the client
+// would refuse without a reason.
 func TestBadQueueNamesSayWhy(t *testing.T) {
 	conn := startNode(t)
 	for _, c := range []struct {
@@ -19,6 +21,8 @@ func TestBadQueueNamesSayWhy(t *testing.T) {
 		{[]string{"queue", "delete", ".hidden"}, "starts with '.'"},
 		{[]string{"publish", "caf\xc3\xa9", "m"}, `has "\xc3" at byte 3`},
 		{[]string{"consume", "two words"}, `has " " at byte 3`},
+		{[]string{"publish", "q", "m", "--delay", "-1s"}, "--delay -1s is negative"},
+		{[]string{"consume", "q", "--lease", "0s"}, "usage: cairn consume"},
 	} {
 		code, out := cli(t, "", append(c.args, conn...)...)
 		if code != exitUsage || !strings.Contains(out, c.want) {
