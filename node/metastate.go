@@ -58,7 +58,8 @@ type QueueMeta struct {
 	// Lost lists replicas (sorted) whose storage was found damaged: they
 	// are fenced for good, as if their node were down. An owner among them
 	// is failed over, and each is replaced as soon as a node outside the
-	// set is available.
+	// set is available; a replaced one stays listed, as a member of Prior,
+	// until the replacement activates.
 	Lost []NodeID
 }
 
@@ -290,7 +291,12 @@ func (s *metaState) applyStartRecovery(c command) result {
 			return result{detail: why}
 		}
 		q.Prior, q.Replicas = q.Replicas, slices.Clone(c.members)
-		q.Lost = slices.DeleteFunc(q.Lost, func(id NodeID) bool { return !slices.Contains(q.Replicas, id) })
+		// A lost replica being replaced stays listed until activation:
+		// the recovery's seal evidence still comes from the old set, and
+		// knowing which of its members lied tells it whom to believe.
+		q.Lost = slices.DeleteFunc(q.Lost, func(id NodeID) bool {
+			return !slices.Contains(q.Replicas, id) && !slices.Contains(q.Prior, id)
+		})
 	}
 	q.State, q.Owner, q.OwnerProcess = QueueRecovering, c.node, 0
 	q.Epoch++
@@ -348,6 +354,7 @@ func (s *metaState) applyActivateRecovered(c command) result {
 	}
 	replaced := len(q.Prior) > 0
 	q.State, q.Activated, q.Prior = QueueActive, slices.Clone(c.members), nil
+	q.Lost = slices.DeleteFunc(q.Lost, func(id NodeID) bool { return !slices.Contains(q.Replicas, id) })
 	return result{ok: true, replaced: replaced}
 }
 

@@ -208,11 +208,18 @@ func TestALostReplicaCannotLeadAndLeavesWithItsReplacement(t *testing.T) {
 		t.Fatal("the damaged replica became the recovery candidate")
 	}
 	plan.node, plan.members = 2, []NodeID{2, 4, 1}
-	if res := applyAll(s, plan); !res.ok || len(s.queues["q"].Lost) != 0 {
+	// The lost replica stays listed while the old set's evidence counts.
+	if res := applyAll(s, plan); !res.ok || !cmp.Equal(s.queues["q"].Lost, []NodeID{3}) {
 		t.Fatalf("replacing the lost replica: %+v, lost %v", res, s.queues["q"].Lost)
 	}
 	back, err := decodeMetaState(s.encode())
-	if err != nil || !cmp.Equal(back.queues["q"].Prior, []NodeID{2, 3, 1}) {
+	if err != nil || !cmp.Equal(back.queues["q"].Prior, []NodeID{2, 3, 1}) || !cmp.Equal(back.queues["q"].Lost, []NodeID{3}) {
 		t.Fatalf("snapshot round trip: %v, %+v", err, back.queues["q"])
+	}
+	q := s.queues["q"]
+	applyAll(s, command{kind: cmdBumpEpoch, name: "q", inc: 7, node: 2, process: 77, epoch: q.Epoch})
+	activate := command{kind: cmdActivateRecovered, name: "q", inc: 7, epoch: q.Epoch, node: 2, process: 77, members: []NodeID{1, 2}}
+	if res := applyAll(s, activate); !res.ok || len(q.Lost) != 0 || len(q.Prior) != 0 {
+		t.Fatalf("activating the replacement: %+v, lost %v, prior %v", res, q.Lost, q.Prior)
 	}
 }

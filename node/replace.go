@@ -32,11 +32,13 @@ func (n *Node) planFailovers() {
 			continue
 		}
 		ownerDown := s.down[q.Owner] || containsSorted(q.Lost, q.Owner)
-		if !ownerDown && q.State == QueueRecovering {
-			continue // a live candidate is at work
-		}
 		replicas, out, in := n.replacementSet(q, load)
 		if !ownerDown && replicas == nil {
+			// The owner is alive, serving or recovering, and no replica
+			// needs replacing. A live candidate's recovery may still be
+			// superseded by a replacement: one that needs every replica
+			// (the all policy, or a restarted owner's seal) could
+			// otherwise wait forever for a replica that is gone.
 			continue
 		}
 		cand, ok := n.recoveryCandidate(q, ownerDown, out)
