@@ -29,12 +29,6 @@ const (
 	processAdminSecret = "process-test-admin-secret"
 )
 
-// processHTTP opens /status: the cairn CLI's queue list and cluster
-// status read it with status.Fetch, which sends no credential, until
-// cmd/cairn/cluster.go moves to status.FetchAuth. The HTML page and
-// anything else still need one.
-const processHTTP = "[http]\nopen = [\"/healthz\", \"/metrics\", \"/status\"]\n"
-
 // procNode is one cairn-node process of a test cluster.
 type procNode struct {
 	id         int
@@ -109,8 +103,8 @@ func newProcClusterWith(t *testing.T, bin string, n int, level, extra string) *p
 	for i := range n {
 		nd := &procNode{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
 			config: filepath.Join(root, fmt.Sprintf("n%d.toml", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1))}
-		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nadmin_secret = %q\nlog_level = %q\n%s\n%s\n%s",
-			i+1, i+1, processPeerSecret, processSecret, processAdminSecret, level, extra, processHTTP, peers.String())
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nadmin_secret = %q\nlog_level = %q\n%s\n%s",
+			i+1, i+1, processPeerSecret, processSecret, processAdminSecret, level, extra, peers.String())
 		if err := os.WriteFile(nd.config, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
