@@ -21,7 +21,7 @@ const (
 )
 
 const usage = `usage:
-  cairn-node --config node.toml [--data-dir D] [--log-level L]
+  cairn-node --config node.toml [--data-dir D] [--log-level L] [--rejoin]
   cairn-node dev [--nodes 3] [--dir D] [--base-port 7000] [--log-level warn]
   cairn-node certs --dir D [--nodes 3] [--hosts localhost,127.0.0.1,::1]
 `
@@ -50,6 +50,8 @@ func runServe(args []string, stderr io.Writer) int {
 	configPath := fs.String("config", "", "the node's TOML configuration file (required)")
 	dataDir := fs.String("data-dir", "", "override data_dir")
 	logLevel := fs.String("log-level", "", "override log_level: debug, info, warn or error")
+	rejoin := fs.Bool("rejoin", false, "this node's data directory was lost: start over an empty one without voting in the metadata "+
+		"until it has caught up with the cluster (see the README's operations section); ignored if the directory holds metadata")
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -63,6 +65,7 @@ func runServe(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
+	cfg.Node.Rejoin = *rejoin
 	return serve(cfg, stderr)
 }
 

@@ -20,6 +20,7 @@ import (
 // fileConfig is the TOML configuration file of one node. Example:
 //
 //	id = 1
+//	cluster = "orders-east"       # stamped into the data directory
 //	data_dir = "data/n1"          # relative to this file
 //	replication = 3
 //	log_level = "info"            # debug | info | warn | error
@@ -64,7 +65,12 @@ import (
 //	client_addr = "10.0.0.1:7001" # where clients dial it
 //	http_addr = "10.0.0.1:7201"   # optional: status and metrics
 type fileConfig struct {
-	ID          uint32 `toml:"id"`
+	ID uint32 `toml:"id"`
+	// Cluster names the cluster (letters, digits, '.', '_', '-'; at most
+	// 64). The data directory is stamped with it and the node's ID on
+	// first start; a node refuses to start on a directory stamped for
+	// another node or cluster.
+	Cluster     string `toml:"cluster"`
 	DataDir     string `toml:"data_dir"`
 	Replication int    `toml:"replication"`
 	LogLevel    string `toml:"log_level"`
@@ -154,6 +160,9 @@ func (fc *fileConfig) validate() error {
 		return fmt.Errorf("config: replication %d: must be between 1 and the number of peers (%d)", fc.Replication, len(fc.Peers))
 	}
 	if _, err := parseLevel(fc.LogLevel); err != nil {
+		return err
+	}
+	if err := checkClusterName(fc.Cluster); err != nil {
 		return err
 	}
 	if _, err := fc.detection(); err != nil {
@@ -304,6 +313,20 @@ func (fc *fileConfig) detection() (node.DetectionPolicy, error) {
 	return p, nil
 }
 
+// checkClusterName refuses a cluster name that would be awkward in logs,
+// paths and error messages.
+func checkClusterName(name string) error {
+	if len(name) > 64 {
+		return fmt.Errorf("config: cluster %q: at most 64 characters", name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("config: cluster %q: only letters, digits, '.', '_' and '-' are allowed, not %q", name, c)
+		}
+	}
+	return nil
+}
+
 // replaceAfter parses replace_after: zero means the node's default,
 // negative means never.
 func (fc *fileConfig) replaceAfter() (time.Duration, error) {
@@ -330,7 +353,8 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	detection, _ := fc.detection()
 	replaceAfter, _ := fc.replaceAfter()
 	cfg := live.Config{
-		Node:    node.Config{ID: node.NodeID(fc.ID), Replicas: fc.Replication, Detection: detection, ReplaceAfter: replaceAfter},
+		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
+			ReplaceAfter: replaceAfter},
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),

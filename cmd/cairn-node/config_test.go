@@ -96,6 +96,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`client = "nowhere:port"`, `client = "0.0.0.0:7002"`, `config: listen.client "nowhere:port": port "port"`},
 		{`client_addr = "0.0.0.0:7001"`, `client_addr = "127.0.0.1:7001"`, `config: peers[0].client_addr "0.0.0.0:7001": other nodes and clients cannot dial`},
 		{`replication = 5`, `replication = 3`, `config: replication 5`},
+		{"cluster = \"east coast\"\nreplication = 3", `replication = 3`, `config: cluster "east coast": only letters, digits`},
 		{`colour = "blue"`, `replication = 3`, `config: unknown field "colour"`},
 		{"[tls]\nca = \"ca.pem\"\n[listen]", `[listen]`, `config: tls needs all of ca, cert and key`},
 	}

@@ -101,7 +101,7 @@ func devConfigs(n int, root string, base int) []live.Config {
 	var cfgs []live.Config
 	for _, m := range members {
 		cfgs = append(cfgs, live.Config{
-			Node:    node.Config{ID: m.ID},
+			Node:    node.Config{ID: m.ID, Cluster: "dev"},
 			Members: members, DataDir: filepath.Join(root, m.ID.String()),
 			ClientListen: m.ClientAddr, PeerListen: m.PeerAddr, HTTPListen: m.HTTPAddr,
 			PeerSecret: peerSecret, ClientSecret: []byte(devSecret), AdminSecret: []byte(devAdminSecret),

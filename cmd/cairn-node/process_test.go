@@ -115,13 +115,13 @@ func newProcClusterWith(t *testing.T, bin string, n int, level, extra string) *p
 	return pc
 }
 
-// start launches nd's process, appending to its log.
-func (pc *procCluster) start(nd *procNode) {
+// start launches nd's process with any extra flags, appending to its log.
+func (pc *procCluster) start(nd *procNode, flags ...string) {
 	logf, err := os.OpenFile(nd.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		pc.t.Fatal(err)
 	}
-	nd.cmd = exec.Command(filepath.Join(pc.bin, "cairn-node"), "--config", nd.config)
+	nd.cmd = exec.Command(filepath.Join(pc.bin, "cairn-node"), append([]string{"--config", nd.config}, flags...)...)
 	nd.cmd.Stdout, nd.cmd.Stderr = logf, logf
 	if err := nd.cmd.Start(); err != nil {
 		pc.t.Fatal(err)
