@@ -124,6 +124,9 @@ func TestMakeClusterStopsWithMake(t *testing.T) {
 	if err != nil {
 		t.Skip("no make command")
 	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on the PATH for make to build cairn-node with")
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
