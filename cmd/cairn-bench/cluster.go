@@ -16,9 +16,13 @@ import (
 	"github.com/cairnmq/cairn/node/live/status"
 )
 
-// benchSecret authenticates the benchmark's clients to its clusters. The
-// clusters listen on loopback only and live for one trial.
-const benchSecret = "cairn-bench-failover-secret"
+// benchSecret authenticates the benchmark's clients to its clusters, and
+// benchPeerSecret the nodes to each other. The clusters listen on
+// loopback only and live for one trial.
+const (
+	benchSecret     = "cairn-bench-failover-secret"
+	benchPeerSecret = "cairn-bench-failover-peer-secret"
+)
 
 // member is one cairn-node process of a benchmark cluster.
 type member struct {
@@ -79,8 +83,8 @@ func startCluster(bin, dir string, n int) (*cluster, error) {
 		m := &member{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
 			config: filepath.Join(dir, fmt.Sprintf("n%d.toml", i+1)),
 			log:    filepath.Join(dir, fmt.Sprintf("n%d.log", i+1))}
-		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\nsecret = %q\nlog_level = \"debug\"\n\n%s",
-			m.id, m.id, benchSecret, peers.String())
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nlog_level = \"debug\"\n\n%s",
+			m.id, m.id, benchPeerSecret, benchSecret, peers.String())
 		if err := os.WriteFile(m.config, []byte(text), 0o644); err != nil {
 			cl.stop()
 			return nil, err
@@ -196,7 +200,7 @@ func (m *member) healthy(ctx context.Context) bool {
 func (m *member) view(ctx context.Context, queue string) (node *status.Node, q status.Queue, ok bool) {
 	sctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	node, err := status.Fetch(sctx, m.httpAddr)
+	node, err := status.FetchAuth(sctx, m.httpAddr, status.Auth{Secret: []byte(benchSecret)})
 	if err != nil {
 		return nil, q, false
 	}
