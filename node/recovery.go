@@ -282,11 +282,18 @@ func (rec *recovery) onFetchReply(from NodeID, m *wire.FetchReply) {
 	}
 	rec.fetchSent = 0
 	if !m.OK {
-		if m.Hint >= r.log.LastIndex() {
+		if m.Hint >= r.log.LastIndex() || m.Last < rec.source.last {
+			// A source that no longer holds what it witnessed (it
+			// restarted, perhaps over a disk that lost writes, and its
+			// refusal says where its log ends, not where ours conflicts)
+			// must never make this log shorter.
 			rec.restart("the source does not hold what it witnessed")
 			return
 		}
 		if m.Hint < r.commitKnown {
+			// Only this replica's own commit knowledge counts here: another
+			// witness's commit says which indexes were confirmed, not that
+			// this log's entries at them are the confirmed ones.
 			r.n.emit("queue.refused-truncation", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch), slog.String("from", from.String()),
 				slog.String("err", fmt.Sprintf("the source conflicts after %d, below the known commit %d", m.Hint, r.commitKnown)))
 			rec.restart("the source's history conflicts with confirmed records")
