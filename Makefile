@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: sim test vet fmt-check bench
+.PHONY: sim test vet fmt-check bench fuzz
 
 # A seeded simulation sweep over the default scenario mix.
 sim:
@@ -14,6 +14,26 @@ sim:
 test: fmt-check vet
 	$(GO) test ./...
 	$(GO) test -tags cairn_bugs -run 'HuntPlantedBugs|BugCorpus|ShrinkPlantedBug' ./props/ ./seeds/
+	$(MAKE) fuzz
+
+# Every decoder and parser that takes outside input, fuzzed for a few
+# seconds each (FUZZTIME=1m make fuzz for longer). Plain go test already
+# replays each target's checked-in corpus; this looks for new inputs.
+FUZZTIME ?= 3s
+FUZZ_TARGETS = \
+	FuzzDecode:./node/wire \
+	FuzzDecodeBody:./node/wire \
+	FuzzHandshakeServer:./node/live/session \
+	FuzzHandshakeClient:./node/live/session \
+	FuzzLoadConfig:./cmd/cairn-node \
+	FuzzParseScenario:./sim \
+	FuzzClientRequests:./node
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; pkg=$${t#*:}; \
+		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s -parallel 2 $$pkg; \
+	done
 
 vet:
 	$(GO) vet ./...
