@@ -196,3 +196,40 @@ func TestSuspectOwnerWaitsForEveryReplica(t *testing.T) {
 	}
 	c.mustDeliverAll(owner, "orders", 20, "after the replica holding the last records returned")
 }
+
+// The page-cache lie: after a failed fsync a restarted process can read
+// back, and "successfully" sync, pages that never reached the disk, and
+// lose them at the next machine crash; from outside, the follower's disk
+// lost records it reported durable. Here the last records were confirmed
+// on the owner and that follower only; both crash, the follower's disk
+// drops them, and it restarts with the lagging replica while the owner
+// stays down. The two may not elect the follower's short log: the
+// follower is suspect, so the recovery waits for the owner.
+func TestAFollowerWhoseDiskLiedIsNotEnoughEvidence(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	liar, lagging := c.node(followers[0]), followers[1]
+	c.publishConfirmed(owner, "orders", 12)
+	c.cut[lagging] = true
+	for i := uint64(13); i <= 20; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(13); i <= 20; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+	c.node(owner).crash()
+	liar.crash()
+	c.loseWrites(liar, "orders", 8)
+	delete(c.cut, lagging)
+	liar.start()
+	c.advance(5 * time.Second)
+	if c.sawEvent("recovery.done q=orders") {
+		t.Fatalf("a recovery completed on the lying follower and the lagging replica alone; events:\n%v", c.events)
+	}
+	c.node(owner).start()
+	c.advance(5 * time.Second)
+	newOwner := recoveredOwner(t, c)
+	c.mustDeliverAll(newOwner, "orders", 20, "after the owner returned")
+}
