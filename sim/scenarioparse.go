@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,9 +48,12 @@ func (kv *keyValues) fail(key, v string, err error) {
 	}
 }
 
+// duration reads a duration that cannot be negative: every duration of
+// the net, disk and workload lines is a length or an offset from the
+// start of the run.
 func (kv *keyValues) duration(key string, dst *time.Duration) {
 	if v, ok := kv.take(key); ok {
-		d, err := time.ParseDuration(v)
+		d, err := parseLength(v)
 		if err != nil {
 			kv.fail(key, v, err)
 		}
@@ -57,19 +61,25 @@ func (kv *keyValues) duration(key string, dst *time.Duration) {
 	}
 }
 
-func (kv *keyValues) float(key string, dst *float64) {
+// chance reads a probability. Every float of the format is one, and a
+// NaN would not even equal itself once read back.
+func (kv *keyValues) chance(key string, dst *float64) {
 	if v, ok := kv.take(key); ok {
-		f, err := strconv.ParseFloat(v, 64)
+		c, err := parseChance(v)
 		if err != nil {
 			kv.fail(key, v, err)
 		}
-		*dst = f
+		*dst = c
 	}
 }
 
-func (kv *keyValues) int(key string, dst *int) {
+// count reads an integer that cannot be negative.
+func (kv *keyValues) count(key string, dst *int) {
 	if v, ok := kv.take(key); ok {
 		n, err := strconv.Atoi(v)
+		if err == nil && n < 0 {
+			err = fmt.Errorf("want 0 or more")
+		}
 		if err != nil {
 			kv.fail(key, v, err)
 		}
@@ -81,10 +91,10 @@ func (kv *keyValues) int(key string, dst *int) {
 func (kv *keyValues) span(key string, lo, hi *time.Duration) {
 	if v, ok := kv.take(key); ok {
 		a, b, found := strings.Cut(v, "..")
-		x, err1 := time.ParseDuration(a)
-		y, err2 := time.ParseDuration(b)
+		x, err1 := parseLength(a)
+		y, err2 := parseLength(b)
 		if !found || err1 != nil || err2 != nil {
-			kv.fail(key, v, fmt.Errorf("want MIN..MAX durations"))
+			kv.fail(key, v, fmt.Errorf("want MIN..MAX durations, neither negative"))
 		}
 		*lo, *hi = x, y
 	}
@@ -94,13 +104,35 @@ func (kv *keyValues) span(key string, lo, hi *time.Duration) {
 func (kv *keyValues) tail(key string, l *netsim.Latency) {
 	if v, ok := kv.take(key); ok {
 		a, b, found := strings.Cut(v, "..")
-		c, err1 := strconv.ParseFloat(a, 64)
-		m, err2 := time.ParseDuration(b)
+		c, err1 := parseChance(a)
+		m, err2 := parseLength(b)
 		if !found || err1 != nil || err2 != nil {
-			kv.fail(key, v, fmt.Errorf("want CHANCE..MAX"))
+			kv.fail(key, v, fmt.Errorf("want CHANCE..MAX, a chance from 0 to 1 and a duration that is not negative"))
 		}
 		l.TailChance, l.TailMax = c, m
 	}
+}
+
+// parseLength reads a duration that is not negative.
+func parseLength(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("want a duration that is not negative")
+	}
+	return d, err
+}
+
+// parseChance reads a probability: a finite float from 0 to 1, the only
+// values the generator draws and the simulator can use.
+func parseChance(v string) (float64, error) {
+	c, err := strconv.ParseFloat(v, 64)
+	switch {
+	case err != nil:
+		return 0, err
+	case math.IsNaN(c) || c < 0 || c > 1: // the infinities are out of range too
+		return 0, fmt.Errorf("want a chance from 0 to 1")
+	}
+	return c, nil
 }
 
 // done returns the first error, or names the keys nobody consumed.
@@ -121,11 +153,11 @@ func parseNet(args []string, n *netsim.LinkProfile) error {
 	}
 	kv.span("latency", &n.Latency.Min, &n.Latency.Max)
 	kv.tail("tail", &n.Latency)
-	kv.float("loss", &n.Loss)
-	kv.float("dup", &n.Duplicate)
-	kv.float("reorder", &n.Reorder)
+	kv.chance("loss", &n.Loss)
+	kv.chance("dup", &n.Duplicate)
+	kv.chance("reorder", &n.Reorder)
 	var bw int
-	kv.int("bandwidth", &bw)
+	kv.count("bandwidth", &bw)
 	n.BytesPerSecond = int64(bw)
 	return kv.done()
 }
@@ -137,12 +169,12 @@ func parseDisk(args []string, d *DiskProfile) error {
 	}
 	kv.span("sync", &d.SyncLatency.Min, &d.SyncLatency.Max)
 	kv.tail("tail", &d.SyncLatency)
-	kv.float("eio-sync", &d.SyncErrorRate)
-	kv.float("eio-write", &d.WriteErrorRate)
-	kv.float("eio-read", &d.ReadErrorRate)
-	kv.float("torn", &d.TornChance)
-	kv.float("reorder", &d.ReorderChance)
-	kv.float("flip", &d.FlipChance)
+	kv.chance("eio-sync", &d.SyncErrorRate)
+	kv.chance("eio-write", &d.WriteErrorRate)
+	kv.chance("eio-read", &d.ReadErrorRate)
+	kv.chance("torn", &d.TornChance)
+	kv.chance("reorder", &d.ReorderChance)
+	kv.chance("flip", &d.FlipChance)
 	return kv.done()
 }
 
@@ -152,22 +184,22 @@ func parseWorkload(args []string, wl *Workload) error {
 		return err
 	}
 	var window int
-	kv.int("producers", &wl.Producers)
-	kv.int("consumers", &wl.Consumers)
+	kv.count("producers", &wl.Producers)
+	kv.count("consumers", &wl.Consumers)
 	kv.span("every", &wl.PublishEvery.Min, &wl.PublishEvery.Max)
 	kv.tail("every-tail", &wl.PublishEvery)
-	kv.int("payload", &wl.PayloadMax)
-	kv.float("delay", &wl.DelayChance)
+	kv.count("payload", &wl.PayloadMax)
+	kv.chance("delay", &wl.DelayChance)
 	kv.duration("delay-max", &wl.DelayMax)
-	kv.float("ack", &wl.AckChance)
-	kv.float("nack", &wl.NackChance)
+	kv.chance("ack", &wl.AckChance)
+	kv.chance("nack", &wl.NackChance)
 	kv.duration("lease", &wl.Lease)
-	kv.int("window", &window)
+	kv.count("window", &window)
 	kv.span("think", &wl.Think.Min, &wl.Think.Max)
 	kv.tail("think-tail", &wl.Think)
 	kv.duration("timeout", &wl.RequestTimeout)
 	kv.duration("quiet", &wl.Quiet)
-	kv.int("limit", &wl.PublishLimit)
+	kv.count("limit", &wl.PublishLimit)
 	kv.duration("probe", &wl.ProbeAt)
 	kv.duration("consume-at", &wl.ConsumeAt)
 	if window < 0 || window > 1<<20 {
@@ -178,6 +210,11 @@ func parseWorkload(args []string, wl *Workload) error {
 }
 
 // parseFault reads one fault line: "at=T KIND [nN[->nM]] key=value...".
+// Each kind is written one way (see faultForms): it names a node, a link
+// or neither, and takes exactly the keys it prints, each once. Anything
+// else is refused, since a field the kind does not print would be lost
+// the next time the scenario is saved, and a missing one would silently
+// be zero.
 func parseFault(args []string) (Fault, error) {
 	var f Fault
 	if len(args) < 2 {
@@ -192,52 +229,121 @@ func parseFault(args []string) (Fault, error) {
 	if f.Kind, err = parseFaultKind(args[1]); err != nil {
 		return f, err
 	}
-	rest := args[2:]
-	if len(rest) > 0 && strings.HasPrefix(rest[0], "n") && !strings.Contains(rest[0], "=") {
-		if err := parseTarget(rest[0], &f); err != nil {
-			return f, err
-		}
-		rest = rest[1:]
+	form := faultForms[f.Kind]
+	rest, err := parseAim(form.aim, args[2:], &f)
+	if err != nil {
+		return f, fmt.Errorf("%s %v", f.Kind, err)
 	}
 	kv, err := parseKeyValues(rest)
 	if err != nil {
 		return f, err
 	}
-	kv.duration("for", &f.Length)
-	kv.duration("extra", &f.Extra)
-	kv.duration("by", &f.Extra)
-	kv.int("hit", &f.Hit)
-	kv.int("mode", &f.Hit)
-	kv.int("frames", &f.Hit)
-	if b, ok := kv.take("boundary"); ok {
-		f.Boundary = b
-	}
-	if g, ok := kv.take("group"); ok && g != "" {
-		for _, name := range strings.Split(g, ",") {
-			i, err := parseNodeName(name)
-			if err != nil {
-				return f, err
-			}
-			f.Group = append(f.Group, i)
+	for _, key := range form.keys {
+		v, ok := kv.take(key)
+		if !ok {
+			return f, fmt.Errorf("%s needs %s= (it takes %s)", f.Kind, key, keyList(form.keys))
+		}
+		if err := setFaultValue(&f, key, v); err != nil {
+			return f, fmt.Errorf("%s=%s: %v", key, v, err)
 		}
 	}
-	return f, kv.done()
+	if len(kv.m) > 0 {
+		extra := slices.Sorted(maps.Keys(kv.m))[0]
+		return f, fmt.Errorf("unknown option %q for %s (it takes %s)", extra, f.Kind, keyList(form.keys))
+	}
+	return f, nil
 }
 
-// parseTarget reads "nN" or "nN->nM" into a fault's node and peer.
-func parseTarget(s string, f *Fault) error {
-	from, to, arrow := strings.Cut(s, "->")
-	i, err := parseNodeName(from)
-	if err != nil {
-		return err
+// keyList writes a fault kind's keys as its line holds them.
+func keyList(keys []string) string {
+	return strings.Join(keys, "= ") + "="
+}
+
+// parseAim reads what a fault is aimed at, its first argument unless that
+// is a key=value, and returns the arguments after it.
+func parseAim(aim faultAim, args []string, f *Fault) ([]string, error) {
+	var target string
+	if len(args) > 0 && !strings.Contains(args[0], "=") {
+		target, args = args[0], args[1:]
 	}
-	f.Node = i
-	if arrow {
+	from, to, arrow := strings.Cut(target, "->")
+	switch {
+	case aim == aimNone && target != "":
+		return nil, fmt.Errorf("is aimed at no node or link given on its line: remove %q", target)
+	case aim == aimNode && (target == "" || arrow):
+		return nil, fmt.Errorf("needs one node like n1 after the kind, got %q", target)
+	case aim == aimLink && (target == "" || !arrow):
+		return nil, fmt.Errorf("needs a link like n1->n2 after the kind, got %q", target)
+	case aim == aimNone:
+		return args, nil
+	}
+	var err error
+	if f.Node, err = parseNodeName(from); err != nil {
+		return nil, err
+	}
+	if aim == aimLink {
 		if f.Peer, err = parseNodeName(to); err != nil {
-			return err
+			return nil, err
+		}
+		if f.Peer == f.Node {
+			return nil, fmt.Errorf("needs a link between two nodes, got %q", target)
 		}
 	}
-	return nil
+	return args, nil
+}
+
+// setFaultValue reads the value of one of a fault's keys into its field.
+func setFaultValue(f *Fault, key, v string) error {
+	var err error
+	switch key {
+	case "for":
+		f.Length, err = parseLength(v)
+	case "extra": // a spike adds latency; it cannot take any away
+		f.Extra, err = parseLength(v)
+	case "by": // a clock may jump either way
+		f.Extra, err = time.ParseDuration(v)
+	case "hit", "frames":
+		f.Hit, err = strconv.Atoi(v)
+		if err == nil && f.Hit < 1 {
+			err = fmt.Errorf("want 1 or more")
+		}
+	case "mode":
+		f.Hit, err = strconv.Atoi(v)
+		if err == nil && f.Hit != 1 && f.Hit != 2 {
+			err = fmt.Errorf("want 1 (heartbeat) or 2 (eager)")
+		}
+	case "boundary":
+		f.Boundary = v
+		if v == "" {
+			err = fmt.Errorf("want a boundary name")
+		}
+	case "group":
+		f.Group, err = parseGroup(v)
+	default:
+		panic(fmt.Sprintf("sim: fault key %q has no field", key))
+	}
+	return err
+}
+
+// parseGroup reads "nA,nB,..." (possibly empty) into node indexes, in the
+// order written. A node named twice is refused: the group is a set, and a
+// line that names a node twice may mean a typo for another node.
+func parseGroup(v string) ([]int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var group []int
+	for _, name := range strings.Split(v, ",") {
+		i, err := parseNodeName(name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(group, i) {
+			return nil, fmt.Errorf("%s is named twice", name)
+		}
+		group = append(group, i)
+	}
+	return group, nil
 }
 
 // parseNodeName reads "nN" (1-based, as traces print it) into an index.

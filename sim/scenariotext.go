@@ -75,34 +75,93 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// faultAim is what a fault line names after its kind.
+type faultAim int
+
+const (
+	aimNone faultAim = iota // nothing: a role, the whole cluster, or a group= key
+	aimNode                 // one node, "nN"
+	aimLink                 // one direction of a link, "nN->nM"
+)
+
+// faultForm is how one kind of fault is written: what it is aimed at and
+// the keys it takes, in the order they print. The printer and the parser
+// both follow this table, so a line the parser accepts is a line the
+// printer writes, and a field a kind ignores cannot be set by hand only
+// to vanish when the scenario is saved again.
+type faultForm struct {
+	aim  faultAim
+	keys []string
+}
+
+var faultForms = [faultKinds]faultForm{
+	FaultCrash:            {aimNode, []string{"for"}},
+	FaultCrashAt:          {aimNode, []string{"boundary", "hit", "for"}},
+	FaultPause:            {aimNode, []string{"for"}},
+	FaultIsolate:          {aimNode, []string{"for"}},
+	FaultOneWay:           {aimLink, []string{"for"}},
+	FaultSplit:            {aimNone, []string{"group", "for"}},
+	FaultClog:             {aimLink, []string{"for"}},
+	FaultSpike:            {aimLink, []string{"extra", "for"}},
+	FaultClockJump:        {aimNode, []string{"by"}},
+	FaultCrashLeader:      {aimNone, []string{"for"}},
+	FaultIsolateLeader:    {aimNone, []string{"for"}},
+	FaultCrashAll:         {aimNone, []string{"for"}},
+	FaultCrashLeaderOwner: {aimNone, []string{"for"}},
+	FaultSetDetection:     {aimNone, []string{"mode"}},
+	FaultLossy:            {aimNode, []string{"for"}},
+	FaultCrashOwner:       {aimNone, []string{"for"}},
+	FaultDamage:           {aimNode, []string{"for"}},
+	FaultLoseWrites:       {aimNode, []string{"frames", "for"}},
+	FaultMisdirect:        {aimNode, []string{"frames", "for"}},
+}
+
+// formOf returns the form of kind. A kind outside the table (only code
+// can make one) prints as a role fault with its length, so a report
+// about a bad scenario can still show it.
+func formOf(kind FaultKind) faultForm {
+	if kind < 0 || kind >= faultKinds {
+		return faultForm{aimNone, []string{"for"}}
+	}
+	return faultForms[kind]
+}
+
 // faultText writes one fault with exactly the fields its kind uses.
 func faultText(f Fault) string {
-	at := fmt.Sprintf("at=%v %s", f.At, f.Kind)
-	node := fmt.Sprintf(" n%d", f.Node+1)
-	switch f.Kind {
-	case FaultCrash, FaultPause, FaultIsolate, FaultLossy, FaultDamage:
-		return at + node + fmt.Sprintf(" for=%v", f.Length)
-	case FaultCrashAt:
-		return at + node + fmt.Sprintf(" boundary=%s hit=%d for=%v", f.Boundary, f.Hit, f.Length)
-	case FaultLoseWrites, FaultMisdirect:
-		return at + node + fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
-	case FaultOneWay, FaultClog:
-		return at + node + fmt.Sprintf("->n%d for=%v", f.Peer+1, f.Length)
-	case FaultSpike:
-		return at + node + fmt.Sprintf("->n%d extra=%v for=%v", f.Peer+1, f.Extra, f.Length)
-	case FaultSplit:
+	var b strings.Builder
+	fmt.Fprintf(&b, "at=%v %s", f.At, f.Kind)
+	form := formOf(f.Kind)
+	switch form.aim {
+	case aimNode:
+		fmt.Fprintf(&b, " n%d", f.Node+1)
+	case aimLink:
+		fmt.Fprintf(&b, " n%d->n%d", f.Node+1, f.Peer+1)
+	}
+	for _, key := range form.keys {
+		fmt.Fprintf(&b, " %s=%s", key, faultValue(f, key))
+	}
+	return b.String()
+}
+
+// faultValue writes the field of f that key names.
+func faultValue(f Fault, key string) string {
+	switch key {
+	case "for":
+		return f.Length.String()
+	case "extra", "by":
+		return f.Extra.String()
+	case "hit", "mode", "frames":
+		return strconv.Itoa(f.Hit)
+	case "boundary":
+		return f.Boundary
+	case "group":
 		group := make([]string, len(f.Group))
 		for i, g := range f.Group {
 			group[i] = fmt.Sprintf("n%d", g+1)
 		}
-		return at + fmt.Sprintf(" group=%s for=%v", strings.Join(group, ","), f.Length)
-	case FaultClockJump:
-		return at + node + fmt.Sprintf(" by=%v", f.Extra)
-	case FaultSetDetection:
-		return at + fmt.Sprintf(" mode=%d", f.Hit)
-	default: // the faults aimed at a role, not a node
-		return at + fmt.Sprintf(" for=%v", f.Length)
+		return strings.Join(group, ",")
 	}
+	panic(fmt.Sprintf("sim: fault key %q has no field", key))
 }
 
 func spanText(lo, hi time.Duration) string { return fmt.Sprintf("%v..%v", lo, hi) }
@@ -208,8 +267,8 @@ func (p *scenarioParser) scalar(name, v string) error {
 		sc.Safety, err = time.ParseDuration(v)
 	case "liveness":
 		sc.Liveness, err = time.ParseDuration(v)
-	case "skew":
-		sc.Swarm.ClockMax, err = time.ParseDuration(v)
+	case "skew": // a bound on skew either way, so never negative
+		sc.Swarm.ClockMax, err = parseLength(v)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -47,14 +48,90 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		{"nodes three", "line"},
 		{"queue q9 quorum", "unknown confirmation policy"},
 		{"teleport n1", "unknown directive"},
+
+		// Each kind takes exactly the keys it prints: a key it ignores
+		// would be dropped the next time the scenario is saved.
+		{"fault at=1s crash n1 for=1s extra=5s", `unknown option "extra" for crash (it takes for=)`},
+		{"fault at=1s crash n1 for=1s hit=2", `unknown option "hit" for crash`},
+		{"fault at=1s pause n1 for=1s mode=1", `unknown option "mode" for pause`},
+		{"fault at=1s isolate n1 for=1s boundary=meta.after.receipt-proposed", `unknown option "boundary" for isolate`},
+		{"fault at=1s spike n1->n2 extra=5ms for=1s by=1s", `unknown option "by" for spike`},
+		{"fault at=1s clock-jump n1 by=1s extra=1s", `unknown option "extra" for clock-jump`},
+		{"fault at=1s clock-jump n1 by=1s for=1s", `unknown option "for" for clock-jump`},
+		{"fault at=1s crash-at n1 boundary=b hit=1 for=1s frames=2", `unknown option "frames" for crash-at`},
+		{"fault at=1s crash-at n1 boundary=b hit=1 for=1s mode=2", `unknown option "mode" for crash-at`},
+		{"fault at=1s lose-writes n1 frames=2 for=1s hit=1", `unknown option "hit" for lose-writes`},
+		{"fault at=1s crash-all for=1s group=n1,n2", `unknown option "group" for crash-all`},
+		{"fault at=1s set-detection mode=2 for=1s", `unknown option "for" for set-detection`},
+		{"fault at=1s split group=n1 for=1s mode=1", `unknown option "mode" for split`},
+		{"fault at=1s crash n1", "crash needs for="},
+		{"fault at=1s crash-at n1 boundary=b for=1s", "crash-at needs hit="},
+		{"fault at=1s set-detection", "set-detection needs mode="},
+		{"fault at=1s crash n1 for=1s for=2s", "for given twice"},
+
+		// A fault aimed at a role names no node, one aimed at a node
+		// names no peer, and one aimed at a link names both ends.
+		{"fault at=1s crash-leader n2 for=1s", `crash-leader is aimed at no node or link given on its line: remove "n2"`},
+		{"fault at=1s crash-owner n1 for=1s", "crash-owner is aimed at no node"},
+		{"fault at=1s crash-all n3 for=1s", "crash-all is aimed at no node"},
+		{"fault at=1s crash-leader-owner n1 for=1s", "crash-leader-owner is aimed at no node"},
+		{"fault at=1s isolate-leader n1 for=1s", "isolate-leader is aimed at no node"},
+		{"fault at=1s split n1 group=n1 for=1s", "split is aimed at no node"},
+		{"fault at=1s set-detection n1 mode=1", "set-detection is aimed at no node"},
+		{"fault at=1s crash n1->n2 for=1s", `crash needs one node like n1 after the kind, got "n1->n2"`},
+		{"fault at=1s clock-jump n1->n2 by=1s", "clock-jump needs one node"},
+		{"fault at=1s crash-at n1->n2 boundary=b hit=1 for=1s", "crash-at needs one node"},
+		{"fault at=1s crash for=1s", `crash needs one node like n1 after the kind, got ""`},
+		{"fault at=1s one-way n1 for=1s", `one-way needs a link like n1->n2 after the kind, got "n1"`},
+		{"fault at=1s spike extra=1ms for=1s", "spike needs a link"},
+		{"fault at=1s clog n2->n2 for=1s", "clog needs a link between two nodes"},
+		{"fault at=1s one-way n1->nine for=1s", `"nine" is not a node name`},
+
+		// Values the printer could never write: a NaN, which does not
+		// even equal itself once read back, infinities, chances outside
+		// 0..1, and negative lengths, counts and modes.
+		{"net loss=NaN", "loss=NaN: want a chance from 0 to 1"},
+		{"net dup=+Inf", "dup=+Inf: want a chance from 0 to 1"},
+		{"net reorder=-Inf", "want a chance from 0 to 1"},
+		{"net loss=1.5", "want a chance from 0 to 1"},
+		{"net loss=-0.1", "want a chance from 0 to 1"},
+		{"net tail=NaN..1s", "want CHANCE..MAX"},
+		{"net latency=-1ms..2ms", "MIN..MAX"},
+		{"net bandwidth=-1", "want 0 or more"},
+		{"disk eio-sync=nan", "want a chance from 0 to 1"},
+		{"disk flip=2", "want a chance from 0 to 1"},
+		{"disk tail=1.01..1s", "want CHANCE..MAX"},
+		{"workload ack=inf", "want a chance from 0 to 1"},
+		{"workload nack=-1", "want a chance from 0 to 1"},
+		{"workload lease=-1s", "not negative"},
+		{"workload producers=-1", "want 0 or more"},
+		{"skew -1s", "not negative"},
+		{"fault at=1s spike n1->n2 extra=-5ms for=1s", "extra=-5ms: want a duration that is not negative"},
+		{"fault at=1s crash n1 for=-1s", "for=-1s: want a duration that is not negative"},
+		{"fault at=1s set-detection mode=3", "mode=3: want 1 (heartbeat) or 2 (eager)"},
+		{"fault at=1s crash-at n1 boundary=b hit=0 for=1s", "hit=0: want 1 or more"},
+		{"fault at=1s misdirect n1 frames=-2 for=1s", "frames=-2: want 1 or more"},
+		{"fault at=1s crash-at n1 boundary= hit=1 for=1s", "want a boundary name"},
+		{"fault at=1s split group=n1,n1 for=1s", "n1 is named twice"},
+
+		// Lines in the printed form are still taken.
+		{"fault at=1s clock-jump n1 by=-2s", ""},
+		{"fault at=1s split group= for=1s", ""},
+		{"fault at=1s set-detection mode=2", ""},
+		{"net loss=1 dup=0 tail=1..0s", ""},
 	} {
 		text := string(base) + c.edit + "\n"
 		_, err := sim.ParseScenario([]byte(text))
+		// Errors of a line name it; those of the whole scenario (a node
+		// outside the cluster) name the fault instead.
+		line := fmt.Sprintf("scenario line %d (%s): ", strings.Count(string(base), "\n")+1, c.edit)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q: unexpected error %v", c.edit, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%q: error %v, want one mentioning %q", c.edit, err, c.want)
+		case err != nil && !strings.HasPrefix(err.Error(), line) && !strings.HasPrefix(err.Error(), "scenario: fault "):
+			t.Errorf("%q: error %v, want one starting %q", c.edit, err, line)
 		}
 	}
 }
