@@ -107,6 +107,21 @@ func (c *cluster) publishConfirmed(owner node.NodeID, queue string, n uint64) {
 	}
 }
 
+// publishWhileCut cuts lagging off and publishes messages from..to (IDs
+// and request IDs alike), confirmed by the owner and the other replica.
+// lagging stays cut off.
+func (c *cluster) publishWhileCut(owner, lagging node.NodeID, queue string, from, to uint64) {
+	c.t.Helper()
+	c.cut[lagging] = true
+	for i := from; i <= to; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: queue, ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := from; i <= to; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+}
+
 // mustDeliverAll subscribes a fresh client to queue on owner and requires
 // it to receive messages 1..n; when says after what, for the failure.
 func (c *cluster) mustDeliverAll(owner node.NodeID, queue string, n uint64, when string) {
@@ -170,14 +185,7 @@ func TestSuspectOwnerWaitsForEveryReplica(t *testing.T) {
 	_, followers := roles("orders")
 	lagging, holder := followers[0], followers[1]
 	c.publishConfirmed(owner, "orders", 12)
-	c.cut[lagging] = true
-	for i := uint64(13); i <= 20; i++ {
-		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
-	}
-	c.settle()
-	for i := uint64(13); i <= 20; i++ {
-		c.mustReply(i, wire.StatusOK)
-	}
+	c.publishWhileCut(owner, lagging, "orders", 13, 20)
 	for _, m := range c.nodes {
 		m.crash()
 	}
@@ -211,14 +219,7 @@ func TestAFollowerWhoseDiskLiedIsNotEnoughEvidence(t *testing.T) {
 	_, followers := roles("orders")
 	liar, lagging := c.node(followers[0]), followers[1]
 	c.publishConfirmed(owner, "orders", 12)
-	c.cut[lagging] = true
-	for i := uint64(13); i <= 20; i++ {
-		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
-	}
-	c.settle()
-	for i := uint64(13); i <= 20; i++ {
-		c.mustReply(i, wire.StatusOK)
-	}
+	c.publishWhileCut(owner, lagging, "orders", 13, 20)
 	c.node(owner).crash()
 	liar.crash()
 	c.loseWrites(liar, "orders", 8)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/status"
 	"github.com/cairnmq/cairn/node/wire"
 )
 
@@ -56,7 +55,7 @@ func TestProcessLostDisk(t *testing.T) {
 	t.Logf("n%d lost its data directory; restarting it with --rejoin", lost.id)
 	pc.start(lost, "--rejoin")
 	pc.waitHealthy(lost, serviceBound)
-	waitFollowerCaughtUp(t, ctx, lost, owner, lostDiskQueue, serviceBound)
+	pc.waitCaughtUp(ctx, lost, owner, lostDiskQueue, serviceBound)
 
 	epoch := viewOf(t, ctx, owner, lostDiskQueue).Epoch
 	t.Logf("SIGKILL the owner n%d for good", owner.id)
@@ -90,23 +89,4 @@ func refuseForeignDirectory(t *testing.T, pc *procCluster, nd, other *procNode) 
 		t.Fatalf("n%d on n%d's data directory: %v, output:\n%s\nwant an exit naming it (%s)", nd.id, other.id, err, out, want)
 	}
 	t.Logf("n%d refused n%d's data directory", nd.id, other.id)
-}
-
-// waitFollowerCaughtUp waits until nd follows owner with the owner's
-// last index.
-func waitFollowerCaughtUp(t *testing.T, ctx context.Context, nd, owner *procNode, queue string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var f, o status.Queue
-	for time.Now().Before(deadline) {
-		var ok1, ok2 bool
-		f, ok1 = queueOf(ctx, nd, queue)
-		o, ok2 = queueOf(ctx, owner, queue)
-		if ok1 && ok2 && f.Role == "follower" && o.Role == "owner" && f.LastIndex == o.LastIndex && f.LastIndex > 0 {
-			t.Logf("n%d holds the owner's %d records again", nd.id, f.LastIndex)
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("n%d did not catch up with n%d within %v: %+v vs %+v", nd.id, owner.id, timeout, f, o)
 }

@@ -52,7 +52,7 @@ func TestProcessReplaceDeadReplica(t *testing.T) {
 	owner, view, _ := pc.waitOwnerAbove(ctx, replaceQueue, original.Epoch, alive, serviceBound)
 	replicas, newcomer := pc.waitReplaced(ctx, owner, first, original.Replicas, serviceBound)
 	t.Logf("n%d took over at epoch %d; n%d replaced n%d: replicas %v", owner.id, view.Epoch, newcomer.id, first.id, replicas)
-	pc.waitCaughtUp(ctx, newcomer, owner, serviceBound)
+	pc.waitCaughtUp(ctx, newcomer, owner, replaceQueue, serviceBound)
 
 	// Lose a second original replica: the current owner, an original one.
 	second := owner
@@ -105,20 +105,21 @@ func (pc *procCluster) waitReplaced(ctx context.Context, owner, dead *procNode, 
 	return nil, nil
 }
 
-// waitCaughtUp waits until nd follows owner with the owner's last index.
-func (pc *procCluster) waitCaughtUp(ctx context.Context, nd, owner *procNode, timeout time.Duration) {
+// waitCaughtUp waits until nd follows owner in queue with the owner's
+// last index.
+func (pc *procCluster) waitCaughtUp(ctx context.Context, nd, owner *procNode, queue string, timeout time.Duration) {
 	pc.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var f, o status.Queue
 	for time.Now().Before(deadline) {
 		var ok1, ok2 bool
-		f, ok1 = queueOf(ctx, nd, replaceQueue)
-		o, ok2 = queueOf(ctx, owner, replaceQueue)
+		f, ok1 = queueOf(ctx, nd, queue)
+		o, ok2 = queueOf(ctx, owner, queue)
 		if ok1 && ok2 && f.Role == "follower" && o.Role == "owner" && f.LastIndex == o.LastIndex && f.LastIndex > 0 {
-			pc.t.Logf("the newcomer n%d holds the owner's %d records", nd.id, f.LastIndex)
+			pc.t.Logf("n%d holds the owner's %d records", nd.id, f.LastIndex)
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	pc.t.Fatalf("the newcomer n%d did not catch up with n%d within %v: %+v vs %+v", nd.id, owner.id, timeout, f, o)
+	pc.t.Fatalf("n%d did not catch up with n%d within %v: %+v vs %+v", nd.id, owner.id, timeout, f, o)
 }

@@ -5,9 +5,6 @@ package status
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
 )
 
 // Node is one node's view of itself.
@@ -82,23 +79,9 @@ type Queue struct {
 	Fenced string `json:"fenced,omitempty"`
 }
 
-// Fetch reads the status document from a node's HTTP address (host:port).
+// Fetch reads the status document from a node's HTTP address (host:port)
+// without a credential: enough for a node whose HTTP port leaves /status
+// open; FetchAuth presents one.
 func Fetch(ctx context.Context, httpAddr string) (*Node, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+httpAddr+"/status", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("status from %s: HTTP %s", httpAddr, resp.Status)
-	}
-	var n Node
-	if err := json.NewDecoder(resp.Body).Decode(&n); err != nil {
-		return nil, fmt.Errorf("status from %s: %w", httpAddr, err)
-	}
-	return &n, nil
+	return FetchAuth(ctx, httpAddr, Auth{})
 }
