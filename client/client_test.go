@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/client/core"
 	"github.com/cairnmq/cairn/node/live/session"
 	"github.com/cairnmq/cairn/node/wire"
 )
@@ -222,5 +224,77 @@ func TestCloseEndsPendingOperations(t *testing.T) {
 	}
 	if _, err := c.Publish(ctx, "q", nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("publish after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestLocalRefusalsSayWhy: a request the client refuses without sending
+// it fails with a StatusError whose Detail says what was wrong and what is
+// accepted, as a node's refusal would; no node saw it to explain.
+func TestLocalRefusalsSayWhy(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, testOptions(), nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	long := strings.Repeat("q", wire.MaxQueueNameLen+1)
+	publish := func(queue string, payload []byte, opts ...PublishOption) func() error {
+		return func() error { _, err := c.Publish(ctx, queue, payload, opts...); return err }
+	}
+	subscribe := func(opts ...SubscribeOption) func() error {
+		return func() error {
+			_, err := c.Subscribe(ctx, "q", func(context.Context, *Delivery) {}, opts...)
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		do     func() error
+		status wire.Status
+		detail string
+	}{
+		{"create with an empty name", func() error { return c.CreateQueue(ctx, "", wire.PolicyAll) }, wire.StatusBadRequest,
+			"queue name is 0 bytes long: a name is 1 to 200 bytes"},
+		{"create with an unknown policy", func() error { return c.CreateQueue(ctx, "q", 7) }, wire.StatusBadRequest,
+			"unknown confirmation policy 7: want 0 (majority), 1 (all) or 2 (owner-only)"},
+		{"delete with a long name", func() error { return c.DeleteQueue(ctx, long) }, wire.StatusBadRequest,
+			"queue name is 201 bytes long: a name is 1 to 200 bytes"},
+		{"publish with an empty name", publish("", []byte("x")), wire.StatusBadRequest, "queue name is 0 bytes long"},
+		{"publish too large", publish("q", make([]byte, wire.MaxPayloadSize+1)), wire.StatusTooLarge,
+			"payload of 1048577 bytes exceeds 1048576: a message carries at most 1048576 bytes"},
+		{"publish with a negative delay", publish("q", []byte("x"), WithDelay(-time.Second)), wire.StatusBadRequest,
+			"delay -1s is negative: a message's delay is zero or more"},
+		{"subscribe with a zero window", subscribe(WithWindow(0)), wire.StatusBadRequest,
+			"subscription window is 0: it must allow at least one unsettled delivery"},
+		{"subscribe with a zero lease", subscribe(WithLease(0)), wire.StatusBadRequest,
+			"lease 0s is not positive: a delivery must stay leased for some time"},
+		{"subscribe with a negative lease", subscribe(WithLease(-time.Second)), wire.StatusBadRequest, "lease -1s is not positive"},
+		{"set an unknown detection mode", func() error {
+			return c.SetDetection(ctx, wire.SetDetection{Mode: 3, Interval: time.Second})
+		}, wire.StatusBadRequest, "invalid detection policy (mode 3, interval 1s, grace 0s): want mode 1 (heartbeat) or 2 (eager)"},
+		{"ack a delivery that names no node", func() error {
+			d := &Delivery{Queue: "q", c: c, d: core.Delivery{Queue: "q", ID: wire.MessageID{Producer: 1, Seq: 2}, Lease: 1}}
+			return d.Ack(ctx)
+		}, wire.StatusBadRequest, "delivery of p1.2 names no node (From is 0)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			var se *StatusError
+			if !errors.As(err, &se) || se.Status != tc.status {
+				t.Fatalf("got %v, want a StatusError with %s", err, tc.status)
+			}
+			if !strings.Contains(se.Detail, tc.detail) || !strings.Contains(se.Error(), tc.detail) {
+				t.Fatalf("error %q with detail %q, want a detail containing %q", se.Error(), se.Detail, tc.detail)
+			}
+		})
+	}
+	nodes[0].mu.Lock()
+	defer nodes[0].mu.Unlock()
+	if len(nodes[0].seen) != 0 {
+		t.Fatalf("the node saw %d requests the client should have refused itself", len(nodes[0].seen))
 	}
 }

@@ -84,7 +84,8 @@ func (c *Client) CreateQueue(now time.Time, queue string, p wire.Policy) OpID {
 	op := c.newOp(OpCreate, queue)
 	op.policy = p
 	if p > wire.PolicyOwnerOnly {
-		return c.reject(op, wire.StatusBadRequest)
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("unknown confirmation policy %d: want %d (%s), %d (%s) or %d (%s)",
+			p, wire.PolicyMajority, wire.PolicyMajority, wire.PolicyAll, wire.PolicyAll, wire.PolicyOwnerOnly, wire.PolicyOwnerOnly))
 	}
 	return c.start(now, op)
 }
@@ -104,9 +105,10 @@ func (c *Client) Publish(now time.Time, queue string, payload []byte, delay time
 	op.delay = delay
 	switch {
 	case len(payload) > wire.MaxPayloadSize:
-		return c.reject(op, wire.StatusTooLarge), op.msgID
+		return c.reject(op, wire.StatusTooLarge, fmt.Sprintf("payload of %d bytes exceeds %d: a message carries at most %d bytes",
+			len(payload), wire.MaxPayloadSize, wire.MaxPayloadSize)), op.msgID
 	case delay < 0:
-		return c.reject(op, wire.StatusBadRequest), op.msgID
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("delay %v is negative: a message's delay is zero or more", delay)), op.msgID
 	}
 	op.payload = bytes.Clone(payload)
 	if op.payload == nil {
@@ -123,8 +125,11 @@ func (c *Client) Publish(now time.Time, queue string, payload []byte, delay time
 // or turns out not to own the queue, and reports no further op events.
 func (c *Client) Subscribe(now time.Time, queue string, window uint32, lease time.Duration) OpID {
 	op := c.newOp(OpSubscribe, queue)
-	if window == 0 || lease <= 0 {
-		return c.reject(op, wire.StatusBadRequest)
+	switch {
+	case window == 0:
+		return c.reject(op, wire.StatusBadRequest, "subscription window is 0: it must allow at least one unsettled delivery")
+	case lease <= 0:
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("lease %v is not positive: a delivery must stay leased for some time", lease))
 	}
 	if id, ok := c.precheck(op); !ok {
 		return id
@@ -154,7 +159,10 @@ func (c *Client) startSettle(now time.Time, kind OpKind, d Delivery) OpID {
 	op.lease = d.Lease
 	op.settle = d.From
 	if d.From == 0 {
-		return c.reject(op, wire.StatusBadRequest)
+		// Only a Delivery made by hand lacks its node; the client fills
+		// From in every delivery it reports.
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf(
+			"delivery of %s names no node (From is 0): a settle goes to the node that delivered the message; pass the Delivery as it was received", d.ID))
 	}
 	return c.start(now, op)
 }
@@ -180,7 +188,9 @@ func (c *Client) SetDetection(now time.Time, p wire.SetDetection) OpID {
 	op := c.newOp(OpSetDetection, "")
 	op.detection = p
 	if (p.Mode != 1 && p.Mode != 2) || p.Interval <= 0 || p.Grace < 0 {
-		return c.reject(op, wire.StatusBadRequest)
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf(
+			"invalid detection policy (mode %d, interval %v, grace %v): want mode 1 (heartbeat) or 2 (eager), a positive interval and a grace of zero or more",
+			p.Mode, p.Interval, p.Grace))
 	}
 	c.live = append(c.live, op)
 	c.send(now, op)
@@ -191,16 +201,19 @@ func (c *Client) SetDetection(now time.Time, p wire.SetDetection) OpID {
 // anyway, and otherwise makes it live.
 func (c *Client) precheck(op *operation) (OpID, bool) {
 	if op.queue == "" || len(op.queue) > wire.MaxQueueNameLen {
-		return c.reject(op, wire.StatusBadRequest), false
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("queue name is %d bytes long: a name is 1 to %d bytes",
+			len(op.queue), wire.MaxQueueNameLen)), false
 	}
 	c.live = append(c.live, op)
 	return op.id, true
 }
 
 // reject finishes an operation that was never sent. Nothing reached a
-// server, so Failed is a safe promise.
-func (c *Client) reject(op *operation, status wire.Status) OpID {
-	op.status = status
+// server, so Failed is a safe promise. The detail says what was wrong and
+// what would have been accepted, as a node's refusal does: with no node
+// involved, it is the caller's only clue.
+func (c *Client) reject(op *operation, status wire.Status, detail string) OpID {
+	op.status, op.detail = status, detail
 	c.events = append(c.events, op.event(OutcomeFailed))
 	op.phase = phaseDone
 	return op.id

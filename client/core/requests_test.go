@@ -337,7 +337,9 @@ func TestRedirectLoopBacksOff(t *testing.T) {
 }
 
 // Inputs the server would refuse finish at once as Failed, with nothing
-// sent.
+// sent, and with a detail that says what was wrong and what is accepted:
+// no node saw the request, so the client's own words are all the caller
+// gets.
 func TestInvalidInputsFailAtOnce(t *testing.T) {
 	long := strings.Repeat("q", wire.MaxQueueNameLen+1)
 	d := Delivery{Queue: "orders", ID: wire.MessageID{Producer: 1, Seq: 1}, Lease: 1, From: 2}
@@ -348,26 +350,60 @@ func TestInvalidInputsFailAtOnce(t *testing.T) {
 		start  func(c *Client) OpID
 		kind   OpKind
 		status wire.Status
+		detail string
 	}{
-		{"empty queue name", func(c *Client) OpID { return c.DeleteQueue(t0, "") }, OpDelete, wire.StatusBadRequest},
-		{"queue name too long", func(c *Client) OpID { op, _ := c.Publish(t0, long, nil, 0); return op }, OpPublish, wire.StatusBadRequest},
+		{"empty queue name", func(c *Client) OpID { return c.DeleteQueue(t0, "") }, OpDelete, wire.StatusBadRequest,
+			"queue name is 0 bytes long: a name is 1 to 200 bytes"},
+		{"queue name too long", func(c *Client) OpID { op, _ := c.Publish(t0, long, nil, 0); return op }, OpPublish, wire.StatusBadRequest,
+			"queue name is 201 bytes long: a name is 1 to 200 bytes"},
 		{"payload too large", func(c *Client) OpID {
 			op, _ := c.Publish(t0, "orders", make([]byte, wire.MaxPayloadSize+1), 0)
 			return op
-		}, OpPublish, wire.StatusTooLarge},
-		{"negative delay", func(c *Client) OpID { op, _ := c.Publish(t0, "orders", nil, -1); return op }, OpPublish, wire.StatusBadRequest},
-		{"unknown policy", func(c *Client) OpID { return c.CreateQueue(t0, "orders", 9) }, OpCreate, wire.StatusBadRequest},
-		{"zero window", func(c *Client) OpID { return c.Subscribe(t0, "orders", 0, time.Second) }, OpSubscribe, wire.StatusBadRequest},
-		{"zero lease", func(c *Client) OpID { return c.Subscribe(t0, "orders", 1, 0) }, OpSubscribe, wire.StatusBadRequest},
-		{"long queue subscribe", func(c *Client) OpID { return c.Subscribe(t0, long, 1, time.Second) }, OpSubscribe, wire.StatusBadRequest},
-		{"settle without a node", func(c *Client) OpID { return c.Ack(t0, noFrom) }, OpAck, wire.StatusBadRequest},
+		}, OpPublish, wire.StatusTooLarge, "payload of 1048577 bytes exceeds 1048576: a message carries at most 1048576 bytes"},
+		{"negative delay", func(c *Client) OpID { op, _ := c.Publish(t0, "orders", nil, -1); return op }, OpPublish, wire.StatusBadRequest,
+			"delay -1ns is negative: a message's delay is zero or more"},
+		{"unknown policy", func(c *Client) OpID { return c.CreateQueue(t0, "orders", 9) }, OpCreate, wire.StatusBadRequest,
+			"unknown confirmation policy 9: want 0 (majority), 1 (all) or 2 (owner-only)"},
+		{"create with an empty name", func(c *Client) OpID { return c.CreateQueue(t0, "", wire.PolicyMajority) }, OpCreate, wire.StatusBadRequest,
+			"queue name is 0 bytes long"},
+		{"zero window", func(c *Client) OpID { return c.Subscribe(t0, "orders", 0, time.Second) }, OpSubscribe, wire.StatusBadRequest,
+			"subscription window is 0: it must allow at least one unsettled delivery"},
+		{"zero lease", func(c *Client) OpID { return c.Subscribe(t0, "orders", 1, 0) }, OpSubscribe, wire.StatusBadRequest,
+			"lease 0s is not positive: a delivery must stay leased for some time"},
+		{"negative lease", func(c *Client) OpID { return c.Subscribe(t0, "orders", 1, -time.Second) }, OpSubscribe, wire.StatusBadRequest,
+			"lease -1s is not positive"},
+		{"long queue subscribe", func(c *Client) OpID { return c.Subscribe(t0, long, 1, time.Second) }, OpSubscribe, wire.StatusBadRequest,
+			"queue name is 201 bytes long"},
+		{"settle without a node", func(c *Client) OpID { return c.Ack(t0, noFrom) }, OpAck, wire.StatusBadRequest,
+			"delivery of p1.1 names no node (From is 0): a settle goes to the node that delivered the message"},
+		{"nack without a node", func(c *Client) OpID { return c.Nack(t0, noFrom) }, OpNack, wire.StatusBadRequest,
+			"delivery of p1.1 names no node"},
+		{"settle with an empty queue name", func(c *Client) OpID {
+			e := d
+			e.Queue = ""
+			return c.Ack(t0, e)
+		}, OpAck, wire.StatusBadRequest, "queue name is 0 bytes long"},
+		{"unknown detection mode", func(c *Client) OpID {
+			return c.SetDetection(t0, wire.SetDetection{Mode: 9, Interval: time.Second})
+		}, OpSetDetection, wire.StatusBadRequest,
+			"invalid detection policy (mode 9, interval 1s, grace 0s): want mode 1 (heartbeat) or 2 (eager), a positive interval and a grace of zero or more"},
+		{"zero detection interval", func(c *Client) OpID {
+			return c.SetDetection(t0, wire.SetDetection{Mode: 1})
+		}, OpSetDetection, wire.StatusBadRequest, "invalid detection policy (mode 1, interval 0s, grace 0s)"},
+		{"negative detection grace", func(c *Client) OpID {
+			return c.SetDetection(t0, wire.SetDetection{Mode: 2, Interval: time.Second, Grace: -time.Second})
+		}, OpSetDetection, wire.StatusBadRequest, "invalid detection policy (mode 2, interval 1s, grace -1s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, testConfig())
 			op := tc.start(h.c)
 			h.expectNothingSent()
-			if e := h.expectFinished(op, OutcomeFailed, tc.status); e.Kind != tc.kind || e.Attempts != 0 {
+			e := h.expectFinished(op, OutcomeFailed, tc.status)
+			if e.Kind != tc.kind || e.Attempts != 0 {
 				t.Fatalf("rejected op reported as %v", e)
+			}
+			if !strings.Contains(e.Detail, tc.detail) {
+				t.Fatalf("rejected op's detail is %q, want one containing %q", e.Detail, tc.detail)
 			}
 			if _, ok := h.c.NextDeadline(); ok {
 				t.Fatal("a rejected op left a deadline")
