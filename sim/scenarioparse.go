@@ -131,6 +131,8 @@ func parseChance(v string) (float64, error) {
 		return 0, err
 	case math.IsNaN(c) || c < 0 || c > 1: // the infinities are out of range too
 		return 0, fmt.Errorf("want a chance from 0 to 1")
+	case c == 0:
+		return 0, nil // "-0" reads as a negative zero, which would print as "-0"
 	}
 	return c, nil
 }
