@@ -31,7 +31,7 @@ func (n *Node) onAppend(from NodeID, m *wire.Append) {
 	// A replica takes appends only for the incarnation it prepared; one
 	// it has not prepared yet will be, once its metadata catches up, and
 	// the owner's probes find it then.
-	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil {
+	if r == nil || r.inc != m.Incarnation || !r.present() {
 		return
 	}
 	switch {
@@ -40,7 +40,7 @@ func (n *Node) onAppend(from NodeID, m *wire.Append) {
 		// of an older epoch learns here that it is stale.
 		r.becomeFollower(from)
 		r.follow.epochOwner = from
-	case m.Epoch == r.epoch && r.own != nil:
+	case m.Epoch == r.epoch && r.hasOwnerSide():
 		return // this node writes in this epoch; no one else may
 	case m.Epoch == r.epoch && r.follow.epochOwner != 0 && r.follow.epochOwner != from:
 		n.emit("queue.second-writer", slog.String("q", m.Queue), slog.String("from", from.String()), slog.Uint64("epoch", m.Epoch))
@@ -179,7 +179,7 @@ func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {
 // reportDurable tells the owner of the current epoch about new durability
 // without waiting for its next append.
 func (r *replica) reportDurable() {
-	if r.own != nil || r.follow.epochOwner == 0 || r.follow.epochOwner == r.n.cfg.ID || r.fenced != nil {
+	if r.role != roleFollower || r.follow.epochOwner == 0 || r.follow.epochOwner == r.n.cfg.ID {
 		return
 	}
 	r.sendReply(r.follow.epochOwner, true, r.follow.match, r.log.LastIndex())

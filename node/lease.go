@@ -32,7 +32,7 @@ func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFo
 // pump hands ready, confirmed messages to subscribers with room, one per
 // subscriber per round, starting the rounds at a rotating subscriber.
 func (o *ownerState) pump() {
-	if !o.active || len(o.subs) == 0 || !o.leaseValid() {
+	if !o.r.serving() || len(o.subs) == 0 || !o.leaseValid() {
 		return
 	}
 	for {

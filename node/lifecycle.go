@@ -133,13 +133,13 @@ func (n *Node) reconcile(name string) {
 	switch {
 	case r == nil:
 		n.prepare(q)
-	case r.fenced != nil:
+	case r.role == roleFenced:
 		if q.State != QueuePreparing && !containsSorted(q.Lost, n.cfg.ID) {
 			// Damaged storage is lost for good: tell the metadata, so an
 			// owner is failed over and the replica replaced.
 			n.proposeLife(name, command{kind: cmdReplicaLost, name: name, inc: q.Incarnation, node: n.cfg.ID})
 		}
-	case !r.prepared:
+	case r.role == rolePreparing:
 		n.recordIdentity(r, q)
 	case q.State == QueuePreparing && !containsSorted(q.Prepared, n.cfg.ID):
 		n.proposeLife(name, command{kind: cmdPrepared, name: name, inc: q.Incarnation, node: n.cfg.ID})
@@ -153,8 +153,11 @@ func (n *Node) reconcile(name string) {
 		// metadata knows of: the metadata lags, and acting on it would
 		// revive a superseded owner. Wait for it.
 		r.becomeFollower(0)
+	case q.Owner == n.cfg.ID && r.role == roleStale && q.State != QueueRecovering:
+		// Superseded in this process; a new epoch comes only through a
+		// new process or a new plan.
 	case q.Owner == n.cfg.ID:
-		if r.becomeOwner() {
+		if r.becomeCandidate("the metadata names this node owner") {
 			n.reconcileOwner(r, q)
 		}
 	default:
@@ -214,7 +217,7 @@ func (n *Node) prepare(q *QueueMeta) {
 		r := n.openReplica(name, inc, members)
 		delete(n.preparing, name)
 		r.suspect = r.suspect || existing
-		if r.fenced == nil {
+		if r.role != roleFenced {
 			n.recordIdentity(r, q)
 		}
 	})
@@ -251,26 +254,32 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 			o.startRecovery(q)
 		}
 		return
-	case o.active && r.epoch == q.Epoch || o.activating:
+	case r.serving() && r.epoch == q.Epoch || o.epochWriting:
 		return
 	case o.recovery != nil && o.recovery.epoch == q.Epoch && q.OwnerProcess == n.process:
 		o.finishRecovery(q)
 		return
-	case o.stale:
-		// Superseded in this process; a new epoch comes only through a
-		// new process or a new plan.
-		return
 	}
 	if q.OwnerProcess == n.process {
-		o.activating = true
+		o.epochWriting = true
 		r.epoch = q.Epoch
 		n.env.Boundary("queue.before.persist-epoch")
 		r.persistEpoch(q.Epoch, func() {
 			n.env.Boundary("queue.after.persist-epoch")
-			o.activating = false
-			if cur := n.meta.state.queues[r.name]; cur != nil && cur.Incarnation == r.inc && cur.OwnerProcess == n.process {
-				o.activate(cur)
-			}
+			// Serve only on current metadata: a node the leader could not
+			// reach may apply an old activation long after a newer plan
+			// moved the queue on, and would claim an epoch already
+			// superseded. A failed read leaves it to the next reconcile.
+			n.meta.readIndex(func(fresh bool) {
+				o.epochWriting = false
+				// The replica may also have moved on meanwhile (a newer
+				// epoch made it follow, or go stale).
+				cur := n.meta.state.queues[r.name]
+				if fresh && r.own == o && r.role == roleCandidate && cur != nil && cur.Incarnation == r.inc &&
+					cur.OwnerProcess == n.process && cur.Epoch == r.epoch {
+					o.activate(cur)
+				}
+			})
 		})
 		return
 	}
@@ -303,9 +312,7 @@ func (n *Node) proposeLife(name string, c command) {
 // retire stops serving a replica the metadata no longer wants: deleted,
 // or replaced by a newer incarnation. Its files stay for an operator.
 func (n *Node) retire(r *replica) {
-	if r.own != nil {
-		r.own.active = false
-	}
+	r.become(roleRetired, "the metadata no longer wants this replica")
 	if r.log != nil {
 		r.log.Close()
 	}

@@ -243,8 +243,7 @@ func (n *Node) OnTimer(t Timer) {
 	}
 	n.scheduleTick()
 	for _, name := range n.names {
-		r := n.queues[name]
-		if r.own != nil {
+		if r := n.queues[name]; r.hasOwnerSide() {
 			r.ownerTick()
 		}
 	}
@@ -304,7 +303,7 @@ func (n *Node) OnSynced(tok SyncToken, err error) {
 func (n *Node) OnDisconnect(peer NodeID) {
 	n.detectReset(peer)
 	for _, name := range n.names {
-		if r := n.queues[name]; r.own != nil {
+		if r := n.queues[name]; r.serving() {
 			r.peerReset(peer)
 		}
 	}
@@ -340,7 +339,7 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 // its leases go back to their queues.
 func (n *Node) OnClientGone(conn ConnID) {
 	for _, name := range n.names {
-		if r := n.queues[name]; r.own != nil && r.own.active {
+		if r := n.queues[name]; r.serving() {
 			r.dropConnection(conn)
 		}
 	}

@@ -16,11 +16,8 @@ import (
 // the applied state, replication progress, client waiters, subscriptions
 // and leases.
 type ownerState struct {
-	r     *replica
-	state *queueState
-	// active is set once this owner's epoch is durable; before that the
-	// owner sends nothing in its epoch and serves no one.
-	active    bool
+	r         *replica
+	state     *queueState
 	commit    uint64
 	followers []*progress
 	waiters   []waiter
@@ -28,15 +25,14 @@ type ownerState struct {
 	rr        int // round-robin start among subscriptions
 	// policy is the queue's confirmation policy, from the metadata.
 	policy wire.Policy
-	// activating is set while the metadata's epoch is being made durable
-	// locally.
-	activating bool
-	// recovery is the recovery this owner is running, while it has not yet
-	// activated in its epoch.
+	// epochWriting is set while a candidate makes the metadata's epoch
+	// durable locally; it sends nothing in that epoch until then.
+	epochWriting bool
+	// recovery is the recovery this candidate is running, while it has
+	// not yet activated in its epoch.
 	recovery *recovery
-	// stale is set once a replica showed this owner a newer epoch: it may
-	// confirm nothing more, and tells its clients so, naming staleOwner.
-	stale      bool
+	// staleOwner is, once the replica went stale, the owner of the newer
+	// epoch that superseded it, if known: its clients are told.
 	staleOwner NodeID
 }
 
@@ -87,7 +83,8 @@ func (o *ownerState) activate(q *QueueMeta) {
 	if last := r.epochOf(r.log.LastIndex()); last >= r.epoch {
 		panic(fmt.Sprintf("node: queue %s activating epoch %d over entries of epoch %d", r.name, r.epoch, last))
 	}
-	o.active, o.policy = true, q.Policy
+	o.policy = q.Policy
+	r.becomeOwner("its epoch is durable")
 	for _, f := range o.followers {
 		f.probing, f.probeOutstanding, f.next = true, false, r.log.LastIndex()+1
 	}
@@ -162,7 +159,7 @@ func (o *ownerState) updateCommit() {
 	if o.recovery != nil {
 		o.recovery.checkInstalled()
 	}
-	if !o.active {
+	if !r.serving() {
 		return
 	}
 	c := r.log.DurableIndex()
@@ -199,7 +196,7 @@ func (o *ownerState) updateCommit() {
 // replicate sends each follower what it lacks: while serving, or while a
 // recovery installs the recovered history.
 func (o *ownerState) replicate() {
-	if !o.active && !o.installing() {
+	if !o.r.serving() && !o.installing() {
 		return
 	}
 	for _, f := range o.followers {
@@ -234,7 +231,7 @@ func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 	r := o.r
 	prev := from - 1
 	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit, Stamp: r.n.leaseClock()}
-	if o.stale {
+	if r.role == roleStale {
 		return prev, false
 	}
 	if from <= last {
@@ -271,7 +268,7 @@ func (o *ownerState) progressOf(id NodeID) *progress {
 
 func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || r.own == nil || (!r.own.active && !r.own.installing()) || r.fenced != nil {
+	if r == nil || r.inc != m.Incarnation || !(r.serving() || r.role == roleCandidate && r.own.installing()) {
 		return
 	}
 	o := r.own
@@ -316,10 +313,10 @@ func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 // peerReset notes that a follower's process may have died: what it had
 // not made durable may be gone, so its position must be probed again.
 func (r *replica) peerReset(peer NodeID) {
-	o := r.own
-	if o == nil || !o.active {
+	if !r.serving() {
 		return
 	}
+	o := r.own
 	if f := o.progressOf(peer); f != nil {
 		f.match = min(f.match, f.durable)
 		f.probing, f.probeOutstanding = true, false
@@ -329,14 +326,14 @@ func (r *replica) peerReset(peer NodeID) {
 // ownerTick sends heartbeats (which double as probes), retries a probe
 // that got no answer, expires leases and promotes due delayed messages.
 func (r *replica) ownerTick() {
-	o := r.own
-	if o == nil || r.fenced != nil {
+	if !r.hasOwnerSide() {
 		return
 	}
+	o := r.own
 	if o.recovery != nil {
 		o.recovery.tick()
 	}
-	if !o.active && !o.installing() {
+	if !r.serving() && !o.installing() {
 		return
 	}
 	now := r.n.env.Now()
@@ -363,10 +360,11 @@ func (o *ownerState) installing() bool { return o.recovery != nil && o.recovery.
 // nothing more it writes can be confirmed. Its clients hear that it is
 // fenced, and who owns the queue now, if known.
 func (o *ownerState) goStale(owner NodeID, why string) {
-	if o.stale {
+	if !o.r.writer() {
 		return
 	}
-	o.stale, o.staleOwner, o.active = true, owner, false
+	o.staleOwner = owner
+	o.r.become(roleStale, why)
 	o.r.n.emit("queue.stale", slog.String("q", o.r.name), slog.Uint64("epoch", o.r.epoch), slog.String("why", why))
 	o.stop(owner)
 }
@@ -376,7 +374,6 @@ func (o *ownerState) goStale(owner NodeID, why string) {
 // the answer is retryable and ambiguous), leases are dropped, readers
 // closed.
 func (o *ownerState) stop(owner NodeID) {
-	o.active = false
 	o.r.n.emit("queue.owner-stopped", slog.String("q", o.r.name), slog.Uint64("epoch", o.r.epoch), slog.Uint64("next", uint64(owner)))
 	for _, w := range o.waiters {
 		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})

@@ -64,10 +64,10 @@ type recovery struct {
 	source    witness
 	ticks     uint64
 	// fetchSent is the tick of the fetch in flight, or 0.
-	fetchSent  uint64
-	fetchStart uint64
-	marker     uint64
-	activating bool
+	fetchSent          uint64
+	fetchStart         uint64
+	marker             uint64
+	activationProposed bool
 	// unsupported is set once the sealed witnesses were found to lack
 	// records some of them know were confirmed (reported once).
 	unsupported bool
@@ -104,7 +104,10 @@ func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	}
 	rec := &recovery{o: o, r: r, epoch: q.Epoch, started: now, stageStart: now, syncsAt: r.log.SyncBatches(), attempt: attempt,
 		sealSet: slices.Clone(sealSet)}
-	o.recovery, o.active = rec, false
+	o.recovery = rec
+	if r.role != roleCandidate {
+		r.become(roleCandidate, fmt.Sprintf("recovering epoch %d", q.Epoch))
+	}
 	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch), slog.Int("attempt", attempt))
 	r.follow.epochOwner = r.n.cfg.ID
 	r.epoch = max(r.epoch, q.Epoch)
@@ -355,7 +358,7 @@ func (rec *recovery) install() {
 // among them, holds the marker durably.
 func (rec *recovery) checkInstalled() {
 	o, r := rec.o, rec.r
-	if rec.stage != stageInstall || rec.activating || rec.marker == 0 || r.log.DurableIndex() < rec.marker {
+	if rec.stage != stageInstall || rec.activationProposed || rec.marker == 0 || r.log.DurableIndex() < rec.marker {
 		return
 	}
 	need := quorum(o.policyOf(), len(r.members))
@@ -381,11 +384,11 @@ func (rec *recovery) checkInstalled() {
 		members = rec.padMembers(members)
 	}
 	slices.Sort(members)
-	rec.activating = true
+	rec.activationProposed = true
 	r.n.env.Boundary("recovery.before.activate")
 	r.n.meta.propose(command{kind: cmdActivateRecovered, name: r.name, inc: r.inc, epoch: rec.epoch, node: r.n.cfg.ID,
 		process: r.n.process, members: members}, lifecycleTimeoutTicks, func(res result) {
-		rec.activating = false
+		rec.activationProposed = false
 		if !res.ok {
 			r.n.emit("recovery.activate-failed", slog.String("q", r.name), slog.String("why", res.detail))
 		}
@@ -410,9 +413,10 @@ func (o *ownerState) finishRecovery(q *QueueMeta) {
 	rec := o.recovery
 	rec.endStage("ok", slog.Uint64("marker", rec.marker))
 	o.recovery = nil
-	o.active, o.policy = true, q.Policy
+	o.policy = q.Policy
 	o.commit = max(o.commit, rec.marker)
 	r := o.r
+	r.becomeOwner("the recovery activated")
 	r.noteCommit(o.commit)
 	r.trust("installed a history selected from a seal")
 	r.n.emit("recovery.done", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch),

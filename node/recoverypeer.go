@@ -12,14 +12,14 @@ import (
 // describes what survives a crash.
 func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil {
+	if r == nil || r.inc != m.Incarnation || !r.present() {
 		return
 	}
 	if m.Epoch < r.epoch {
 		n.env.Send(from, &wire.SealReply{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Owner: uint32(r.follow.epochOwner)})
 		return
 	}
-	if m.Epoch == r.epoch && r.own != nil {
+	if m.Epoch == r.epoch && r.hasOwnerSide() {
 		return // this node is the writer of this epoch; only it seals in it
 	}
 	r.becomeFollower(from)
@@ -78,7 +78,7 @@ func (r *replica) runDurableWaiters() {
 
 func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || r.own == nil || r.own.recovery == nil {
+	if r == nil || r.inc != m.Incarnation || r.role != roleCandidate || r.own.recovery == nil {
 		return
 	}
 	rec := r.own.recovery
@@ -99,7 +99,7 @@ func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 // candidate of the epoch it is sealed at.
 func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || !r.prepared || r.fenced != nil {
+	if r == nil || r.inc != m.Incarnation || !r.present() {
 		return
 	}
 	reply := &wire.FetchReply{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: m.PrevIndex, Last: r.log.LastIndex()}
@@ -128,7 +128,7 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 
 func (n *Node) onFetchReply(from NodeID, m *wire.FetchReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || r.own == nil || r.own.recovery == nil {
+	if r == nil || r.inc != m.Incarnation || r.role != roleCandidate || r.own.recovery == nil {
 		return
 	}
 	r.own.recovery.onFetchReply(from, m)

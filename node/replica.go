@@ -38,11 +38,10 @@ type replica struct {
 	epoch        uint64
 	epochDurable uint64
 	runs         []epochRun
-	// fenced is set when the replica's storage is damaged: it then takes
-	// no part in anything and says why.
-	fenced error
-	// prepared is set once the identity is durable.
-	prepared bool
+	// role is the part the replica plays (see roles.go); fencedErr says
+	// why a fenced replica's storage cannot be trusted.
+	role      replicaRole
+	fencedErr error
 	// suspect is set when this process opened storage an earlier process
 	// wrote: a disk can lose writes it acknowledged as synced, so the log
 	// may hold less than the replica once reported durable. A suspect's
@@ -61,7 +60,8 @@ type replica struct {
 	commitKnown uint64
 
 	// follow is the replica's follower side, always present; own is the
-	// owner side, present while the metadata names this node the owner.
+	// owner side, present exactly while the role is candidate, owner or
+	// stale.
 	own    *ownerState
 	follow *followerState
 	// durableWaiters run once the log is durable up to their index.
@@ -105,8 +105,7 @@ func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
 		if !errors.Is(err, storage.ErrCorrupt) {
 			n.env.Halt(fmt.Sprintf("opening queue %s: %v", name, err))
 		}
-		r.fenced = err
-		n.emit("queue.fenced", slog.String("q", name), slog.String("err", err.Error()))
+		r.fence(err)
 		return r
 	}
 	n.emit("queue.open", slog.String("q", name), slog.Uint64("last", r.log.LastIndex()), slog.Uint64("epoch", r.epoch))
@@ -131,8 +130,9 @@ func (r *replica) open() error {
 		if err := d.Finish(); err != nil || r.identity.Incarnation != r.inc {
 			return fmt.Errorf("%w: replica state of %s: %v (incarnation %x in %x)", storage.ErrCorrupt, r.name, err, r.identity.Incarnation, r.inc)
 		}
-		r.epochDurable, r.prepared = r.epoch, true
+		r.epochDurable = r.epoch
 		r.suspect = true
+		r.becomePrepared()
 	}
 	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
 		SegmentSize: r.n.cfg.SegmentSize,
@@ -233,7 +233,7 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 			return
 		}
 		r.epochDurable = max(r.epochDurable, epoch)
-		r.prepared = true
+		r.becomePrepared()
 		r.checkVerified()
 		done()
 	})
@@ -243,26 +243,11 @@ func (r *replica) onDurable(index uint64) {
 	r.n.emit("queue.durable", slog.String("q", r.name), slog.Uint64("index", index))
 	r.runDurableWaiters()
 	r.checkVerified()
-	if r.own != nil {
+	if r.hasOwnerSide() {
 		r.own.updateCommit()
 		return
 	}
 	r.reportDurable()
-}
-
-// becomeOwner gives the replica its owner side, applying the log to
-// rebuild the state an owner serves from. Damage fences the replica.
-func (r *replica) becomeOwner() bool {
-	if r.own != nil {
-		return true
-	}
-	state, err := r.buildState()
-	if err != nil {
-		r.readFailed(err)
-		return false
-	}
-	r.own = newOwnerState(r, state)
-	return true
 }
 
 // readFailed handles a failed read of this replica's own log: damage
@@ -274,24 +259,6 @@ func (r *replica) readFailed(err error) {
 		return
 	}
 	r.fence(err)
-}
-
-// becomeFollower drops the owner side: another node owns the queue now.
-// Clients still waiting on this one are told it is fenced, and by whom.
-func (r *replica) becomeFollower(owner NodeID) {
-	if r.own == nil {
-		return
-	}
-	r.own.stop(owner)
-	r.own = nil
-}
-
-func (r *replica) fence(err error) {
-	r.fenced = err
-	if r.own != nil {
-		r.own.active = false
-	}
-	r.n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", err.Error()))
 }
 
 // noteCommit raises the index this replica knows is confirmed. The caller

@@ -32,13 +32,13 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 		return nil
 	}
 	r := n.queues[queue]
-	if r != nil && r.own != nil && r.own.stale {
+	if r != nil && r.role == roleStale {
 		// This node's metadata still names it owner, but a replica has
 		// shown it a newer epoch: it may confirm nothing.
 		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusFenced, Owner: uint32(r.own.staleOwner)})
 		return nil
 	}
-	if r == nil || r.inc != q.Incarnation || r.own == nil || !r.own.active || r.fenced != nil {
+	if r == nil || r.inc != q.Incarnation || !r.serving() {
 		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
 		return nil
 	}

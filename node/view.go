@@ -74,18 +74,20 @@ func (n *Node) queueView(name string) QueueView {
 		// A replica fenced while opening has no log to read.
 		v.LastIndex = r.log.LastIndex()
 	}
-	if r.fenced != nil {
-		v.Fenced = r.fenced.Error()
+	if r.fencedErr != nil {
+		v.Fenced = r.fencedErr.Error()
 	}
-	switch o := r.own; {
-	case o == nil:
-		v.Role = "follower"
-	case o.stale:
+	switch r.role {
+	case roleStale:
 		v.Role = "stale"
-	case o.active:
-		v.Role, v.Commit = "owner", o.commit
+	case roleOwner:
+		v.Role, v.Commit = "owner", r.own.commit
+	case roleCandidate:
+		v.Role, v.Commit = "candidate", r.own.commit
 	default:
-		v.Role, v.Commit = "candidate", o.commit
+		// Preparing, fenced (Fenced says why) and retired replicas take
+		// no part; for a status page they are not owners.
+		v.Role = "follower"
 	}
 	return v
 }

@@ -15,16 +15,19 @@ import (
 // confirmed last are on no other node. O dies for good just as B has been
 // down for ReplaceAfter, so the leader's plan both replaces B with a
 // newcomer and makes the lagging A the candidate. A's seal quorum must
-// come from {O, A, B}: it waits until O or B returns. Counting the
-// newcomer's empty witness instead would let A recover its short history
-// and lose confirmed messages (checked by mutation: p1.20 is lost).
+// come from {O, A, B}: it waits until O or B returns. Two rules keep the
+// newcomer's empty witness from counting: seal evidence comes from the
+// prior set, and a replica prepared for a queue that already has a
+// history is suspect. Either suffices here; with both removed, A recovers
+// its short history and confirmed message p1.20 is lost (checked by
+// mutation).
 func laggingCandidateScenario() sim.Scenario {
 	ns := NamedScenario{Name: "lagging-candidate", Nodes: 5, Build: func(owner int, others []int) []sim.Fault {
 		a, b := others[0], others[1]
 		return []sim.Fault{
 			{At: 1500 * time.Millisecond, Kind: sim.FaultOneWay, Node: owner, Peer: a, Length: 6 * time.Second},
 			{At: 2500 * time.Millisecond, Kind: sim.FaultCrash, Node: b, Length: 10 * time.Second},
-			{At: 5850 * time.Millisecond, Kind: sim.FaultCrash, Node: owner, Length: 10 * time.Second},
+			{At: 5700 * time.Millisecond, Kind: sim.FaultCrash, Node: owner, Length: 10 * time.Second},
 		}
 	}, Expect: []string{"meta.plan-replace", "meta.replica-replaced"}}
 	return ns.Scenario(1)
