@@ -179,6 +179,9 @@ func (rec *recovery) addWitness(w witness) {
 // The fault model allows one lying replica per queue at a time, so once
 // a replica of the set was found damaged, the others are believed.
 func (rec *recovery) sealed() bool {
+	if bugs.Active(bugs.SkipSeal) {
+		return true // planted: its own witness is enough
+	}
 	need := sealQuorum(rec.o.policyOf(), len(rec.sealSet))
 	if rec.liarKnown() {
 		return len(rec.witnesses) >= need
