@@ -254,7 +254,7 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 			o.startRecovery(q)
 		}
 		return
-	case r.serving() && r.epoch == q.Epoch || o.epochWriting:
+	case r.serving() && r.epoch == q.Epoch || o.epochWriting || o.opening != 0:
 		return
 	case o.recovery != nil && o.recovery.epoch == q.Epoch && q.OwnerProcess == n.process:
 		o.finishRecovery(q)
@@ -266,20 +266,14 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 		n.env.Boundary("queue.before.persist-epoch")
 		r.persistEpoch(q.Epoch, func() {
 			n.env.Boundary("queue.after.persist-epoch")
-			// Serve only on current metadata: a node the leader could not
-			// reach may apply an old activation long after a newer plan
-			// moved the queue on, and would claim an epoch already
-			// superseded. A failed read leaves it to the next reconcile.
-			n.meta.readIndex(func(fresh bool) {
-				o.epochWriting = false
-				// The replica may also have moved on meanwhile (a newer
-				// epoch made it follow, or go stale).
-				cur := n.meta.state.queues[r.name]
-				if fresh && r.own == o && r.role == roleCandidate && cur != nil && cur.Incarnation == r.inc &&
-					cur.OwnerProcess == n.process && cur.Epoch == r.epoch {
-					o.activate(cur)
-				}
-			})
+			o.epochWriting = false
+			// The replica may have moved on while the epoch was being
+			// written (a newer epoch made it follow, or go stale).
+			cur := n.meta.state.queues[r.name]
+			if r.own == o && r.role == roleCandidate && cur != nil && cur.Incarnation == r.inc &&
+				cur.OwnerProcess == n.process && cur.Epoch == r.epoch {
+				o.activate(cur)
+			}
 		})
 		return
 	}

@@ -28,6 +28,10 @@ type ownerState struct {
 	// epochWriting is set while a candidate makes the metadata's epoch
 	// durable locally; it sends nothing in that epoch until then.
 	epochWriting bool
+	// opening is the index of the marker that opens the candidate's
+	// epoch, while a quorum does not yet hold it; the candidate becomes
+	// owner when one does.
+	opening uint64
 	// recovery is the recovery this candidate is running, while it has
 	// not yet activated in its epoch.
 	recovery *recovery
@@ -84,16 +88,25 @@ func (o *ownerState) activate(q *QueueMeta) {
 		panic(fmt.Sprintf("node: queue %s activating epoch %d over entries of epoch %d", r.name, r.epoch, last))
 	}
 	o.policy = q.Policy
-	r.becomeOwner("its epoch is durable")
 	for _, f := range o.followers {
 		f.probing, f.probeOutstanding, f.next = true, false, r.log.LastIndex()+1
 	}
+	// Open the epoch with a marker, as a recovery does, and serve only once
+	// a quorum holds it: replicas already sealed at a newer epoch refuse
+	// it, so a candidate acting on metadata that moved on meanwhile (it
+	// was cut off, or paused) can never start serving.
+	o.opening = o.append(record{typ: recordEpochMark})
+	o.updateCommit()
+}
+
+// finishOpening makes the candidate the owner once a quorum holds the
+// marker that opened its epoch.
+func (o *ownerState) finishOpening() {
+	r := o.r
+	o.opening = 0
+	r.becomeOwner("a quorum holds its epoch marker")
 	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
 		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
-	// Open the epoch with a marker, as a recovery does: followers holding
-	// an unconfirmed tail this owner lost in its crash see the conflict and
-	// drop it, instead of keeping it until the next publish.
-	o.append(record{typ: recordEpochMark})
 	o.pump()
 }
 
@@ -159,7 +172,7 @@ func (o *ownerState) updateCommit() {
 	if o.recovery != nil {
 		o.recovery.checkInstalled()
 	}
-	if !r.serving() {
+	if !r.serving() && o.opening == 0 {
 		return
 	}
 	c := r.log.DurableIndex()
@@ -185,6 +198,9 @@ func (o *ownerState) updateCommit() {
 	r.noteCommit(c)
 	r.n.emit("queue.commit", slog.String("q", r.name), slog.Uint64("index", c), slog.Uint64("epoch", r.epoch))
 	r.n.env.Boundary("queue.after.commit")
+	if o.opening != 0 && c >= o.opening {
+		o.finishOpening()
+	}
 	for len(o.waiters) > 0 && o.waiters[0].index <= c {
 		w := o.waiters[0]
 		o.waiters = o.waiters[1:]
@@ -196,7 +212,7 @@ func (o *ownerState) updateCommit() {
 // replicate sends each follower what it lacks: while serving, or while a
 // recovery installs the recovered history.
 func (o *ownerState) replicate() {
-	if !o.r.serving() && !o.installing() {
+	if !o.r.serving() && !o.installing() && o.opening == 0 {
 		return
 	}
 	for _, f := range o.followers {
@@ -268,7 +284,7 @@ func (o *ownerState) progressOf(id NodeID) *progress {
 
 func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || !(r.serving() || r.role == roleCandidate && r.own.installing()) {
+	if r == nil || r.inc != m.Incarnation || !(r.serving() || r.role == roleCandidate && (r.own.installing() || r.own.opening != 0)) {
 		return
 	}
 	o := r.own
@@ -333,7 +349,7 @@ func (r *replica) ownerTick() {
 	if o.recovery != nil {
 		o.recovery.tick()
 	}
-	if !r.serving() && !o.installing() {
+	if !r.serving() && !o.installing() && o.opening == 0 {
 		return
 	}
 	now := r.n.env.Now()
