@@ -161,6 +161,12 @@ func (rec *recovery) addWitness(w witness) {
 		rec.r.n.emit("recovery.foreign-history", slog.String("q", rec.r.name), slog.String("from", w.node.String()))
 		return
 	}
+	if q := rec.r.n.meta.state.queues[rec.r.name]; q != nil && slices.Contains(q.Lost, w.node) {
+		// A replica found damaged is no evidence, whatever it says now:
+		// damage can leave a log that reopens clean but short.
+		rec.r.n.emit("recovery.lost-witness", slog.String("q", rec.r.name), slog.String("from", w.node.String()))
+		return
+	}
 	rec.witnesses = append(rec.witnesses, w)
 	slices.SortFunc(rec.witnesses, func(a, b witness) int { return cmp.Compare(a.node, b.node) })
 	if rec.sealed() && rec.hasSelf() {
