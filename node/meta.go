@@ -209,8 +209,12 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 		if err := m.ms.SetHardState(hs); err != nil {
 			return err
 		}
+		return nil
 	}
-	return nil
+	// A member that never persisted a hard state starts at the snapshot's
+	// term, as raft's own bootstrap does. At term 0, raft answers a
+	// pre-vote it rejects with its own term, zero, and panics on it.
+	return m.ms.SetHardState(&pb.HardState{Term: new(s.GetMetadata().GetTerm()), Commit: new(m.snapIdx)})
 }
 
 // loadEntries appends the log's entries after the snapshot to raft's
