@@ -21,10 +21,10 @@ test: fmt-check vet
 # replays each target's checked-in corpus; this looks for new inputs.
 FUZZTIME ?= 3s
 FUZZ_TARGETS = \
-	FuzzDecode:./node/wire \
-	FuzzDecodeBody:./node/wire \
-	FuzzHandshakeServer:./node/live/session \
-	FuzzHandshakeClient:./node/live/session \
+	FuzzDecode:./wire \
+	FuzzDecodeBody:./wire \
+	FuzzHandshakeServer:./session \
+	FuzzHandshakeClient:./session \
 	FuzzLoadConfig:./cmd/cairn-node \
 	FuzzParseScenario:./sim \
 	FuzzClientRequests:./node

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 var secret = []byte("client-test-secret")

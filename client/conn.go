@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // handshaken is a connection that completed the handshake.

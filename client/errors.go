@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // ErrUnknownOutcome is wrapped by the error of an operation that may or

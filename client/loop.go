@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // post hands f to the loop goroutine. It reports false if the client has

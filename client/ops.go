@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // CreateQueue creates a queue whose publishes are confirmed under

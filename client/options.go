@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/session"
 )
 
 // Options configure a Client. Zero values take the defaults noted.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Delivery is a message handed to a subscription under a lease.

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // detectTick is the detector's clock: it counts its own timer firings, so

@@ -2,7 +2,7 @@
 // node never touches the operating system: it reads the clock, sets timers,
 // sends messages, writes files, asks for durability and draws randomness
 // only through the Env it is given. The simulator and the production
-// runtime (node/live) are two implementations of that one interface.
+// runtime (live) are two implementations of that one interface.
 package node
 
 import (
@@ -11,7 +11,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // When the owner dies for good, the metadata leader confirms it down, a

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/cairnmq/cairn/bugs"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // followerState is what a follower replica remembers about its owner.

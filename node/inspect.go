@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // lease is an owner-local claim on a delivered message: until it expires,

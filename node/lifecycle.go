@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/cairnmq/cairn/bugs"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // lifecycleTimeoutTicks bounds how long a lifecycle proposal may wait for

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // metaSnapshotVersion is written at the start of every metadata snapshot.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // QueueState is where a queue is in its life, as the metadata records it.

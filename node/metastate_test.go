@@ -3,7 +3,7 @@ package node
 import (
 	"testing"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Config configures a queue node.

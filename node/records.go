@@ -3,8 +3,8 @@ package node
 import (
 	"fmt"
 
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Queue log record types. Every record body starts with the epoch of the

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // recoveryStage is where a recovery is.

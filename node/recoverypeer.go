@@ -3,7 +3,7 @@ package node
 import (
 	"log/slog"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // onSeal seals this replica at the candidate's epoch: from then on it

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // epochRun says that log entries from start on were written in epoch,

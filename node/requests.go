@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // defaultLease is the visibility timeout when a subscriber names none.

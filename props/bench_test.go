@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // BenchmarkQueueSweep measures the simulator on generated queue scenarios

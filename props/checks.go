@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // FailoverCase is one row of the failover report.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Stats summarizes a queue history for the one-line report.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/cairnmq/cairn/netsim"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 	"pgregory.net/rapid"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/cairnmq/cairn/client/core"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // clientAddrBase offsets client addresses from node IDs on the network.

@@ -6,7 +6,7 @@ import (
 	"github.com/cairnmq/cairn/client/core"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // startClients schedules every client's first action.

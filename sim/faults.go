@@ -9,8 +9,8 @@ import (
 
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // The fault model: what the simulator does to a cluster, how often the

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Stamp is a point in a run's total order: the virtual time and the

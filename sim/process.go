@@ -8,7 +8,7 @@ import (
 
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 

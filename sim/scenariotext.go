@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // The scenario text format: one directive per line, '#' starts a comment,

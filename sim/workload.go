@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Workload is what the simulated clients do: which queues exist, how many

@@ -9,8 +9,8 @@ import (
 
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // calmScenario is a three-node scenario with a quiet network and disk and

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // maxQuickRedirects bounds how many redirects in a row an operation follows

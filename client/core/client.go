@@ -20,7 +20,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // DefaultMaxBackoff caps retry backoff when Config.MaxBackoff is zero.

@@ -3,7 +3,7 @@ package core
 import (
 	"fmt"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // OpID names one operation the application started. IDs are unique within

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // phase is where an operation stands between attempts.

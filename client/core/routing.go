@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // route picks the node for op's next attempt. A settle goes only where its

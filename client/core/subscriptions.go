@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // subscription is one standing subscription. It is either established on

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // subscribeOn establishes a subscription to queue on owner and returns the

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/status"
+	"github.com/cairnmq/cairn/live/status"
 )
 
 // benchSecret authenticates the benchmark's clients to its clusters, and

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/eventlog"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/live/eventlog"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // benchQueue is the queue every trial creates and kills the owner of.

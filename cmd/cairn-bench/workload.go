@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/sourcegraph/conc"
 )
 

@@ -17,9 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/live"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live"
-	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/session"
 )
 
 // certValidity is how long development certificates last.

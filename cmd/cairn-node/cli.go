@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/live"
 )
 
 // Exit statuses.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/cairnmq/cairn/live"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live"
 )
 
 // fileConfig is the TOML configuration file of one node. Example:

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/live"
 )
 
 // roleSecret is one role's secret as the file gives it: inline, or the

@@ -5,7 +5,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/live"
 )
 
 // limitsConfig is the [limits] table. Zero or absent values take the

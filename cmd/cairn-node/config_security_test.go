@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live"
+	"github.com/cairnmq/cairn/live"
 )
 
 // loadEdited loads goodConfig edited by replacing old with new, and

@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cairnmq/cairn/live"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live"
 	"github.com/sourcegraph/conc/pool"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/eventlog"
+	"github.com/cairnmq/cairn/live/eventlog"
 )
 
 // firstLogged returns the earliest time at or after since at which one of

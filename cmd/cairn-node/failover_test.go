@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/status"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // failoverQueue is the queue the failover test works on.

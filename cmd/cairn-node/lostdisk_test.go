@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // lostDiskQueue is the queue the lost-disk test works on.

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/status"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // The process clusters' secrets, one per role. processSecret is the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/status"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // replaceQueue is the queue the replacement test works on.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/status"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // TestProcessRolesAndHTTP runs a cairn-node process and checks, through

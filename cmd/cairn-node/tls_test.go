@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live"
+	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live"
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/live/status"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // clientTLSFrom builds a client's mutual TLS configuration from files

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/status"
+	"github.com/cairnmq/cairn/live/status"
 )
 
 // Exit statuses.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/live"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live"
 )
 
 const testSecret = "cli-test-secret-0123"

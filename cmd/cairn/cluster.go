@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/status"
+	"github.com/cairnmq/cairn/live/status"
 )
 
 // nodeView is one node's status document, or why it could not be read.

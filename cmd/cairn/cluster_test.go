@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live"
+	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live"
-	"github.com/cairnmq/cairn/node/live/status"
 )
 
 // closedAddr returns a loopback address nothing listens on.

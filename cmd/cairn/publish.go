@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // publishWindow bounds the publishes in flight when reading stdin, so a

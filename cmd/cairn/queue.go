@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // checkQueueName refuses a queue name the nodes would refuse, with the

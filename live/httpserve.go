@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/session"
 )
 
 // maxHTTPHeaderBytes bounds a request's headers; the node's endpoints

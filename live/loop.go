@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // post hands an event to the node's goroutine. It waits while the inbox

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sourcegraph/conc"
 )

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // joinAsPeer dials addr's peer port and runs the handshake as node self,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/session"
 )
 
 // Member is one node of the cluster as the others see it.

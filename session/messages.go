@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Handshake message kinds. They live far above the node's own kinds so

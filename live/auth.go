@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // HTTPAuth says which credential the HTTP port requires beyond its open

@@ -1,4 +1,4 @@
-// Package session opens cairn connections: it reads node/wire frames from
+// Package session opens cairn connections: it reads wire frames from
 // a byte stream without ever allocating more than a caller-chosen bound,
 // and it runs the handshake that must succeed before a node accepts any
 // wire frame from a peer or a client.
@@ -11,7 +11,7 @@
 // replays an old conversation. When mutual TLS is on, the certificates
 // authenticate both sides and the handshake only names them.
 //
-// The package depends on nothing but node/wire and the standard library,
+// The package depends on nothing but wire and the standard library,
 // so the public Go client can use it without pulling in the server.
 package session
 
@@ -24,7 +24,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Errors that describe why a stream stopped yielding frames. They are

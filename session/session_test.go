@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/google/go-cmp/cmp"
 )
 

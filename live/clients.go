@@ -6,8 +6,8 @@ import (
 	"net"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // clientFrameLimit bounds a client frame's body: the largest payload the

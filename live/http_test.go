@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/status"
+	"github.com/cairnmq/cairn/live/status"
 )
 
 // httpGet requests path from addr with the given Authorization header

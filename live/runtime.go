@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/session"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/sourcegraph/conc"
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/live/status"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // TestSingleNodeServesAClient publishes, consumes and acks through one

@@ -15,8 +15,8 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )

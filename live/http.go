@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/status"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 

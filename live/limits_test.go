@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/node/live/session"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // openSilent opens n connections to addr that never send a byte, closed

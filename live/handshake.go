@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/session"
+	"github.com/cairnmq/cairn/session"
 )
 
 // readBufferSize is an authenticated connection's read buffer.

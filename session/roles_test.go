@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 var roleKeys = Keys{Peer: []byte("peer-secret"), Client: []byte("client-secret"), Admin: []byte("admin-secret")}

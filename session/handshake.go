@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Role says what the initiator of a connection is, and so what it may

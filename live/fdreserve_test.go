@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/node/wire"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // fdChildEnv marks the child process of TestFloodLeavesDescriptorsForDisk.

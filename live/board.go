@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/node/live/status"
 )
 
 // statusBoard is what the runtime knows of the node without asking it:
