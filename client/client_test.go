@@ -177,7 +177,7 @@ func TestDialFallsBackToLaterAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.CreateQueue(ctx, "q", wire.PolicyAll); err != nil {
+	if err := c.CreateQueue(ctx, "q", PolicyAll); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -197,7 +197,7 @@ func TestDefiniteFailureIsTyped(t *testing.T) {
 	defer c.Close()
 	_, err = c.Publish(ctx, "q", []byte("x"))
 	var se *StatusError
-	if !errors.As(err, &se) || se.Status != wire.StatusNoQueue || errors.Is(err, ErrUnknownOutcome) {
+	if !errors.As(err, &se) || se.Status != StatusNoQueue || errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("publish: %v, want a StatusError with no-queue", err)
 	}
 }
@@ -254,32 +254,32 @@ func TestLocalRefusalsSayWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		do     func() error
-		status wire.Status
+		status Status
 		detail string
 	}{
-		{"create with an empty name", func() error { return c.CreateQueue(ctx, "", wire.PolicyAll) }, wire.StatusBadRequest,
+		{"create with an empty name", func() error { return c.CreateQueue(ctx, "", PolicyAll) }, StatusBadRequest,
 			"queue name is 0 bytes long: a name is 1 to 200 bytes"},
-		{"create with an unknown policy", func() error { return c.CreateQueue(ctx, "q", 7) }, wire.StatusBadRequest,
-			"unknown confirmation policy 7: want 0 (majority), 1 (all) or 2 (owner-only)"},
-		{"delete with a long name", func() error { return c.DeleteQueue(ctx, long) }, wire.StatusBadRequest,
+		{"create with an unknown policy", func() error { return c.CreateQueue(ctx, "q", 7) }, StatusBadRequest,
+			"unknown confirmation policy 7: want PolicyMajority, PolicyAll or PolicyOwnerOnly"},
+		{"delete with a long name", func() error { return c.DeleteQueue(ctx, long) }, StatusBadRequest,
 			"queue name is 201 bytes long: a name is 1 to 200 bytes"},
-		{"publish with an empty name", publish("", []byte("x")), wire.StatusBadRequest, "queue name is 0 bytes long"},
-		{"publish too large", publish("q", make([]byte, wire.MaxPayloadSize+1)), wire.StatusTooLarge,
+		{"publish with an empty name", publish("", []byte("x")), StatusBadRequest, "queue name is 0 bytes long"},
+		{"publish too large", publish("q", make([]byte, wire.MaxPayloadSize+1)), StatusTooLarge,
 			"payload of 1048577 bytes exceeds 1048576: a message carries at most 1048576 bytes"},
-		{"publish with a negative delay", publish("q", []byte("x"), WithDelay(-time.Second)), wire.StatusBadRequest,
+		{"publish with a negative delay", publish("q", []byte("x"), WithDelay(-time.Second)), StatusBadRequest,
 			"delay -1s is negative: a message's delay is zero or more"},
-		{"subscribe with a zero window", subscribe(WithWindow(0)), wire.StatusBadRequest,
+		{"subscribe with a zero window", subscribe(WithWindow(0)), StatusBadRequest,
 			"subscription window is 0: it must allow at least one unsettled delivery"},
-		{"subscribe with a zero lease", subscribe(WithLease(0)), wire.StatusBadRequest,
+		{"subscribe with a zero lease", subscribe(WithLease(0)), StatusBadRequest,
 			"lease 0s is not positive: a delivery must stay leased for some time"},
-		{"subscribe with a negative lease", subscribe(WithLease(-time.Second)), wire.StatusBadRequest, "lease -1s is not positive"},
+		{"subscribe with a negative lease", subscribe(WithLease(-time.Second)), StatusBadRequest, "lease -1s is not positive"},
 		{"set an unknown detection mode", func() error {
-			return c.SetDetection(ctx, wire.SetDetection{Mode: 3, Interval: time.Second})
-		}, wire.StatusBadRequest, "invalid detection policy (mode 3, interval 1s, grace 0s): want mode 1 (heartbeat) or 2 (eager)"},
+			return c.SetDetection(ctx, Detection{Mode: 3, Interval: time.Second})
+		}, StatusBadRequest, "invalid detection policy (mode 3, interval 1s, grace 0s): want mode 1 (heartbeat) or 2 (eager)"},
 		{"ack a delivery that names no node", func() error {
 			d := &Delivery{Queue: "q", c: c, d: core.Delivery{Queue: "q", ID: wire.MessageID{Producer: 1, Seq: 2}, Lease: 1}}
 			return d.Ack(ctx)
-		}, wire.StatusBadRequest, "delivery of p1.2 names no node (From is 0)"},
+		}, StatusBadRequest, "delivery of p1.2 names no node (From is 0)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.do()

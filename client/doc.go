@@ -12,7 +12,7 @@
 //
 // Every operation ends in one of three ways. It succeeded (nil error). It
 // certainly did not happen and never will: the error is a *StatusError
-// carrying the node's wire.Status. Or its outcome is unknown, because a
+// carrying a Status. Or its outcome is unknown, because a
 // request may have been acted on without the client hearing back (a
 // timeout, a connection that broke with the request outstanding, a node
 // that reported it was fenced): the error then wraps ErrUnknownOutcome. A

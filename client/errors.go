@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // ErrUnknownOutcome is wrapped by the error of an operation that may or
@@ -23,7 +22,7 @@ var ErrClosed = errors.New("client: closed")
 type StatusError struct {
 	Op     string // "create", "delete", "publish", "subscribe", "ack", "nack" or "set-detection"
 	Queue  string
-	Status wire.Status
+	Status Status
 	// Detail is the node's explanation, when it gave one (for example
 	// that the operation needs the admin role).
 	Detail string
@@ -47,7 +46,7 @@ func outcomeError(e core.Event) error {
 	case core.OutcomeOK:
 		return nil
 	case core.OutcomeFailed:
-		return &StatusError{Op: e.Kind.String(), Queue: e.Queue, Status: e.Status, Detail: e.Detail}
+		return &StatusError{Op: e.Kind.String(), Queue: e.Queue, Status: statusFrom(e.Status), Detail: e.Detail}
 	}
 	return fmt.Errorf("%w: %s on queue %q (last status %s after %d attempts)",
 		ErrUnknownOutcome, e.Kind, e.Queue, e.Status, e.Attempts)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // Connect to a cluster through any of its nodes. Here, the development
@@ -35,9 +34,9 @@ func ExampleClient_Publish() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.CreateQueue(ctx, "orders", wire.PolicyMajority); err != nil {
+	if err := c.CreateQueue(ctx, "orders", client.PolicyMajority); err != nil {
 		var se *client.StatusError
-		if !errors.As(err, &se) || se.Status != wire.StatusQueueExists {
+		if !errors.As(err, &se) || se.Status != client.StatusQueueExists {
 			log.Fatal(err)
 		}
 	}

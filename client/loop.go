@@ -92,7 +92,7 @@ func (c *Client) sendTo(to uint32, m wire.Message) {
 func (c *Client) dispatch(e core.Event) {
 	if e.Delivery != nil {
 		if s := c.subs[e.Queue]; s != nil {
-			s.push(&Delivery{Queue: e.Queue, ID: e.ID, Attempt: e.Delivery.Attempt, Payload: e.Delivery.Payload, c: c, d: *e.Delivery})
+			s.push(&Delivery{Queue: e.Queue, ID: messageIDFrom(e.ID), Attempt: e.Delivery.Attempt, Payload: e.Delivery.Payload, c: c, d: *e.Delivery})
 		}
 		return
 	}

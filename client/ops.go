@@ -2,18 +2,23 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // CreateQueue creates a queue whose publishes are confirmed under
 // policy. A queue that already exists fails with a *StatusError whose
-// Status is wire.StatusQueueExists.
-func (c *Client) CreateQueue(ctx context.Context, name string, policy wire.Policy) error {
-	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.CreateQueue(now, name, policy) })
+// Status is StatusQueueExists.
+func (c *Client) CreateQueue(ctx context.Context, name string, policy Policy) error {
+	w, ok := policy.toWire()
+	if !ok {
+		return &StatusError{Op: "create", Queue: name, Status: StatusBadRequest,
+			Detail: fmt.Sprintf("unknown confirmation policy %d: want PolicyMajority, PolicyAll or PolicyOwnerOnly", uint8(policy))}
+	}
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.CreateQueue(now, name, w) })
 	return err
 }
 
@@ -26,10 +31,10 @@ func (c *Client) DeleteQueue(ctx context.Context, name string) error {
 }
 
 // SetDetection changes the failure detection policy every node of the
-// cluster follows (p's ReqID is ignored). Only an admin may (see
-// Options.Admin): the policy decides how soon a dead owner is replaced.
-func (c *Client) SetDetection(ctx context.Context, p wire.SetDetection) error {
-	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.SetDetection(now, p) })
+// cluster follows. Only an admin may (see Options.Admin): the policy
+// decides how soon a dead owner is replaced.
+func (c *Client) SetDetection(ctx context.Context, p Detection) error {
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.SetDetection(now, p.toWire()) })
 	return err
 }
 
@@ -39,7 +44,7 @@ func (c *Client) SetDetection(ctx context.Context, p wire.SetDetection) error {
 // it, so the queue holds the message at most once. If the error wraps
 // ErrUnknownOutcome the message may still be delivered; a *StatusError
 // means it never will be.
-func (c *Client) Publish(ctx context.Context, queue string, payload []byte, opts ...PublishOption) (wire.MessageID, error) {
+func (c *Client) Publish(ctx context.Context, queue string, payload []byte, opts ...PublishOption) (MessageID, error) {
 	return c.PublishAsync(ctx, queue, payload, opts...).Wait()
 }
 
@@ -47,9 +52,9 @@ func (c *Client) Publish(ctx context.Context, queue string, payload []byte, opts
 type Publishing struct {
 	ctx  context.Context
 	op   *pendingOp
-	ids  chan wire.MessageID
+	ids  chan MessageID
 	once sync.Once
-	id   wire.MessageID
+	id   MessageID
 	err  error
 }
 
@@ -65,10 +70,10 @@ func (c *Client) PublishAsync(ctx context.Context, queue string, payload []byte,
 	}
 	// The ID is handed over by channel: if ctx ends first, the loop may
 	// still be assigning it.
-	p := &Publishing{ctx: ctx, ids: make(chan wire.MessageID, 1)}
+	p := &Publishing{ctx: ctx, ids: make(chan MessageID, 1)}
 	p.op = c.begin(ctx, func(now time.Time) core.OpID {
 		op, id := c.core.Publish(now, queue, payload, po.delay)
-		p.ids <- id
+		p.ids <- messageIDFrom(id)
 		return op
 	})
 	return p
@@ -76,7 +81,7 @@ func (c *Client) PublishAsync(ctx context.Context, queue string, payload []byte,
 
 // Wait blocks until the publish is confirmed or fails, and returns its
 // message ID (zero only if the publish never started) and outcome.
-func (p *Publishing) Wait() (wire.MessageID, error) {
+func (p *Publishing) Wait() (MessageID, error) {
 	p.once.Do(func() {
 		_, p.err = p.op.wait(p.ctx)
 		select {

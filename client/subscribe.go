@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // Delivery is a message handed to a subscription under a lease.
 type Delivery struct {
 	Queue string
-	ID    wire.MessageID
+	ID    MessageID
 	// Attempt counts deliveries of this message, from 1.
 	Attempt uint32
 	Payload []byte
@@ -24,7 +23,7 @@ type Delivery struct {
 
 // Ack settles the delivery for good. It goes to the node that holds the
 // lease; if the lease has lapsed the error is a *StatusError with
-// wire.StatusNotLeased and the message will be (or was) delivered again.
+// StatusNotLeased (or StatusOwnerChanged) and the message will be (or was) delivered again.
 func (d *Delivery) Ack(ctx context.Context) error {
 	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) })
 	return err

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // fdChildEnv marks the child process of TestFloodLeavesDescriptorsForDisk.
@@ -52,7 +51,7 @@ func TestFloodLeavesDescriptorsForDisk(t *testing.T) {
 	}
 	for i := range 6 {
 		q := fmt.Sprintf("q%d", i)
-		if err := c.CreateQueue(ctx, q, wire.PolicyMajority); err != nil {
+		if err := c.CreateQueue(ctx, q, client.PolicyMajority); err != nil {
 			t.Fatalf("create %s during the flood: %v", q, err)
 		}
 		for j := range 20 {

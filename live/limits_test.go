@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/session"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -169,7 +170,7 @@ func TestIdleClientIsClosed(t *testing.T) {
 		t.Fatal("an idle client connection was kept open")
 	}
 	waitFor(t, 2*time.Second, "the reason in the log", func() bool { return tn.logsMention("idle-timeout") })
-	if err := c.CreateQueue(ctxFor(t, 20*time.Second), "after-idle", wire.PolicyMajority); err != nil {
+	if err := c.CreateQueue(ctxFor(t, 20*time.Second), "after-idle", client.PolicyMajority); err != nil {
 		t.Fatalf("a client idle past the timeout: %v", err)
 	}
 }

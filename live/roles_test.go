@@ -55,16 +55,16 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 	tn := start(t, singleConfig(t))
 	c := dial(t, tn.ClientAddr())
 	ctx := ctxFor(t, 20*time.Second)
-	if err := c.CreateQueue(ctx, "q", wire.PolicyMajority); err != nil {
+	if err := c.CreateQueue(ctx, "q", client.PolicyMajority); err != nil {
 		t.Fatal(err)
 	}
-	policy := wire.SetDetection{Mode: 1, Interval: 1000 * time.Hour, Grace: time.Hour}
+	policy := client.Detection{Mode: 1, Interval: 1000 * time.Hour, Grace: time.Hour}
 	for what, err := range map[string]error{
 		"delete":        c.DeleteQueue(ctx, "q"),
 		"set-detection": c.SetDetection(ctx, policy),
 	} {
 		var se *client.StatusError
-		if !errors.As(err, &se) || se.Status != wire.StatusBadRequest || !strings.Contains(se.Detail, "needs the admin role") {
+		if !errors.As(err, &se) || se.Status != client.StatusBadRequest || !strings.Contains(se.Detail, "needs the admin role") {
 			t.Errorf("%s as a client: %v, want a refusal naming the admin role", what, err)
 		}
 	}
@@ -76,7 +76,7 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	if err := admin.SetDetection(ctx, wire.SetDetection{Mode: 1, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}); err != nil {
+	if err := admin.SetDetection(ctx, client.Detection{Mode: 1, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}); err != nil {
 		t.Fatalf("set-detection as an admin: %v", err)
 	}
 	if err := admin.DeleteQueue(ctx, "q"); err != nil {

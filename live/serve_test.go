@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // TestSingleNodeServesAClient publishes, consumes and acks through one
@@ -20,10 +19,10 @@ func TestSingleNodeServesAClient(t *testing.T) {
 	tn := start(t, singleConfig(t))
 	c := dial(t, tn.ClientAddr())
 	ctx := ctxFor(t, 10*time.Second)
-	if err := c.CreateQueue(ctx, "jobs", wire.PolicyMajority); err != nil {
+	if err := c.CreateQueue(ctx, "jobs", client.PolicyMajority); err != nil {
 		t.Fatal(err)
 	}
-	var sent []wire.MessageID
+	var sent []client.MessageID
 	for i := range 20 {
 		id, err := c.Publish(ctx, "jobs", fmt.Appendf(nil, "job %d", i))
 		if err != nil {
@@ -31,7 +30,7 @@ func TestSingleNodeServesAClient(t *testing.T) {
 		}
 		sent = append(sent, id)
 	}
-	got := make(chan wire.MessageID, len(sent))
+	got := make(chan client.MessageID, len(sent))
 	_, err := c.Subscribe(ctx, "jobs", func(ctx context.Context, d *client.Delivery) {
 		if err := d.Ack(ctx); err != nil {
 			t.Errorf("ack %s: %v", d.ID, err)
@@ -41,7 +40,7 @@ func TestSingleNodeServesAClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var received []wire.MessageID
+	var received []client.MessageID
 	for range sent {
 		select {
 		case id := <-got:
@@ -63,16 +62,16 @@ func TestClientErrorsAreTyped(t *testing.T) {
 	ctx := ctxFor(t, 10*time.Second)
 	_, err := c.Publish(ctx, "missing", []byte("x"))
 	var se *client.StatusError
-	if !errors.As(err, &se) || se.Status != wire.StatusNoQueue {
+	if !errors.As(err, &se) || se.Status != client.StatusNoQueue {
 		t.Fatalf("publish to a missing queue: %v, want a StatusError with no-queue", err)
 	}
 	if errors.Is(err, client.ErrUnknownOutcome) {
 		t.Fatalf("a definite failure reported as unknown: %v", err)
 	}
-	if err := c.CreateQueue(ctx, "q", wire.PolicyAll); err != nil {
+	if err := c.CreateQueue(ctx, "q", client.PolicyAll); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateQueue(ctx, "q", wire.PolicyAll); !errors.As(err, &se) || se.Status != wire.StatusQueueExists {
+	if err := c.CreateQueue(ctx, "q", client.PolicyAll); !errors.As(err, &se) || se.Status != client.StatusQueueExists {
 		t.Fatalf("second create: %v, want queue-exists", err)
 	}
 }
@@ -100,7 +99,7 @@ func TestThreeNodesReplicate(t *testing.T) {
 	c := dial(t, addrs[2])
 	ctx := ctxFor(t, 10*time.Second)
 	for _, q := range []string{"a", "b", "c", "d"} {
-		if err := c.CreateQueue(ctx, q, wire.PolicyAll); err != nil {
+		if err := c.CreateQueue(ctx, q, client.PolicyAll); err != nil {
 			t.Fatalf("create %s: %v", q, err)
 		}
 		for i := range 5 {

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/session"
 	"github.com/cairnmq/cairn/wire"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // openClientSession dials addr and completes the client handshake.
@@ -124,7 +125,7 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 	waitFor(t, 10*time.Second, "a metadata leader", func() bool { return tn.Status().LeaderTerm > 0 })
 	good := dial(t, tn.ClientAddr())
 	ctx := ctxFor(t, 30*time.Second)
-	if err := good.CreateQueue(ctx, "q", wire.PolicyMajority); err != nil {
+	if err := good.CreateQueue(ctx, "q", client.PolicyMajority); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range badInputs {
@@ -199,7 +200,7 @@ func TestReplyOverflowIsCountedNeverBlocks(t *testing.T) {
 		t.Fatalf("%v replies counted as dropped, want most of %d", dropped, replies)
 	}
 	other := dial(t, tn.ClientAddr())
-	if err := other.CreateQueue(ctxFor(t, 10*time.Second), "still-serving", wire.PolicyMajority); err != nil {
+	if err := other.CreateQueue(ctxFor(t, 10*time.Second), "still-serving", client.PolicyMajority); err != nil {
 		t.Fatalf("the node stopped serving others: %v", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/eventlog"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // benchQueue is the queue every trial creates and kills the owner of.
@@ -115,7 +114,7 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 func createQueue(ctx context.Context, c *client.Client, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := c.CreateQueue(ctx, benchQueue, wire.PolicyMajority)
+		err := c.CreateQueue(ctx, benchQueue, client.PolicyMajority)
 		if err == nil {
 			return nil
 		}

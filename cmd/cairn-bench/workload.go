@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/wire"
 	"github.com/sourcegraph/conc"
+
+	"github.com/cairnmq/cairn/client"
 )
 
 // payloadSize is the size of every message the benchmark publishes.
@@ -37,14 +37,14 @@ func fastOptions() client.Options {
 // outcomes tallies the publishes of one producer.
 type outcomes struct {
 	mu        sync.Mutex
-	confirmed []wire.MessageID
+	confirmed []client.MessageID
 	unknown   int // ended with an unknown outcome: may or may not be queued
 	refused   int // certainly not queued
 }
 
 // add records one publish's outcome. Only a confirmed publish must be
 // delivered; an unknown one may be, and is not checked.
-func (o *outcomes) add(id wire.MessageID, err error) {
+func (o *outcomes) add(id client.MessageID, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
@@ -58,10 +58,10 @@ func (o *outcomes) add(id wire.MessageID, err error) {
 }
 
 // snapshot returns copies of the tallies.
-func (o *outcomes) snapshot() (confirmed []wire.MessageID, unknown, refused int) {
+func (o *outcomes) snapshot() (confirmed []client.MessageID, unknown, refused int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]wire.MessageID(nil), o.confirmed...), o.unknown, o.refused
+	return append([]client.MessageID(nil), o.confirmed...), o.unknown, o.refused
 }
 
 // publishBacklog publishes n messages with up to inFlight outstanding at
@@ -142,7 +142,7 @@ func (sp *steadyPublisher) stop() *outcomes {
 // records when that happened.
 type probe struct {
 	done chan struct{}
-	id   wire.MessageID
+	id   client.MessageID
 	at   time.Time
 	err  error // the last failure
 }
@@ -168,7 +168,7 @@ func startProbe(ctx context.Context, c *client.Client, queue string) *probe {
 // and which IDs were delivered, and acks everything.
 type collector struct {
 	mu   sync.Mutex
-	got  map[wire.MessageID]struct{}
+	got  map[client.MessageID]struct{}
 	at   time.Time
 	err  error // why subscribing failed, if it did
 	wake chan struct{}
@@ -179,7 +179,7 @@ type collector struct {
 // client keeps trying, and Subscribe may not return until the new owner
 // serves, which must hold up neither the probe nor the status polls.
 func subscribe(ctx context.Context, c *client.Client, queue string) *collector {
-	col := &collector{got: make(map[wire.MessageID]struct{}), wake: make(chan struct{}, 1)}
+	col := &collector{got: make(map[client.MessageID]struct{}), wake: make(chan struct{}, 1)}
 	go func() {
 		_, err := c.Subscribe(ctx, queue, col.handle, client.WithWindow(512), client.WithLease(10*time.Second))
 		if err != nil {
@@ -227,7 +227,7 @@ func (col *collector) first() (time.Time, bool) {
 }
 
 // missing counts the IDs of want not delivered yet.
-func (col *collector) missing(want []wire.MessageID) int {
+func (col *collector) missing(want []client.MessageID) int {
 	col.mu.Lock()
 	defer col.mu.Unlock()
 	n := 0
@@ -241,7 +241,7 @@ func (col *collector) missing(want []wire.MessageID) int {
 
 // awaitAll waits until every ID of want was delivered or the deadline
 // passes, and returns how many were not delivered.
-func (col *collector) awaitAll(ctx context.Context, want []wire.MessageID, deadline time.Time) int {
+func (col *collector) awaitAll(ctx context.Context, want []client.MessageID, deadline time.Time) int {
 	for {
 		n := col.missing(want)
 		if n == 0 || time.Now().After(deadline) || ctx.Err() != nil {

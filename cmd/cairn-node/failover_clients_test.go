@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // publishVia publishes through c, a client allowed one attempt per
@@ -17,11 +16,11 @@ import (
 // once owner's status still names it the owner, c knows it as the owner
 // and sends the queue's publishes there. An attempt that reaches another
 // node is refused with a redirect, which teaches c where the owner is.
-func publishVia(t *testing.T, ctx context.Context, c *client.Client, owner *procNode) wire.MessageID {
+func publishVia(t *testing.T, ctx context.Context, c *client.Client, owner *procNode) client.MessageID {
 	t.Helper()
 	var err error
 	for range 5 {
-		var id wire.MessageID
+		var id client.MessageID
 		if id, err = c.Publish(ctx, failoverQueue, []byte("before the pause")); err == nil {
 			if v := viewOf(t, ctx, owner, failoverQueue); v.Role != "owner" {
 				t.Fatalf("n%d stopped owning the queue before the pause: %+v", owner.id, v)
@@ -30,7 +29,7 @@ func publishVia(t *testing.T, ctx context.Context, c *client.Client, owner *proc
 		}
 	}
 	t.Fatalf("publishing to the owner n%d before the pause: %v", owner.id, err)
-	return wire.MessageID{}
+	return client.MessageID{}
 }
 
 // collector is a subscriber on a client of its own that records every
@@ -38,7 +37,7 @@ func publishVia(t *testing.T, ctx context.Context, c *client.Client, owner *proc
 type collector struct {
 	c    *client.Client
 	mu   sync.Mutex
-	got  map[wire.MessageID]bool
+	got  map[client.MessageID]bool
 	at   time.Time // the first delivery
 	err  error     // why subscribing failed, if it did
 	wake chan struct{}
@@ -54,7 +53,7 @@ func subscribeCollector(t *testing.T, ctx context.Context, addrs []string, queue
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := &collector{c: c, got: make(map[wire.MessageID]bool), wake: make(chan struct{}, 1)}
+	col := &collector{c: c, got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1)}
 	go func() {
 		_, err := c.Subscribe(ctx, queue, col.handle, client.WithWindow(256), client.WithLease(5*time.Second))
 		col.mu.Lock()
@@ -115,12 +114,12 @@ func (col *collector) waitFirst(t *testing.T, deadline time.Time) time.Time {
 }
 
 // waitAll waits until every ID in want was delivered.
-func (col *collector) waitAll(t *testing.T, want []wire.MessageID, timeout time.Duration) {
+func (col *collector) waitAll(t *testing.T, want []client.MessageID, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		col.mu.Lock()
-		var missing []wire.MessageID
+		var missing []client.MessageID
 		for _, id := range want {
 			if !col.got[id] {
 				missing = append(missing, id)
@@ -145,7 +144,7 @@ func (col *collector) waitAll(t *testing.T, want []wire.MessageID, timeout time.
 // confirmed, and records when it was.
 type probe struct {
 	done chan struct{}
-	id   wire.MessageID
+	id   client.MessageID
 	at   time.Time
 	err  error
 }
@@ -174,7 +173,7 @@ func startProbe(ctx context.Context, addrs []string, queue string) *probe {
 }
 
 // wait returns the probe's confirmed ID and when it was confirmed.
-func (p *probe) wait(t *testing.T, deadline time.Time) (wire.MessageID, time.Time) {
+func (p *probe) wait(t *testing.T, deadline time.Time) (client.MessageID, time.Time) {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -185,7 +184,7 @@ func (p *probe) wait(t *testing.T, deadline time.Time) (wire.MessageID, time.Tim
 	case <-time.After(time.Until(deadline)):
 		t.Fatalf("no new publish confirmed by %v (last error: %v)", deadline.Format(time.StampMilli), p.err)
 	}
-	return wire.MessageID{}, time.Time{}
+	return client.MessageID{}, time.Time{}
 }
 
 // background publishes a message every 20ms, one at a time, on a client
@@ -194,7 +193,7 @@ type background struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	mu     sync.Mutex
-	ids    []wire.MessageID
+	ids    []client.MessageID
 	last   time.Time // when the latest confirmation came
 	errs   int
 }
@@ -243,7 +242,7 @@ func (bg *background) waitConfirmedAfter(t *testing.T, since time.Time, timeout 
 }
 
 // stop ends the background publisher and returns the IDs it confirmed.
-func (bg *background) stop(t *testing.T) []wire.MessageID {
+func (bg *background) stop(t *testing.T) []client.MessageID {
 	bg.cancel()
 	<-bg.done
 	bg.mu.Lock()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // failoverQueue is the queue the failover test works on.
@@ -54,7 +53,7 @@ func TestProcessFailoverKillOwner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, failoverQueue, wire.PolicyMajority)
+	createWhenReady(t, ctx, c, failoverQueue, client.PolicyMajority)
 	confirmed := publishMany(t, ctx, c, failoverQueue, 1000)
 	c.Close()
 	if len(confirmed) < 900 {
@@ -69,7 +68,7 @@ func TestProcessFailoverKillOwner(t *testing.T) {
 // killOwnerAndMeasure SIGKILLs the queue's owner, measures the failover
 // and checks that a fresh subscriber receives every confirmed ID. It
 // returns the killed node, the owner that replaced it and its epoch.
-func killOwnerAndMeasure(t *testing.T, ctx context.Context, pc *procCluster, confirmed []wire.MessageID) (dead, owner *procNode, epoch uint64) {
+func killOwnerAndMeasure(t *testing.T, ctx context.Context, pc *procCluster, confirmed []client.MessageID) (dead, owner *procNode, epoch uint64) {
 	old := pc.owner(ctx, failoverQueue)
 	oldView := viewOf(t, ctx, old, failoverQueue)
 	survivors := pc.others(old)
@@ -157,7 +156,7 @@ func pauseOwnerAndCheckFencing(t *testing.T, ctx context.Context, pc *procCluste
 		frozen.id, epoch, next.id, view.Epoch, seen.Sub(stopped).Round(time.Millisecond), resumed.Sub(stopped).Round(time.Millisecond))
 
 	pc.checkFenced(ctx, frozen, view.Epoch, serviceBound)
-	var confirmed []wire.MessageID
+	var confirmed []client.MessageID
 	var firstErr error
 	for _, p := range sent {
 		id, err := p.Wait()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/wire"
+	"github.com/cairnmq/cairn/client"
 )
 
 // lostDiskQueue is the queue the lost-disk test works on.
@@ -39,7 +39,7 @@ func TestProcessLostDisk(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, lostDiskQueue, wire.PolicyMajority)
+	createWhenReady(t, ctx, c, lostDiskQueue, client.PolicyMajority)
 	confirmed := publishMany(t, ctx, c, lostDiskQueue, 300)
 	c.Close()
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/storage"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // lostWritesQueue is the queue the lost-writes test works on.
@@ -38,7 +38,7 @@ func TestProcessOwnerDiskLosesSyncedRecords(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, lostWritesQueue, wire.PolicyMajority)
+	createWhenReady(t, ctx, c, lostWritesQueue, client.PolicyMajority)
 	confirmed := publishMany(t, ctx, c, lostWritesQueue, published)
 	c.Close()
 	owner := pc.owner(ctx, lostWritesQueue)

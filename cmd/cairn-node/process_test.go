@@ -18,7 +18,6 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // The process clusters' secrets, one per role. processSecret is the
@@ -213,7 +212,7 @@ func TestProcessKillOwnerLosesNothingConfirmed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, "e2e", wire.PolicyMajority)
+	createWhenReady(t, ctx, c, "e2e", client.PolicyMajority)
 	confirmed := publishMany(t, ctx, c, "e2e", 1000)
 	c.Close()
 	if len(confirmed) < 900 {
@@ -250,13 +249,13 @@ func dialCluster(t *testing.T, ctx context.Context, addrs []string) *client.Clie
 // publishMany publishes n messages with many in flight and returns the
 // IDs of those confirmed. A definite failure fails the test; an unknown
 // outcome is allowed (and logged) but not counted as confirmed.
-func publishMany(t *testing.T, ctx context.Context, c *client.Client, queue string, n int) []wire.MessageID {
+func publishMany(t *testing.T, ctx context.Context, c *client.Client, queue string, n int) []client.MessageID {
 	t.Helper()
 	var pending []*client.Publishing
 	for i := range n {
 		pending = append(pending, c.PublishAsync(ctx, queue, fmt.Appendf(nil, "message %d", i)))
 	}
-	var ids []wire.MessageID
+	var ids []client.MessageID
 	unknown := 0
 	for _, p := range pending {
 		id, err := p.Wait()
@@ -276,9 +275,9 @@ func publishMany(t *testing.T, ctx context.Context, c *client.Client, queue stri
 }
 
 // receiveAll subscribes and acks until every ID in want was delivered.
-func receiveAll(t *testing.T, ctx context.Context, c *client.Client, queue string, want []wire.MessageID) {
+func receiveAll(t *testing.T, ctx context.Context, c *client.Client, queue string, want []client.MessageID) {
 	t.Helper()
-	got := make(chan wire.MessageID, 4096)
+	got := make(chan client.MessageID, 4096)
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	_, err := c.Subscribe(sctx, queue, func(ctx context.Context, d *client.Delivery) {
@@ -288,7 +287,7 @@ func receiveAll(t *testing.T, ctx context.Context, c *client.Client, queue strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := make(map[wire.MessageID]bool, len(want))
+	missing := make(map[client.MessageID]bool, len(want))
 	for _, id := range want {
 		missing[id] = true
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // replaceQueue is the queue the replacement test works on.
@@ -40,7 +40,7 @@ func TestProcessReplaceDeadReplica(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, replaceQueue, wire.PolicyMajority)
+	createWhenReady(t, ctx, c, replaceQueue, client.PolicyMajority)
 	confirmed := publishMany(t, ctx, c, replaceQueue, 500)
 	c.Close()
 

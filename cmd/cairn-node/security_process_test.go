@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // TestProcessRolesAndHTTP runs a cairn-node process and checks, through
@@ -31,7 +31,7 @@ func TestProcessRolesAndHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, "doomed", wire.PolicyMajority)
+	createWhenReady(t, ctx, c, "doomed", client.PolicyMajority)
 	c.Close()
 
 	cairn := func(args ...string) (string, error) {

@@ -21,7 +21,6 @@ import (
 	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/session"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // clientTLSFrom builds a client's mutual TLS configuration from files
@@ -92,7 +91,7 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	createWhenReady(t, dctx, c, "secure", wire.PolicyAll)
+	createWhenReady(t, dctx, c, "secure", client.PolicyAll)
 	if _, err := c.Publish(dctx, "secure", []byte("over TLS")); err != nil {
 		t.Fatalf("publish under PolicyAll (both peers must be connected over TLS): %v", err)
 	}
@@ -204,7 +203,7 @@ func dialAsPeer(t *testing.T, dir, cert, addr string, self, expect uint32) error
 
 // createWhenReady creates a queue, retrying while the metadata group is
 // still electing its first leader.
-func createWhenReady(t *testing.T, ctx context.Context, c *client.Client, name string, p wire.Policy) {
+func createWhenReady(t *testing.T, ctx context.Context, c *client.Client, name string, p client.Policy) {
 	t.Helper()
 	for {
 		err := c.CreateQueue(ctx, name, p)

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // checkQueueName refuses a queue name the nodes would refuse, with the
@@ -31,7 +31,7 @@ func queueCreate(args []string, e env) int {
 	if code, ok := checkQueueName(e, pos[0]); !ok {
 		return code
 	}
-	p, err := wire.ParsePolicy(*policy)
+	p, err := client.ParsePolicy(*policy)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "cairn: --policy: %v\n", err)
 		return exitUsage
