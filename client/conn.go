@@ -125,34 +125,16 @@ func (c *Client) readLoop(conn *nodeConn) {
 	}
 }
 
-func (conn *nodeConn) writeLoop() {
-	bw := bufio.NewWriterSize(conn.nc, 64<<10)
-	for {
-		select {
-		case <-conn.closing:
-			return
-		case frame := <-conn.out:
-			if err := conn.writeBatch(bw, frame); err != nil {
-				conn.close() // the reader notices and reports it
-				return
-			}
-		}
-	}
-}
+// writeTimeout bounds one batch of writes to a node: a node that stops
+// reading for that long loses the connection, and the core retries what
+// was outstanding on it elsewhere.
+const writeTimeout = 10 * time.Second
 
-// writeBatch writes frame and whatever else is queued, then flushes.
-func (conn *nodeConn) writeBatch(bw *bufio.Writer, frame []byte) error {
-	conn.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	for {
-		if _, err := bw.Write(frame); err != nil {
-			return err
-		}
-		select {
-		case frame = <-conn.out:
-			continue
-		default:
-		}
-		return bw.Flush()
+// writeLoop sends the frames queued for the node until the connection
+// closes; a failed write closes it, and the reader notices and reports it.
+func (conn *nodeConn) writeLoop() {
+	if err := session.WriteFrames(conn.nc, conn.out, conn.closing, writeTimeout, nil); err != nil {
+		conn.close()
 	}
 }
 

@@ -60,7 +60,7 @@ func (r *Runtime) acceptRequest(id node.ConnID, role session.Role, m wire.Messag
 		return fmt.Errorf("a client sent %s, which is not a request", m.Kind())
 	}
 	if what := adminOnly(m); what != "" && role != session.RoleAdmin {
-		reqID, _ := requestID(m)
+		reqID, _ := wire.RequestID(m)
 		r.m.denied.WithLabelValues(m.Kind().String()).Inc()
 		r.post(func() { r.env.Reply(id, permissionDenied(reqID, what)) })
 		return nil

@@ -12,10 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnmq/cairn/session"
-	"github.com/cairnmq/cairn/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sourcegraph/conc"
+
+	"github.com/cairnmq/cairn/session"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // writeTimeout bounds one batch of writes. A peer or client that stops
@@ -182,35 +183,10 @@ func classifyReadError(err error) (string, slog.Level) {
 	return "read-error", slog.LevelInfo
 }
 
+// writeLoop sends the frames queued on the connection until it closes;
+// a failed write closes it.
 func (c *frameConn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	for {
-		select {
-		case <-c.closing:
-			return
-		case frame := <-c.out:
-			if err := c.writeBatch(bw, frame); err != nil {
-				c.close("write-failed", slog.LevelInfo, err)
-				return
-			}
-		}
-	}
-}
-
-// writeBatch writes frame and every frame already queued behind it, then
-// flushes: one system call carries as much as is ready.
-func (c *frameConn) writeBatch(bw *bufio.Writer, frame []byte) error {
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	for {
-		if _, err := bw.Write(frame); err != nil {
-			return err
-		}
-		c.sent.Inc()
-		select {
-		case frame = <-c.out:
-			continue
-		default:
-		}
-		return bw.Flush()
+	if err := session.WriteFrames(c.nc, c.out, c.closing, writeTimeout, c.sent.Inc); err != nil {
+		c.close("write-failed", slog.LevelInfo, err)
 	}
 }

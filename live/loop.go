@@ -45,29 +45,9 @@ func (r *Runtime) onClientRequest(conn node.ConnID, m wire.Message) {
 		r.handler.OnClient(conn, m)
 		return
 	}
-	if reqID, ok := requestID(m); ok {
+	if reqID, ok := wire.RequestID(m); ok {
 		r.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusUnavailable, Detail: "node is shutting down"})
 	}
-}
-
-// requestID extracts the request ID of a client request; ok is false for
-// anything that is not one.
-func requestID(m wire.Message) (id uint64, ok bool) {
-	switch m := m.(type) {
-	case *wire.CreateQueue:
-		return m.ReqID, true
-	case *wire.DeleteQueue:
-		return m.ReqID, true
-	case *wire.Publish:
-		return m.ReqID, true
-	case *wire.Subscribe:
-		return m.ReqID, true
-	case *wire.Settle:
-		return m.ReqID, true
-	case *wire.SetDetection:
-		return m.ReqID, true
-	}
-	return 0, false
 }
 
 // isPeerTraffic reports whether m is a message only nodes exchange.

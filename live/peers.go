@@ -137,7 +137,7 @@ func (r *Runtime) runPeer(l *peerLink, conn net.Conn, br *bufio.Reader) {
 	r.board.setPeer(l.id, true)
 	r.log.Info("peer connected", slog.String("peer", l.id.String()), slog.String("remote", fc.remote))
 	fc.serve(func(m wire.Message) error {
-		if _, ok := requestID(m); ok || isServerTraffic(m) {
+		if _, ok := wire.RequestID(m); ok || isServerTraffic(m) {
 			return fmt.Errorf("peer %s sent client traffic (%s)", l.id, m.Kind())
 		}
 		r.post(func() { r.handler.OnMessage(l.id, m) })

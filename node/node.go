@@ -312,7 +312,7 @@ func (n *Node) OnDisconnect(peer NodeID) {
 // OnClient implements Handler: one handler per client request type.
 func (n *Node) OnClient(conn ConnID, req wire.Message) {
 	if !n.started {
-		if id, ok := requestID(req); ok {
+		if id, ok := wire.RequestID(req); ok {
 			n.reply(conn, id, wire.StatusUnavailable, "node is starting")
 		}
 		return
@@ -343,25 +343,6 @@ func (n *Node) OnClientGone(conn ConnID) {
 			r.dropConnection(conn)
 		}
 	}
-}
-
-// requestID extracts the request ID of a client request.
-func requestID(req wire.Message) (uint64, bool) {
-	switch m := req.(type) {
-	case *wire.CreateQueue:
-		return m.ReqID, true
-	case *wire.DeleteQueue:
-		return m.ReqID, true
-	case *wire.Publish:
-		return m.ReqID, true
-	case *wire.Subscribe:
-		return m.ReqID, true
-	case *wire.Settle:
-		return m.ReqID, true
-	case *wire.SetDetection:
-		return m.ReqID, true
-	}
-	return 0, false
 }
 
 func (n *Node) reply(conn ConnID, reqID uint64, st wire.Status, detail string) {

@@ -1,7 +1,6 @@
 package props
 
 import (
-	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/sim"
@@ -58,21 +57,4 @@ func RunElectionTrial(seed uint64, mode uint8) ElectionTrial {
 		}
 	}
 	return t
-}
-
-// Distribution summarizes latencies: median, 95th percentile and maximum.
-type Distribution struct {
-	N                int
-	Median, P95, Max time.Duration
-}
-
-// Summarize computes the distribution of ds.
-func Summarize(ds []time.Duration) Distribution {
-	if len(ds) == 0 {
-		return Distribution{}
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	at := func(q float64) time.Duration { return s[int(q*float64(len(s)-1)+0.5)] }
-	return Distribution{N: len(s), Median: at(0.5), P95: at(0.95), Max: s[len(s)-1]}
 }

@@ -84,6 +84,26 @@ func (s Status) String() string {
 	return fmt.Sprintf("status(%d)", uint8(s))
 }
 
+// RequestID returns the request ID a client request carries; ok is false
+// for any message that is not a client request.
+func RequestID(m Message) (id uint64, ok bool) {
+	switch m := m.(type) {
+	case *CreateQueue:
+		return m.ReqID, true
+	case *DeleteQueue:
+		return m.ReqID, true
+	case *Publish:
+		return m.ReqID, true
+	case *Subscribe:
+		return m.ReqID, true
+	case *Settle:
+		return m.ReqID, true
+	case *SetDetection:
+		return m.ReqID, true
+	}
+	return 0, false
+}
+
 // Retryable reports whether the same request may succeed later.
 func (s Status) Retryable() bool {
 	return s == StatusNotOwner || s == StatusFenced || s == StatusUnavailable

@@ -114,3 +114,24 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestRequestIDNamesEveryClientRequest checks RequestID against the
+// kinds a client sends: each of those yields its ReqID, nothing else
+// yields one (a Reply carries a ReqID too, but answers rather than asks).
+func TestRequestIDNamesEveryClientRequest(t *testing.T) {
+	want := map[Kind]uint64{KindCreateQueue: 1, KindDeleteQueue: 2, KindPublish: 3, KindSubscribe: 6, KindSettle: 7, KindSetDetection: 9}
+	seen := 0
+	for _, m := range samples {
+		id, ok := RequestID(m)
+		wantID, isRequest := want[m.Kind()]
+		if ok != isRequest || id != wantID {
+			t.Errorf("RequestID(%s) = %d, %v; want %d, %v", m.Kind(), id, ok, wantID, isRequest)
+		}
+		if isRequest {
+			seen++
+		}
+	}
+	if seen != len(want) {
+		t.Fatalf("the samples hold %d of the %d client request kinds", seen, len(want))
+	}
+}

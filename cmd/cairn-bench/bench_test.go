@@ -7,20 +7,6 @@ import (
 	"time"
 )
 
-func TestSummarizeUsesNearestRank(t *testing.T) {
-	var ds []time.Duration
-	for i := 30; i >= 1; i-- {
-		ds = append(ds, time.Duration(i)*time.Millisecond)
-	}
-	d := summarize(ds)
-	if d.n != 30 || d.median != 15*time.Millisecond || d.p95 != 29*time.Millisecond || d.high != 30*time.Millisecond {
-		t.Fatalf("summarize(1..30ms) = %+v", d)
-	}
-	if one := summarize(ds[:1]); one.median != 30*time.Millisecond || one.p95 != one.median {
-		t.Fatalf("summarize of one value = %+v", one)
-	}
-}
-
 func TestParseFailoverValidates(t *testing.T) {
 	c, err := parseFailover(nil, io.Discard)
 	if err != nil || c.trials != 30 || c.backlog != 0 || c.traffic != "idle" || c.rate != 500 {

@@ -3,33 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairnmq/cairn/latency"
 )
-
-// distribution is the summary of one instant over the trials that saw it.
-type distribution struct {
-	n                 int
-	median, p95, high time.Duration
-}
-
-// summarize computes the median, 95th percentile and maximum of ds by
-// the nearest-rank method: the p-th percentile is the smallest value
-// with at least p% of the values at or below it.
-func summarize(ds []time.Duration) distribution {
-	if len(ds) == 0 {
-		return distribution{}
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	rank := func(p float64) time.Duration {
-		i := int(math.Ceil(p/100*float64(len(s)))) - 1
-		return s[max(0, min(i, len(s)-1))]
-	}
-	return distribution{n: len(s), median: rank(50), p95: rank(95), high: s[len(s)-1]}
-}
 
 // ms prints a duration in milliseconds.
 func ms(d time.Duration) string {
@@ -79,12 +57,12 @@ func report(w io.Writer, results []trialResult) int {
 				ds = append(ds, res.at[i])
 			}
 		}
-		d := summarize(ds)
-		if d.n == 0 {
+		d := latency.Summarize(ds)
+		if d.N == 0 {
 			fmt.Fprintf(w, "%-72s %10s %10s %10s %7d\n", instantNames[i], "-", "-", "-", 0)
 			continue
 		}
-		fmt.Fprintf(w, "%-72s %10s %10s %10s %7d\n", instantNames[i], ms(d.median), ms(d.p95), ms(d.high), d.n)
+		fmt.Fprintf(w, "%-72s %10s %10s %10s %7d\n", instantNames[i], ms(d.Median), ms(d.P95), ms(d.Max), d.N)
 	}
 	failed, lostTrials, lost, confirmed, unknown, led := 0, 0, 0, 0, 0, 0
 	for _, res := range results {

@@ -10,9 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sourcegraph/conc"
+
+	"github.com/cairnmq/cairn/latency"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/props"
-	"github.com/sourcegraph/conc"
 )
 
 // cmdElectionReport measures metadata elections after a leader crash, per
@@ -51,7 +53,7 @@ func cmdElectionReport(args []string, stdout, stderr io.Writer) (int, error) {
 			suspicions += t.Suspicions
 			falses += t.False
 		}
-		d := props.Summarize(lat)
+		d := latency.Summarize(lat)
 		fmt.Fprintf(stdout, "%-9s leader loss -> new leader: n=%d median=%v p95=%v max=%v; no leader elected: %d; violations: %d; suspicions %d, false %d\n",
 			mode.name, d.N, d.Median.Round(time.Millisecond), d.P95.Round(time.Millisecond), d.Max.Round(time.Millisecond), failed, broken, suspicions, falses)
 		fmt.Fprintf(stdout, "          slowest: %s\n", slowest(trials, 3))

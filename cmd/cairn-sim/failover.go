@@ -9,9 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sourcegraph/conc"
+
+	"github.com/cairnmq/cairn/latency"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/props"
-	"github.com/sourcegraph/conc"
 )
 
 // cmdFailoverReport kills a queue's owner once per seed, per case, and
@@ -152,7 +154,7 @@ func reportCase(w io.Writer, c props.FailoverCase, trials, skipped []props.Failo
 }
 
 func dist(ds []time.Duration) string {
-	d := props.Summarize(ds)
+	d := latency.Summarize(ds)
 	r := func(x time.Duration) string { return x.Round(time.Millisecond).String() }
 	return fmt.Sprintf("%s/%s/%s", r(d.Median), r(d.P95), r(d.Max))
 }
