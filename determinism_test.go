@@ -24,6 +24,7 @@ import (
 // connection handshake, which needs crypto randomness, in session/.
 var deterministicPatterns = []string{
 	"./node/...", "./wire/...", "./latency/...", "./storage/...", "./netsim/...", "./sim/...", "./props/...", "./client/core/...", "./bugs/...",
+	"./event/...",
 }
 
 // forbiddenImports may not appear in a deterministic package at all.

@@ -1,10 +1,10 @@
 package live
 
 import (
-	"log/slog"
 	"slices"
 	"sync"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
 )
@@ -35,16 +35,15 @@ func newStatusBoard(nc node.Config, members []Member) *statusBoard {
 }
 
 // apply folds one node event into the board.
-func (b *statusBoard) apply(e node.Event) {
+func (b *statusBoard) apply(e event.Event) {
 	switch e.Name {
-	case "node.started":
+	case event.NodeStarted:
 		b.mu.Lock()
 		b.started = true
 		b.mu.Unlock()
-	case "meta.leader":
-		term, _ := attrUint(e.Attrs, "term")
+	case event.MetaLeader:
 		b.mu.Lock()
-		b.leader = term
+		b.leader = e.Term()
 		b.mu.Unlock()
 	}
 }
@@ -91,28 +90,4 @@ func queueStatus(v node.QueueView) status.Queue {
 		q.Replicas = append(q.Replicas, uint32(id))
 	}
 	return q
-}
-
-func attrString(attrs []slog.Attr, key string) (string, bool) {
-	for _, a := range attrs {
-		if a.Key == key {
-			return a.Value.String(), true
-		}
-	}
-	return "", false
-}
-
-func attrUint(attrs []slog.Attr, key string) (uint64, bool) {
-	for _, a := range attrs {
-		if a.Key != key {
-			continue
-		}
-		switch a.Value.Kind() {
-		case slog.KindUint64:
-			return a.Value.Uint64(), true
-		case slog.KindInt64:
-			return uint64(max(a.Value.Int64(), 0)), true
-		}
-	}
-	return 0, false
 }

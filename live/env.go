@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -100,11 +101,11 @@ func (e *env) Boundary(string) {}
 
 // Emit implements node.Env: the event is logged at debug level, counted,
 // and folded into the status page.
-func (e *env) Emit(ev node.Event) {
-	e.r.m.events.WithLabelValues(ev.Name).Inc()
+func (e *env) Emit(ev event.Event) {
+	e.r.m.events.WithLabelValues(string(ev.Name)).Inc()
 	e.r.board.apply(ev)
 	if e.r.log.Enabled(context.Background(), slog.LevelDebug) {
-		e.r.log.LogAttrs(context.Background(), slog.LevelDebug, ev.Name, ev.Attrs...)
+		e.r.log.LogAttrs(context.Background(), slog.LevelDebug, string(ev.Name), ev.Attrs...)
 	}
 }
 

@@ -1,9 +1,9 @@
 package node
 
 import (
-	"log/slog"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -128,7 +128,7 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	}
 	w.lastHeard, w.verifyBy = d.ticks, 0
 	if w.suspected || w.confirmed {
-		n.emit("detect.recovered", slog.Uint64("node", uint64(w.id)), slog.Bool("was-confirmed", w.confirmed))
+		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
 		if w.confirmed && n.meta.isLeader() {
 			n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
 		}
@@ -143,7 +143,7 @@ func (n *Node) detectReset(peer NodeID) {
 	if d == nil || n.meta == nil || d.policy().Mode != DetectEager {
 		return
 	}
-	n.emit("detect.reset", slog.Uint64("node", uint64(peer)))
+	n.emit(event.NewDetectReset(uint32(peer)))
 	if n.meta.isLeader() {
 		if w := d.watchOf(peer); w != nil && w.verifyBy == 0 {
 			d.verify(w)
@@ -198,7 +198,7 @@ func (d *detector) checkLeader() {
 	if d.leaderVerifyBy != 0 && d.ticks > d.leaderVerifyBy {
 		d.leaderVerifyBy = 0
 		if !n.meta.isLeader() {
-			n.emit("detect.leader-lost", slog.Uint64("node", uint64(n.meta.leader)))
+			n.emit(event.NewDetectLeaderLost(uint32(n.meta.leader)))
 			n.meta.forgetLeader()
 			d.campaignAt = d.ticks + 1 + uint64(n.env.Rand().IntN(campaignJitterTicks))
 		}
@@ -266,7 +266,7 @@ func (d *detector) suspect(w *watch) {
 		return
 	}
 	w.suspected = true
-	d.n.emit("detect.suspect", slog.Uint64("node", uint64(w.id)), slog.Uint64("silent-ms", (d.ticks-w.lastHeard)*uint64(detectTick/time.Millisecond)))
+	d.n.emit(event.NewDetectSuspect(uint32(w.id), time.Duration(d.ticks-w.lastHeard)*detectTick))
 }
 
 // confirm records the node as down in the metadata's liveness view.
@@ -275,7 +275,7 @@ func (d *detector) confirm(w *watch) {
 		return
 	}
 	w.confirmed = true
-	d.n.emit("detect.confirm", slog.Uint64("node", uint64(w.id)))
+	d.n.emit(event.NewDetectConfirm(uint32(w.id)))
 	d.n.meta.propose(command{kind: cmdNodeDown, node: w.id}, lifecycleTimeoutTicks, func(result) {})
 }
 
@@ -283,11 +283,11 @@ func (d *detector) confirm(w *watch) {
 func (n *Node) onMetaPolicyApplied(c command, res result) {
 	switch c.kind {
 	case cmdNodeDown:
-		n.emit("meta.node-down", slog.Uint64("node", uint64(c.node)))
+		n.emit(event.NewMetaNodeDown(uint32(c.node)))
 		n.planFailovers()
 	case cmdNodeUp:
-		n.emit("meta.node-up", slog.Uint64("node", uint64(c.node)))
+		n.emit(event.NewMetaNodeUp(uint32(c.node)))
 	case cmdSetDetection:
-		n.emit("meta.detection", slog.Int("mode", int(c.policy.Mode)), slog.Duration("interval", c.policy.Interval), slog.Duration("grace", c.policy.Grace))
+		n.emit(event.NewMetaDetection(int(c.policy.Mode), c.policy.Interval, c.policy.Grace))
 	}
 }

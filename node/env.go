@@ -7,10 +7,10 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -38,14 +38,6 @@ type TimerKind uint16
 type Timer struct {
 	Kind TimerKind
 	Seq  uint64
-}
-
-// Event is a payload-free observation the node reports: a stage timing, a
-// counter, a state change. The simulator records events in its trace and
-// feeds them to checkers; production logs them and derives metrics.
-type Event struct {
-	Name  string
-	Attrs []slog.Attr
 }
 
 // Env is everything a node may use from the outside world. Every method
@@ -81,8 +73,9 @@ type Env interface {
 	// <component>.<before|after>.<action>. In production it does nothing;
 	// the simulator may crash the process right here.
 	Boundary(name string)
-	// Emit records an event.
-	Emit(e Event)
+	// Emit records an event, built by one of package event's
+	// constructors.
+	Emit(e event.Event)
 	// Halt stops this process at once, as if it exited: it loses its
 	// memory and keeps only what its disk made durable. A node halts when
 	// continuing would be unsafe, for example after a failed sync of

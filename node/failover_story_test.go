@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -20,7 +21,7 @@ func TestOwnerLossFailsOverWithEveryConfirmedMessage(t *testing.T) {
 	c.publishConfirmed(owner, "orders", 5)
 	c.node(owner).crash()
 	c.advance(4 * time.Second)
-	if !c.sawEvent("recovery.done q=orders") {
+	if !c.saw(event.RecoveryDone, onQueue("orders")) {
 		t.Fatalf("no recovery completed; events:\n%v", c.events)
 	}
 	newOwner := recoveredOwner(t, c)
@@ -83,12 +84,8 @@ func viewOf(t *testing.T, n *node.Node, queue string) node.QueueView {
 // recoveredOwner finds the node that finished recovering.
 func recoveredOwner(t *testing.T, c *cluster) node.NodeID {
 	t.Helper()
-	for i := len(c.events) - 1; i >= 0; i-- {
-		var id uint64
-		var rest string
-		if n, _ := fmtSscanf(c.events[i], "n%d recovery.done %s", &id, &rest); n == 2 {
-			return node.NodeID(id)
-		}
+	if e, ok := c.last(event.RecoveryDone); ok {
+		return e.node
 	}
 	t.Fatal("no node finished a recovery")
 	return 0
@@ -168,7 +165,7 @@ func TestRestartedOwnerWithLostWritesRecoversFromFollowers(t *testing.T) {
 	}
 	c.advance(3 * time.Second)
 	c.mustDeliverAll(owner, "orders", 20, "after the owner's disk lost its last synced writes")
-	if !c.sawEvent("recovery.done q=orders") || c.sawEvent("queue.truncate q=orders") {
+	if !c.saw(event.RecoveryDone, onQueue("orders")) || c.saw(event.QueueTruncate, onQueue("orders")) {
 		t.Fatalf("the restarted owner served without recovering, or a replica dropped records; events:\n%v", c.events)
 	}
 }
@@ -194,12 +191,12 @@ func TestSuspectOwnerWaitsForEveryReplica(t *testing.T) {
 	c.node(owner).start()
 	c.node(lagging).start()
 	c.advance(3 * time.Second)
-	if c.sawEvent("recovery.stage q=orders epoch=2 stage=seal outcome=ok") {
+	if c.saw(event.RecoveryStage, onQueue("orders"), inEpoch(2), sealedOK) {
 		t.Fatalf("a suspect owner and one replica sealed without the third; events:\n%v", c.events)
 	}
 	c.node(holder).start()
 	c.advance(3 * time.Second)
-	if !c.sawEvent("recovery.done q=orders") {
+	if !c.saw(event.RecoveryDone, onQueue("orders")) {
 		t.Fatalf("no recovery once every replica answered; events:\n%v", c.events)
 	}
 	c.mustDeliverAll(owner, "orders", 20, "after the replica holding the last records returned")
@@ -226,7 +223,7 @@ func TestAFollowerWhoseDiskLiedIsNotEnoughEvidence(t *testing.T) {
 	delete(c.cut, lagging)
 	liar.start()
 	c.advance(5 * time.Second)
-	if c.sawEvent("recovery.done q=orders") {
+	if c.saw(event.RecoveryDone, onQueue("orders")) {
 		t.Fatalf("a recovery completed on the lying follower and the lagging replica alone; events:\n%v", c.events)
 	}
 	c.node(owner).start()

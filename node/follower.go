@@ -3,9 +3,9 @@ package node
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -43,7 +43,7 @@ func (n *Node) onAppend(from NodeID, m *wire.Append) {
 	case m.Epoch == r.epoch && r.hasOwnerSide():
 		return // this node writes in this epoch; no one else may
 	case m.Epoch == r.epoch && r.follow.epochOwner != 0 && r.follow.epochOwner != from:
-		n.emit("queue.second-writer", slog.String("q", m.Queue), slog.String("from", from.String()), slog.Uint64("epoch", m.Epoch))
+		n.emit(event.NewQueueSecondWriter(m.Queue, uint32(from), m.Epoch))
 		return
 	case m.Epoch == r.epoch:
 		r.follow.epochOwner = from
@@ -73,11 +73,11 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 		return
 	}
 	if err := r.acceptEntries(m.PrevIndex, m.Epoch, m.Entries); err != nil {
-		kind := "queue.bad-append"
+		refused := event.NewQueueBadAppend
 		if errors.Is(err, errDropsConfirmed) {
-			kind = "queue.refused-truncation"
+			refused = event.NewQueueRefusedTruncation
 		}
-		r.n.emit(kind, slog.String("q", r.name), slog.Uint64("epoch", m.Epoch), slog.String("from", from.String()), slog.String("err", err.Error()))
+		r.n.emit(refused(r.name, m.Epoch, uint32(from), err))
 		return
 	}
 	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))
@@ -130,7 +130,7 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 				return fmt.Errorf("%w: entry %d of epoch %d conflicts with the held entry of epoch %d, at or below the known commit %d",
 					errDropsConfirmed, index, rec.epoch, r.epochOf(index), r.commitKnown)
 			}
-			r.n.emit("queue.truncate", slog.String("q", r.name), slog.Uint64("after", index-1))
+			r.n.emit(event.NewQueueTruncate(r.name, index-1))
 			if err := r.log.TruncateAfter(index - 1); err != nil {
 				return err
 			}
@@ -168,7 +168,7 @@ func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {
 	durable := r.durableReport()
 	if ok && durable > r.follow.reported {
 		r.follow.reported = durable
-		r.n.emit("queue.reported", slog.String("q", r.name), slog.Uint64("epoch", r.epoch), slog.Uint64("durable", durable))
+		r.n.emit(event.NewQueueReported(r.name, r.epoch, durable))
 	}
 	r.n.env.Send(to, &wire.AppendReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,

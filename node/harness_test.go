@@ -2,13 +2,13 @@ package node_test
 
 import (
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -26,7 +26,11 @@ type cluster struct {
 	replies []clientReply
 	syncs   []pendingSync
 	timers  []timer
+	// events is the cluster's log for failure messages: every event as
+	// its emitter and trace rendering, and every halt. emitted holds the
+	// same events for the stories to query.
 	events  []string
+	emitted []emission
 	// cut holds nodes cut off from everyone: their messages vanish.
 	cut map[node.NodeID]bool
 	// cfg is every member's configuration but its ID.
@@ -156,13 +160,9 @@ func (e *testEnv) Rand() *rand.Rand {
 	return e.rng
 }
 func (e *testEnv) Boundary(string) {}
-func (e *testEnv) Emit(ev node.Event) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", e.m.id, ev.Name)
-	for _, a := range ev.Attrs {
-		b.WriteString(" " + a.String())
-	}
-	e.m.c.events = append(e.m.c.events, b.String())
+func (e *testEnv) Emit(ev event.Event) {
+	e.m.c.events = append(e.m.c.events, fmt.Sprintf("%s %s", e.m.id, ev))
+	e.m.c.emitted = append(e.m.c.emitted, emission{e.m.id, ev})
 }
 func (e *testEnv) Halt(reason string) { panic(halted{reason}) }
 
@@ -281,11 +281,8 @@ func (c *cluster) deliveries(conn node.ConnID) []*wire.Delivery {
 // leader returns the node that most recently announced metadata
 // leadership.
 func (c *cluster) leader() node.NodeID {
-	for i := len(c.events) - 1; i >= 0; i-- {
-		var id, term uint64
-		if _, err := fmt.Sscanf(c.events[i], "n%d meta.leader term=%d", &id, &term); err == nil {
-			return node.NodeID(id)
-		}
+	if e, ok := c.last(event.MetaLeader); ok {
+		return e.node
 	}
 	c.t.Fatal("no metadata leader was ever elected")
 	return 0
@@ -294,20 +291,59 @@ func (c *cluster) leader() node.NodeID {
 // leaderships counts announcements of metadata leadership.
 func (c *cluster) leaderships() int {
 	n := 0
-	for _, e := range c.events {
-		if strings.Contains(e, "meta.leader ") {
+	for _, e := range c.emitted {
+		if e.Name == event.MetaLeader {
 			n++
 		}
 	}
 	return n
 }
 
-func (c *cluster) sawEvent(substr string) bool {
+// emission is one event and the node that emitted it.
+type emission struct {
+	node node.NodeID
+	event.Event
+}
+
+// saw reports whether a node emitted an event named name that meets
+// every condition.
+func (c *cluster) saw(name event.Name, conds ...func(emission) bool) bool {
+	return slices.ContainsFunc(c.emitted, func(e emission) bool {
+		if e.Name != name {
+			return false
+		}
+		for _, ok := range conds {
+			if !ok(e) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// last returns the latest event named name.
+func (c *cluster) last(name event.Name) (emission, bool) {
+	for i := len(c.emitted) - 1; i >= 0; i-- {
+		if c.emitted[i].Name == name {
+			return c.emitted[i], true
+		}
+	}
+	return emission{}, false
+}
+
+// The conditions of saw.
+
+func onQueue(q string) func(emission) bool  { return func(e emission) bool { return e.Queue() == q } }
+func inEpoch(n uint64) func(emission) bool  { return func(e emission) bool { return e.Epoch() == n } }
+func by(id node.NodeID) func(emission) bool { return func(e emission) bool { return e.node == id } }
+
+// sealedOK holds for a recovery.stage event of a seal that went well.
+func sealedOK(e emission) bool { return e.Stage() == "seal" && e.Outcome() == "ok" }
+
+// logged reports whether a line of the cluster's log holds substr; the
+// stories use it for halts, which are no events.
+func (c *cluster) logged(substr string) bool {
 	return slices.ContainsFunc(c.events, func(e string) bool { return strings.Contains(e, substr) })
 }
 
-var _ = slog.String
-
 var vfsCfg = vfs.CrashCloneCfg{}
-
-var fmtSscanf = fmt.Sscanf

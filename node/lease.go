@@ -1,10 +1,10 @@
 package node
 
 import (
-	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -65,7 +65,7 @@ func (o *ownerState) deliver(s *subscription, m *message) {
 	m.attempts++
 	s.leases = append(s.leases, l)
 	n.env.Reply(s.conn, &wire.Delivery{Queue: o.r.name, ID: m.id, Lease: l.id, Attempt: m.attempts, Payload: m.payload})
-	n.emit("queue.deliver", slog.String("q", o.r.name), slog.String("id", m.id.String()), slog.Uint64("lease", l.id))
+	n.emit(event.NewQueueDeliver(o.r.name, m.id.String(), l.id))
 }
 
 // release ends a lease. With requeue the message is ready again (a nack,

@@ -2,13 +2,11 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -56,16 +54,15 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		return
 	}
 	if res.ok && c.kind == cmdActivate {
-		n.emit("meta.activated", slog.String("q", name), slog.Uint64("inc", c.inc))
+		n.emit(event.NewMetaActivated(name, c.inc))
 		n.answerCreates(name, c.inc)
 	}
 	if res.ok && c.kind == cmdActivateRecovered {
-		n.emit("meta.recovery-activated", slog.String("q", name), slog.Uint64("inc", c.inc), slog.Uint64("epoch", c.epoch),
-			slog.String("members", nodeList(c.members)))
+		n.emit(event.NewMetaRecoveryActivated(name, c.inc, c.epoch, nodeNumbers(c.members)))
 	}
 	if res.replaced {
 		q := n.meta.state.queues[name]
-		n.emit("meta.replica-replaced", slog.String("q", name), slog.Uint64("epoch", c.epoch), slog.String("replicas", nodeList(q.Replicas)))
+		n.emit(event.NewMetaReplicaReplaced(name, c.epoch, nodeNumbers(q.Replicas)))
 	}
 	n.reconcile(name)
 }
@@ -298,7 +295,7 @@ func (n *Node) proposeLife(name string, c command) {
 	n.meta.propose(c, lifecycleTimeoutTicks, func(res result) {
 		l.proposing = false
 		if !res.ok {
-			n.emit("meta.proposal-failed", slog.String("q", name), slog.Int("kind", int(c.kind)), slog.String("why", res.detail))
+			n.emit(event.NewMetaProposalFailed(name, int(c.kind), res.detail))
 		}
 	})
 }
@@ -312,18 +309,19 @@ func (n *Node) retire(r *replica) {
 	}
 	delete(n.queues, r.name)
 	n.names = slices.DeleteFunc(n.names, func(s string) bool { return s == r.name })
-	n.emit("queue.retired", slog.String("q", r.name), slog.Uint64("inc", r.inc))
+	n.emit(event.NewQueueRetired(r.name, r.inc))
 }
 
 // onMetaSnapshot reconciles everything after a snapshot replaced the
 // metadata wholesale.
 func (n *Node) onMetaSnapshot() { n.reconcileAll() }
 
-// nodeList renders node IDs as "1,2,3".
-func nodeList(ids []NodeID) string {
-	parts := make([]string, len(ids))
+// nodeNumbers lists node IDs as the numbers package event takes: it
+// cannot name NodeID, since this package imports it.
+func nodeNumbers(ids []NodeID) []uint32 {
+	out := make([]uint32, len(ids))
 	for i, id := range ids {
-		parts[i] = strconv.FormatUint(uint64(id), 10)
+		out[i] = uint32(id)
 	}
-	return strings.Join(parts, ",")
+	return out
 }

@@ -1,9 +1,11 @@
 package node_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -31,10 +33,10 @@ func TestANodeThatLostItsDiskRejoinsSafely(t *testing.T) {
 	c.node(lost).loseDisk()
 	c.node(lost).start()
 	c.advance(3 * time.Second)
-	if !c.sawEvent(lost.String() + " meta.catching-up") {
+	if !c.saw(event.MetaCatchingUp, by(lost)) {
 		t.Fatalf("%s did not notice that its metadata log lost acknowledged entries; events:\n%v", lost, c.events)
 	}
-	if !c.sawEvent(lost.String() + " meta.caught-up") {
+	if !c.saw(event.MetaCaughtUp, by(lost)) {
 		t.Fatalf("%s never caught up with the metadata; events:\n%v", lost, c.events)
 	}
 	if v := viewOf(t, c.node(lost).n, "orders"); v.Role != "follower" || v.LastIndex == 0 {
@@ -59,10 +61,12 @@ func TestRejoinAfterALostDisk(t *testing.T) {
 	lost.rejoin = true
 	lost.start()
 	c.advance(3 * time.Second)
-	for _, want := range []string{" meta.catching-up why=started over an empty data directory", " meta.caught-up"} {
-		if !c.sawEvent(lost.id.String() + want) {
-			t.Fatalf("no %q; events:\n%v", want, c.events)
-		}
+	rejoined := func(e emission) bool { return strings.HasPrefix(e.Why(), "started over an empty data directory") }
+	if !c.saw(event.MetaCatchingUp, by(lost.id), rejoined) {
+		t.Fatalf("%s did not start catching up for its empty data directory; events:\n%v", lost.id, c.events)
+	}
+	if !c.saw(event.MetaCaughtUp, by(lost.id)) {
+		t.Fatalf("%s never caught up with the metadata; events:\n%v", lost.id, c.events)
 	}
 	if v := viewOf(t, lost.n, "orders"); v.LastIndex == 0 {
 		t.Fatalf("the rejoined replica holds nothing: %+v", v)

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"math"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 	"go.etcd.io/raft/v3"
@@ -113,7 +113,7 @@ func (n *Node) openMeta(done func()) {
 	if snapData == nil {
 		if n.cfg.Rejoin {
 			m.catchingUp = true
-			n.emit("meta.catching-up", slog.String("why", "started over an empty data directory to rejoin"))
+			n.emit(event.NewMetaCatchingUp("started over an empty data directory to rejoin"))
 		}
 		m.bootstrap(done)
 		return
@@ -295,7 +295,7 @@ func (m *metaNode) tick() {
 // make this node ignore its own election) and starts a pre-vote.
 func (m *metaNode) campaign(why string) {
 	m.campaignedAgainst, m.lastSilence = m.lastLeader, m.silentTicks
-	m.n.emit("meta.campaign", slog.String("why", why), slog.Uint64("term", m.term))
+	m.n.emit(event.NewMetaCampaign(why, m.term))
 	m.rn.ForgetLeader()
 	m.rn.Campaign()
 	m.resetElectionTimer()
@@ -317,7 +317,7 @@ func (m *metaNode) step(from NodeID, data []byte) {
 	}
 	msg := &pb.Message{}
 	if err := proto.Unmarshal(data, msg); err != nil || msg.GetFrom() != uint64(from) {
-		m.n.emit("meta.bad-message", slog.String("from", from.String()))
+		m.n.emit(event.NewMetaBadMessage(uint32(from)))
 		return
 	}
 	switch msg.GetType() {
@@ -356,7 +356,7 @@ func (m *metaNode) noteLeaderCommit(from NodeID, msg *pb.Message) {
 	}
 	if msg.GetType() == pb.MessageType_MsgHeartbeat && commit > last {
 		if !m.catchingUp {
-			m.n.emit("meta.catching-up", slog.String("why", fmt.Sprintf("leader %s counts entries through %d, the log ends at %d", from, commit, last)))
+			m.n.emit(event.NewMetaCatchingUp(fmt.Sprintf("leader %s counts entries through %d, the log ends at %d", from, commit, last)))
 		}
 		m.catchingUp = true
 		msg.Commit = new(last)
@@ -374,7 +374,7 @@ func (m *metaNode) checkCaughtUp() {
 		return
 	}
 	m.catchingUp = false
-	m.n.emit("meta.caught-up", slog.Uint64("commit", m.catchUpTo))
+	m.n.emit(event.NewMetaCaughtUp(m.catchUpTo))
 }
 
 // onLostLog runs on the leader when a follower reports that its log lost
@@ -396,8 +396,7 @@ func (m *metaNode) onLostLog(from NodeID, msg *wire.MetaLostLog) {
 			target, best = id, pr.Match
 		}
 	}
-	m.n.emit("meta.follower-lost-log", slog.String("node", from.String()), slog.Uint64("last", msg.Last),
-		slog.Uint64("counted", msg.Commit), slog.Uint64("transfer-to", target))
+	m.n.emit(event.NewMetaFollowerLostLog(uint32(from), msg.Last, msg.Commit, uint32(target)))
 	if target != 0 {
 		m.rn.TransferLeader(target)
 		m.process()

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -17,7 +18,7 @@ func TestAReturningFollowerDoesNotDisruptTheLeader(t *testing.T) {
 	var follower = lead%3 + 1
 	c.cut[follower] = true
 	c.advance(3 * time.Second)
-	if !c.sawEvent(follower.String() + " meta.campaign") {
+	if !c.saw(event.MetaCampaign, by(follower)) {
 		t.Fatalf("the cut-off follower %s never campaigned; events:\n%v", follower, c.events)
 	}
 	delete(c.cut, follower)

@@ -3,7 +3,6 @@ package node
 import (
 	"cmp"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 	"go.etcd.io/raft/v3"
@@ -49,7 +49,7 @@ func (m *metaNode) noteSoftState(ss *raft.SoftState) {
 			m.lastLeader = lead
 		}
 		if lead == m.n.cfg.ID && ss.RaftState == raft.StateLeader {
-			m.n.emit("meta.leader", slog.Uint64("term", m.term), slog.Uint64("node", uint64(lead)))
+			m.n.emit(event.NewMetaLeader(m.term, uint32(lead)))
 			m.n.onBecameLeader(m.campaignedAgainst, time.Duration(m.lastSilence)*m.n.cfg.MetaTick)
 		}
 	}
@@ -88,7 +88,7 @@ func (m *metaNode) persistSnapshot(rd raft.Ready, next func()) {
 			m.state, m.snapIdx = state, index
 			old.Close()
 			fs.RemoveAll(fs.PathJoin(m.n.metaDir(), oldDir))
-			m.n.emit("meta.snapshot-installed", slog.Uint64("index", index))
+			m.n.emit(event.NewMetaSnapshotInstalled(index))
 			m.n.onMetaSnapshot()
 			next()
 		})

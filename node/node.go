@@ -2,11 +2,11 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -160,7 +160,7 @@ func (n *Node) path(elem ...string) string {
 	return n.env.FS().PathJoin(append([]string{n.cfg.DataDir}, elem...)...)
 }
 
-func (n *Node) emit(name string, attrs ...slog.Attr) { n.env.Emit(Event{Name: name, Attrs: attrs}) }
+func (n *Node) emit(e event.Event) { n.env.Emit(e) }
 
 // Start implements Handler: it makes the node's directories durable,
 // starts its metadata member, then opens every queue replica on disk.
@@ -202,7 +202,7 @@ func (n *Node) openReplicas() {
 		}
 		name, inc, ok := parseReplicaDir(dir)
 		if !ok {
-			n.emit("node.stray-directory", slog.String("name", dir))
+			n.emit(event.NewNodeStrayDirectory(dir))
 			continue
 		}
 		if old := n.queues[name]; old != nil && old.inc > inc {
@@ -211,7 +211,7 @@ func (n *Node) openReplicas() {
 		n.openReplica(name, inc, n.place.ReplicaSet(name))
 	}
 	n.started = true
-	n.emit("node.started", slog.Int("queues", len(n.names)))
+	n.emit(event.NewNodeStarted(len(n.names)))
 	n.reconcileAll()
 }
 
@@ -287,7 +287,7 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 	case *wire.FetchReply:
 		n.onFetchReply(from, m)
 	default:
-		n.emit("node.unexpected-message", slog.String("kind", m.Kind().String()), slog.String("from", from.String()))
+		n.emit(event.NewNodeUnexpectedMessage(m.Kind().String(), uint32(from)))
 	}
 }
 
@@ -331,7 +331,7 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
 	default:
-		n.emit("node.unexpected-request", slog.String("kind", req.Kind().String()))
+		n.emit(event.NewNodeUnexpectedRequest(req.Kind().String()))
 	}
 }
 

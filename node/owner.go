@@ -3,11 +3,11 @@ package node
 import (
 	"bytes"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -105,8 +105,7 @@ func (o *ownerState) finishOpening() {
 	r := o.r
 	o.opening = 0
 	r.becomeOwner("a quorum holds its epoch marker")
-	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
-		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
+	r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
 	o.pump()
 }
 
@@ -196,7 +195,7 @@ func (o *ownerState) updateCommit() {
 	}
 	o.commit = c
 	r.noteCommit(c)
-	r.n.emit("queue.commit", slog.String("q", r.name), slog.Uint64("index", c), slog.Uint64("epoch", r.epoch))
+	r.n.emit(event.NewQueueCommit(r.name, c, r.epoch))
 	r.n.env.Boundary("queue.after.commit")
 	if o.opening != 0 && c >= o.opening {
 		o.finishOpening()
@@ -381,7 +380,7 @@ func (o *ownerState) goStale(owner NodeID, why string) {
 	}
 	o.staleOwner = owner
 	o.r.become(roleStale, why)
-	o.r.n.emit("queue.stale", slog.String("q", o.r.name), slog.Uint64("epoch", o.r.epoch), slog.String("why", why))
+	o.r.n.emit(event.NewQueueStale(o.r.name, o.r.epoch, why))
 	o.stop(owner)
 }
 
@@ -390,7 +389,7 @@ func (o *ownerState) goStale(owner NodeID, why string) {
 // the answer is retryable and ambiguous), leases are dropped, readers
 // closed.
 func (o *ownerState) stop(owner NodeID) {
-	o.r.n.emit("queue.owner-stopped", slog.String("q", o.r.name), slog.Uint64("epoch", o.r.epoch), slog.Uint64("next", uint64(owner)))
+	o.r.n.emit(event.NewQueueOwnerStopped(o.r.name, o.r.epoch, uint32(owner)))
 	for _, w := range o.waiters {
 		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})
 	}

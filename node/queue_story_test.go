@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -86,13 +87,13 @@ func TestOwnerRestartRecoversTheLongestHistory(t *testing.T) {
 	// as a recovery candidate, sealing all three replicas (its own
 	// witness is suspect, so a plain seal quorum is not enough) and
 	// copying the longer history from a follower.
-	if !c.sawEvent("recovery.stage q=orders epoch=2 stage=seal outcome=ok") || !c.sawEvent("witnesses=3") {
+	if !c.saw(event.RecoveryStage, onQueue("orders"), inEpoch(2), sealedOK, func(e emission) bool { return e.Witnesses() == 3 }) {
 		t.Fatalf("the restarted owner did not seal every replica before claiming epoch 2; events:\n%v", c.events)
 	}
-	if !c.sawEvent("queue.active q=orders epoch=2") {
+	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) {
 		t.Fatalf("the restarted owner did not recover epoch 2; events:\n%v", c.events)
 	}
-	if c.sawEvent("queue.truncate q=orders") {
+	if c.saw(event.QueueTruncate, onQueue("orders")) {
 		t.Fatalf("a replica dropped records the followers held durably; events:\n%v", c.events)
 	}
 	c.request(owner, 3, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte("c")})
@@ -247,7 +248,7 @@ func TestDeletedQueueRefusesWorkAndItsNameCanBeReused(t *testing.T) {
 	c.noReply(2)
 	c.settle()
 	c.mustReply(2, wire.StatusNoQueue)
-	if !c.sawEvent("queue.retired q=orders") {
+	if !c.saw(event.QueueRetired, onQueue("orders")) {
 		t.Fatalf("the deleted incarnation was not retired; events:\n%v", c.events)
 	}
 	// A new queue of the same name is a new incarnation, in a fresh

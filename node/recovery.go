@@ -3,11 +3,11 @@ package node
 import (
 	"cmp"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -108,7 +108,7 @@ func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	if r.role != roleCandidate {
 		r.become(roleCandidate, fmt.Sprintf("recovering epoch %d", q.Epoch))
 	}
-	r.n.emit("recovery.start", slog.String("q", r.name), slog.Uint64("epoch", q.Epoch), slog.Int("attempt", attempt))
+	r.n.emit(event.NewRecoveryStart(r.name, q.Epoch, attempt))
 	r.follow.epochOwner = r.n.cfg.ID
 	r.epoch = max(r.epoch, q.Epoch)
 	r.n.env.Boundary("recovery.before.seal-persisted")
@@ -158,13 +158,13 @@ func (rec *recovery) addWitness(w witness) {
 		return
 	}
 	if w.historyID != rec.r.identity.HistoryID {
-		rec.r.n.emit("recovery.foreign-history", slog.String("q", rec.r.name), slog.String("from", w.node.String()))
+		rec.r.n.emit(event.NewRecoveryForeignHistory(rec.r.name, uint32(w.node)))
 		return
 	}
 	if q := rec.r.n.meta.state.queues[rec.r.name]; q != nil && slices.Contains(q.Lost, w.node) {
 		// A replica found damaged is no evidence, whatever it says now:
 		// damage can leave a log that reopens clean but short.
-		rec.r.n.emit("recovery.lost-witness", slog.String("q", rec.r.name), slog.String("from", w.node.String()))
+		rec.r.n.emit(event.NewRecoveryLostWitness(rec.r.name, uint32(w.node)))
 		return
 	}
 	rec.witnesses = append(rec.witnesses, w)
@@ -258,16 +258,13 @@ func (rec *recovery) choose() {
 		// them either, the queue stays down and says why.
 		if !rec.unsupported {
 			rec.unsupported = true
-			rec.r.n.emit("recovery.unsupported", slog.String("q", rec.r.name), slog.Uint64("epoch", rec.epoch),
-				slog.Uint64("confirmed", known), slog.Uint64("best", src.last), slog.String("best-node", src.node.String()),
-				slog.Int("witnesses", len(rec.witnesses)))
+			rec.r.n.emit(event.NewRecoveryUnsupported(rec.r.name, rec.epoch, known, src.last, uint32(src.node), len(rec.witnesses)))
 		}
 		return
 	}
 	rec.source = src
 	rec.sealedAt = rec.r.n.leaseClock()
-	rec.endStage("ok", slog.Int("witnesses", len(rec.witnesses)), slog.String("source", src.node.String()),
-		slog.Uint64("source-last", src.last), slog.Uint64("source-epoch", src.lastEpoch))
+	rec.r.n.emit(event.NewRecoveryStageSealed(rec.endStage(), len(rec.witnesses), uint32(src.node), src.last, src.lastEpoch))
 	if src.node == self.node || bugs.Active(bugs.InstallBeforeReadsDone) {
 		rec.install()
 		return
@@ -306,12 +303,12 @@ func (rec *recovery) onFetchReply(from NodeID, m *wire.FetchReply) {
 			// Only this replica's own commit knowledge counts here: another
 			// witness's commit says which indexes were confirmed, not that
 			// this log's entries at them are the confirmed ones.
-			r.n.emit("queue.refused-truncation", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch), slog.String("from", from.String()),
-				slog.String("err", fmt.Sprintf("the source conflicts after %d, below the known commit %d", m.Hint, r.commitKnown)))
+			r.n.emit(event.NewQueueRefusedTruncation(r.name, rec.epoch, uint32(from),
+				fmt.Errorf("the source conflicts after %d, below the known commit %d", m.Hint, r.commitKnown)))
 			rec.restart("the source's history conflicts with confirmed records")
 			return
 		}
-		r.n.emit("queue.truncate", slog.String("q", r.name), slog.Uint64("after", m.Hint))
+		r.n.emit(event.NewQueueTruncate(r.name, m.Hint))
 		if r.log.TruncateAfter(m.Hint) != nil {
 			return
 		}
@@ -332,12 +329,11 @@ func (rec *recovery) onFetchReply(from NodeID, m *wire.FetchReply) {
 	}
 	last := r.log.LastIndex()
 	if last != rec.source.last || r.epochOf(last) != rec.source.lastEpoch || r.log.Digest() != rec.source.digest {
-		r.n.emit("recovery.contradiction", slog.String("q", r.name), slog.Uint64("last", last),
-			slog.String("digest", r.log.Digest().String()), slog.String("witnessed", rec.source.digest.String()))
+		r.n.emit(event.NewRecoveryContradiction(r.name, last, r.log.Digest().String(), rec.source.digest.String()))
 		rec.restart("the copied history does not match the source's witness")
 		return
 	}
-	rec.endStage("ok", slog.Int("bytes", rec.copied))
+	r.n.emit(event.NewRecoveryStageFetched(rec.endStage(), rec.copied))
 	rec.install()
 }
 
@@ -399,7 +395,7 @@ func (rec *recovery) checkInstalled() {
 		process: r.n.process, members: members}, lifecycleTimeoutTicks, func(res result) {
 		rec.activationProposed = false
 		if !res.ok {
-			r.n.emit("recovery.activate-failed", slog.String("q", r.name), slog.String("why", res.detail))
+			r.n.emit(event.NewRecoveryActivateFailed(r.name, res.detail))
 		}
 	})
 }
@@ -420,7 +416,7 @@ func (rec *recovery) padMembers(members []NodeID) []NodeID {
 // owner: everything up to the marker is the confirmed history.
 func (o *ownerState) finishRecovery(q *QueueMeta) {
 	rec := o.recovery
-	rec.endStage("ok", slog.Uint64("marker", rec.marker))
+	rec.r.n.emit(event.NewRecoveryStageInstalled(rec.endStage(), rec.marker))
 	o.recovery = nil
 	o.policy = q.Policy
 	o.commit = max(o.commit, rec.marker)
@@ -428,31 +424,29 @@ func (o *ownerState) finishRecovery(q *QueueMeta) {
 	r.becomeOwner("the recovery activated")
 	r.noteCommit(o.commit)
 	r.trust("installed a history selected from a seal")
-	r.n.emit("recovery.done", slog.String("q", r.name), slog.Uint64("epoch", rec.epoch),
-		slog.Int64("us", r.n.env.Now().Sub(rec.started).Microseconds()), slog.Int("rpcs", rec.rpcs), slog.Int("bytes", rec.copied),
-		slog.Uint64("syncs", 1+r.log.SyncBatches()-rec.syncsAt), slog.Int("attempt", rec.attempt))
-	r.n.emit("queue.active", slog.String("q", r.name), slog.Uint64("epoch", r.epoch),
-		slog.Uint64("inc", r.inc), slog.Uint64("last", r.log.LastIndex()))
+	r.n.emit(event.NewRecoveryDone(event.Recovery{
+		Queue: r.name, Epoch: rec.epoch, Took: r.n.env.Now().Sub(rec.started),
+		RPCs: rec.rpcs, Bytes: rec.copied, Syncs: 1 + r.log.SyncBatches() - rec.syncsAt, Attempt: rec.attempt,
+	}))
+	r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
 	o.updateCommit()
 	o.replicate()
 	o.pump()
 }
 
-// endStage reports the stage's timing as a payload-free event.
-func (rec *recovery) endStage(outcome string, attrs ...slog.Attr) {
+// endStage ends the current stage's timing and returns what every
+// recovery.stage event reports of it; the caller adds how it ended.
+func (rec *recovery) endStage() event.StageEnd {
 	now := rec.r.n.env.Now()
-	base := []slog.Attr{
-		slog.String("q", rec.r.name), slog.Uint64("epoch", rec.epoch), slog.String("stage", rec.stage.String()),
-		slog.String("outcome", outcome), slog.Int64("us", now.Sub(rec.stageStart).Microseconds()),
-	}
-	rec.r.n.emit("recovery.stage", append(base, attrs...)...)
+	s := event.StageEnd{Queue: rec.r.name, Epoch: rec.epoch, Stage: rec.stage.String(), Took: now.Sub(rec.stageStart)}
 	rec.stageStart = now
+	return s
 }
 
 // restart abandons the attempt and starts over from sealing, in the same
 // epoch: this process still owns it.
 func (rec *recovery) restart(why string) {
-	rec.endStage("retry", slog.String("why", why))
+	rec.r.n.emit(event.NewRecoveryStageRetry(rec.endStage(), why))
 	o := rec.o
 	q := o.r.n.meta.state.queues[o.r.name]
 	o.recovery = nil
@@ -462,7 +456,7 @@ func (rec *recovery) restart(why string) {
 }
 
 func (rec *recovery) abandon(why string) {
-	rec.r.n.emit("recovery.abandoned", slog.String("q", rec.r.name), slog.Uint64("epoch", rec.epoch), slog.String("why", why))
+	rec.r.n.emit(event.NewRecoveryAbandoned(rec.r.name, rec.epoch, why))
 	rec.o.recovery = nil
 }
 

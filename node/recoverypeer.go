@@ -1,8 +1,7 @@
 package node
 
 import (
-	"log/slog"
-
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -115,7 +114,7 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 		page, err := rd.Next(last, n.cfg.PageRecords, n.cfg.PageBytes)
 		rd.Close()
 		if err != nil {
-			n.emit("recovery.source-read-failed", slog.String("q", r.name), slog.String("err", err.Error()))
+			n.emit(event.NewRecoverySourceReadFailed(r.name, err))
 			return
 		}
 		reply.OK = true

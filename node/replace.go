@@ -2,9 +2,9 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -46,10 +46,9 @@ func (n *Node) planFailovers() {
 			continue
 		}
 		if replicas != nil {
-			n.emit("meta.plan-replace", slog.String("q", name), slog.Uint64("out", uint64(out)), slog.Uint64("in", uint64(in)),
-				slog.Uint64("epoch", q.Epoch+1))
+			n.emit(event.NewMetaPlanReplace(name, uint32(out), uint32(in), q.Epoch+1))
 		}
-		n.emit("meta.plan-recovery", slog.String("q", name), slog.Uint64("from", uint64(q.Owner)), slog.Uint64("to", uint64(cand)), slog.Uint64("epoch", q.Epoch+1))
+		n.emit(event.NewMetaPlanRecovery(name, uint32(q.Owner), uint32(cand), q.Epoch+1))
 		n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand, members: replicas})
 	}
 }
@@ -173,7 +172,7 @@ func (n *Node) dropReplaced(r *replica) {
 	dir := n.replicaDir(r.name, r.inc)
 	gone := dir + replacedSuffix
 	if err := fs.Rename(dir, gone); err != nil {
-		n.emit("queue.drop-failed", slog.String("q", r.name), slog.String("err", err.Error()))
+		n.emit(event.NewQueueDropFailed(r.name, err))
 		return
 	}
 	storage.SyncDir(fs, fs.PathDir(dir), n.syncs, func(err error) {
@@ -182,8 +181,8 @@ func (n *Node) dropReplaced(r *replica) {
 			return
 		}
 		if err := fs.RemoveAll(gone); err != nil {
-			n.emit("queue.drop-failed", slog.String("q", r.name), slog.String("err", err.Error()))
+			n.emit(event.NewQueueDropFailed(r.name, err))
 		}
-		n.emit("queue.replaced", slog.String("q", r.name), slog.Uint64("inc", r.inc))
+		n.emit(event.NewQueueReplaced(r.name, r.inc))
 	})
 }

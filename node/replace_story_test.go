@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -31,7 +32,7 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 
 	c.node(owner).crash()
 	c.advance(6 * time.Second)
-	if !c.sawEvent("meta.replica-replaced q=orders") {
+	if !c.saw(event.MetaReplicaReplaced, onQueue("orders")) {
 		t.Fatalf("the dead owner was never replaced; events:\n%v", c.events)
 	}
 	second := recoveredOwner(t, c)
@@ -59,7 +60,7 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	// drops its copy for good.
 	c.node(owner).start()
 	c.advance(time.Second)
-	if !c.sawEvent("queue.replaced q=orders") {
+	if !c.saw(event.QueueReplaced, onQueue("orders")) {
 		t.Fatalf("the replaced node kept its replica; events:\n%v", c.events)
 	}
 	if left := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20); len(left) != 0 {
@@ -81,7 +82,7 @@ func TestADamagedOwnerReplicaIsFailedOver(t *testing.T) {
 	damageFirstSegment(t, m.fs, "orders")
 	m.start()
 	c.advance(3 * time.Second)
-	if !c.sawEvent("queue.fenced q=orders") {
+	if !c.saw(event.QueueFenced, onQueue("orders")) {
 		t.Fatalf("the damaged replica was not fenced; events:\n%v", c.events)
 	}
 	// The status page reads the node's view of a replica with no log.

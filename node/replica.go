@@ -3,12 +3,12 @@ package node
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -108,7 +108,7 @@ func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
 		r.fence(err)
 		return r
 	}
-	n.emit("queue.open", slog.String("q", name), slog.Uint64("last", r.log.LastIndex()), slog.Uint64("epoch", r.epoch))
+	n.emit(event.NewQueueOpen(name, r.log.LastIndex(), r.epoch))
 	return r
 }
 
@@ -240,7 +240,7 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 }
 
 func (r *replica) onDurable(index uint64) {
-	r.n.emit("queue.durable", slog.String("q", r.name), slog.Uint64("index", index))
+	r.n.emit(event.NewQueueDurable(r.name, index))
 	r.runDurableWaiters()
 	r.checkVerified()
 	if r.hasOwnerSide() {
@@ -299,5 +299,5 @@ func (r *replica) trust(why string) {
 		return
 	}
 	r.suspect, r.verifyArmed = false, false
-	r.n.emit("queue.trusted", slog.String("q", r.name), slog.Uint64("epoch", r.epoch), slog.String("why", why))
+	r.n.emit(event.NewQueueTrusted(r.name, r.epoch, why))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/google/go-cmp/cmp"
@@ -133,7 +134,7 @@ func (s *requestScript) damage(owner, victim node.NodeID) {
 	damageFirstSegment(s.t, m.fs, "q")
 	m.start()
 	s.c.advance(time.Second)
-	if !s.c.sawEvent(fmt.Sprintf("%s queue.fenced q=q", victim)) {
+	if !s.c.saw(event.QueueFenced, by(victim), onQueue("q")) {
 		s.t.Fatalf("%s did not fence its damaged replica of q; events:\n%s", victim, strings.Join(s.c.events, "\n"))
 	}
 	s.setup = fmt.Sprintf("queue q with a damaged replica on %s (owner %s)", victim, owner)

@@ -2,7 +2,8 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
+
+	"github.com/cairnmq/cairn/event"
 )
 
 // replicaRole is the part one queue replica plays on this node. A replica
@@ -81,8 +82,7 @@ func (r *replica) become(to replicaRole, why string) {
 	for _, ok := range roleTransitions[from] {
 		if ok == to {
 			r.role = to
-			r.n.emit("queue.role", slog.String("q", r.name), slog.String("from", from.String()), slog.String("to", to.String()),
-				slog.Uint64("epoch", r.epoch), slog.String("why", why))
+			r.n.emit(event.NewQueueRole(r.name, from.String(), to.String(), r.epoch, why))
 			return
 		}
 	}
@@ -147,7 +147,7 @@ func (r *replica) fence(err error) {
 	}
 	r.fencedErr = err
 	r.become(roleFenced, err.Error())
-	r.n.emit("queue.fenced", slog.String("q", r.name), slog.String("err", err.Error()))
+	r.n.emit(event.NewQueueFenced(r.name, err))
 }
 
 // writer reports whether the replica writes in its own epoch: a candidate

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cairnmq/cairn/event"
 )
 
 // nullEnv is just enough of an environment for role transitions to
 // report themselves.
 type nullEnv struct{ Env }
 
-func (nullEnv) Emit(Event) {}
+func (nullEnv) Emit(event.Event) {}
 
 func roleReplica(role replicaRole) *replica {
 	return &replica{n: &Node{env: nullEnv{}}, name: "q", role: role}

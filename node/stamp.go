@@ -2,8 +2,8 @@ package node
 
 import (
 	"fmt"
-	"log/slog"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -46,7 +46,7 @@ func (n *Node) checkIdentity(done func()) {
 			n.env.Halt(fmt.Sprintf("stamping the data directory: %v", err))
 			return
 		}
-		n.emit("node.stamped", slog.String("cluster", n.cfg.Cluster))
+		n.emit(event.NewNodeStamped(n.cfg.Cluster))
 		done()
 	})
 }

@@ -20,7 +20,7 @@ func TestANodeRefusesAnotherNodesDataDirectory(t *testing.T) {
 	a.fs = b.fs.CrashClone(vfsCfg)
 	a.start()
 	c.advance(time.Second)
-	if !c.sawEvent("n1 halted: the data directory \"\" belongs to node 2 of cluster \"\", but this is node 1") {
+	if !c.logged("n1 halted: the data directory \"\" belongs to node 2 of cluster \"\", but this is node 1") {
 		t.Fatalf("n1 started on n2's data directory; events:\n%v", c.events)
 	}
 }
@@ -33,7 +33,7 @@ func TestANodeRefusesAnotherClustersDataDirectory(t *testing.T) {
 	c.cfg.Cluster = "west"
 	m.start()
 	c.advance(time.Second)
-	if !c.sawEvent("n3 halted: the data directory \"\" belongs to node 3 of cluster \"east\", but this is node 3 of cluster \"west\"") {
+	if !c.logged("n3 halted: the data directory \"\" belongs to node 3 of cluster \"east\", but this is node 3 of cluster \"west\"") {
 		t.Fatalf("n3 started on another cluster's data directory; events:\n%v", c.events)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 	"github.com/cairnmq/cairn/wire"
@@ -83,17 +84,17 @@ func checkDurability(h *sim.History) []sim.Violation {
 	for _, e := range h.NodeEvents {
 		k := key{e.Node, e.Queue}
 		switch e.Name {
-		case "queue.reported", "queue.durable":
+		case event.QueueReported, event.QueueDurable:
 			claimed[k] = max(claimed[k], e.Value)
-		case "queue.truncate", sim.EventLostWrites:
+		case event.QueueTruncate, sim.EventLostWrites:
 			// A newer owner made the replica drop a suffix, or a fault
 			// made its disk lose one: either way it no longer owes it.
 			claimed[k] = min(claimed[k], e.Value)
-		case "queue.replaced":
+		case event.QueueReplaced:
 			// The metadata replaced this replica and the node dropped it;
 			// if the node joins the set again, it starts from nothing.
 			delete(claimed, k)
-		case "queue.open":
+		case event.QueueOpen:
 			if e.Value < claimed[k] && len(out) < maxReports {
 				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable",
 					e.Node, e.Queue, e.At, e.Value, claimed[k]))
@@ -131,7 +132,7 @@ func checkConvergence(h *sim.History) []sim.Violation {
 	owners := finalOwners(h)
 	fenced := make(map[string]map[node.NodeID]bool)
 	for _, e := range h.NodeEvents {
-		if e.Name == "queue.fenced" {
+		if e.Name == event.QueueFenced {
 			if fenced[e.Queue] == nil {
 				fenced[e.Queue] = make(map[node.NodeID]bool)
 			}
@@ -257,7 +258,7 @@ func (ix *index) firstSent(id wire.MessageID) *sim.DeliveryRecord {
 func checkConfirmedConflicts(h *sim.History) []sim.Violation {
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
-		if e.Name == "queue.refused-truncation" && len(out) < maxReports {
+		if e.Name == event.QueueRefusedTruncation && len(out) < maxReports {
 			out = append(out, safety("confirmed-conflict", "%s was asked at %v to drop a confirmed record of %s (epoch %d)",
 				e.Node, e.At, e.Queue, e.Epoch))
 		}

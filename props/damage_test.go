@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -37,12 +38,12 @@ func TestDamagedReplicasAreFencedAndReplaced(t *testing.T) {
 					{At: 2 * time.Second, Kind: sim.FaultDamage, Node: others[1], Length: 500 * time.Millisecond},
 					{At: 4 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 8 * time.Second},
 				}
-			}, Expect: []string{"queue.fenced"}}
+			}, Expect: []string{expect(event.QueueFenced)}}
 			if nodes == 5 {
-				ns.Expect = append(ns.Expect, "meta.replica-replaced")
+				ns.Expect = append(ns.Expect, expect(event.MetaReplicaReplaced))
 			}
 			if target != "follower" {
-				ns.Expect = append(ns.Expect, "recovery.done")
+				ns.Expect = append(ns.Expect, expect(event.RecoveryDone))
 			}
 			for seed := uint64(1); seed <= seeds; seed++ {
 				for _, v := range RunQueue(ns.Scenario(seed), nil).Violations {

@@ -3,6 +3,7 @@ package props
 import (
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -45,11 +46,11 @@ func RunElectionTrial(seed uint64, mode uint8) ElectionTrial {
 	var term uint64
 	for _, e := range rep.History.NodeEvents {
 		switch {
-		case e.Name == "meta.leader" && e.At < crash:
+		case e.Name == event.MetaLeader && e.At < crash:
 			term = max(term, e.Term)
-		case e.Name == "meta.leader" && e.Term > term && !t.Elected:
+		case e.Name == event.MetaLeader && e.Term > term && !t.Elected:
 			t.Latency, t.Elected = e.At-crash, true
-		case e.Name == "detect.suspect":
+		case e.Name == event.DetectSuspect:
 			t.Suspicions++
 			if e.TargetUp {
 				t.False++

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
@@ -121,13 +122,13 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	for _, e := range rep.History.NodeEvents {
 		switch {
 		case e.At < failoverKillAt:
-		case e.Name == "meta.replica-replaced" && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
+		case e.Name == event.MetaReplicaReplaced && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
 			// Every node emits it as it applies the activation.
 			replaced[[2]uint64{e.Inc, e.Epoch}] = true
 			t.Replacements++
-		case e.Name == "detect.suspect" && node.NodeID(e.Value) == owner && !found[0]:
+		case e.Name == event.DetectSuspect && node.NodeID(e.Value) == owner && !found[0]:
 			t.Suspicion, found[0] = e.At-failoverKillAt, true
-		case e.Name == "queue.active" && e.Queue == "bench" && e.Node != owner && !found[1]:
+		case e.Name == event.QueueActive && e.Queue == "bench" && e.Node != owner && !found[1]:
 			t.Activation, found[1] = e.At-failoverKillAt, true
 		}
 	}
@@ -159,7 +160,7 @@ func leaderAt(events []sim.NodeEvent, at time.Duration) node.NodeID {
 		if e.At > at {
 			break
 		}
-		if e.Name == "meta.leader" && e.Term >= term {
+		if e.Name == event.MetaLeader && e.Term >= term {
 			leader, term = e.Node, e.Term
 		}
 	}

@@ -3,6 +3,7 @@ package props
 import (
 	"fmt"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 )
@@ -14,7 +15,7 @@ func checkOneLeaderPerTerm(h *sim.History) []sim.Violation {
 	leaders := make(map[uint64]node.NodeID)
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
-		if e.Name != "meta.leader" {
+		if e.Name != event.MetaLeader {
 			continue
 		}
 		id := node.NodeID(e.Value)
@@ -38,7 +39,7 @@ func checkEpochs(h *sim.History) []sim.Violation {
 	at := make(map[key]string)
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
-		if e.Name != "queue.active" {
+		if e.Name != event.QueueActive {
 			continue
 		}
 		k := key{e.Queue, e.Inc}
@@ -57,7 +58,7 @@ func checkEpochs(h *sim.History) []sim.Violation {
 func checkNoServiceBeforeActivation(ix *index) []sim.Violation {
 	activated := make(map[string]sim.Stamp)
 	for _, e := range ix.h.NodeEvents {
-		if e.Name != "meta.activated" {
+		if e.Name != event.MetaActivated {
 			continue
 		}
 		if _, ok := activated[e.Queue]; !ok {

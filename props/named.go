@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 )
@@ -17,11 +18,16 @@ type NamedScenario struct {
 	// Build scripts the faults, given the first queue's owner and its
 	// other replicas in recovery-candidate order (0-based node indexes).
 	Build func(owner int, others []int) []sim.Fault
-	// Expect names node events that must occur at least once.
+	// Expect names node events that must occur at least once, as
+	// sim.Scenario.Expect does: build each entry with expect.
 	Expect []string
 	// Nodes is the cluster size; zero means three.
 	Nodes int
 }
+
+// expect is one entry of NamedScenario.Expect, met when any of names
+// happens: sim.Expectation, shortened for the tables below.
+func expect(names ...event.Name) string { return sim.Expectation(names...) }
 
 // NamedScenarios are the acceptance scenarios of owner failover.
 var NamedScenarios = []NamedScenario{
@@ -34,16 +40,16 @@ var NamedScenarios = []NamedScenario{
 				{At: 4 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 3 * time.Second},
 			}
 		},
-		Expect: []string{"recovery.done"},
+		Expect: []string{expect(event.RecoveryDone)},
 	},
 	{Name: "owner-kill", About: "the owner's process is killed and stays down past detection",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 3 * time.Second}}
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	{Name: "owner-pause", About: "the owner pauses longer than detection; when it resumes it must stop serving and confirm nothing",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultPause, Node: owner, Length: 3 * time.Second}}
-		}, Expect: []string{"recovery.done", "queue.stale|queue.owner-stopped"}},
+		}, Expect: []string{expect(event.RecoveryDone), expect(event.QueueStale, event.QueueOwnerStopped)}},
 	{Name: "silent-loss-to-owner", About: "every packet to the owner vanishes silently, no resets",
 		Build: func(owner int, others []int) []sim.Fault {
 			var fs []sim.Fault
@@ -51,25 +57,25 @@ var NamedScenarios = []NamedScenario{
 				fs = append(fs, sim.Fault{At: 3 * time.Second, Kind: sim.FaultOneWay, Node: o, Peer: owner, Length: 3 * time.Second})
 			}
 			return fs
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	{Name: "owner-cut-from-metadata", About: "the owner is cut from every node but still reachable by clients; it must answer them fenced",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultIsolate, Node: owner, Length: 3 * time.Second}}
-		}, Expect: []string{"recovery.done", "queue.stale|queue.owner-stopped"}},
+		}, Expect: []string{expect(event.RecoveryDone), expect(event.QueueStale, event.QueueOwnerStopped)}},
 	// On three nodes, losing two leaves no majority at all, and the queue
 	// simply waits for them; five nodes keep a metadata majority, so the
 	// survivors must elect a leader, confirm the owner down and recover.
 	{Name: "owner-and-leader-lost", About: "the owner and the metadata leader are lost at once, on five nodes",
 		Build: func(int, []int) []sim.Fault {
 			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultCrashLeaderOwner, Length: 3 * time.Second}}
-		}, Expect: []string{"recovery.done"}, Nodes: 5},
+		}, Expect: []string{expect(event.RecoveryDone)}, Nodes: 5},
 	{Name: "candidate-lost", About: "the recovery candidate crashes mid-recovery, after sealing itself",
 		Build: func(owner int, others []int) []sim.Fault {
 			return []sim.Fault{
 				{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 4 * time.Second},
 				{At: 3 * time.Second, Kind: sim.FaultCrashAt, Node: others[0], Boundary: "recovery.after.seal-persisted", Hit: 1, Length: 2 * time.Second},
 			}
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	{Name: "lost-replies", About: "the network loses a third of everything during the failover",
 		// The owner stays down for the rest of the safety phase: with a
 		// third of every message lost both ways, an election among the
@@ -80,7 +86,7 @@ var NamedScenarios = []NamedScenario{
 				fs = append(fs, sim.Fault{At: 3 * time.Second, Kind: sim.FaultLossy, Node: o, Length: 4 * time.Second})
 			}
 			return fs
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	{Name: "repeated-failovers", About: "the owner is lost, then the recovered owner, then the next",
 		Build: func(owner int, others []int) []sim.Fault {
 			return []sim.Fault{
@@ -88,7 +94,7 @@ var NamedScenarios = []NamedScenario{
 				{At: 4 * time.Second, Kind: sim.FaultCrash, Node: others[0], Length: 1500 * time.Millisecond},
 				{At: 6 * time.Second, Kind: sim.FaultCrash, Node: others[1], Length: 1500 * time.Millisecond},
 			}
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	// Five nodes, so there is a node outside the queue's replica set. The
 	// owner stays down past Config.ReplaceAfter and is replaced; then a
 	// second original replica (by then the owner) is lost too. Without the
@@ -100,11 +106,11 @@ var NamedScenarios = []NamedScenario{
 				{At: 1500 * time.Millisecond, Kind: sim.FaultCrash, Node: owner, Length: 7 * time.Second},
 				{At: 6500 * time.Millisecond, Kind: sim.FaultCrash, Node: others[0], Length: 2 * time.Second},
 			}
-		}, Expect: []string{"meta.replica-replaced", "queue.replaced"}, Nodes: 5},
+		}, Expect: []string{expect(event.MetaReplicaReplaced), expect(event.QueueReplaced)}, Nodes: 5},
 	{Name: "damaged-owner", About: "the owner restarts over a damaged log: it fences its replica and reports it lost, and the queue fails over though the node is up",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{{At: 3 * time.Second, Kind: sim.FaultDamage, Node: owner, Length: 500 * time.Millisecond}}
-		}, Expect: []string{"queue.fenced", "recovery.done"}},
+		}, Expect: []string{expect(event.QueueFenced), expect(event.RecoveryDone)}},
 	// The defect an attack probe found: every node stops, the owner's disk
 	// loses its last synced records, everyone restarts. The owner must
 	// prove what it holds against the followers before it serves.
@@ -114,7 +120,7 @@ var NamedScenarios = []NamedScenario{
 				{At: 3 * time.Second, Kind: sim.FaultLoseWrites, Node: owner, Hit: 20, Length: time.Second},
 				{At: 3 * time.Second, Kind: sim.FaultCrashAll, Length: time.Second},
 			}
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	// The same lie, with the last records confirmed on the owner and one
 	// follower only: the owner and the lagging follower come back first
 	// and must wait for the third replica.
@@ -126,14 +132,14 @@ var NamedScenarios = []NamedScenario{
 				{At: 3400 * time.Millisecond, Kind: sim.FaultCrash, Node: others[0], Length: 600 * time.Millisecond},
 				{At: 3400 * time.Millisecond, Kind: sim.FaultCrash, Node: others[1], Length: 2 * time.Second},
 			}
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 	{Name: "policy-change-mid-suspicion", About: "the detection policy changes while the owner is suspected but not yet confirmed",
 		Build: func(owner int, _ []int) []sim.Fault {
 			return []sim.Fault{
 				{At: 3 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 4 * time.Second},
 				{At: 3200 * time.Millisecond, Kind: sim.FaultSetDetection, Hit: 2},
 			}
-		}, Expect: []string{"recovery.done"}},
+		}, Expect: []string{expect(event.RecoveryDone)}},
 }
 
 // Scenario builds the named scenario on seed's workload, with disk errors

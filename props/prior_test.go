@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -34,7 +35,7 @@ func laggingCandidateScenario(ownerDies time.Duration) sim.Scenario {
 			{At: 2500 * time.Millisecond, Kind: sim.FaultCrash, Node: b, Length: 10 * time.Second},
 			{At: ownerDies, Kind: sim.FaultCrash, Node: owner, Length: 10 * time.Second},
 		}
-	}, Expect: []string{"meta.plan-replace", "meta.replica-replaced"}}
+	}, Expect: []string{expect(event.MetaPlanReplace), expect(event.MetaReplicaReplaced)}}
 	return ns.Scenario(1)
 }
 
@@ -60,16 +61,22 @@ func TestReplacementSealEvidenceComesFromThePriorSet(t *testing.T) {
 func stagesLaggingCandidate(trace string) bool {
 	lines := strings.Split(trace, "\n")
 	for i, l := range lines {
-		if strings.Contains(l, "meta.plan-replace q=q0") && i+1 < len(lines) {
-			next := lines[i+1]
-			_, from, _ := strings.Cut(next, " from=")
-			_, to, _ := strings.Cut(next, " to=")
-			from, _, _ = strings.Cut(from, " ")
-			to, _, _ = strings.Cut(to, " ")
-			if strings.Contains(next, "meta.plan-recovery q=q0") && from != to {
+		if plan := emitted(l); plan.Name == event.MetaPlanReplace && plan.Queue() == "q0" && i+1 < len(lines) {
+			next := emitted(lines[i+1])
+			if next.Name == event.MetaPlanRecovery && next.Queue() == "q0" && next.FromNode() != next.ToNode() {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// emitted reads back the node event a trace line records, or returns the
+// zero Event for a line of another kind.
+func emitted(line string) event.Event {
+	_, text, ok := strings.Cut(line, " emit ")
+	if !ok {
+		return event.Event{}
+	}
+	return event.Parse(text)
 }

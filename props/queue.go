@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 	"github.com/cairnmq/cairn/wire"
@@ -44,7 +45,7 @@ func finalOwners(h *sim.History) map[string]node.NodeID {
 	owners := make(map[string]node.NodeID)
 	epochs := make(map[string]uint64)
 	for _, e := range h.NodeEvents {
-		if e.Name == "queue.active" && e.Epoch >= epochs[e.Queue] {
+		if e.Name == event.QueueActive && e.Epoch >= epochs[e.Queue] {
 			owners[e.Queue], epochs[e.Queue] = e.Node, e.Epoch
 		}
 	}
@@ -137,7 +138,7 @@ func stats(ix *index) Stats {
 		}
 	}
 	for _, e := range ix.h.NodeEvents {
-		if e.Name == "recovery.done" {
+		if e.Name == event.RecoveryDone {
 			s.Failovers++
 		}
 	}

@@ -3,7 +3,6 @@ package props
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/cairnmq/cairn/sim"
 )
@@ -35,7 +34,7 @@ func checkExpected(expect []string, h *sim.History) []sim.Violation {
 	var out []sim.Violation
 	for _, name := range expect {
 		met := false
-		for _, alt := range strings.Split(name, "|") {
+		for _, alt := range sim.ExpectedNames(name) {
 			met = met || h.EventCounts[alt] > 0
 		}
 		if !met {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 )
@@ -34,7 +35,7 @@ func ReplaceBaseline(seed uint64) sim.Scenario {
 	sc.Nodes = 5
 	owner := node.Placement{Nodes: []node.NodeID{1, 2, 3, 4, 5}, Replicas: 3}.Owner(sc.Workload.Queues[0].Name)
 	sc.Faults = []sim.Fault{{At: 1500 * time.Millisecond, Kind: sim.FaultCrash, Node: int(owner) - 1, Length: 7 * time.Second}}
-	sc.Expect = []string{"meta.replica-replaced"}
+	sc.Expect = []string{sim.Expectation(event.MetaReplicaReplaced)}
 	return sc
 }
 

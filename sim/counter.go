@@ -2,9 +2,9 @@ package sim
 
 import (
 	"fmt"
-	"log/slog"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/node/counter"
 	"github.com/cairnmq/cairn/storage"
@@ -59,29 +59,19 @@ func (s *CounterSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.En
 // A node must never come back from a crash holding fewer increments than
 // it told the leader it held durably: that is the replica-level promise
 // the leader's confirmations rest on.
-func (s *CounterSystem) Observe(now time.Duration, id node.NodeID, e node.Event) {
+func (s *CounterSystem) Observe(now time.Duration, id node.NodeID, e event.Event) {
 	switch e.Name {
-	case "counter.confirmed":
+	case event.CounterConfirmed:
 		s.confirmations++
-		s.maxConfirmed = max(s.maxConfirmed, eventUint(e, "index"))
-	case "counter.acked":
-		s.acked[id] = max(s.acked[id], eventUint(e, "durable"))
-	case "counter.open":
-		if last := eventUint(e, "last"); last < s.acked[id] {
+		s.maxConfirmed = max(s.maxConfirmed, e.Index())
+	case event.CounterAcked:
+		s.acked[id] = max(s.acked[id], e.Durable())
+	case event.CounterOpen:
+		if last := e.Last(); last < s.acked[id] {
 			s.lost = append(s.lost, Violation{Safety, "counter-ack-durable",
 				fmt.Sprintf("%s reopened at %v with %d increments after acknowledging %d as durable", id, now, last, s.acked[id])})
 		}
 	}
-}
-
-// eventUint returns the uint64 attribute key of e, or 0.
-func eventUint(e node.Event, key string) uint64 {
-	for _, a := range e.Attrs {
-		if a.Key == key && a.Value.Kind() == slog.KindUint64 {
-			return a.Value.Uint64()
-		}
-	}
-	return 0
 }
 
 // LivenessStart implements System.

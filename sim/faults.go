@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/storage"
@@ -352,5 +353,6 @@ func (w *World) policyOf(queue string) wire.Policy {
 }
 
 // EventLostWrites is the history event a lost-writes fault records: the
-// named replica on Node now holds nothing after index Value.
-const EventLostWrites = "sim.lost-writes"
+// named replica on Node now holds nothing after index Value. The
+// simulator records it, not a node, so it is not among event.Names.
+const EventLostWrites event.Name = "sim.lost-writes"

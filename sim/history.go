@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -72,9 +73,9 @@ type DeliveryRecord struct {
 type NodeEvent struct {
 	At    time.Duration
 	Node  node.NodeID
-	Name  string
+	Name  event.Name
 	Queue string
-	Value uint64 // the event's numeric attribute
+	Value uint64 // the event's numeric attribute (see recordedEvents)
 	Epoch uint64
 	Inc   uint64 // queue incarnation, where the event names one
 	Term  uint64 // metadata term, for leadership events
@@ -102,7 +103,7 @@ type History struct {
 	// Crashed lists every crash, in order, with what caused it.
 	Crashed []CrashRecord
 	// EventCounts counts node events by name, over every node.
-	EventCounts map[string]int
+	EventCounts map[event.Name]int
 	// Coverage is what the run reached: probes and boundary hits near
 	// faults (see probes.go).
 	Coverage Coverage

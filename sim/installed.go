@@ -2,9 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -14,31 +13,37 @@ import (
 // owner, every member it names must durably hold a history that reaches
 // the new epoch (its marker). The check runs once per activation, when
 // the first node applies it.
-func (w *World) checkInstalledQuorum(id node.NodeID, attrs map[string]string) {
-	key := attrs["q"] + "/" + attrs["inc"] + "/" + attrs["epoch"]
+func (w *World) checkInstalledQuorum(e event.Event) {
+	queue, inc, epoch := e.Queue(), e.Inc(), e.Epoch()
+	key := activation{queue, inc, epoch}
 	if w.activationsChecked[key] {
 		return
 	}
 	w.activationsChecked[key] = true
-	epoch, _ := strconv.ParseUint(attrs["epoch"], 10, 64)
-	inc, _ := strconv.ParseUint(attrs["inc"], 10, 64)
-	for _, m := range strings.Split(attrs["members"], ",") {
-		idx, err := strconv.Atoi(m)
-		if err != nil || idx < 1 || idx > len(w.procs) {
+	for _, m := range e.Members() {
+		idx := int(m)
+		if idx < 1 || idx > len(w.procs) {
 			continue
 		}
-		if w.damaged[damagedKey(idx-1, attrs["q"])] {
+		if w.damaged[damagedKey(idx-1, queue)] {
 			// A damage or lost-writes fault destroyed this replica, or
 			// part of it, possibly after it installed the epoch: the one
 			// lying replica a queue's quorums tolerate.
-			w.trace.line(w.now, "sim", "installed-quorum: n%d's replica of %s was damaged by a fault; not judged", idx, attrs["q"])
+			w.trace.line(w.now, "sim", "installed-quorum: n%d's replica of %s was damaged by a fault; not judged", idx, queue)
 			continue
 		}
-		if !w.holdsEpoch(idx-1, attrs["q"], inc, epoch) {
+		if !w.holdsEpoch(idx-1, queue, inc, epoch) {
 			w.extra = append(w.extra, Violation{Safety, "installed-quorum", fmt.Sprintf(
-				"queue %s epoch %d was activated at %v naming n%d, whose disk holds no entry of that epoch", attrs["q"], epoch, w.now, idx)})
+				"queue %s epoch %d was activated at %v naming n%d, whose disk holds no entry of that epoch", queue, epoch, w.now, idx)})
 		}
 	}
+}
+
+// activation names one recovered owner's activation: a queue
+// incarnation's epoch.
+type activation struct {
+	queue      string
+	inc, epoch uint64
 }
 
 // holdsEpoch reads what a power loss would leave of a node's replica and

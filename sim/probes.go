@@ -2,12 +2,12 @@ package sim
 
 import (
 	"cmp"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -150,33 +150,33 @@ func (c *coverage) advance(at time.Duration, hits map[string]int) {
 }
 
 // observe sees every node event as it is emitted.
-func (c *coverage) observe(w *World, id node.NodeID, e node.Event) {
+func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 	switch e.Name {
-	case "recovery.start":
-		c.endRecovery(w.now, id, attrString(e, "q"))
-		c.open[recoveryKey{id, attrString(e, "q")}] = len(c.spans)
+	case event.RecoveryStart:
+		c.endRecovery(w.now, id, e.Queue())
+		c.open[recoveryKey{id, e.Queue()}] = len(c.spans)
 		c.spans = append(c.spans, recoverySpan{node: id, start: w.now})
-	case "recovery.done":
-		if attrUint(e, "bytes") > 0 {
+	case event.RecoveryDone:
+		if e.Bytes() > 0 {
 			c.probes[ProbeRecoveryTransferred]++
 		}
-		if attrUint(e, "attempt") > 1 {
+		if e.Attempt() > 1 {
 			c.probes[ProbeRecoveryRetried]++
 		}
-		c.endRecovery(w.now, id, attrString(e, "q"))
-	case "recovery.abandoned":
+		c.endRecovery(w.now, id, e.Queue())
+	case event.RecoveryAbandoned:
 		c.probes[ProbeRecoveryAbandoned]++
-		c.endRecovery(w.now, id, attrString(e, "q"))
-	case "queue.stale":
+		c.endRecovery(w.now, id, e.Queue())
+	case event.QueueStale:
 		c.probes[ProbeStaleOwnerFenced]++
-	case "queue.truncate":
+	case event.QueueTruncate:
 		c.probes[ProbeReplicaTruncated]++
-	case "queue.fenced":
+	case event.QueueFenced:
 		c.probes[ProbeReplicaDamaged]++
-	case "meta.replica-replaced":
+	case event.MetaReplicaReplaced:
 		c.probes[ProbeReplicaReplaced]++
-	case "detect.suspect":
-		if t := attrUint(e, "node"); t >= 1 && t <= uint64(len(w.procs)) && w.procs[t-1].state != stateDown {
+	case event.DetectSuspect:
+		if t := int(e.Node()); t >= 1 && t <= len(w.procs) && w.procs[t-1].state != stateDown {
 			c.probes[ProbeSuspectedRunning]++
 		}
 	}
@@ -304,30 +304,4 @@ func (c *coverage) historyProbes(h *History) {
 			c.probes[ProbeUnknownDelivered]++
 		}
 	}
-}
-
-// attrUint reads a numeric attribute of an event, or 0.
-func attrUint(e node.Event, key string) uint64 {
-	for _, a := range e.Attrs {
-		if a.Key != key {
-			continue
-		}
-		switch a.Value.Kind() {
-		case slog.KindInt64:
-			return uint64(max(a.Value.Int64(), 0))
-		case slog.KindUint64:
-			return a.Value.Uint64()
-		}
-	}
-	return 0
-}
-
-// attrString reads a string attribute of an event, or "".
-func attrString(e node.Event, key string) string {
-	for _, a := range e.Attrs {
-		if a.Key == key {
-			return a.Value.String()
-		}
-	}
-	return ""
 }

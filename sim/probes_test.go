@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/cairnmq/cairn/event"
 )
 
 // The window arithmetic on a hand-fed run: two crash windows that overlap
@@ -83,7 +85,7 @@ func TestProbesReachedAcrossSeeds(t *testing.T) {
 				t.Errorf("seed %d: probe %s recorded with count %d", seed, name, n)
 			}
 		}
-		if n, done := h.Coverage.Probes[ProbeRecoveryTransferred], h.EventCounts["recovery.done"]; n > done {
+		if n, done := h.Coverage.Probes[ProbeRecoveryTransferred], h.EventCounts[event.RecoveryDone]; n > done {
 			t.Errorf("seed %d: %d transferring recoveries but %d recoveries", seed, n, done)
 		}
 		if n := h.Coverage.Probes[ProbeCrashAtBoundary] + h.Coverage.Probes[ProbeHaltedItself]; n > len(h.Crashed) {

@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
@@ -36,7 +36,7 @@ type process struct {
 	// bootAt is when the current incarnation started, the origin of its
 	// monotonic clock.
 	bootAt   time.Duration
-	deferred []*event
+	deferred []*step
 	armed    []armedCrash
 	// resetFor remembers, per destination index, the destination
 	// incarnation this process was already told is gone.
@@ -282,14 +282,8 @@ func (p *process) Boundary(name string) {
 }
 
 // Emit implements node.Env.
-func (p *process) Emit(e node.Event) {
-	var b strings.Builder
-	b.WriteString(e.Name)
-	for _, a := range e.Attrs {
-		b.WriteByte(' ')
-		b.WriteString(a.String())
-	}
-	p.tracef("emit %s", b.String())
+func (p *process) Emit(e event.Event) {
+	p.tracef("emit %s", e)
 	p.w.recordNodeEvent(p.id, e)
 	p.w.sys.Observe(p.w.now, p.id, e)
 }

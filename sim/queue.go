@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -63,7 +64,7 @@ func (s *QueueSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env)
 }
 
 // Observe implements System; the world records what checkers need.
-func (s *QueueSystem) Observe(time.Duration, node.NodeID, node.Event) {}
+func (s *QueueSystem) Observe(time.Duration, node.NodeID, event.Event) {}
 
 // LivenessStart implements System.
 func (s *QueueSystem) LivenessStart(*World) {}

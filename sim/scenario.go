@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 )
@@ -32,8 +33,29 @@ type Scenario struct {
 	Detection uint8
 	// Expect names node events that must happen at least once: what a
 	// scripted scenario is about ("a|b" is met by either). A run without one of them fails, since
-	// it passed without testing what it exists to test.
+	// it passed without testing what it exists to test. Build an entry
+	// with Expectation and read one with ExpectedNames.
 	Expect []string
+}
+
+// Expectation renders one entry of Scenario.Expect, met when any of names
+// happens. The entry is text because scenario files spell it.
+func Expectation(names ...event.Name) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = string(n)
+	}
+	return strings.Join(parts, "|")
+}
+
+// ExpectedNames reads one entry of Scenario.Expect: the event names any of
+// which meets it.
+func ExpectedNames(expectation string) []event.Name {
+	var names []event.Name
+	for _, alt := range strings.Split(expectation, "|") {
+		names = append(names, event.Name(alt))
+	}
+	return names
 }
 
 // Swarm is the per-seed mix of fault classes and rates. Each seed draws

@@ -8,12 +8,12 @@ package sim
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 )
@@ -25,7 +25,7 @@ type System interface {
 	// to the world through env.
 	NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler
 	// Observe sees every event a node emits.
-	Observe(now time.Duration, id node.NodeID, e node.Event)
+	Observe(now time.Duration, id node.NodeID, e event.Event)
 	// LivenessStart is called when the calm phase begins.
 	LivenessStart(w *World)
 	// Check judges the run once it is over.
@@ -101,7 +101,7 @@ type World struct {
 	sys      System
 	now      time.Duration
 	seq      uint64
-	queue    eventQueue
+	queue    stepQueue
 	procs    []*process
 	net      *netsim.Network
 	netRng   *rand.Rand
@@ -123,7 +123,7 @@ type World struct {
 	crashes      int
 	// activationsChecked remembers recovered activations already held to
 	// the installed-quorum rule.
-	activationsChecked map[string]bool
+	activationsChecked map[activation]bool
 	// damaged holds "index/queue" for each replica a damage, misdirect or
 	// lost-writes fault broke: its data is lost by the fault's design,
 	// whatever it had promised.
@@ -148,10 +148,10 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	w := &World{
 		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int), nodeHits: make(map[BoundaryHit]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
-		clientResets: make(map[clientNodeKey]uint64), leader: -1, activeOwners: make(map[string]activeOwner), activationsChecked: make(map[string]bool),
+		clientResets: make(map[clientNodeKey]uint64), leader: -1, activeOwners: make(map[string]activeOwner), activationsChecked: make(map[activation]bool),
 		damaged: make(map[string]bool),
 		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID),
-			EventCounts: make(map[string]int)},
+			EventCounts: make(map[event.Name]int)},
 	}
 	w.cov = newCoverage(sc)
 	w.netRng = newStream(sc.Seed, streamNetwork)
@@ -193,7 +193,7 @@ func (w *World) schedule(at time.Duration, proc int, inc uint64, fn func()) {
 		panic(fmt.Sprintf("sim: scheduling at %v, before now %v", at, w.now))
 	}
 	w.seq++
-	w.queue.push(&event{at: at, seq: w.seq, proc: proc, inc: inc, fn: fn})
+	w.queue.push(&step{at: at, seq: w.seq, proc: proc, inc: inc, fn: fn})
 }
 
 // Run executes the scenario to its end and checks the outcome.
@@ -252,7 +252,7 @@ func (w *World) Run() Result {
 	return res
 }
 
-func (w *World) fire(e *event) {
+func (w *World) fire(e *step) {
 	if e.proc < 0 {
 		e.fn()
 		return
@@ -314,72 +314,62 @@ type activeOwner struct {
 	inc, epoch uint64
 }
 
-// recordedEvents are the node events checkers read from the history.
-var recordedEvents = map[string]string{
-	"queue.reported":      "durable",
-	"queue.durable":       "index",
-	"queue.truncate":      "after",
-	"queue.open":          "last",
-	"queue.active":        "last",
-	"meta.leader":         "node",
-	"meta.activated":      "",
-	"detect.suspect":      "node",
-	"detect.confirm":      "node",
-	"recovery.done":       "us",
-	"queue.stale":         "epoch",
-	"queue.owner-stopped": "next",
-	"queue.commit":        "index",
+// recordedEvents are the node events checkers read from the history,
+// each with what becomes its NodeEvent's Value (nil for none).
+var recordedEvents = map[event.Name]func(event.Event) uint64{
+	event.QueueReported: event.Event.Durable,
+	event.QueueDurable:  event.Event.Index,
+	event.QueueTruncate: event.Event.After,
+	event.QueueOpen:     event.Event.Last,
+	event.QueueActive:   event.Event.Last,
+	event.MetaLeader:    nodeValue,
+	event.MetaActivated: nil,
+	event.DetectSuspect: nodeValue,
+	event.DetectConfirm: nodeValue,
+	// Microseconds, as the event carries them; a recovery that spans a
+	// backward clock jump wraps, as it always has.
+	event.RecoveryDone: func(e event.Event) uint64 { return uint64(e.Elapsed().Microseconds()) },
+	// A stale owner's epoch is in Epoch already.
+	event.QueueStale:        nil,
+	event.QueueOwnerStopped: func(e event.Event) uint64 { return uint64(e.Next()) },
+	event.QueueCommit:       event.Event.Index,
 	// meta.replica-replaced carries no number; queue and epoch say which.
-	"meta.replica-replaced": "",
-	"queue.fenced":          "",
-	"queue.replaced":        "",
+	event.MetaReplicaReplaced: nil,
+	event.QueueFenced:         nil,
+	event.QueueReplaced:       nil,
 	// A refused truncation means an owner without a confirmed record.
-	"queue.refused-truncation": "",
+	event.QueueRefusedTruncation: nil,
 }
 
-func (w *World) recordNodeEvent(id node.NodeID, e node.Event) {
+// nodeValue is the Value of the events about one node: that node.
+func nodeValue(e event.Event) uint64 { return uint64(e.Node()) }
+
+func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.hist.EventCounts[e.Name]++
 	w.cov.observe(w, id, e)
-	if e.Name == "meta.recovery-activated" {
-		attrs := make(map[string]string, len(e.Attrs))
-		for _, a := range e.Attrs {
-			attrs[a.Key] = a.Value.String()
-		}
-		w.checkInstalledQuorum(id, attrs)
+	if e.Name == event.MetaRecoveryActivated {
+		w.checkInstalledQuorum(e)
 		return
 	}
-	key, ok := recordedEvents[e.Name]
+	value, ok := recordedEvents[e.Name]
 	if !ok {
 		return
 	}
-	ne := NodeEvent{At: w.now, Node: id, Name: e.Name}
-	for _, a := range e.Attrs {
-		switch {
-		case a.Key == "q":
-			ne.Queue = a.Value.String()
-		case a.Key == "epoch":
-			ne.Epoch = a.Value.Uint64()
-		case a.Key == "inc":
-			ne.Inc = a.Value.Uint64()
-		case a.Key == "term":
-			ne.Term = a.Value.Uint64()
-		case a.Key == key && a.Value.Kind() == slog.KindInt64:
-			ne.Value = uint64(a.Value.Int64())
-		case a.Key == key:
-			ne.Value = a.Value.Uint64()
-		}
+	ne := NodeEvent{At: w.now, Node: id, Name: e.Name, Queue: e.Queue(), Epoch: e.Epoch(), Inc: e.Inc(), Term: e.Term()}
+	if value != nil {
+		ne.Value = value(e)
 	}
-	if e.Name == "meta.leader" && ne.Term >= w.leaderTerm {
+	if e.Name == event.MetaLeader && ne.Term >= w.leaderTerm {
 		// Leaders of older terms may still announce themselves late; the
 		// leader is the one of the highest term.
 		w.leader, w.leaderTerm = int(id)-1, ne.Term
 	}
-	if cur := w.activeOwners[ne.Queue]; e.Name == "queue.active" && (ne.Inc != cur.inc || ne.Epoch >= cur.epoch) {
+	if cur := w.activeOwners[ne.Queue]; e.Name == event.QueueActive && (ne.Inc != cur.inc || ne.Epoch >= cur.epoch) {
 		// A new incarnation starts its epochs over; within one, the
 		// highest epoch's owner is the owner.
 		w.activeOwners[ne.Queue] = activeOwner{id, ne.Inc, ne.Epoch}
 	}
-	if e.Name == "detect.suspect" && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
+	if e.Name == event.DetectSuspect && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
 		ne.TargetUp = w.procs[ne.Value-1].state != stateDown
 	}
 	w.hist.NodeEvents = append(w.hist.NodeEvents, ne)

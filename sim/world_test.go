@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
@@ -86,7 +87,7 @@ type clockNode struct {
 
 func (c *clockNode) Start() { c.env.After(100*time.Millisecond, node.Timer{Seq: 1}) }
 func (c *clockNode) OnTimer(t node.Timer) {
-	c.env.Emit(node.Event{Name: "clock", Attrs: []slog.Attr{slog.Int64("since", int64(c.env.Now().Sub(sim.Epoch)))}})
+	c.env.Emit(event.Event{Name: "clock", Attrs: []slog.Attr{slog.Int64("since", int64(c.env.Now().Sub(sim.Epoch)))}})
 	c.env.After(100*time.Millisecond, node.Timer{Seq: t.Seq + 1})
 }
 func (c *clockNode) OnMessage(node.NodeID, wire.Message) {}
@@ -100,7 +101,7 @@ func (s *clockSystem) Summary() string                   { return "" }
 func (s *clockSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env) node.Handler {
 	return &clockNode{env: env}
 }
-func (s *clockSystem) Observe(now time.Duration, id node.NodeID, e node.Event) {
+func (s *clockSystem) Observe(now time.Duration, id node.NodeID, e event.Event) {
 	s.readings[id] = append(s.readings[id], time.Duration(e.Attrs[0].Value.Int64()))
 	s.virtual[id] = append(s.virtual[id], now)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/live/eventlog"
 )
 
@@ -210,8 +211,8 @@ func (te *trialEnv) readLogs(cl *cluster, dead *member, kill time.Time, res *tri
 		instant int
 		eventlog.Event
 	}{
-		{instDetection, eventlog.Event{Name: "detect.suspect", Key: "node", Value: strconv.Itoa(dead.id)}},
-		{instActivation, eventlog.Event{Name: "queue.active", Key: "q", Value: benchQueue}},
+		{instDetection, eventlog.Event{Name: event.DetectSuspect, Key: event.KeyNode, Value: strconv.Itoa(dead.id)}},
+		{instActivation, eventlog.Event{Name: event.QueueActive, Key: event.KeyQueue, Value: benchQueue}},
 	}
 	for _, ev := range events {
 		at, ok, err := eventlog.FirstLogged(logs, ev.Event, kill)

@@ -4,13 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/live/eventlog"
 )
 
 // firstLogged returns the earliest time at or after since at which one of
 // nodes logged the event name with attribute key=value, failing the test
 // if none did.
-func firstLogged(t *testing.T, nodes []*procNode, name string, since time.Time, key, value string) time.Time {
+func firstLogged(t *testing.T, nodes []*procNode, name event.Name, since time.Time, key event.Key, value string) time.Time {
 	t.Helper()
 	var logs []string
 	for _, nd := range nodes {

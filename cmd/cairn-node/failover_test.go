@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/live/status"
 )
 
@@ -88,8 +89,8 @@ func killOwnerAndMeasure(t *testing.T, ctx context.Context, pc *procCluster, con
 	probeID, published := probe.wait(t, kill.Add(serviceBound))
 	delivered := sub.waitFirst(t, kill.Add(serviceBound))
 
-	suspect := firstLogged(t, survivors, "detect.suspect", kill, "node", strconv.Itoa(old.id))
-	active := firstLogged(t, survivors, "queue.active", kill, "q", failoverQueue)
+	suspect := firstLogged(t, survivors, event.DetectSuspect, kill, event.KeyNode, strconv.Itoa(old.id))
+	active := firstLogged(t, survivors, event.QueueActive, kill, event.KeyQueue, failoverQueue)
 	t.Logf("failover after SIGKILL of n%d: detection %v (first detect.suspect logged by a survivor), "+
 		"activation %v (queue.active logged), owner in /status %v (n%d at epoch %d, polled every 10ms), "+
 		"first delivery to a fresh subscriber %v, first new confirmed publish %v",

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cairnmq/cairn/event"
 )
 
 // lostSuffixes end the send lines of messages that were never sent.
@@ -142,44 +145,46 @@ func (tl *timeline) keep(class int) bool {
 
 // quietEvents are the per-record events of a queue: too many to mark,
 // and the arrows already show the traffic behind them.
-var quietEvents = map[string]bool{"queue.durable": true, "queue.reported": true, "queue.commit": true, "queue.deliver": true}
+var quietEvents = map[event.Name]bool{event.QueueDurable: true, event.QueueReported: true, event.QueueCommit: true, event.QueueDeliver: true}
 
 // addEmit reads a node event: some open or close periods, every one but
 // the per-record ones is marked.
 func (tl *timeline) addEmit(l int, args string) {
-	name, rest, _ := strings.Cut(args, " ")
-	if quietEvents[name] {
+	e := event.Parse(args)
+	if quietEvents[e.Name] {
 		return
 	}
 	tl.addMark(l, args)
-	f := fields(rest)
-	q := tl.queue(f["q"])
-	epoch, _ := strconv.Atoi(f["epoch"])
+	q := tl.queue(e.Queue())
+	epoch := int(e.Epoch())
 	owner, rec := openKey{"owner", l, q}, openKey{"recovery", l, q}
-	switch name {
-	case "meta.leader":
+	switch e.Name {
+	case event.MetaLeader:
 		if tl.leader >= 0 {
 			tl.bands[tl.leader].To = tl.now
 		}
 		tl.leader, tl.leaderAt = len(tl.bands), tl.lanes[l]
-		tl.bands = append(tl.bands, band{Lane: l, From: tl.now, To: -1, Kind: "leader", Queue: -1, Label: "metadata leader, term " + f["term"], Line: tl.line})
-	case "queue.active":
-		tl.openBand(owner, q, epoch, "owner of "+f["q"]+" at epoch "+f["epoch"])
-	case "queue.owner-stopped", "queue.stale", "queue.fenced", "queue.retired":
-		tl.closeBand(owner, name)
-	case "recovery.start":
+		tl.bands = append(tl.bands, band{Lane: l, From: tl.now, To: -1, Kind: "leader", Queue: -1, Label: fmt.Sprintf("metadata leader, term %d", e.Term()), Line: tl.line})
+	case event.QueueActive:
+		tl.openBand(owner, q, epoch, fmt.Sprintf("owner of %s at epoch %d", e.Queue(), e.Epoch()))
+	case event.QueueOwnerStopped, event.QueueStale, event.QueueFenced, event.QueueRetired:
+		tl.closeBand(owner, string(e.Name))
+	case event.RecoveryStart:
 		tl.closeBand(rec, "restarted")
-		tl.openBand(rec, q, epoch, "recovery of "+f["q"]+" to epoch "+f["epoch"]+", attempt "+f["attempt"])
+		tl.openBand(rec, q, epoch, fmt.Sprintf("recovery of %s to epoch %d, attempt %d", e.Queue(), e.Epoch(), e.Attempt()))
 		tl.stageAt[rec] = tl.now
-	case "recovery.stage":
+	case event.RecoveryStage:
 		from, ok := tl.stageAt[rec]
 		if !ok {
 			from = tl.now
 		}
 		tl.stageAt[rec] = tl.now
-		tl.bands = append(tl.bands, band{Lane: l, From: from, To: tl.now, Kind: "stage", Queue: q, Epoch: epoch, Label: f["stage"] + " " + f["outcome"], Line: tl.line})
-	case "recovery.done", "recovery.abandoned":
-		tl.closeBand(rec, strings.TrimPrefix(name, "recovery."))
+		tl.bands = append(tl.bands, band{Lane: l, From: from, To: tl.now, Kind: "stage", Queue: q, Epoch: epoch, Label: e.Stage() + " " + e.Outcome(), Line: tl.line})
+	case event.RecoveryDone:
+		tl.closeBand(rec, "done")
+		delete(tl.stageAt, rec)
+	case event.RecoveryAbandoned:
+		tl.closeBand(rec, "abandoned")
 		delete(tl.stageAt, rec)
 	}
 }

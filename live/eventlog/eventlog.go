@@ -10,13 +10,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairnmq/cairn/event"
 )
 
 // Event names a node event to look for: its name and one attribute it
-// must carry.
+// must carry, Key with Value as the log renders it (a node ID as its
+// number, a string as itself).
 type Event struct {
-	Name       string
-	Key, Value string
+	Name  event.Name
+	Key   event.Key
+	Value string
 }
 
 // FirstLogged returns the earliest time, at or after since, at which one
@@ -46,7 +50,7 @@ func firstInLog(path string, ev Event, since time.Time) (time.Time, bool, error)
 		return time.Time{}, false, err
 	}
 	defer f.Close()
-	marker := "msg=" + ev.Name
+	marker := "msg=" + string(ev.Name)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -73,8 +77,8 @@ func At(line string, ev Event) (time.Time, bool) {
 		case f[0] == "time":
 			at, _ = time.Parse(time.RFC3339Nano, f[1])
 		case f[0] == "msg":
-			named = f[1] == ev.Name
-		case f[0] == ev.Key && f[1] == ev.Value:
+			named = f[1] == string(ev.Name)
+		case f[0] == string(ev.Key) && f[1] == ev.Value:
 			matched = true
 		}
 	}

@@ -9,10 +9,10 @@ package counter
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -93,12 +93,11 @@ func (n *Node) Start() {
 	}
 	if err != nil {
 		n.fenced = err
-		n.env.Emit(node.Event{Name: "counter.fenced", Attrs: []slog.Attr{slog.String("err", err.Error())}})
+		n.env.Emit(event.NewCounterFenced(err))
 		return
 	}
 	n.log = l
-	n.env.Emit(node.Event{Name: "counter.open", Attrs: []slog.Attr{
-		slog.Uint64("last", l.LastIndex()), slog.String("digest", l.Digest().String())}})
+	n.env.Emit(event.NewCounterOpen(l.LastIndex(), l.Digest().String()))
 	if n.isLeader() {
 		n.scheduleTick()
 	}
@@ -187,7 +186,7 @@ func (n *Node) sendAck(to node.NodeID, probed bool) {
 	durable := n.log.DurableIndex()
 	if durable > n.ackedDurable {
 		n.ackedDurable = durable
-		n.env.Emit(node.Event{Name: "counter.acked", Attrs: []slog.Attr{slog.Uint64("durable", durable)}})
+		n.env.Emit(event.NewCounterAcked(durable))
 	}
 	n.env.Send(to, &wire.CounterAck{LastIndex: n.log.LastIndex(), DurableIndex: durable, Probed: probed})
 }
@@ -227,7 +226,7 @@ func (n *Node) updateConfirmed() {
 		return
 	}
 	n.confirmed = c
-	n.env.Emit(node.Event{Name: "counter.confirmed", Attrs: []slog.Attr{slog.Uint64("index", c)}})
+	n.env.Emit(event.NewCounterConfirmed(c))
 	n.env.Boundary(BoundaryAfterConfirm)
 }
 
@@ -242,7 +241,7 @@ func (n *Node) OnSynced(tok node.SyncToken, err error) {
 // durable index only in the sense that it will resend on the next ack; a
 // durable index never shrinks, so nothing else changes.
 func (n *Node) OnDisconnect(peer node.NodeID) {
-	n.env.Emit(node.Event{Name: "counter.disconnect", Attrs: []slog.Attr{slog.String("peer", peer.String())}})
+	n.env.Emit(event.NewCounterDisconnect(uint32(peer)))
 }
 
 // OnClient implements node.Handler. The counter has no client protocol.

@@ -1,0 +1,214 @@
+package event
+
+import "slices"
+
+// The names of a queue replica's events. Each string is part of the
+// simulator's trace: changing one changes every trace hash and stales the
+// seed corpus.
+const (
+	// QueueOpen: a replica was opened from disk (NewQueueOpen).
+	QueueOpen Name = "queue.open"
+	// QueueActive: a replica became its queue's serving owner
+	// (NewQueueActive).
+	QueueActive Name = "queue.active"
+	// QueueRole: a replica changed role (NewQueueRole).
+	QueueRole Name = "queue.role"
+	// QueueFenced: a replica found its storage damaged and stopped using
+	// it (NewQueueFenced).
+	QueueFenced Name = "queue.fenced"
+	// QueueDeliver: the owner sent a delivery under a lease
+	// (NewQueueDeliver).
+	QueueDeliver Name = "queue.deliver"
+	// QueueSecondWriter: a follower heard from a second writer in its
+	// epoch (NewQueueSecondWriter).
+	QueueSecondWriter Name = "queue.second-writer"
+	// QueueBadAppend: a follower refused an append it could not apply
+	// (NewQueueBadAppend).
+	QueueBadAppend Name = "queue.bad-append"
+	// QueueRefusedTruncation: a replica refused to drop records at or
+	// below a commit index it had been told (NewQueueRefusedTruncation).
+	QueueRefusedTruncation Name = "queue.refused-truncation"
+	// QueueTruncate: a replica dropped a conflicting suffix
+	// (NewQueueTruncate).
+	QueueTruncate Name = "queue.truncate"
+	// QueueReported: a follower told the owner how much it holds durably
+	// (NewQueueReported).
+	QueueReported Name = "queue.reported"
+	// QueueDurable: a replica's log became durable up to an index
+	// (NewQueueDurable).
+	QueueDurable Name = "queue.durable"
+	// QueueTrusted: a suspect replica's history is trusted again
+	// (NewQueueTrusted).
+	QueueTrusted Name = "queue.trusted"
+	// QueueCommit: the owner advanced its commit index (NewQueueCommit).
+	QueueCommit Name = "queue.commit"
+	// QueueStale: an owner learned it no longer owns its epoch
+	// (NewQueueStale).
+	QueueStale Name = "queue.stale"
+	// QueueOwnerStopped: an owner stopped serving because the metadata
+	// named another (NewQueueOwnerStopped).
+	QueueOwnerStopped Name = "queue.owner-stopped"
+	// QueueRetired: a node stopped serving a replica the metadata no
+	// longer wants, deleted or replaced (NewQueueRetired).
+	QueueRetired Name = "queue.retired"
+	// QueueDropFailed: removing a replaced replica's files failed
+	// (NewQueueDropFailed).
+	QueueDropFailed Name = "queue.drop-failed"
+	// QueueReplaced: a node dropped the replica the metadata replaced
+	// (NewQueueReplaced).
+	QueueReplaced Name = "queue.replaced"
+)
+
+// The names of an owner recovery's events.
+const (
+	// RecoveryStart: an owner began a recovery attempt
+	// (NewRecoveryStart).
+	RecoveryStart Name = "recovery.start"
+	// RecoveryStage: one stage of a recovery attempt ended
+	// (NewRecoveryStageSealed, NewRecoveryStageFetched,
+	// NewRecoveryStageInstalled, NewRecoveryStageRetry).
+	RecoveryStage Name = "recovery.stage"
+	// RecoveryForeignHistory: a witness answered with another
+	// incarnation's history (NewRecoveryForeignHistory).
+	RecoveryForeignHistory Name = "recovery.foreign-history"
+	// RecoveryLostWitness: a witness had lost what it once reported
+	// (NewRecoveryLostWitness).
+	RecoveryLostWitness Name = "recovery.lost-witness"
+	// RecoveryUnsupported: no witness holds the known confirmed history
+	// (NewRecoveryUnsupported).
+	RecoveryUnsupported Name = "recovery.unsupported"
+	// RecoveryContradiction: the copied history does not match the
+	// source's witness (NewRecoveryContradiction).
+	RecoveryContradiction Name = "recovery.contradiction"
+	// RecoveryActivateFailed: the metadata refused the recovered owner's
+	// activation (NewRecoveryActivateFailed).
+	RecoveryActivateFailed Name = "recovery.activate-failed"
+	// RecoveryDone: a recovery completed (NewRecoveryDone).
+	RecoveryDone Name = "recovery.done"
+	// RecoveryAbandoned: a recovery attempt gave up (NewRecoveryAbandoned).
+	RecoveryAbandoned Name = "recovery.abandoned"
+	// RecoverySourceReadFailed: a replica asked for history by a recovery
+	// could not read its log (NewRecoverySourceReadFailed).
+	RecoverySourceReadFailed Name = "recovery.source-read-failed"
+)
+
+// The names of the metadata member's events.
+const (
+	// MetaLeader: a node became metadata leader (NewMetaLeader).
+	MetaLeader Name = "meta.leader"
+	// MetaSnapshotInstalled: a member installed a metadata snapshot
+	// (NewMetaSnapshotInstalled).
+	MetaSnapshotInstalled Name = "meta.snapshot-installed"
+	// MetaCatchingUp: a member found its metadata log behind what it
+	// acknowledged and stopped voting (NewMetaCatchingUp).
+	MetaCatchingUp Name = "meta.catching-up"
+	// MetaCaughtUp: a catching-up member caught up (NewMetaCaughtUp).
+	MetaCaughtUp Name = "meta.caught-up"
+	// MetaCampaign: a member started an election (NewMetaCampaign).
+	MetaCampaign Name = "meta.campaign"
+	// MetaBadMessage: a peer's metadata message did not decode or named
+	// another sender (NewMetaBadMessage).
+	MetaBadMessage Name = "meta.bad-message"
+	// MetaFollowerLostLog: the leader heard that a follower lost log
+	// entries (NewMetaFollowerLostLog).
+	MetaFollowerLostLog Name = "meta.follower-lost-log"
+	// MetaActivated: a node applied a queue's first activation
+	// (NewMetaActivated).
+	MetaActivated Name = "meta.activated"
+	// MetaRecoveryActivated: a node applied a recovered owner's
+	// activation (NewMetaRecoveryActivated).
+	MetaRecoveryActivated Name = "meta.recovery-activated"
+	// MetaReplicaReplaced: a node applied a replica replacement
+	// (NewMetaReplicaReplaced).
+	MetaReplicaReplaced Name = "meta.replica-replaced"
+	// MetaProposalFailed: a queue lifecycle proposal failed
+	// (NewMetaProposalFailed).
+	MetaProposalFailed Name = "meta.proposal-failed"
+	// MetaPlanReplace: the leader planned to replace a replica
+	// (NewMetaPlanReplace).
+	MetaPlanReplace Name = "meta.plan-replace"
+	// MetaPlanRecovery: the leader planned an owner recovery
+	// (NewMetaPlanRecovery).
+	MetaPlanRecovery Name = "meta.plan-recovery"
+	// MetaNodeDown: a node applied a down mark (NewMetaNodeDown).
+	MetaNodeDown Name = "meta.node-down"
+	// MetaNodeUp: a node applied an up mark (NewMetaNodeUp).
+	MetaNodeUp Name = "meta.node-up"
+	// MetaDetection: a node applied a detection policy (NewMetaDetection).
+	MetaDetection Name = "meta.detection"
+)
+
+// The names of the failure detector's events.
+const (
+	// DetectSuspect: a node suspected a silent peer (NewDetectSuspect).
+	DetectSuspect Name = "detect.suspect"
+	// DetectConfirm: a suspicion was confirmed (NewDetectConfirm).
+	DetectConfirm Name = "detect.confirm"
+	// DetectRecovered: a suspected peer was heard from again
+	// (NewDetectRecovered).
+	DetectRecovered Name = "detect.recovered"
+	// DetectReset: in eager detection, a peer's connection was reset
+	// (NewDetectReset).
+	DetectReset Name = "detect.reset"
+	// DetectLeaderLost: the metadata leader fell silent
+	// (NewDetectLeaderLost).
+	DetectLeaderLost Name = "detect.leader-lost"
+)
+
+// The names of a node process's own events.
+const (
+	// NodeStarted: a node finished starting (NewNodeStarted).
+	NodeStarted Name = "node.started"
+	// NodeStrayDirectory: a node found a directory among its queues that
+	// names no replica (NewNodeStrayDirectory).
+	NodeStrayDirectory Name = "node.stray-directory"
+	// NodeUnexpectedMessage: a peer sent a message of a kind the node
+	// does not take from peers (NewNodeUnexpectedMessage).
+	NodeUnexpectedMessage Name = "node.unexpected-message"
+	// NodeUnexpectedRequest: a client sent a request of a kind the node
+	// does not take from clients (NewNodeUnexpectedRequest).
+	NodeUnexpectedRequest Name = "node.unexpected-request"
+	// NodeStamped: a node stamped a fresh data directory with its
+	// identity (NewNodeStamped).
+	NodeStamped Name = "node.stamped"
+)
+
+// The names of the counter's events: the trivial replicated counter
+// (node/counter) the simulator runs to test itself.
+const (
+	// CounterOpen: a counter node opened its log (NewCounterOpen).
+	CounterOpen Name = "counter.open"
+	// CounterFenced: a counter node found its log damaged
+	// (NewCounterFenced).
+	CounterFenced Name = "counter.fenced"
+	// CounterAcked: a follower acknowledged increments as durable
+	// (NewCounterAcked).
+	CounterAcked Name = "counter.acked"
+	// CounterConfirmed: the leader confirmed increments
+	// (NewCounterConfirmed).
+	CounterConfirmed Name = "counter.confirmed"
+	// CounterDisconnect: a counter node lost a peer's connection
+	// (NewCounterDisconnect).
+	CounterDisconnect Name = "counter.disconnect"
+)
+
+// names lists every constant above, in declaration order. A test parses
+// this file and fails if a constant is missing here.
+var names = []Name{
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueSecondWriter, QueueBadAppend,
+	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueDurable, QueueTrusted, QueueCommit,
+	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,
+	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
+	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
+	MetaLeader, MetaSnapshotInstalled, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
+	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
+	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection,
+	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
+	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped,
+	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
+}
+
+// Names lists every event name a node emits, in a fixed order: for tests
+// that must know the whole vocabulary (the literal lint at the
+// repository root) and for tools. The slice is a copy.
+func Names() []Name { return slices.Clone(names) }

@@ -1,0 +1,117 @@
+package event
+
+// The constructors of a queue replica's events. Each fixes its event's
+// attributes in the order the trace prints them.
+
+// NewQueueOpen reports that replica q was opened from disk with its log
+// ending at last, in epoch.
+func NewQueueOpen(q string, last, epoch uint64) Event {
+	return newEvent(QueueOpen, str(KeyQueue, q), u64(KeyLast, last), u64(KeyEpoch, epoch))
+}
+
+// NewQueueActive reports that this node now serves q as owner of epoch in
+// incarnation inc, its log ending at last.
+func NewQueueActive(q string, epoch, inc, last uint64) Event {
+	return newEvent(QueueActive, str(KeyQueue, q), u64(KeyEpoch, epoch), u64(KeyInc, inc), u64(KeyLast, last))
+}
+
+// NewQueueRole reports that q's replica moved from role from to role to
+// in epoch, and why.
+func NewQueueRole(q, from, to string, epoch uint64, why string) Event {
+	return newEvent(QueueRole, str(KeyQueue, q), str(KeyFrom, from), str(KeyTo, to), u64(KeyEpoch, epoch), str(KeyWhy, why))
+}
+
+// NewQueueFenced reports that q's replica stopped using its storage after
+// err.
+func NewQueueFenced(q string, err error) Event {
+	return newEvent(QueueFenced, str(KeyQueue, q), errStr(KeyErr, err))
+}
+
+// NewQueueDeliver reports that q's owner sent message id under lease.
+func NewQueueDeliver(q, id string, lease uint64) Event {
+	return newEvent(QueueDeliver, str(KeyQueue, q), str(KeyID, id), u64(KeyLease, lease))
+}
+
+// NewQueueSecondWriter reports that node from appended to q in epoch,
+// whose writer this follower already knows to be another node.
+func NewQueueSecondWriter(q string, from uint32, epoch uint64) Event {
+	return newEvent(QueueSecondWriter, str(KeyQueue, q), nodeStr(KeyFrom, from), u64(KeyEpoch, epoch))
+}
+
+// NewQueueBadAppend reports that q's replica refused an append of epoch
+// from node from with err.
+func NewQueueBadAppend(q string, epoch uint64, from uint32, err error) Event {
+	return refusal(QueueBadAppend, q, epoch, from, err)
+}
+
+// NewQueueRefusedTruncation reports that q's replica refused to drop
+// records at or below a commit index it had been told, asked in epoch by
+// node from; err says what it was asked.
+func NewQueueRefusedTruncation(q string, epoch uint64, from uint32, err error) Event {
+	return refusal(QueueRefusedTruncation, q, epoch, from, err)
+}
+
+// refusal builds the two events of a refused append, which carry the same
+// attributes.
+func refusal(name Name, q string, epoch uint64, from uint32, err error) Event {
+	return newEvent(name, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeStr(KeyFrom, from), errStr(KeyErr, err))
+}
+
+// NewQueueTruncate reports that q's replica dropped its log after index
+// after.
+func NewQueueTruncate(q string, after uint64) Event {
+	return newEvent(QueueTruncate, str(KeyQueue, q), u64(KeyAfter, after))
+}
+
+// NewQueueReported reports that q's follower told the owner of epoch it
+// holds durable records through durable.
+func NewQueueReported(q string, epoch, durable uint64) Event {
+	return newEvent(QueueReported, str(KeyQueue, q), u64(KeyEpoch, epoch), u64(KeyDurable, durable))
+}
+
+// NewQueueDurable reports that q's log is durable through index.
+func NewQueueDurable(q string, index uint64) Event {
+	return newEvent(QueueDurable, str(KeyQueue, q), u64(KeyIndex, index))
+}
+
+// NewQueueTrusted reports that q's suspect replica is trusted again in
+// epoch, and why.
+func NewQueueTrusted(q string, epoch uint64, why string) Event {
+	return newEvent(QueueTrusted, str(KeyQueue, q), u64(KeyEpoch, epoch), str(KeyWhy, why))
+}
+
+// NewQueueCommit reports that q's owner of epoch advanced its commit
+// index to index.
+func NewQueueCommit(q string, index, epoch uint64) Event {
+	return newEvent(QueueCommit, str(KeyQueue, q), u64(KeyIndex, index), u64(KeyEpoch, epoch))
+}
+
+// NewQueueStale reports that q's owner of epoch learned it is stale, and
+// how.
+func NewQueueStale(q string, epoch uint64, why string) Event {
+	return newEvent(QueueStale, str(KeyQueue, q), u64(KeyEpoch, epoch), str(KeyWhy, why))
+}
+
+// NewQueueOwnerStopped reports that q's owner of epoch stopped serving
+// because the metadata names next as owner.
+func NewQueueOwnerStopped(q string, epoch uint64, next uint32) Event {
+	return newEvent(QueueOwnerStopped, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeNum(KeyNext, next))
+}
+
+// NewQueueRetired reports that this node stopped serving incarnation inc
+// of q.
+func NewQueueRetired(q string, inc uint64) Event {
+	return newEvent(QueueRetired, str(KeyQueue, q), u64(KeyInc, inc))
+}
+
+// NewQueueDropFailed reports that removing q's replaced replica failed
+// with err.
+func NewQueueDropFailed(q string, err error) Event {
+	return newEvent(QueueDropFailed, str(KeyQueue, q), errStr(KeyErr, err))
+}
+
+// NewQueueReplaced reports that this node dropped its replica of
+// incarnation inc of q, which the metadata replaced.
+func NewQueueReplaced(q string, inc uint64) Event {
+	return newEvent(QueueReplaced, str(KeyQueue, q), u64(KeyInc, inc))
+}
