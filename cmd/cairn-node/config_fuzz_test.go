@@ -14,7 +14,7 @@ import (
 func FuzzLoadConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		dir := t.TempDir()
-		path := filepath.Join(dir, "node.toml")
+		path := filepath.Join(dir, "cairn-node.toml")
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ client_addr = "127.0.0.1:7003"
 
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "node.toml")
+	path := filepath.Join(t.TempDir(), "cairn-node.toml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
