@@ -15,7 +15,7 @@ type Report struct {
 
 // RunQueue runs a queue scenario and judges it with every queue checker.
 func RunQueue(sc sim.Scenario, trace io.Writer) Report {
-	res := sim.NewWorld(sc, sim.NewQueueSystem(sc), trace).Run()
+	res := newQueueRun(sc, trace).Run()
 	violations, stats := CheckQueue(res.History)
 	res.Violations = append(res.Violations, violations...)
 	res.Violations = append(res.Violations, checkExpected(sc.Expect, res.History)...)

@@ -204,11 +204,18 @@ func (w *World) applyMetaFault(f Fault) {
 	}
 }
 
+// leaderProc is the running metadata leader, as the system announced it;
+// nil when no leader is known or it is down.
 func (w *World) leaderProc() *process {
-	if w.leader < 0 || w.procs[w.leader].state == stateDown {
+	t, ok := w.sys.(Targets)
+	if !ok {
 		return nil
 	}
-	return w.procs[w.leader]
+	id, ok := t.MetaLeader()
+	if !ok || w.procs[int(id)-1].state == stateDown {
+		return nil
+	}
+	return w.procs[int(id)-1]
 }
 
 // firstQueueOwner is the running owner of the workload's first queue:
@@ -220,8 +227,10 @@ func (w *World) firstQueueOwner() *process {
 	}
 	name := w.sc.Workload.Queues[0].Name
 	owner := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}.Owner(name)
-	if a, ok := w.activeOwners[name]; ok {
-		owner = a.node
+	if t, ok := w.sys.(Targets); ok {
+		if id, ok := t.QueueOwner(name); ok {
+			owner = id
+		}
 	}
 	if p := w.procs[int(owner)-1]; p.state != stateDown {
 		return p

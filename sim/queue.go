@@ -5,7 +5,6 @@ import (
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // QueueSystem runs cairn queue nodes. Its judging happens in props, over
@@ -13,6 +12,19 @@ import (
 // truth: what every disk holds at the end.
 type QueueSystem struct {
 	cfg node.Config
+	// leader is the node that announced metadata leadership for the
+	// highest term so far (zero for none yet), and leaderTerm that term.
+	leader     node.NodeID
+	leaderTerm uint64
+	// owners holds, per queue, the node that announced activation at the
+	// highest epoch: the owner faults aim at.
+	owners map[string]activeOwner
+}
+
+// activeOwner is a queue's owner as the activations announced it.
+type activeOwner struct {
+	node       node.NodeID
+	inc, epoch uint64
 }
 
 // QueueNodeConfig is the node configuration the simulator uses: small
@@ -29,7 +41,7 @@ func NewQueueSystem(sc Scenario) *QueueSystem {
 	if sc.Detection == node.DetectEager {
 		cfg.Detection = node.DetectionPolicy{Mode: node.DetectEager, Interval: 100 * time.Millisecond}
 	}
-	return &QueueSystem{cfg: cfg}
+	return &QueueSystem{cfg: cfg, owners: make(map[string]activeOwner)}
 }
 
 // QueueBoundaries lists boundaries a crash-at fault may target.
@@ -63,8 +75,35 @@ func (s *QueueSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env)
 	return node.New(cfg, env)
 }
 
-// Observe implements System; the world records what checkers need.
-func (s *QueueSystem) Observe(time.Duration, node.NodeID, event.Event) {}
+// Observe implements System: it follows who leads the metadata and who
+// owns each queue, for the faults aimed at those roles. The world
+// records what checkers need.
+func (s *QueueSystem) Observe(_ time.Duration, id node.NodeID, e event.Event) {
+	switch e.Name {
+	case event.MetaLeader:
+		// Leaders of older terms may still announce themselves late; the
+		// leader is the one of the highest term.
+		if term := e.Term(); term >= s.leaderTerm {
+			s.leader, s.leaderTerm = id, term
+		}
+	case event.QueueActive:
+		// A new incarnation starts its epochs over; within one, the
+		// highest epoch's owner is the owner.
+		q, inc, epoch := e.Queue(), e.Inc(), e.Epoch()
+		if cur := s.owners[q]; inc != cur.inc || epoch >= cur.epoch {
+			s.owners[q] = activeOwner{id, inc, epoch}
+		}
+	}
+}
+
+// MetaLeader implements Targets.
+func (s *QueueSystem) MetaLeader() (node.NodeID, bool) { return s.leader, s.leader != 0 }
+
+// QueueOwner implements Targets.
+func (s *QueueSystem) QueueOwner(queue string) (node.NodeID, bool) {
+	a, ok := s.owners[queue]
+	return a.node, ok
+}
 
 // LivenessStart implements System.
 func (s *QueueSystem) LivenessStart(*World) {}
@@ -75,8 +114,7 @@ func (s *QueueSystem) Check(w *World) []Violation {
 	h := w.hist
 	place := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}
 	for i, id := range w.NodeIDs() {
-		clone := w.NodeDisk(i).mem.CrashClone(vfs.CrashCloneCfg{})
-		h.Final[id] = node.DumpReplicas(clone, "", s.cfg.PageRecords, s.cfg.PageBytes)
+		h.Final[id] = node.DumpReplicas(w.DurableFS(i), "", s.cfg.PageRecords, s.cfg.PageBytes)
 	}
 	if wl := w.sc.Workload; wl != nil {
 		for _, q := range wl.Queues {

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // System is what a simulation runs and judges: it builds node handlers,
@@ -32,6 +33,17 @@ type System interface {
 	Check(w *World) []Violation
 	// Summary describes the work done, for the one-line report.
 	Summary() string
+}
+
+// Targets is what a System that knows the roles its nodes play tells the
+// fault injector, so that faults aimed at a role (crash-leader,
+// crash-owner, isolate-leader) find the node that holds it. The kernel
+// itself knows processes, time, disks and networks, not queues.
+type Targets interface {
+	// MetaLeader is the metadata leader as the nodes announced it.
+	MetaLeader() (node.NodeID, bool)
+	// QueueOwner is queue's owner as the nodes announced it.
+	QueueOwner(queue string) (node.NodeID, bool)
 }
 
 // ViolationKind separates broken safety from missing progress.
@@ -121,20 +133,10 @@ type World struct {
 	hist         *History
 	sendSeq      uint64
 	crashes      int
-	// activationsChecked remembers recovered activations already held to
-	// the installed-quorum rule.
-	activationsChecked map[activation]bool
 	// damaged holds "index/queue" for each replica a damage, misdirect or
 	// lost-writes fault broke: its data is lost by the fault's design,
 	// whatever it had promised.
 	damaged map[string]bool
-	// leader is the index of the node that announced metadata leadership
-	// for the highest term so far, or -1.
-	leader     int
-	leaderTerm uint64
-	// activeOwners holds, per queue, the node that announced activation
-	// at the highest epoch: the owner faults aim at.
-	activeOwners map[string]activeOwner
 	// cov records what the run reached, for sweep coverage reports.
 	cov *coverage
 }
@@ -148,8 +150,7 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	w := &World{
 		sc: sc, sys: sys, trace: newTrace(traceOut), hits: make(map[string]int), nodeHits: make(map[BoundaryHit]int),
 		conns: make(map[node.ConnID]*conn), connByKey: make(map[connKey]node.ConnID),
-		clientResets: make(map[clientNodeKey]uint64), leader: -1, activeOwners: make(map[string]activeOwner), activationsChecked: make(map[activation]bool),
-		damaged: make(map[string]bool),
+		clientResets: make(map[clientNodeKey]uint64), damaged: make(map[string]bool),
 		hist: &History{Final: make(map[node.NodeID][]node.ReplicaDump), Owners: make(map[string]node.NodeID),
 			EventCounts: make(map[event.Name]int)},
 	}
@@ -180,6 +181,16 @@ func (w *World) Scenario() Scenario { return w.sc }
 
 // NodeDisk returns node i's disk (0-based), for checkers.
 func (w *World) NodeDisk(i int) *Disk { return w.procs[i].disk }
+
+// DurableFS is what a power loss at this instant would leave of node i's
+// disk (0-based): a copy judges may read without disturbing the run.
+func (w *World) DurableFS(i int) vfs.FS { return w.procs[i].disk.mem.CrashClone(vfs.CrashCloneCfg{}) }
+
+// FaultBroke reports whether a damage, misdirect or lost-writes fault
+// broke node i's replica of queue (0-based): its data is lost by the
+// fault's design, whatever it had promised, so judges do not hold it to
+// those promises.
+func (w *World) FaultBroke(i int, queue string) bool { return w.damaged[damagedKey(i, queue)] }
 
 // Live reports whether the calm liveness phase has begun.
 func (w *World) Live() bool { return w.live }
@@ -308,12 +319,6 @@ func (w *World) addrs() []netsim.Addr {
 	return out
 }
 
-// activeOwner is a queue's owner as the activations announced it.
-type activeOwner struct {
-	node       node.NodeID
-	inc, epoch uint64
-}
-
 // recordedEvents are the node events checkers read from the history,
 // each with what becomes its NodeEvent's Value (nil for none).
 var recordedEvents = map[event.Name]func(event.Event) uint64{
@@ -347,10 +352,6 @@ func nodeValue(e event.Event) uint64 { return uint64(e.Node()) }
 func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.hist.EventCounts[e.Name]++
 	w.cov.observe(w, id, e)
-	if e.Name == event.MetaRecoveryActivated {
-		w.checkInstalledQuorum(e)
-		return
-	}
 	value, ok := recordedEvents[e.Name]
 	if !ok {
 		return
@@ -358,16 +359,6 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	ne := NodeEvent{At: w.now, Node: id, Name: e.Name, Queue: e.Queue(), Epoch: e.Epoch(), Inc: e.Inc(), Term: e.Term()}
 	if value != nil {
 		ne.Value = value(e)
-	}
-	if e.Name == event.MetaLeader && ne.Term >= w.leaderTerm {
-		// Leaders of older terms may still announce themselves late; the
-		// leader is the one of the highest term.
-		w.leader, w.leaderTerm = int(id)-1, ne.Term
-	}
-	if cur := w.activeOwners[ne.Queue]; e.Name == event.QueueActive && (ne.Inc != cur.inc || ne.Epoch >= cur.epoch) {
-		// A new incarnation starts its epochs over; within one, the
-		// highest epoch's owner is the owner.
-		w.activeOwners[ne.Queue] = activeOwner{id, ne.Inc, ne.Epoch}
 	}
 	if e.Name == event.DetectSuspect && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
 		ne.TargetUp = w.procs[ne.Value-1].state != stateDown

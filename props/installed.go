@@ -1,0 +1,97 @@
+package props
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// queueRun is the queue system as props runs it: the simulator's queue
+// system, plus the judges that must look at the disks while the run goes
+// on rather than at its history afterwards.
+type queueRun struct {
+	*sim.QueueSystem
+	w         *sim.World
+	installed installedQuorum
+}
+
+// newQueueRun builds the world for sc with the judges attached.
+func newQueueRun(sc sim.Scenario, trace io.Writer) *sim.World {
+	r := &queueRun{QueueSystem: sim.NewQueueSystem(sc), installed: installedQuorum{checked: make(map[activation]bool)}}
+	r.w = sim.NewWorld(sc, r, trace)
+	return r.w
+}
+
+// Observe implements sim.System.
+func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
+	r.QueueSystem.Observe(now, id, e)
+	if e.Name == event.MetaRecoveryActivated {
+		r.installed.check(r.w, e)
+	}
+}
+
+// Check implements sim.System.
+func (r *queueRun) Check(w *sim.World) []sim.Violation {
+	return append(r.QueueSystem.Check(w), r.installed.violations...)
+}
+
+// installedQuorum holds the recovery protocol to its activation rule,
+// against the disks themselves: when the metadata activates a recovered
+// owner, every member it names must durably hold a history that reaches
+// the new epoch (its marker). The check runs once per activation, when
+// the first node applies it, because what matters is what the disks held
+// at that instant, not at the end of the run.
+type installedQuorum struct {
+	checked    map[activation]bool
+	violations []sim.Violation
+}
+
+// activation names one recovered owner's activation: a queue
+// incarnation's epoch.
+type activation struct {
+	queue      string
+	inc, epoch uint64
+}
+
+// check judges one activation event.
+func (iq *installedQuorum) check(w *sim.World, e event.Event) {
+	queue, inc, epoch := e.Queue(), e.Inc(), e.Epoch()
+	key := activation{queue, inc, epoch}
+	if iq.checked[key] {
+		return
+	}
+	iq.checked[key] = true
+	nodes := len(w.NodeIDs())
+	for _, m := range e.Members() {
+		idx := int(m)
+		if idx < 1 || idx > nodes {
+			continue
+		}
+		if w.FaultBroke(idx-1, queue) {
+			// A damage or lost-writes fault destroyed this replica, or
+			// part of it, possibly after it installed the epoch: the one
+			// lying replica a queue's quorums tolerate.
+			w.Tracef("installed-quorum: n%d's replica of %s was damaged by a fault; not judged", idx, queue)
+			continue
+		}
+		if !holdsEpoch(w, idx-1, queue, inc, epoch) {
+			iq.violations = append(iq.violations, sim.Violation{Kind: sim.Safety, Checker: "installed-quorum", Detail: fmt.Sprintf(
+				"queue %s epoch %d was activated at %v naming n%d, whose disk holds no entry of that epoch", queue, epoch, w.Now(), idx)})
+		}
+	}
+}
+
+// holdsEpoch reads what a power loss would leave of node i's replica and
+// reports whether its log reaches epoch.
+func holdsEpoch(w *sim.World, i int, queue string, inc, epoch uint64) bool {
+	for _, d := range node.DumpReplicas(w.DurableFS(i), "", 256, 1<<20) {
+		if d.Queue == queue && d.Incarnation == inc && len(d.Entries) > 0 && d.Entries[len(d.Entries)-1].Epoch >= epoch {
+			return true
+		}
+	}
+	return false
+}
