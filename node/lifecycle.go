@@ -247,13 +247,13 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 		n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
 		return
 	case q.State == QueueRecovering:
-		if o.recovery == nil || o.recovery.epoch != q.Epoch {
+		if o.recovery == nil || o.recovery.Epoch() != q.Epoch {
 			o.startRecovery(q)
 		}
 		return
 	case r.serving() && r.epoch == q.Epoch || o.epochWriting || o.opening != 0:
 		return
-	case o.recovery != nil && o.recovery.epoch == q.Epoch && q.OwnerProcess == n.process:
+	case o.recovery != nil && o.recovery.Epoch() == q.Epoch && q.OwnerProcess == n.process:
 		o.finishRecovery(q)
 		return
 	}

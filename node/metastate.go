@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -322,7 +323,7 @@ func checkReplacement(q *QueueMeta, c command) string {
 		return fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))
 	case !slices.Contains(c.members, c.node) || !slices.Contains(q.Replicas, c.node):
 		return "candidate is not in both replica sets"
-	case kept < sealQuorum(q.Policy, len(q.Replicas)):
+	case kept < recovery.SealQuorum(q.Policy, len(q.Replicas)):
 		return fmt.Sprintf("keeps %d replicas, fewer than a seal quorum", kept)
 	}
 	seen := map[NodeID]bool{}

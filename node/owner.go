@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -34,7 +35,7 @@ type ownerState struct {
 	opening uint64
 	// recovery is the recovery this candidate is running, while it has
 	// not yet activated in its epoch.
-	recovery *recovery
+	recovery *recovery.Core
 	// staleOwner is, once the replica went stale, the owner of the newer
 	// epoch that superseded it, if known: its clients are told.
 	staleOwner NodeID
@@ -152,24 +153,17 @@ func (o *ownerState) wait(conn ConnID, reqID, index uint64) {
 	o.waiters = slices.Insert(o.waiters, i, w)
 }
 
-// quorum is how many replicas, the owner included, must hold a record.
-func quorum(p wire.Policy, members int) int {
-	switch p {
-	case wire.PolicyAll:
-		return members
-	case wire.PolicyOwnerOnly:
-		return 1
-	default:
-		return members/2 + 1
-	}
-}
+// quorum is how many replicas, the owner included, must hold a record;
+// the recovery core owns the definition, since its seal quorum is derived
+// from it.
+func quorum(p wire.Policy, members int) int { return recovery.Quorum(p, members) }
 
 // updateCommit moves the confirmed index to the largest index held
 // durably by a quorum that includes the owner.
 func (o *ownerState) updateCommit() {
 	r := o.r
 	if o.recovery != nil {
-		o.recovery.checkInstalled()
+		o.stepRecovery(recovery.Progress{Facts: o.recoveryFacts()})
 	}
 	if !r.serving() && o.opening == 0 {
 		return
@@ -346,7 +340,7 @@ func (r *replica) ownerTick() {
 	}
 	o := r.own
 	if o.recovery != nil {
-		o.recovery.tick()
+		o.stepRecovery(recovery.Tick{Facts: o.recoveryFacts()})
 	}
 	if !r.serving() && !o.installing() && o.opening == 0 {
 		return
@@ -369,7 +363,9 @@ func (r *replica) ownerTick() {
 
 // installing reports whether a recovery is replicating the recovered
 // history before activation.
-func (o *ownerState) installing() bool { return o.recovery != nil && o.recovery.stage == stageInstall }
+func (o *ownerState) installing() bool {
+	return o.recovery != nil && o.recovery.Stage() == recovery.StageInstall
+}
 
 // goStale marks this owner superseded: a replica holds a newer epoch, so
 // nothing more it writes can be confirmed. Its clients hear that it is
@@ -407,7 +403,7 @@ func (o *ownerState) stop(owner NodeID) {
 		}
 	}
 	if o.recovery != nil {
-		o.recovery.abandon("the owner stopped")
+		o.stepRecovery(recovery.Stop{Why: "the owner stopped"})
 	}
 }
 

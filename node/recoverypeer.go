@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -35,9 +36,9 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 		r.afterLogDurable(func() {
 			w := r.witness()
 			n.env.Send(from, &wire.SealReply{
-				Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.first, Last: w.last,
-				LastEpoch: w.lastEpoch, Digest: w.digest[:], HistoryID: w.historyID, Instance: w.proc, Owner: uint32(from),
-				Suspect: w.suspect, Commit: w.commit,
+				Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
+				LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),
+				Suspect: w.Suspect, Commit: w.Commit,
 			})
 		})
 	})
@@ -75,23 +76,14 @@ func (r *replica) runDurableWaiters() {
 	}
 }
 
+// onSealReply hands a seal's answer to the candidate's recovery, which
+// judges it (a straggler, a witness, or news of a newer epoch).
 func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || r.role != roleCandidate || r.own.recovery == nil {
+	if r == nil || r.role != roleCandidate || r.own.recovery == nil {
 		return
 	}
-	rec := r.own.recovery
-	switch {
-	case !m.OK && m.Epoch > rec.epoch:
-		// Someone holds a newer epoch: this plan is stale. The metadata
-		// will say what happened; stop here.
-		r.own.goStale(NodeID(m.Owner), "a replica was sealed at a newer epoch")
-	case m.OK && m.Epoch == rec.epoch:
-		w := witness{node: from, first: m.First, last: m.Last, lastEpoch: m.LastEpoch, historyID: m.HistoryID, proc: m.Instance,
-			suspect: m.Suspect, commit: m.Commit}
-		copy(w.digest[:], m.Digest)
-		rec.addWitness(w)
-	}
+	r.own.stepRecovery(recovery.SealReply{Facts: r.own.recoveryFacts(), From: uint32(from), Msg: m})
 }
 
 // onFetch serves one page of this sealed replica's history to the
@@ -125,10 +117,11 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 	n.env.Send(from, reply)
 }
 
+// onFetchReply hands a page from the source to the candidate's recovery.
 func (n *Node) onFetchReply(from NodeID, m *wire.FetchReply) {
 	r := n.queues[m.Queue]
-	if r == nil || r.inc != m.Incarnation || r.role != roleCandidate || r.own.recovery == nil {
+	if r == nil || r.role != roleCandidate || r.own.recovery == nil {
 		return
 	}
-	r.own.recovery.onFetchReply(from, m)
+	r.own.stepRecovery(recovery.FetchReply{Facts: r.own.recoveryFacts(), From: uint32(from), Msg: m})
 }
