@@ -96,8 +96,8 @@ func checkDurability(h *sim.History) []sim.Violation {
 			delete(claimed, k)
 		case event.QueueOpen:
 			if e.Value < claimed[k] && len(out) < maxReports {
-				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable",
-					e.Node, e.Queue, e.At, e.Value, claimed[k]))
+				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable%s",
+					e.Node, e.Queue, e.At, e.Value, claimed[k], queueStory(h, e.Queue, 0, e.At)))
 			}
 		}
 	}
@@ -140,7 +140,12 @@ func checkConvergence(h *sim.History) []sim.Violation {
 		}
 	}
 	for _, q := range queues {
-		out = append(out, compareReplicas(q, owners[q], byQueue[q], fenced[q])...)
+		for _, v := range compareReplicas(q, owners[q], byQueue[q], fenced[q]) {
+			if v.Kind == sim.Safety {
+				v.Detail += queueStory(h, q, 0, storyEnd)
+			}
+			out = append(out, v)
+		}
 	}
 	return out
 }
@@ -259,8 +264,8 @@ func checkConfirmedConflicts(h *sim.History) []sim.Violation {
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
 		if e.Name == event.QueueRefusedTruncation && len(out) < maxReports {
-			out = append(out, safety("confirmed-conflict", "%s was asked at %v to drop a confirmed record of %s (epoch %d)",
-				e.Node, e.At, e.Queue, e.Epoch))
+			out = append(out, safety("confirmed-conflict", "%s was asked at %v to drop a confirmed record of %s (epoch %d)%s",
+				e.Node, e.At, e.Queue, e.Epoch, queueStory(h, e.Queue, 0, e.At)))
 		}
 	}
 	return out

@@ -44,8 +44,8 @@ func checkEpochs(h *sim.History) []sim.Violation {
 		}
 		k := key{e.Queue, e.Inc}
 		if e.Epoch <= last[k] && len(out) < maxReports {
-			out = append(out, safety("epochs", "queue %s (incarnation %x) activated epoch %d on %s at %v after epoch %d (%s)",
-				e.Queue, e.Inc, e.Epoch, e.Node, e.At, last[k], at[k]))
+			out = append(out, safety("epochs", "queue %s (incarnation %x) activated epoch %d on %s at %v after epoch %d (%s)%s",
+				e.Queue, e.Inc, e.Epoch, e.Node, e.At, last[k], at[k], queueStory(h, e.Queue, 0, e.At)))
 		}
 		last[k] = max(last[k], e.Epoch)
 		at[k] = fmt.Sprintf("on %s at %v", e.Node, e.At)

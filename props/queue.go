@@ -173,6 +173,11 @@ func (ix *index) life(id wire.MessageID) string {
 			}
 		}
 	}
+	if op := ix.publishes[id]; op != nil {
+		// What happened to the queue from the publish on is what can
+		// have lost, duplicated or reordered it.
+		b.WriteString(queueStory(ix.h, op.Queue, op.Invoked, storyEnd))
+	}
 	return b.String()
 }
 

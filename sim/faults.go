@@ -285,6 +285,8 @@ func (w *World) damageReplica(p *process) {
 		w.damaged[damagedKey(p.index, w.sc.Workload.Queues[0].Name)] = true
 		p.disk.stats.Flips++
 		p.tracef("damage %s at byte %d", path, damageOffset)
+		w.hist.Story = append(w.hist.Story, StoryEvent{At: w.now, Node: p.id, Queue: w.sc.Workload.Queues[0].Name,
+			Text: fmt.Sprintf("fault: a bit flipped in a synced record of the first segment (byte %d)", damageOffset)})
 		return
 	}
 	p.tracef("damage skipped: no replica of %s", w.sc.Workload.Queues[0].Name)
@@ -331,7 +333,7 @@ func (w *World) loseWrites(p *process, frames int, misdirect bool) {
 				w.damaged[damagedKey(p.index, queue)] = true
 				p.disk.stats.Flips++
 				p.tracef("misdirect %s: %d frames over index %d on", logDir, frames, from)
-				w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventLostWrites, Queue: queue, Value: from - 1})
+				w.recordLostWrites(p, queue, from, fmt.Sprintf("fault: misdirected writes over index %d on", from))
 				continue
 			}
 		}
@@ -345,8 +347,15 @@ func (w *World) loseWrites(p *process, frames int, misdirect bool) {
 		p.disk.stats.LostWrites += n
 		w.damaged[damagedKey(p.index, queue)] = true
 		p.tracef("lose-writes %s: %d frames from index %d", logDir, n, from)
-		w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventLostWrites, Queue: queue, Value: from - 1})
+		w.recordLostWrites(p, queue, from, fmt.Sprintf("fault: lost writes from index %d on", from))
 	}
+}
+
+// recordLostWrites tells the history that p's replica of queue holds
+// nothing from index from on, because a fault said so.
+func (w *World) recordLostWrites(p *process, queue string, from uint64, story string) {
+	w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventLostWrites, Queue: queue, Value: from - 1})
+	w.hist.Story = append(w.hist.Story, StoryEvent{At: w.now, Node: p.id, Queue: queue, Text: story})
 }
 
 // policyOf is the confirmation policy the workload gives queue.

@@ -107,6 +107,40 @@ type History struct {
 	// Coverage is what the run reached: probes and boundary hits near
 	// faults (see probes.go).
 	Coverage Coverage
+	// Story holds, in order, the events that tell who held each queue and
+	// how it changed hands: plans, recovery stages, activations, fences,
+	// truncations and the faults that broke a replica. Checkers quote
+	// the part around a violation, so its cause reads without the trace.
+	Story []StoryEvent
+}
+
+// StoryEvent is one line of a queue's ownership story.
+type StoryEvent struct {
+	At    time.Duration
+	Node  node.NodeID
+	Queue string
+	// Text is the event as the trace renders it.
+	Text string
+}
+
+// storyEvents are the node events a queue's story is told with.
+var storyEvents = map[event.Name]bool{
+	event.MetaPlanRecovery: true, event.MetaPlanReplace: true, event.MetaRecoveryActivated: true,
+	event.MetaActivated: true, event.MetaReplicaReplaced: true,
+	event.RecoveryStart: true, event.RecoveryStage: true, event.RecoveryForeignHistory: true,
+	event.RecoveryLostWitness: true, event.RecoveryUnsupported: true, event.RecoveryContradiction: true,
+	event.RecoveryActivateFailed: true, event.RecoveryDone: true, event.RecoveryAbandoned: true,
+	event.RecoverySourceReadFailed: true,
+	event.QueueActive:              true, event.QueueFenced: true, event.QueueStale: true, event.QueueOwnerStopped: true,
+	event.QueueTruncate: true, event.QueueRefusedTruncation: true, event.QueueTrusted: true,
+	event.QueueReplaced: true, event.QueueRetired: true,
+}
+
+// tell adds e to the story if it belongs there.
+func (h *History) tell(at time.Duration, id node.NodeID, e event.Event) {
+	if storyEvents[e.Name] {
+		h.Story = append(h.Story, StoryEvent{At: at, Node: id, Queue: e.Queue(), Text: e.String()})
+	}
 }
 
 // CrashRecord is one node crash.

@@ -352,6 +352,7 @@ func nodeValue(e event.Event) uint64 { return uint64(e.Node()) }
 func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.hist.EventCounts[e.Name]++
 	w.cov.observe(w, id, e)
+	w.hist.tell(w.now, id, e)
 	value, ok := recordedEvents[e.Name]
 	if !ok {
 		return
