@@ -45,18 +45,10 @@ func TestProcessFailoverKillOwner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pc := newProcCluster(t, bin, 3, "debug")
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, serviceBound)
-	}
+	pc := startHealthy(t, 3, "debug", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, failoverQueue, client.PolicyMajority)
-	confirmed := publishMany(t, ctx, c, failoverQueue, 1000)
-	c.Close()
+	confirmed := seedQueue(t, ctx, pc, failoverQueue, 1000)
 	if len(confirmed) < 900 {
 		t.Fatalf("only %d of 1000 publishes confirmed on a healthy cluster", len(confirmed))
 	}

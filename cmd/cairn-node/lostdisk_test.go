@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/cairnmq/cairn/client"
 )
 
 // lostDiskQueue is the queue the lost-disk test works on.
@@ -30,18 +28,10 @@ func TestProcessLostDisk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pc := newProcClusterWith(t, bin, 3, "info", `cluster = "lostdisk-test"`)
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, serviceBound)
-	}
+	pc := startHealthy(t, 3, "info", `cluster = "lostdisk-test"`)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, lostDiskQueue, client.PolicyMajority)
-	confirmed := publishMany(t, ctx, c, lostDiskQueue, 300)
-	c.Close()
+	confirmed := seedQueue(t, ctx, pc, lostDiskQueue, 300)
 
 	owner := pc.owner(ctx, lostDiskQueue)
 	lost := pc.others(owner)[0]

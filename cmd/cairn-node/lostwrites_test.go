@@ -8,7 +8,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/storage"
 )
 
@@ -29,18 +28,10 @@ func TestProcessOwnerDiskLosesSyncedRecords(t *testing.T) {
 		t.Skip("builds and runs processes")
 	}
 	const published, lost = 100, 20
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pc := newProcCluster(t, bin, 3, "info")
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, serviceBound)
-	}
+	pc := startHealthy(t, 3, "info", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, lostWritesQueue, client.PolicyMajority)
-	confirmed := publishMany(t, ctx, c, lostWritesQueue, published)
-	c.Close()
+	confirmed := seedQueue(t, ctx, pc, lostWritesQueue, published)
 	owner := pc.owner(ctx, lostWritesQueue)
 	for _, f := range pc.others(owner) {
 		pc.waitCaughtUp(ctx, f, owner, lostWritesQueue, serviceBound)

@@ -168,6 +168,30 @@ func (pc *procCluster) waitHealthy(nd *procNode, timeout time.Duration) {
 	pc.t.Fatalf("n%d not healthy after %v", nd.id, timeout)
 }
 
+// startHealthy builds the binaries, starts n nodes with extra top-level
+// configuration lines in each node's file, and waits until every node
+// answers /healthz.
+func startHealthy(t *testing.T, n int, level, extra string) *procCluster {
+	t.Helper()
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+	pc := newProcClusterWith(t, bin, n, level, extra)
+	for _, nd := range pc.nodes {
+		pc.waitHealthy(nd, serviceBound)
+	}
+	return pc
+}
+
+// seedQueue creates a majority queue through a client of its own and
+// publishes count messages to it, returning the IDs confirmed.
+func seedQueue(t *testing.T, ctx context.Context, pc *procCluster, queue string, count int) []client.MessageID {
+	t.Helper()
+	c := dialCluster(t, ctx, pc.clientAddrs())
+	defer c.Close()
+	createWhenReady(t, ctx, c, queue, client.PolicyMajority)
+	return publishMany(t, ctx, c, queue, count)
+}
+
 // owner finds the node whose /status says it owns queue.
 func (pc *procCluster) owner(ctx context.Context, queue string) *procNode {
 	for _, nd := range pc.nodes {
@@ -203,18 +227,11 @@ func TestProcessKillOwnerLosesNothingConfirmed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pc := newProcCluster(t, bin, 3, "info")
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, 15*time.Second)
-	}
+	pc := startHealthy(t, 3, "info", "")
+	bin := pc.bin
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, "e2e", client.PolicyMajority)
-	confirmed := publishMany(t, ctx, c, "e2e", 1000)
-	c.Close()
+	confirmed := seedQueue(t, ctx, pc, "e2e", 1000)
 	if len(confirmed) < 900 {
 		t.Fatalf("only %d of 1000 publishes confirmed on a healthy cluster", len(confirmed))
 	}

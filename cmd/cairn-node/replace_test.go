@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
 )
 
@@ -31,18 +30,10 @@ func TestProcessReplaceDeadReplica(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pc := newProcClusterWith(t, bin, 5, "info", `replace_after = "2s"`)
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, serviceBound)
-	}
+	pc := startHealthy(t, 5, "info", `replace_after = "2s"`)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	c := dialCluster(t, ctx, pc.clientAddrs())
-	createWhenReady(t, ctx, c, replaceQueue, client.PolicyMajority)
-	confirmed := publishMany(t, ctx, c, replaceQueue, 500)
-	c.Close()
+	confirmed := seedQueue(t, ctx, pc, replaceQueue, 500)
 
 	first := pc.owner(ctx, replaceQueue)
 	original := viewOf(t, ctx, first, replaceQueue)
