@@ -154,7 +154,7 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	if ns.Nodes > 0 {
 		sc.Nodes = ns.Nodes
 	}
-	set := node.Placement{Nodes: nodeIDs(sc.Nodes), Replicas: 3}.ReplicaSet(sc.Workload.Queues[0].Name)
+	set := node.Placement{Nodes: sim.NodeIDs(sc.Nodes), Replicas: 3}.ReplicaSet(sc.Workload.Queues[0].Name)
 	owner := int(set[0]) - 1
 	others := []int{int(set[1]) - 1, int(set[2]) - 1}
 	sc.Faults = ns.Build(owner, others)

@@ -7,54 +7,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/cairnmq/cairn/bugs"
-	"github.com/cairnmq/cairn/sim"
 	"pgregory.net/rapid"
+
+	"github.com/cairnmq/cairn/bugs"
 )
 
 // shrinkBug is the planted bug the shrinking tests use: it needs a
 // failover to show, so a minimal counterexample keeps at least one fault
 // and shrinking has real work to do.
 const shrinkBug = bugs.SkipSeal
-
-// firstCatch returns the first generated scenario that catches the bug
-// switched on now.
-func firstCatch(t *testing.T) sim.Scenario {
-	t.Helper()
-	for seed := uint64(1); seed <= huntSeeds; seed++ {
-		sc := sim.QueueScenario(seed)
-		if RunQueue(sc, nil).Failed() {
-			return sc
-		}
-	}
-	t.Fatalf("no seed in 1-%d catches %s", huntSeeds, shrinkBug)
-	return sim.Scenario{}
-}
-
-// Shrink turns a planted bug's failing seed into a scenario of at most
-// five faults that still fails with the bug and passes without it.
-func TestShrinkPlantedBugToFewFaults(t *testing.T) {
-	if err := bugs.Enable(shrinkBug); err != nil {
-		t.Fatal(err)
-	}
-	defer bugs.Enable("")
-	sc := firstCatch(t)
-	res, ok := Shrink(sc, 300)
-	if !ok {
-		t.Fatal("the catching scenario did not fail when run again")
-	}
-	t.Logf("%d faults → %d in %d runs; %s", len(sc.Faults), len(res.Scenario.Faults), res.Runs, res.Violation)
-	if n := len(res.Scenario.Faults); n > 5 {
-		t.Fatalf("shrunk to %d faults, want at most 5", n)
-	}
-	if !RunQueue(res.Scenario, nil).Failed() {
-		t.Fatal("the shrunk scenario no longer fails with the bug")
-	}
-	bugs.Enable("")
-	if rep := RunQueue(res.Scenario, nil); rep.Failed() {
-		t.Fatalf("the shrunk scenario fails without the bug: %s", rep.Violations[0])
-	}
-}
 
 // recordingTB runs a rapid check without failing the real test, so a
 // test can require that the check fails and inspect what it shrank to.

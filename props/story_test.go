@@ -47,7 +47,7 @@ func TestAViolationTellsTheQueuesStory(t *testing.T) {
 			t.Errorf("the violation does not tell %q:\n%s", want, got)
 		}
 	}
-	for _, unwanted := range []string{"other", "queue.active"} {
+	for _, unwanted := range []string{"other", string(event.QueueActive)} {
 		if strings.Contains(got, unwanted) {
 			t.Errorf("the violation tells %q, outside its queue or window:\n%s", unwanted, got)
 		}

@@ -228,11 +228,7 @@ func oneLyingDisk(sc *Scenario) {
 		return
 	}
 	if sc.Seed%2 == 0 && sc.Workload != nil && len(sc.Workload.Queues) > 0 {
-		ids := make([]node.NodeID, sc.Nodes)
-		for i := range ids {
-			ids[i] = node.NodeID(i + 1)
-		}
-		liar = int(node.Placement{Nodes: ids, Replicas: 3}.Owner(sc.Workload.Queues[0].Name)) - 1
+		liar = int(node.Placement{Nodes: NodeIDs(sc.Nodes), Replicas: 3}.Owner(sc.Workload.Queues[0].Name)) - 1
 	}
 	for i, f := range sc.Faults {
 		if f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect {

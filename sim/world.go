@@ -158,10 +158,7 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	w.netRng = newStream(sc.Seed, streamNetwork)
 	w.net = netsim.New(w.netRng, sc.Swarm.Net)
 	clock := newStream(sc.Seed, streamClock)
-	ids := make([]node.NodeID, sc.Nodes)
-	for i := range ids {
-		ids[i] = node.NodeID(i + 1)
-	}
+	ids := NodeIDs(sc.Nodes)
 	for i := range sc.Nodes {
 		p := &process{w: w, index: i, id: ids[i], peers: ids}
 		p.disk = NewDisk(newStream(sc.Seed, streamDisk, uint64(i)), sc.Swarm.Disk)
@@ -302,7 +299,17 @@ func (w *World) startLiveness() {
 	w.sys.LivenessStart(w)
 }
 
-// Node IDs of every process, in order.
+// NodeIDs are the IDs the simulator gives a cluster of n nodes: 1 to n,
+// node i (0-based) having ID i+1.
+func NodeIDs(n int) []node.NodeID {
+	ids := make([]node.NodeID, n)
+	for i := range ids {
+		ids[i] = node.NodeID(i + 1)
+	}
+	return ids
+}
+
+// NodeIDs lists the ID of every process, in order.
 func (w *World) NodeIDs() []node.NodeID {
 	ids := make([]node.NodeID, len(w.procs))
 	for i, p := range w.procs {

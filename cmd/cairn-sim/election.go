@@ -14,7 +14,7 @@ import (
 
 	"github.com/cairnmq/cairn/latency"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/props"
+	"github.com/cairnmq/cairn/trials"
 )
 
 // cmdElectionReport measures metadata elections after a leader crash, per
@@ -35,11 +35,11 @@ func cmdElectionReport(args []string, stdout, stderr io.Writer) (int, error) {
 		name string
 		mode uint8
 	}{{"heartbeat", node.DetectHeartbeat}, {"eager", node.DetectEager}} {
-		trials := electionTrials(r, mode.mode, *workers)
+		measured := electionTrials(r, mode.mode, *workers)
 		var lat []time.Duration
 		var unelected []string
 		failed, suspicions, falses, broken := 0, 0, 0, 0
-		for _, t := range trials {
+		for _, t := range measured {
 			switch {
 			case len(t.Violations) > 0:
 				broken++
@@ -56,7 +56,7 @@ func cmdElectionReport(args []string, stdout, stderr io.Writer) (int, error) {
 		d := latency.Summarize(lat)
 		fmt.Fprintf(stdout, "%-9s leader loss -> new leader: n=%d median=%v p95=%v max=%v; no leader elected: %d; violations: %d; suspicions %d, false %d\n",
 			mode.name, d.N, d.Median.Round(time.Millisecond), d.P95.Round(time.Millisecond), d.Max.Round(time.Millisecond), failed, broken, suspicions, falses)
-		fmt.Fprintf(stdout, "          slowest: %s\n", slowest(trials, 3))
+		fmt.Fprintf(stdout, "          slowest: %s\n", slowest(measured, 3))
 		if len(unelected) > 0 {
 			fmt.Fprintf(stdout, "          no new leader: seeds %s\n", strings.Join(unelected, ", "))
 		}
@@ -67,8 +67,8 @@ func cmdElectionReport(args []string, stdout, stderr io.Writer) (int, error) {
 	return code, nil
 }
 
-func electionTrials(r seedRange, mode uint8, workers int) []props.ElectionTrial {
-	out := make([]props.ElectionTrial, r.count())
+func electionTrials(r seedRange, mode uint8, workers int) []trials.ElectionTrial {
+	out := make([]trials.ElectionTrial, r.count())
 	var next atomic.Int64
 	var wg conc.WaitGroup
 	for range min(workers, r.count()) {
@@ -78,7 +78,7 @@ func electionTrials(r seedRange, mode uint8, workers int) []props.ElectionTrial 
 				if i >= int64(len(out)) {
 					return
 				}
-				out[i] = props.RunElectionTrial(r.first+uint64(i), mode)
+				out[i] = trials.RunElectionTrial(r.first+uint64(i), mode)
 			}
 		})
 	}
@@ -87,9 +87,9 @@ func electionTrials(r seedRange, mode uint8, workers int) []props.ElectionTrial 
 }
 
 // slowest names the seeds with the longest elections, to replay them.
-func slowest(trials []props.ElectionTrial, n int) string {
-	sorted := slices.Clone(trials)
-	slices.SortFunc(sorted, func(a, b props.ElectionTrial) int { return cmp.Compare(b.Latency, a.Latency) })
+func slowest(measured []trials.ElectionTrial, n int) string {
+	sorted := slices.Clone(measured)
+	slices.SortFunc(sorted, func(a, b trials.ElectionTrial) int { return cmp.Compare(b.Latency, a.Latency) })
 	var parts []string
 	for _, t := range sorted[:min(n, len(sorted))] {
 		parts = append(parts, fmt.Sprintf("seed %d (%v)", t.Seed, t.Latency.Round(time.Millisecond)))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cairnmq/cairn/latency"
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/props"
+	"github.com/cairnmq/cairn/trials"
 )
 
 // cmdFailoverReport kills a queue's owner once per seed, per case, and
@@ -52,17 +52,17 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 	default:
 		return 0, usageError{fmt.Sprintf("--detection %q: want heartbeat or eager", *detection)}
 	}
-	var cases []props.FailoverCase
+	var cases []trials.FailoverCase
 	for _, b := range strings.Split(*backlogs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
 		if err != nil || n < 0 {
 			return 0, usageError{fmt.Sprintf("--backlogs: %q is not a count", b)}
 		}
 		if ownerOnly {
-			cases = append(cases, props.FailoverCase{Backlog: n})
+			cases = append(cases, trials.FailoverCase{Backlog: n})
 		}
 		if withLeader {
-			cases = append(cases, props.FailoverCase{Backlog: n, WithLeader: true})
+			cases = append(cases, trials.FailoverCase{Backlog: n, WithLeader: true})
 		}
 	}
 	code := exitOK
@@ -80,7 +80,7 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 // failoverTrials runs consecutive seeds until n trials measure the case,
 // and returns them with the unrecoverable trials it passed over (those
 // where the kill took two of the queue's replicas).
-func failoverTrials(first uint64, n int, c props.FailoverCase, mode uint8, workers int) (measured, skipped []props.FailoverTrial) {
+func failoverTrials(first uint64, n int, c trials.FailoverCase, mode uint8, workers int) (measured, skipped []trials.FailoverTrial) {
 	for next := first; len(measured) < n; {
 		batch := runTrials(next, n-len(measured), c, mode, workers)
 		next += uint64(len(batch))
@@ -96,8 +96,8 @@ func failoverTrials(first uint64, n int, c props.FailoverCase, mode uint8, worke
 }
 
 // runTrials runs seeds first..first+count-1 in parallel, in seed order.
-func runTrials(first uint64, count int, c props.FailoverCase, mode uint8, workers int) []props.FailoverTrial {
-	out := make([]props.FailoverTrial, count)
+func runTrials(first uint64, count int, c trials.FailoverCase, mode uint8, workers int) []trials.FailoverTrial {
+	out := make([]trials.FailoverTrial, count)
 	var next atomic.Int64
 	var wg conc.WaitGroup
 	for range min(workers, count) {
@@ -107,7 +107,7 @@ func runTrials(first uint64, count int, c props.FailoverCase, mode uint8, worker
 				if i >= int64(len(out)) {
 					return
 				}
-				out[i] = props.RunFailoverTrial(first+uint64(i), c, mode)
+				out[i] = trials.RunFailoverTrial(first+uint64(i), c, mode)
 			}
 		})
 	}
@@ -116,7 +116,7 @@ func runTrials(first uint64, count int, c props.FailoverCase, mode uint8, worker
 }
 
 // reportCase prints one case and reports whether a trial broke a promise.
-func reportCase(w io.Writer, c props.FailoverCase, trials, skipped []props.FailoverTrial) bool {
+func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.FailoverTrial) bool {
 	var sus, act, del, pub []time.Duration
 	failed, extra, replacements, led, broken := 0, 0, 0, 0, false
 	for _, t := range skipped {
@@ -125,7 +125,7 @@ func reportCase(w io.Writer, c props.FailoverCase, trials, skipped []props.Failo
 			fmt.Fprintf(w, "  seed %d broke a promise: %s\n", t.Seed, t.Violations[0])
 		}
 	}
-	for _, t := range trials {
+	for _, t := range measured {
 		if len(t.Violations) > 0 {
 			broken = true
 			fmt.Fprintf(w, "  seed %d broke a promise: %s\n", t.Seed, t.Violations[0])

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/cairnmq/cairn/props"
+	"github.com/cairnmq/cairn/shrink"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -35,7 +35,7 @@ func cmdShrink(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	res, failed := props.Shrink(sc, *maxRuns)
+	res, failed := shrink.Scenario(sc, *maxRuns)
 	if !failed {
 		fmt.Fprintln(stdout, "the scenario passes: nothing to shrink")
 		return exitOK, nil

@@ -1,4 +1,8 @@
-package props
+// Package trials measures the simulator's recoveries: one failover or one
+// metadata election per seed, timed in virtual time from the fault to each
+// instant a user would notice. Every trial is also judged by every
+// checker in props, so a measurement never hides a broken promise.
+package trials
 
 import (
 	"slices"
@@ -7,6 +11,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/props"
 	"github.com/cairnmq/cairn/sim"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -92,7 +97,7 @@ type FailoverTrial struct {
 // RunFailoverTrial runs and measures one trial.
 func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	sc := FailoverScenario(seed, c, mode)
-	rep := RunQueue(sc, nil)
+	rep := props.RunQueue(sc, nil)
 	t := FailoverTrial{Seed: seed, Failovers: rep.Stats.Failovers}
 	for _, v := range rep.Violations {
 		if v.Kind == sim.Safety {
@@ -101,7 +106,7 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	}
 	var owner node.NodeID
 	killed := 0
-	replicas := node.Placement{Nodes: nodeIDs(sc.Nodes), Replicas: 3}.ReplicaSet("bench")
+	replicas := node.Placement{Nodes: sim.NodeIDs(sc.Nodes), Replicas: 3}.ReplicaSet("bench")
 	for _, cr := range rep.History.Crashed {
 		if cr.At != failoverKillAt {
 			continue
@@ -165,13 +170,4 @@ func leaderAt(events []sim.NodeEvent, at time.Duration) node.NodeID {
 		}
 	}
 	return leader
-}
-
-// nodeIDs lists the IDs of an n-node cluster, as the simulator numbers them.
-func nodeIDs(n int) []node.NodeID {
-	ids := make([]node.NodeID, n)
-	for i := range ids {
-		ids[i] = node.NodeID(i + 1)
-	}
-	return ids
 }

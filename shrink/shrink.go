@@ -1,13 +1,18 @@
-package props
+// Package shrink minimizes a failing scenario: it drops faults, then
+// shortens and simplifies what is left, keeping each step only while the
+// run still fails with the same checker, so a counterexample ends up as
+// small as its cause.
+package shrink
 
 import (
 	"slices"
 
+	"github.com/cairnmq/cairn/props"
 	"github.com/cairnmq/cairn/sim"
 )
 
-// ShrinkResult is a minimized failing scenario.
-type ShrinkResult struct {
+// Result is a minimized failing scenario.
+type Result struct {
 	Scenario sim.Scenario
 	// Checker is the checker the original failure and the minimized one
 	// share.
@@ -18,17 +23,17 @@ type ShrinkResult struct {
 	Violation sim.Violation
 }
 
-// Shrink minimizes a failing scenario while the same checker keeps
+// Scenario minimizes a failing scenario while the same checker keeps
 // failing: it deletes faults (halves, then quarters, down to single
 // faults, as delta debugging does), then simplifies the workload and
 // turns the noise down, one step at a time, keeping each step only if the
 // failure survives. The result is a local minimum: no single step of
 // those kinds can be taken from it. ok is false when the scenario does
 // not fail to begin with. Runs are bounded by maxRuns.
-func Shrink(sc sim.Scenario, maxRuns int) (res ShrinkResult, ok bool) {
-	first := RunQueue(sc, nil)
+func Scenario(sc sim.Scenario, maxRuns int) (res Result, ok bool) {
+	first := props.RunQueue(sc, nil)
 	if !first.Failed() {
-		return ShrinkResult{Runs: 1}, false
+		return Result{Runs: 1}, false
 	}
 	s := &shrinker{checker: first.Violations[0].Checker, runs: 1, maxRuns: maxRuns, best: sc, violation: first.Violations[0]}
 	for changed := true; changed && s.runs < s.maxRuns; {
@@ -37,7 +42,7 @@ func Shrink(sc sim.Scenario, maxRuns int) (res ShrinkResult, ok bool) {
 			changed = s.try(step) || changed
 		}
 	}
-	return ShrinkResult{Scenario: s.best, Checker: s.checker, Runs: s.runs, Violation: s.violation}, true
+	return Result{Scenario: s.best, Checker: s.checker, Runs: s.runs, Violation: s.violation}, true
 }
 
 // shrinker holds the smallest failing scenario found so far.
@@ -54,7 +59,7 @@ func (s *shrinker) fails(sc sim.Scenario) bool {
 		return false
 	}
 	s.runs++
-	for _, v := range RunQueue(sc, nil).Violations {
+	for _, v := range props.RunQueue(sc, nil).Violations {
 		if v.Checker == s.checker {
 			s.best, s.violation = sc, v
 			return true

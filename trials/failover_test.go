@@ -1,4 +1,4 @@
-package props
+package trials
 
 import (
 	"testing"

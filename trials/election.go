@@ -1,9 +1,10 @@
-package props
+package trials
 
 import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/props"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -40,7 +41,7 @@ func ElectionScenario(seed uint64, mode uint8) sim.Scenario {
 // RunElectionTrial runs the election scenario of seed and measures it.
 func RunElectionTrial(seed uint64, mode uint8) ElectionTrial {
 	sc := ElectionScenario(seed, mode)
-	rep := RunQueue(sc, nil)
+	rep := props.RunQueue(sc, nil)
 	t := ElectionTrial{Seed: seed, Violations: rep.Violations}
 	crash := sc.Faults[0].At
 	var term uint64
