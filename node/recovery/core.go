@@ -489,7 +489,14 @@ func (c *Core) onTick(f Facts) []Action {
 			return nil
 		}
 		if c.sealed(f) && c.has(c.cfg.Self) {
-			return c.choose(f)
+			acts := c.choose(f)
+			if c.unsupported && c.stage == StageSeal {
+				// The witnesses so far lack what is known confirmed. A
+				// replica whose seal or answer was lost may hold it: ask
+				// again, or the attempt waits on a message that is gone.
+				acts = append(acts, c.sendSeals()...)
+			}
+			return acts
 		}
 		return c.sendSeals()
 	case StageFetch:
