@@ -113,13 +113,14 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 	}
 	p := c.w.procs[idx]
 	frame := wire.Encode(nil, m)
+	desc := wire.Describe(m)
 	if p.state == stateDown {
-		c.tracef("send to=%s %s: node down", p.id, wire.Describe(m))
+		c.tracef("send to=%s %s: node down", p.id, desc)
 		c.w.refuseClient(c, p)
 		return
 	}
 	arrivals := c.w.net.Route(c.w.now, c.addr, netsim.Addr(p.id), len(frame))
-	c.tracef("send to=%s %s copies=%d", p.id, wire.Describe(m), len(arrivals))
+	c.tracef("send to=%s %s copies=%d", p.id, desc, len(arrivals))
 	inc := p.inc
 	for _, at := range arrivals {
 		c.w.schedule(at, idx, inc, func() {
@@ -128,15 +129,16 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 				panic(fmt.Sprintf("sim: a client frame does not decode: %v", err))
 			}
 			id := c.w.connFor(c, p)
-			p.tracef("client conn=%d from=%s %s", id, c.who(), wire.Describe(m))
+			p.tracef("client conn=%d from=%s %s", id, c.who(), desc)
 			p.handler.OnClient(id, m)
 		})
 	}
 }
 
-// receive hands a node's message to the core.
-func (c *clientProc) receive(from node.NodeID, m wire.Message, sent Stamp) {
-	c.tracef("recv from=%s %s", from, wire.Describe(m))
+// receive hands a node's message to the core; desc is how the node's
+// trace line described it.
+func (c *clientProc) receive(from node.NodeID, m wire.Message, sent Stamp, desc string) {
+	c.tracef("recv from=%s %s", from, desc)
 	c.replied = sent
 	c.core.OnMessage(c.now(), uint32(from), m)
 	c.flush()

@@ -192,26 +192,31 @@ func (p *process) Send(to node.NodeID, m wire.Message) {
 		panic(fmt.Sprintf("sim: %s sent %s to invalid peer %d", p.id, m.Kind(), to))
 	}
 	frame := wire.Encode(nil, m)
+	// Described once: the decoded copy on arrival reads the same, and
+	// describing is most of what tracing a message costs.
+	desc := wire.Describe(m)
 	dest := p.w.procs[idx]
 	if dest.state == stateDown {
-		p.tracef("send to=%s %s: peer down", to, wire.Describe(m))
+		p.tracef("send to=%s %s: peer down", to, desc)
 		p.notifyReset(dest, p.w.net.RoundTrip(netsim.Addr(p.id), netsim.Addr(to)))
 		return
 	}
 	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), netsim.Addr(to), len(frame))
-	p.tracef("send to=%s %s copies=%d", to, wire.Describe(m), len(arrivals))
+	p.tracef("send to=%s %s copies=%d", to, desc, len(arrivals))
 	for _, at := range arrivals {
 		from := p.id
-		p.w.schedule(at, idx, dest.inc, func() { dest.deliver(from, frame) })
+		p.w.schedule(at, idx, dest.inc, func() { dest.deliver(from, frame, desc) })
 	}
 }
 
-func (p *process) deliver(from node.NodeID, frame []byte) {
+// deliver decodes a peer's frame and hands it to the node; desc is how
+// the sender's trace line described it.
+func (p *process) deliver(from node.NodeID, frame []byte, desc string) {
 	m, err := wire.Decode(frame)
 	if err != nil {
 		panic(fmt.Sprintf("sim: a frame from %s does not decode: %v", from, err))
 	}
-	p.tracef("recv from=%s %s", from, wire.Describe(m))
+	p.tracef("recv from=%s %s", from, desc)
 	p.handler.OnMessage(from, m)
 }
 
@@ -233,7 +238,8 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 		})
 	}
 	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), c.addr, len(frame))
-	p.tracef("reply conn=%d to=%s %s copies=%d", id, c.who(), wire.Describe(m), len(arrivals))
+	desc := wire.Describe(m)
+	p.tracef("reply conn=%d to=%s %s copies=%d", id, c.who(), desc, len(arrivals))
 	from := p.id
 	for _, at := range arrivals {
 		p.w.schedule(at, -1, 0, func() {
@@ -241,7 +247,7 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 			if err != nil {
 				panic(fmt.Sprintf("sim: a reply frame does not decode: %v", err))
 			}
-			c.receive(from, m, stamp)
+			c.receive(from, m, stamp, desc)
 		})
 	}
 }

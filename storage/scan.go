@@ -11,6 +11,9 @@ import (
 // buffer grows beyond it only to hold a single frame larger than a chunk.
 const scanChunkSize = 256 << 10
 
+// minScanChunk is the smallest buffer a scan starts with.
+const minScanChunk = 4 << 10
+
 // fileScanner reads a file sequentially through a bounded window.
 type fileScanner struct {
 	f     vfs.File
@@ -18,10 +21,17 @@ type fileScanner struct {
 	buf   []byte
 	pos   int // read position within buf
 	eof   bool
+	// chunk is how much one read asks for, unless a frame needs more.
+	chunk int
 }
 
-func newFileScanner(f vfs.File, from int64) *fileScanner {
-	return &fileScanner{f: f, start: from, buf: make([]byte, 0, scanChunkSize)}
+func newFileScanner(f vfs.File, from, size int64) *fileScanner {
+	// A file smaller than a chunk is read whole into a buffer of its own
+	// size (plus the byte that finds the end in the same read): small
+	// segments, as the simulator uses, would otherwise allocate and clear
+	// a whole chunk at every scan.
+	chunk := int(min(max(size-from+1, minScanChunk), scanChunkSize))
+	return &fileScanner{f: f, start: from, chunk: chunk, buf: make([]byte, 0, chunk)}
 }
 
 // offset is the file offset of the read position.
@@ -47,7 +57,7 @@ func (s *fileScanner) fill(want int) error {
 		s.buf = s.buf[:len(s.buf)-s.pos]
 		s.pos = 0
 	}
-	need := max(want, scanChunkSize)
+	need := max(want, s.chunk)
 	if cap(s.buf) < need {
 		grown := make([]byte, len(s.buf), need)
 		copy(grown, s.buf)
@@ -94,7 +104,7 @@ func scanSegment(fs vfs.FS, path string, h segmentHeader, limit int64, maxRecord
 	}
 	seg := &segment{header: h, path: path, size: segmentHeaderSize, endDigest: h.prevDigest}
 	res := scanResult{seg: seg, badAt: -1, fileSize: info.Size(), maxSynced: segmentHeaderSize}
-	sc := newFileScanner(f, segmentHeaderSize)
+	sc := newFileScanner(f, segmentHeaderSize, info.Size())
 	expect := h.firstIndex
 	for {
 		off := sc.offset()
