@@ -32,7 +32,14 @@ type Options struct {
 	// RequestTimeout bounds one attempt of a request; an attempt that
 	// times out is ambiguous and may be retried. Default 5s.
 	RequestTimeout time.Duration
-	// MaxAttempts bounds the attempts of one operation. Default 6.
+	// RetryFor bounds how long one operation keeps retrying, from its
+	// first attempt, before it gives up (with its outcome unknown if any
+	// attempt may have been acted on). The default, 10s, is several times
+	// longer than a failover takes, so an operation rides through one:
+	// it is redirected to the new owner and sees only latency.
+	RetryFor time.Duration
+	// MaxAttempts also bounds the attempts of one operation, when set.
+	// Default: no bound but RetryFor.
 	MaxAttempts int
 	// RetryBackoff is the base of the jittered exponential backoff
 	// between attempts; MaxBackoff caps it. Defaults 50ms and 2s.
@@ -55,8 +62,11 @@ func (o *Options) fill() error {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 5 * time.Second
 	}
-	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 6
+	if o.RetryFor <= 0 {
+		o.RetryFor = 10 * time.Second
+	}
+	if o.MaxAttempts < 0 {
+		o.MaxAttempts = 0
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 50 * time.Millisecond

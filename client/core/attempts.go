@@ -19,6 +19,9 @@ func (c *Client) send(now time.Time, op *operation) {
 	if op.phase != phaseNew && op.phase != phaseBackoff && op.phase != phaseResolved {
 		panic(fmt.Sprintf("core: sending op %d while in phase %s", op.id, op.phase))
 	}
+	if op.began.IsZero() {
+		op.began = now
+	}
 	if op.kind == OpSubscribe {
 		// A subscription is bound to the connection that made it, so an
 		// earlier subscribe attempt's reply says nothing useful once a new
@@ -134,7 +137,7 @@ func (c *Client) redirect(now time.Time, op *operation, from, owner uint32) {
 		c.retryLater(now, op)
 		return
 	}
-	if !op.silent && op.attempts >= c.cfg.MaxAttempts {
+	if c.exhausted(now, op) {
 		c.giveUp(now, op)
 		return
 	}
@@ -145,7 +148,7 @@ func (c *Client) redirect(now time.Time, op *operation, from, owner uint32) {
 // retryLater schedules another attempt after a backoff, unless op has used
 // all its attempts.
 func (c *Client) retryLater(now time.Time, op *operation) {
-	if !op.silent && op.attempts >= c.cfg.MaxAttempts {
+	if c.exhausted(now, op) {
 		c.giveUp(now, op)
 		return
 	}
@@ -153,6 +156,20 @@ func (c *Client) retryLater(now time.Time, op *operation) {
 	op.due = now.Add(c.backoff(op.backoffs))
 	op.backoffs++
 	op.quick = 0
+}
+
+// exhausted reports whether op may not be tried again: it used
+// MaxAttempts attempts, or RetryFor has passed since its first attempt.
+// A silent operation (the client's own re-subscription) is never
+// exhausted.
+func (c *Client) exhausted(now time.Time, op *operation) bool {
+	if op.silent {
+		return false
+	}
+	if c.cfg.MaxAttempts > 0 && op.attempts >= c.cfg.MaxAttempts {
+		return true
+	}
+	return c.cfg.RetryFor > 0 && !now.Before(op.began.Add(c.cfg.RetryFor))
 }
 
 // backoff returns the wait before retry number k (from zero): the base

@@ -31,9 +31,16 @@ type Config struct {
 	Producer       uint64        // this client's identity; MessageID.Producer of its publishes (must be non-zero)
 	Nodes          []uint32      // discovery/fallback addresses: nodes to try when no owner is known
 	RequestTimeout time.Duration // an unanswered attempt becomes ambiguous after this
-	MaxAttempts    int           // attempts per operation before giving up
-	RetryBackoff   time.Duration // base backoff before retrying after an unavailable or ambiguous attempt
-	MaxBackoff     time.Duration // cap on one backoff; zero means max(DefaultMaxBackoff, RetryBackoff)
+	MaxAttempts    int           // attempts per operation before giving up; zero for no bound but RetryFor
+	// RetryFor bounds how long an operation keeps retrying, from its first
+	// attempt: once it has passed, the operation gives up at its next
+	// retry decision (an attempt in flight still has its RequestTimeout).
+	// Zero means MaxAttempts alone bounds it. A deadline, unlike a count,
+	// lets an operation ride through a failover however many quick
+	// refusals it meets on the way.
+	RetryFor     time.Duration
+	RetryBackoff time.Duration // base backoff before retrying after an unavailable or ambiguous attempt
+	MaxBackoff   time.Duration // cap on one backoff; zero means max(DefaultMaxBackoff, RetryBackoff)
 	// SubscriptionRefresh is how often an established subscription is
 	// confirmed with the node holding it; zero means
 	// DefaultSubscriptionRefresh. It bounds how long a subscription the
@@ -66,8 +73,8 @@ func (cfg Config) validate() {
 	if cfg.RequestTimeout <= 0 {
 		panic(fmt.Sprintf("core: Config.RequestTimeout must be positive, got %v", cfg.RequestTimeout))
 	}
-	if cfg.MaxAttempts < 1 {
-		panic(fmt.Sprintf("core: Config.MaxAttempts must be at least 1, got %d", cfg.MaxAttempts))
+	if cfg.MaxAttempts < 0 || cfg.RetryFor < 0 || (cfg.MaxAttempts == 0 && cfg.RetryFor == 0) {
+		panic(fmt.Sprintf("core: Config.MaxAttempts (%d) and RetryFor (%v) must not be negative, and one must be positive: nothing would bound retries", cfg.MaxAttempts, cfg.RetryFor))
 	}
 	if cfg.RetryBackoff <= 0 {
 		panic(fmt.Sprintf("core: Config.RetryBackoff must be positive, got %v", cfg.RetryBackoff))

@@ -60,8 +60,9 @@ type operation struct {
 	hint     uint32    // a node named by a redirect, tried next
 	sent     []uint64  // the ReqIDs registered in Client.attempts for this op
 	attempts int
-	backoffs int // backoffs taken so far; the exponent of the next one
-	quick    int // redirects followed at once since the last backoff
+	began    time.Time // when the first attempt was sent; RetryFor counts from it
+	backoffs int       // backoffs taken so far; the exponent of the next one
+	quick    int       // redirects followed at once since the last backoff
 
 	// ambiguous records that some attempt may have been acted on: it got
 	// no reply, its connection broke, or its reply admitted that the work

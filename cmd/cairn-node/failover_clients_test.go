@@ -141,12 +141,15 @@ func (col *collector) waitAll(t *testing.T, want []client.MessageID, timeout tim
 }
 
 // probe publishes one message from a fresh client, retrying until it is
-// confirmed, and records when it was.
+// confirmed, and records when it was and how many publishes failed
+// first. The client keeps its default retry deadline, so one publish
+// should ride through the failover.
 type probe struct {
-	done chan struct{}
-	id   client.MessageID
-	at   time.Time
-	err  error
+	done     chan struct{}
+	id       client.MessageID
+	at       time.Time
+	err      error
+	failures int
 }
 
 func startProbe(ctx context.Context, addrs []string, queue string) *probe {
@@ -167,6 +170,7 @@ func startProbe(ctx context.Context, addrs []string, queue string) *probe {
 				return
 			}
 			p.err = err
+			p.failures++
 		}
 	}()
 	return p

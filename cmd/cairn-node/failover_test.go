@@ -79,6 +79,9 @@ func killOwnerAndMeasure(t *testing.T, ctx context.Context, pc *procCluster, con
 	probe := startProbe(ctx, pc.clientAddrs(), failoverQueue)
 	newOwner, view, seen := pc.waitOwnerAbove(ctx, failoverQueue, oldView.Epoch, survivors, serviceBound)
 	probeID, published := probe.wait(t, kill.Add(serviceBound))
+	if probe.failures > 0 {
+		t.Errorf("a publish sent during the failover failed %d times before one succeeded (last: %v); within the client's retry deadline it should only wait", probe.failures, probe.err)
+	}
 	delivered := sub.waitFirst(t, kill.Add(serviceBound))
 
 	suspect := firstLogged(t, survivors, event.DetectSuspect, kill, event.KeyNode, strconv.Itoa(old.id))

@@ -105,7 +105,10 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // dial connects to the cluster with the connection flags.
 func (c *conn) dial(ctx context.Context) (*client.Client, error) {
-	opts := client.Options{Admin: c.isAdmin()}
+	// An operation retries for as long as the command may take, so a
+	// publish sent during a failover waits for the new owner rather than
+	// giving up early; --timeout bounds the whole command.
+	opts := client.Options{Admin: c.isAdmin(), RetryFor: c.timeout}
 	if c.usesTLS() {
 		t, err := clientTLS(c.ca, c.cert, c.key)
 		if err != nil {
