@@ -58,7 +58,7 @@ type Subscription struct {
 // Subscribe subscribes to queue and calls handler for every delivery on a
 // goroutine of its own, until ctx ends, Stop is called or the client
 // closes. It returns once the subscription stands, or once the client has
-// used up its attempts without an answer it can count on (during a
+// retried for Options.RetryFor without an answer it can count on (during a
 // failover, say), in which case the client keeps establishing it in the
 // background. So during an outage it can block for a while: call it from
 // a goroutine of its own, or with a ctx that bounds the wait, if that
