@@ -47,6 +47,14 @@ type conn struct {
 	nodeInc uint64
 }
 
+// clientRetryFor is the retry deadline of the clients that retry until a
+// deadline (every other one): a few simulated failovers long, and well
+// inside a run's liveness phase.
+const clientRetryFor = 3 * time.Second
+
+// newClient builds workload client i. Even clients bound their retries by
+// a deadline and odd ones by a count, so a run with two or more clients
+// exercises both rules.
 func (w *World) newClient(i int, wl *Workload) *clientProc {
 	nodes := make([]uint32, len(w.procs))
 	for j, p := range w.procs {
@@ -58,10 +66,20 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 		producer: i < wl.Producers, consumer: i >= wl.Producers,
 		ops: make(map[core.OpID]int), subscribed: make(map[string]bool),
 	}
-	c.core = core.New(core.Config{
+	cfg := core.Config{
 		Producer: uint64(i + 1), Nodes: nodes, RequestTimeout: wl.RequestTimeout,
-		MaxAttempts: 4, RetryBackoff: 20 * time.Millisecond, MaxBackoff: 250 * time.Millisecond,
-	}, newStream(w.sc.Seed, streamWorkload, uint64(i), 1))
+		RetryBackoff: 20 * time.Millisecond, MaxBackoff: 250 * time.Millisecond,
+	}
+	if i%2 == 0 {
+		// Retry until a deadline, as the Go client and the CLI do by
+		// default: long enough to ride through a failover.
+		cfg.RetryFor = clientRetryFor
+	} else {
+		// Retry a fixed number of times, as a client configured with
+		// MaxAttempts does: its operations end unknown more often.
+		cfg.MaxAttempts = 4
+	}
+	c.core = core.New(cfg, newStream(w.sc.Seed, streamWorkload, uint64(i), 1))
 	return c
 }
 
