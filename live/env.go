@@ -1,7 +1,6 @@
 package live
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -104,9 +103,7 @@ func (e *env) Boundary(string) {}
 func (e *env) Emit(ev event.Event) {
 	e.r.m.events.WithLabelValues(string(ev.Name)).Inc()
 	e.r.board.apply(ev)
-	if e.r.log.Enabled(context.Background(), slog.LevelDebug) {
-		e.r.log.LogAttrs(context.Background(), slog.LevelDebug, string(ev.Name), ev.Attrs...)
-	}
+	e.r.events.emit(time.Now(), ev)
 }
 
 // Halt implements node.Env: the process exits with status 1 and restarts

@@ -67,6 +67,8 @@ type Runtime struct {
 	clientGate, peerGate *preAuthGate
 	budget               *connBudget
 	refusals             *logLimiter
+	// events writes node events to the log at their level.
+	events *eventLogger
 
 	clientLn, peerLn, httpLn net.Listener
 	httpSrv                  *http.Server
@@ -119,6 +121,7 @@ func New(cfg Config) (*Runtime, error) {
 	r.peerGate = newPreAuthGate(lim.MaxPreAuthConns, lim.MaxPreAuthPerSource)
 	r.budget = &connBudget{max: int64(lim.MaxConns)}
 	r.refusals = newLogLimiter(refusalLogBurst, refusalLogEvery)
+	r.events = newEventLogger(r.log)
 	for _, mem := range cfg.Members {
 		r.nodes = append(r.nodes, session.NodeInfo{ID: uint32(mem.ID), ClientAddr: mem.ClientAddr, HTTPAddr: mem.HTTPAddr})
 		if mem.ID != nc.ID {

@@ -1,0 +1,48 @@
+package live
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+)
+
+// At the default level an operator's log tells the story of a failover
+// and nothing of routine traffic, and a warning that repeats every tick
+// costs a few lines, then says how many it left out.
+func TestEventLevels(t *testing.T) {
+	var buf bytes.Buffer
+	l := newEventLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	now := time.Unix(1000, 0)
+	l.emit(now, event.NewQueueDeliver("orders", "p1.1", 3))
+	l.emit(now, event.NewRecoveryDone(event.Recovery{Queue: "orders", Epoch: 2, Took: 40 * time.Millisecond, Attempt: 1}))
+	refused := event.NewQueueRefusedTruncation("orders", 3, 2, errors.New("refusing to drop a confirmed record"))
+	for range warnBurst + 3 {
+		l.emit(now, refused)
+	}
+	l.emit(now.Add(warnEvery), refused)
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if strings.Contains(buf.String(), string(event.QueueDeliver)) {
+		t.Errorf("a delivery was logged at info:\n%s", buf.String())
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "level=INFO msg="+string(event.RecoveryDone)) || !strings.Contains(lines[0], "q=orders") {
+		t.Fatalf("first line %q, want the recovery at info with its queue", lines[0])
+	}
+	warnings := lines[1:]
+	if len(warnings) != warnBurst+1 {
+		t.Fatalf("%d warning lines for %d refusals, want %d:\n%s", len(warnings), warnBurst+4, warnBurst+1, buf.String())
+	}
+	for _, w := range warnings {
+		if !strings.Contains(w, "level=WARN msg="+string(event.QueueRefusedTruncation)) {
+			t.Errorf("warning line %q", w)
+		}
+	}
+	if last := warnings[len(warnings)-1]; !strings.Contains(last, "suppressed=3") {
+		t.Errorf("the line after the burst does not count the 3 left out: %q", last)
+	}
+}
