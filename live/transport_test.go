@@ -301,19 +301,28 @@ func TestDrainStopsPromptly(t *testing.T) {
 	}
 }
 
-// TestPanicStopsTheProcess checks that a panic on any runtime goroutine
-// exits with status 2 and stops serving.
-func TestPanicStopsTheProcess(t *testing.T) {
+// runExiting starts a single node whose Exit reports its status on the
+// returned channel instead of leaving the test, and returns it with the
+// channel Run's result arrives on.
+func runExiting(t *testing.T) (rt *Runtime, codes chan int, done chan error) {
+	t.Helper()
 	cfg := singleConfig(t)
-	codes := make(chan int, 4)
+	codes = make(chan int, 4)
 	cfg.Exit = func(code int) { codes <- code }
 	cfg.Logger = discardLogger()
 	rt, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
+	done = make(chan error, 1)
 	go func() { done <- rt.Run(context.Background()) }()
+	return rt, codes, done
+}
+
+// TestPanicStopsTheProcess checks that a panic on any runtime goroutine
+// exits with status 2 and stops serving.
+func TestPanicStopsTheProcess(t *testing.T) {
+	rt, codes, done := runExiting(t)
 	rt.post(func() { panic("boom") })
 	select {
 	case code := <-codes:
@@ -336,16 +345,7 @@ func TestPanicStopsTheProcess(t *testing.T) {
 // TestHaltExitsNonZero checks Env.Halt: status 1, and the node's
 // goroutine stops.
 func TestHaltExitsNonZero(t *testing.T) {
-	cfg := singleConfig(t)
-	codes := make(chan int, 4)
-	cfg.Exit = func(code int) { codes <- code }
-	cfg.Logger = discardLogger()
-	rt, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- rt.Run(context.Background()) }()
+	rt, codes, done := runExiting(t)
 	rt.post(func() { rt.env.Halt("test says so") })
 	if code := <-codes; code != 1 {
 		t.Fatalf("exit status %d, want 1", code)
