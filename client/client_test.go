@@ -93,6 +93,20 @@ func (f *fakeNode) handle(nc net.Conn, infos []session.NodeInfo) {
 
 func (f *fakeNode) addr() string { return f.ln.Addr().String() }
 
+// dialTest dials addrs with the test options under a 10 s bound; the
+// client is closed when the test ends.
+func dialTest(t *testing.T, addrs ...string) (context.Context, *Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	c, err := Dial(ctx, testOptions(), addrs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return ctx, c
+}
+
 func reqID(m wire.Message) uint64 {
 	switch m := m.(type) {
 	case *wire.Publish:
@@ -112,15 +126,9 @@ func testOptions() Options {
 // request timeout; the outcome is unknown, never failed.
 func TestEOFMakesPendingRequestsAmbiguousAtOnce(t *testing.T) {
 	nodes := fakeCluster(t, 1, func(uint32, wire.Message) wire.Message { return nil })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, testOptions(), nodes[0].addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialTest(t, nodes[0].addr())
 	began := time.Now()
-	_, err = c.Publish(ctx, "q", []byte("x"))
+	_, err := c.Publish(ctx, "q", []byte("x"))
 	if !errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("publish over a connection that closed: %v, want ErrUnknownOutcome", err)
 	}
@@ -139,13 +147,7 @@ func TestRedirectFollowsNodeIDs(t *testing.T) {
 		}
 		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK, Index: 7}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, testOptions(), nodes[0].addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialTest(t, nodes[0].addr())
 	if got := len(c.Nodes()); got != 3 {
 		t.Fatalf("learned %d nodes, want 3", got)
 	}
@@ -170,13 +172,7 @@ func TestDialFallsBackToLaterAddresses(t *testing.T) {
 	}
 	deadAddr := dead.Addr().String()
 	dead.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, testOptions(), deadAddr, nodes[0].addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialTest(t, deadAddr, nodes[0].addr())
 	if err := c.CreateQueue(ctx, "q", PolicyAll); err != nil {
 		t.Fatal(err)
 	}
@@ -188,14 +184,8 @@ func TestDefiniteFailureIsTyped(t *testing.T) {
 	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
 		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusNoQueue}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, testOptions(), nodes[0].addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.Publish(ctx, "q", []byte("x"))
+	ctx, c := dialTest(t, nodes[0].addr())
+	_, err := c.Publish(ctx, "q", []byte("x"))
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != StatusNoQueue || errors.Is(err, ErrUnknownOutcome) {
 		t.Fatalf("publish: %v, want a StatusError with no-queue", err)
@@ -210,12 +200,7 @@ func TestCloseEndsPendingOperations(t *testing.T) {
 		return nil
 	})
 	defer close(block)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, testOptions(), nodes[0].addr())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := dialTest(t, nodes[0].addr())
 	p := c.PublishAsync(ctx, "q", []byte("x"))
 	time.Sleep(50 * time.Millisecond)
 	c.Close()
@@ -234,13 +219,7 @@ func TestLocalRefusalsSayWhy(t *testing.T) {
 	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
 		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := Dial(ctx, testOptions(), nodes[0].addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialTest(t, nodes[0].addr())
 	long := strings.Repeat("q", wire.MaxQueueNameLen+1)
 	publish := func(queue string, payload []byte, opts ...PublishOption) func() error {
 		return func() error { _, err := c.Publish(ctx, queue, payload, opts...); return err }

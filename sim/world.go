@@ -310,13 +310,7 @@ func NodeIDs(n int) []node.NodeID {
 }
 
 // NodeIDs lists the ID of every process, in order.
-func (w *World) NodeIDs() []node.NodeID {
-	ids := make([]node.NodeID, len(w.procs))
-	for i, p := range w.procs {
-		ids[i] = p.id
-	}
-	return ids
-}
+func (w *World) NodeIDs() []node.NodeID { return NodeIDs(len(w.procs)) }
 
 func (w *World) addrs() []netsim.Addr {
 	out := make([]netsim.Addr, len(w.procs))
