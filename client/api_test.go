@@ -177,3 +177,20 @@ func embeddedExported(e ast.Expr) bool {
 func exportedReceiver(recv *ast.FieldList) bool {
 	return len(recv.List) == 1 && embeddedExported(recv.List[0].Type)
 }
+
+// TestPoliciesRoundTrip checks that every policy the client names
+// converts to the protocol and back by name, so the two lists cannot
+// drift apart.
+func TestPoliciesRoundTrip(t *testing.T) {
+	for _, p := range []Policy{PolicyMajority, PolicyAll, PolicyOwnerOnly} {
+		if _, ok := p.toWire(); !ok {
+			t.Errorf("%d has no protocol value", p)
+		}
+		if got, err := ParsePolicy(p.String()); err != nil || got != p {
+			t.Errorf("ParsePolicy(%q) = %v, %v; want %v", p.String(), got, err, p)
+		}
+	}
+	if _, err := ParsePolicy("most"); err == nil {
+		t.Error("ParsePolicy accepted an unknown name")
+	}
+}

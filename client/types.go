@@ -64,12 +64,16 @@ func (p Policy) String() string {
 
 // ParsePolicy reads a policy by the name String gives it.
 func ParsePolicy(name string) (Policy, error) {
+	w, err := wire.ParsePolicy(name)
+	if err != nil {
+		return 0, err
+	}
 	for _, p := range policies {
-		if p.wire.String() == name {
+		if p.wire == w {
 			return p.policy, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown confirmation policy %q: want majority, all or owner-only", name)
+	return 0, fmt.Errorf("confirmation policy %s has no client counterpart", w)
 }
 
 // toWire is p's protocol value; false for a value no constant names.
