@@ -29,12 +29,13 @@ var eventLevels = map[event.Name]slog.Level{
 	event.MetaFollowerLostLog:    slog.LevelWarn,
 }
 
-// Warnings repeat while their cause lasts (a refused truncation is asked
-// again at every tick): each name may log warnBurst lines at once and one
-// more every warnEvery, and the next line says how many were left out.
+// Some of these repeat while their cause lasts (a refused truncation is
+// asked again at every tick, a recovery that cannot finish is planned
+// again): each name may log logBurst lines at once and one more every
+// logEvery, and the next line says how many were left out.
 const (
-	warnBurst = 5
-	warnEvery = 10 * time.Second
+	logBurst = 5
+	logEvery = 10 * time.Second
 )
 
 // eventLogger writes node events to the node's log at their level.
@@ -45,10 +46,8 @@ type eventLogger struct {
 
 func newEventLogger(log *slog.Logger) *eventLogger {
 	l := &eventLogger{log: log, limits: make(map[event.Name]*logLimiter)}
-	for name, level := range eventLevels {
-		if level >= slog.LevelWarn {
-			l.limits[name] = newLogLimiter(warnBurst, warnEvery)
-		}
+	for name := range eventLevels {
+		l.limits[name] = newLogLimiter(logBurst, logEvery)
 	}
 	return l
 }

@@ -21,10 +21,10 @@ func TestEventLevels(t *testing.T) {
 	l.emit(now, event.NewQueueDeliver("orders", "p1.1", 3))
 	l.emit(now, event.NewRecoveryDone(event.Recovery{Queue: "orders", Epoch: 2, Took: 40 * time.Millisecond, Attempt: 1}))
 	refused := event.NewQueueRefusedTruncation("orders", 3, 2, errors.New("refusing to drop a confirmed record"))
-	for range warnBurst + 3 {
+	for range logBurst + 3 {
 		l.emit(now, refused)
 	}
-	l.emit(now.Add(warnEvery), refused)
+	l.emit(now.Add(logEvery), refused)
 
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if strings.Contains(buf.String(), string(event.QueueDeliver)) {
@@ -34,8 +34,8 @@ func TestEventLevels(t *testing.T) {
 		t.Fatalf("first line %q, want the recovery at info with its queue", lines[0])
 	}
 	warnings := lines[1:]
-	if len(warnings) != warnBurst+1 {
-		t.Fatalf("%d warning lines for %d refusals, want %d:\n%s", len(warnings), warnBurst+4, warnBurst+1, buf.String())
+	if len(warnings) != logBurst+1 {
+		t.Fatalf("%d warning lines for %d refusals, want %d:\n%s", len(warnings), logBurst+4, logBurst+1, buf.String())
 	}
 	for _, w := range warnings {
 		if !strings.Contains(w, "level=WARN msg="+string(event.QueueRefusedTruncation)) {
