@@ -29,6 +29,7 @@ type member struct {
 	id         int
 	clientAddr string
 	httpAddr   string
+	dataDir    string
 	config     string
 	log        string
 	cmd        *exec.Cmd
@@ -65,10 +66,12 @@ func reservePorts(n int) ([]string, error) {
 }
 
 // startCluster writes the configurations of an n-node cluster under dir
-// and starts one process per node. The nodes log at debug level, so that
-// every node event (suspicions, activations) reaches their logs with its
-// wall-clock time.
-func startCluster(bin, dir string, n int) (*cluster, error) {
+// and starts one process per node, logging at logLevel. The failover
+// benchmark asks for debug, so that every node event (suspicions,
+// activations) reaches the logs with its wall-clock time; the soak asks
+// for info, as a production node runs, so that logging at a debug line per
+// message does not weigh on what it measures.
+func startCluster(bin, dir string, n int, logLevel string) (*cluster, error) {
 	addrs, err := reservePorts(3 * n)
 	if err != nil {
 		return nil, err
@@ -81,10 +84,11 @@ func startCluster(bin, dir string, n int) (*cluster, error) {
 	cl := &cluster{dir: dir}
 	for i := range n {
 		m := &member{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
-			config: filepath.Join(dir, fmt.Sprintf("n%d.toml", i+1)),
-			log:    filepath.Join(dir, fmt.Sprintf("n%d.log", i+1))}
-		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nlog_level = \"debug\"\n\n%s",
-			m.id, m.id, benchPeerSecret, benchSecret, peers.String())
+			dataDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), // data_dir is relative to the configuration
+			config:  filepath.Join(dir, fmt.Sprintf("n%d.toml", i+1)),
+			log:     filepath.Join(dir, fmt.Sprintf("n%d.log", i+1))}
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nlog_level = %q\n\n%s",
+			m.id, m.id, benchPeerSecret, benchSecret, logLevel, peers.String())
 		if err := os.WriteFile(m.config, []byte(text), 0o644); err != nil {
 			cl.stop()
 			return nil, err
@@ -131,6 +135,44 @@ func (m *member) kill() {
 	}
 	m.cmd.Process.Signal(syscall.SIGKILL)
 	<-m.exited
+}
+
+// running reports whether m's process is up.
+func (m *member) running() bool {
+	if m.cmd == nil {
+		return false
+	}
+	select {
+	case <-m.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// terminate stops m the way an operator does, with SIGTERM, and waits up
+// to timeout for it to drain and exit; past that it kills it. It says how
+// the process ended, and whether that was the clean exit a SIGTERM must
+// give (an exit status of 0 in time).
+func (m *member) terminate(timeout time.Duration) (string, bool) {
+	if !m.running() {
+		if m.cmd == nil {
+			return "never started", false
+		}
+		return fmt.Sprintf("had already exited before the SIGTERM (%v)", m.cmd.ProcessState), false
+	}
+	began := time.Now()
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-m.exited:
+	case <-t.C:
+		m.kill()
+		return fmt.Sprintf("still running %v after the SIGTERM, killed", timeout), false
+	}
+	took := time.Since(began).Round(time.Millisecond)
+	return fmt.Sprintf("%v %v after the SIGTERM", m.cmd.ProcessState, took), m.cmd.ProcessState.Success()
 }
 
 // stop kills every process of the cluster.

@@ -9,6 +9,14 @@
 // reports how long detection, activation, the first delivery to a fresh
 // subscriber and the first new confirmed publish took, and whether every
 // confirmed message was delivered.
+//
+//	cairn-bench soak [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
+//
+// soak starts one fresh three-node cluster, publishes to a majority queue
+// at a steady rate while one subscriber acks everything, prints every
+// interval each node's data directory size, RSS, open files, Go heap and
+// goroutines, and ends with how fast each grew, per minute and per
+// confirmed message, and whether every confirmed message was delivered.
 package main
 
 import (
@@ -38,9 +46,17 @@ commands:
             activation, first delivery and first confirmed publish, and any
             confirmed message lost: [--trials 30] [--backlog N] [--traffic idle|warm]
             [--node-bin PATH] (run "cairn-bench failover -h" for every flag)
+  soak      run one fresh three-node cluster under a steady producer and an
+            acking subscriber, print each node's data directory size, RSS,
+            open files, Go heap and goroutines every interval, then their
+            growth per minute and per confirmed message, and any confirmed
+            message lost: [--rate 1000] [--duration 10m] [--interval 30s]
+            [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
+            (run "cairn-bench soak -h" for every flag)
 
 exit codes: 0 ok, 1 a confirmed message was lost, 2 a trial did not recover in
-time, 3 the benchmark could not run, 64 usage
+time (soak: a node exited early or did not stop cleanly on SIGTERM), 3 the
+benchmark could not run, 64 usage
 `
 
 func main() {
@@ -59,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "failover":
 		return cmdFailover(ctx, args[1:], stdout, stderr)
+	case "soak":
+		return cmdSoak(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -65,7 +65,7 @@ func (te *trialEnv) runTrial(ctx context.Context) trialResult {
 		res.failure = err.Error()
 		return res
 	}
-	cl, err := startCluster(te.bin, dir, 3)
+	cl, err := startCluster(te.bin, dir, 3, "debug")
 	if err == nil {
 		err = te.measure(ctx, cl, &res)
 		cl.stop()
@@ -104,7 +104,7 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 			return err
 		}
 		defer wc.Close()
-		warm = startSteady(ctx, wc, benchQueue, te.cfg.rate)
+		warm = startSteady(ctx, wc, benchQueue, te.cfg.rate, payload, 1<<16)
 		sleep(ctx, te.cfg.warmup)
 	}
 	return te.killAndWatch(ctx, cl, res, backlog, warm)

@@ -57,6 +57,13 @@ func (o *outcomes) add(id client.MessageID, err error) {
 	}
 }
 
+// counts returns the tallies without copying the confirmed IDs.
+func (o *outcomes) counts() (confirmed, unknown, refused int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.confirmed), o.unknown, o.refused
+}
+
 // snapshot returns copies of the tallies.
 func (o *outcomes) snapshot() (confirmed []client.MessageID, unknown, refused int) {
 	o.mu.Lock()
@@ -90,14 +97,18 @@ type steadyPublisher struct {
 	wg     conc.WaitGroup
 }
 
-// startSteady starts publishing rate messages per second to queue.
-func startSteady(ctx context.Context, c *client.Client, queue string, rate int) *steadyPublisher {
+// startSteady starts publishing rate messages per second of body to
+// queue, with at most inFlight publishes started and not yet settled
+// (plus the one whose outcome is being collected): past that, publishing
+// waits, so a stalled cluster cannot make the producer pile up requests
+// without bound.
+func startSteady(ctx context.Context, c *client.Client, queue string, rate int, body []byte, inFlight int) *steadyPublisher {
 	pctx, cancel := context.WithCancel(ctx)
 	sp := &steadyPublisher{cancel: cancel}
-	started := make(chan *client.Publishing, 1<<16)
+	started := make(chan *client.Publishing, inFlight)
 	sp.wg.Go(func() {
 		defer close(started)
-		sp.pace(pctx, c, queue, rate, started)
+		sp.pace(pctx, c, queue, rate, body, started)
 	})
 	// Outcomes are collected in the order the publishes started; a slow
 	// one holds up the tally, not the publishing. The publishes use the
@@ -113,7 +124,7 @@ func startSteady(ctx context.Context, c *client.Client, queue string, rate int) 
 
 // pace starts publishes so that, at every tick, as many have started as
 // the rate calls for since the start.
-func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue string, rate int, started chan<- *client.Publishing) {
+func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue string, rate int, body []byte, started chan<- *client.Publishing) {
 	began := time.Now()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -124,8 +135,11 @@ func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue str
 			return
 		case now := <-tick.C:
 			due := int(now.Sub(began).Seconds() * float64(rate))
-			for ; sent < due; sent++ {
-				started <- c.PublishAsync(context.WithoutCancel(ctx), queue, payload)
+			// A send can block while the window of publishes in flight
+			// is full; once stopped, the producer must not catch up on
+			// the ticks it missed meanwhile.
+			for ; sent < due && ctx.Err() == nil; sent++ {
+				started <- c.PublishAsync(context.WithoutCancel(ctx), queue, body)
 			}
 		}
 	}
@@ -167,11 +181,23 @@ func startProbe(ctx context.Context, c *client.Client, queue string) *probe {
 // collector is a subscription that records when the first delivery came
 // and which IDs were delivered, and acks everything.
 type collector struct {
-	mu   sync.Mutex
-	got  map[client.MessageID]struct{}
-	at   time.Time
-	err  error // why subscribing failed, if it did
-	wake chan struct{}
+	mu sync.Mutex
+	// got holds every ID delivered, and whether an ack of it succeeded.
+	got       map[client.MessageID]bool
+	dups      int // deliveries of an ID delivered before: at-least-once, not a failure
+	acked     int // distinct IDs whose ack succeeded
+	ackFailed int // acks that failed: the message will be delivered again
+	at        time.Time
+	err       error // why subscribing failed, if it did
+	wake      chan struct{}
+}
+
+// deliveryCounts is what a collector has seen so far.
+type deliveryCounts struct {
+	delivered  int // distinct IDs
+	duplicates int
+	acked      int
+	ackFailed  int
 }
 
 // subscribe starts a collector on c and returns at once. Subscribing
@@ -179,7 +205,7 @@ type collector struct {
 // client keeps trying, and Subscribe may not return until the new owner
 // serves, which must hold up neither the probe nor the status polls.
 func subscribe(ctx context.Context, c *client.Client, queue string) *collector {
-	col := &collector{got: make(map[client.MessageID]struct{}), wake: make(chan struct{}, 1)}
+	col := &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1)}
 	go func() {
 		_, err := c.Subscribe(ctx, queue, col.handle, client.WithWindow(512), client.WithLease(10*time.Second))
 		if err != nil {
@@ -197,7 +223,11 @@ func (col *collector) handle(ctx context.Context, d *client.Delivery) {
 	if col.at.IsZero() {
 		col.at = time.Now()
 	}
-	col.got[d.ID] = struct{}{}
+	if _, again := col.got[d.ID]; again {
+		col.dups++
+	} else {
+		col.got[d.ID] = false
+	}
 	col.mu.Unlock()
 	select {
 	case col.wake <- struct{}{}:
@@ -208,8 +238,28 @@ func (col *collector) handle(ctx context.Context, d *client.Delivery) {
 	go func() {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		d.Ack(actx)
+		col.acked1(d.ID, d.Ack(actx))
 	}()
+}
+
+// acked1 records the outcome of one ack.
+func (col *collector) acked1(id client.MessageID, err error) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	switch {
+	case err != nil:
+		col.ackFailed++
+	case !col.got[id]:
+		col.got[id] = true
+		col.acked++
+	}
+}
+
+// counts returns what the collector has seen so far.
+func (col *collector) counts() deliveryCounts {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	return deliveryCounts{delivered: len(col.got), duplicates: col.dups, acked: col.acked, ackFailed: col.ackFailed}
 }
 
 // failed returns why subscribing failed, if it did.

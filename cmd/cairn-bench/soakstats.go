@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// procRoot is where the kernel's process file system is mounted. The
+// soak reads each node's RSS and open file descriptors from it, which
+// only Linux offers; elsewhere those columns print "-".
+const procRoot = "/proc"
+
+// Metric names the nodes' /metrics expose through the Go collector that
+// live registers: the live heap and the goroutine count.
+const (
+	metricHeapBytes  = "go_memstats_heap_alloc_bytes"
+	metricGoroutines = "go_goroutines"
+)
+
+// reading is one measured value, or none when it could not be measured
+// (a process gone, an endpoint that did not answer, no /proc).
+type reading struct {
+	value int64
+	ok    bool
+}
+
+// known makes a reading of v.
+func known(v int64) reading { return reading{value: v, ok: true} }
+
+// String prints the value, or "-" when there is none.
+func (r reading) String() string {
+	if !r.ok {
+		return "-"
+	}
+	return strconv.FormatInt(r.value, 10)
+}
+
+// MarshalJSON writes the value, or null when there is none.
+func (r reading) MarshalJSON() ([]byte, error) {
+	if !r.ok {
+		return []byte("null"), nil
+	}
+	return json.Marshal(r.value)
+}
+
+// nodeSample is what one sample measured of one node.
+type nodeSample struct {
+	ID         int     `json:"id"`
+	DiskBytes  reading `json:"data_dir_bytes"`
+	RSSBytes   reading `json:"rss_bytes"`
+	FDs        reading `json:"open_fds"`
+	HeapBytes  reading `json:"heap_alloc_bytes"`
+	Goroutines reading `json:"goroutines"`
+}
+
+// sampleNode measures m: its data directory on disk, its process in
+// /proc, and its Go runtime through its /metrics endpoint. A node whose
+// process has exited still has a data directory; everything else reads
+// as unknown.
+func sampleNode(ctx context.Context, m *member) nodeSample {
+	s := nodeSample{ID: m.id}
+	if n, err := dirBytes(m.dataDir); err == nil {
+		s.DiskBytes = known(n)
+	}
+	if !m.running() {
+		return s
+	}
+	s.RSSBytes, s.FDs = procStats(procRoot, m.cmd.Process.Pid)
+	if text, err := fetchMetrics(ctx, m.httpAddr); err == nil {
+		s.HeapBytes = metricValue(text, metricHeapBytes)
+		s.Goroutines = metricValue(text, metricGoroutines)
+	}
+	return s
+}
+
+// dirBytes sums the sizes of the regular files under dir. Files that
+// vanish during the walk (a segment compacted away, a temp file renamed)
+// are skipped rather than failing the sample: the node is live and
+// rewrites its directory as it goes.
+func dirBytes(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path != dir {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		total += info.Size()
+		return nil
+	})
+	return total, err
+}
+
+// procStats reads a process's resident set size from root/<pid>/status
+// and counts its open file descriptors in root/<pid>/fd.
+func procStats(root string, pid int) (rss, fds reading) {
+	base := filepath.Join(root, strconv.Itoa(pid))
+	if text, err := os.ReadFile(filepath.Join(base, "status")); err == nil {
+		rss = parseVmRSS(text)
+	}
+	if entries, err := os.ReadDir(filepath.Join(base, "fd")); err == nil {
+		fds = known(int64(len(entries)))
+	}
+	return rss, fds
+}
+
+// parseVmRSS finds the VmRSS line of a /proc/<pid>/status file ("VmRSS:
+// 12345 kB") and returns it in bytes.
+func parseVmRSS(text []byte) reading {
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return reading{}
+		}
+		kib, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || kib < 0 {
+			return reading{}
+		}
+		return known(kib * 1024)
+	}
+	return reading{}
+}
+
+// fetchMetrics reads a node's Prometheus text exposition. /metrics is
+// open by default; the client secret goes along in case the node was
+// configured to close it.
+func fetchMetrics(ctx context.Context, httpAddr string) ([]byte, error) {
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(mctx, http.MethodGet, "http://"+httpAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+benchSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New("/metrics: HTTP " + resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+}
+
+// metricValue finds an unlabelled sample of the metric name in a
+// Prometheus text exposition and returns it rounded to an integer.
+// Comment lines and other metrics that merely start with name are
+// skipped.
+func metricValue(text []byte, name string) reading {
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), name)
+		if !ok || !strings.HasPrefix(rest, " ") {
+			continue
+		}
+		// A sample may carry a timestamp after its value.
+		fields := strings.Fields(rest)
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return reading{}
+		}
+		return known(int64(math.Round(v)))
+	}
+	return reading{}
+}
