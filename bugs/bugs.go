@@ -43,11 +43,15 @@ const (
 	// a new epoch with whatever its own log holds, without sealing the
 	// other replicas and selecting the most complete history first.
 	RestartOwnerTrustsOwnLog = "restart-owner-trusts-own-log"
+	// CheckpointDropsUnacked: a checkpoint leaves out the newest live
+	// message, so a replica that starts from it has lost that message.
+	CheckpointDropsUnacked = "checkpoint-drops-unacked"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
-	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog}
+	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
+	CheckpointDropsUnacked}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

@@ -27,6 +27,12 @@ var errSample = errors.New("disk on fire")
 var stage = StageEnd{Queue: "orders", Epoch: 2, Stage: "seal", Took: 1500 * time.Microsecond}
 
 var samples = []sample{
+	{NewCheckpointBuilt("orders", 40, 512), "checkpoint.built q=orders index=40 bytes=512", "S U I"},
+	{NewCheckpointInstalled("orders", 40, 2), "checkpoint.installed q=orders index=40 from=n2", "S U S"},
+	{NewCheckpointRefused("orders", 40, "beyond the commit"), "checkpoint.refused q=orders index=40 why=beyond the commit", "S U S"},
+	{NewCheckpointMismatch("orders", 40, 3), "checkpoint.mismatch q=orders index=40 from=n3", "S U S"},
+	{NewCheckpointCertified("orders", 40, 2), "checkpoint.certified q=orders index=40 epoch=2", "S U U"},
+	{NewQueueCompacted("orders", 33), "queue.compacted q=orders index=33", "S U"},
 	{NewQueueOpen("orders", 7, 2), "queue.open q=orders last=7 epoch=2", "S U U"},
 	{NewQueueActive("orders", 2, 5, 9), "queue.active q=orders epoch=2 inc=5 last=9", "S U U U"},
 	{NewQueueRole("orders", "follower", "owner", 2, "elected"), "queue.role q=orders from=follower to=owner epoch=2 why=elected", "S S S U S"},

@@ -192,6 +192,28 @@ const (
 	CounterDisconnect Name = "counter.disconnect"
 )
 
+// The names of checkpoint and compaction events.
+const (
+	// CheckpointBuilt: a replica made a checkpoint of its queue durable
+	// (NewCheckpointBuilt).
+	CheckpointBuilt Name = "checkpoint.built"
+	// CheckpointInstalled: a replica took a checkpoint from another in
+	// place of the history before it (NewCheckpointInstalled).
+	CheckpointInstalled Name = "checkpoint.installed"
+	// CheckpointRefused: a replica would not build or take a checkpoint
+	// (NewCheckpointRefused).
+	CheckpointRefused Name = "checkpoint.refused"
+	// CheckpointMismatch: two replicas' checkpoints at one cut differ
+	// (NewCheckpointMismatch).
+	CheckpointMismatch Name = "checkpoint.mismatch"
+	// CheckpointCertified: the metadata certified a cut every replica
+	// checkpointed (NewCheckpointCertified).
+	CheckpointCertified Name = "checkpoint.certified"
+	// QueueCompacted: a replica dropped log segments a certified
+	// checkpoint covers (NewQueueCompacted).
+	QueueCompacted Name = "queue.compacted"
+)
+
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
@@ -206,6 +228,7 @@ var names = []Name{
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
+	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointCertified, QueueCompacted,
 }
 
 // Names lists every event name a node emits, in a fixed order: for tests

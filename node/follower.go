@@ -62,6 +62,10 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 	if m.Epoch > r.epoch {
 		r.adoptEpoch(m.Epoch)
 	}
+	if r.ckptBusy {
+		return // a checkpoint is replacing the log; the owner probes again
+	}
+	m = r.skipCheckpointed(m)
 	last := r.log.LastIndex()
 	if m.PrevIndex > last {
 		r.sendReply(from, false, m.PrevIndex, last)
@@ -183,4 +187,23 @@ func (r *replica) reportDurable() {
 		return
 	}
 	r.sendReply(r.follow.epochOwner, true, r.follow.match, r.log.LastIndex())
+}
+
+// skipCheckpointed drops from an append the entries at or before this
+// replica's checkpoint cut: they were confirmed, so they are the entries
+// the checkpoint covers, and this log may no longer hold them to compare.
+func (r *replica) skipCheckpointed(m *wire.Append) *wire.Append {
+	cut := r.ckpt.cut
+	if m.PrevIndex >= cut {
+		return m
+	}
+	trimmed := *m
+	skip := cut - m.PrevIndex
+	if skip >= uint64(len(m.Entries)) {
+		trimmed.Entries = nil
+	} else {
+		trimmed.Entries = m.Entries[skip:]
+	}
+	trimmed.PrevIndex, trimmed.PrevEpoch = cut, r.epochOf(cut)
+	return &trimmed
 }

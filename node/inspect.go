@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	iofs "io/fs"
+	"maps"
 	"math"
 	"slices"
 
@@ -28,6 +29,20 @@ type ReplicaDump struct {
 	Entries     []LogEntry
 	Digest      storage.Digest // history digest after the last entry
 	Err         error          // why the replica could not be read, if it could not
+	// Checkpoint is the replica's checkpoint, if it has one: the log's
+	// entries then start at or before its cut plus one.
+	Checkpoint *CheckpointDump
+}
+
+// CheckpointDump is what a replica's checkpoint holds, payload-free.
+type CheckpointDump struct {
+	Cut, CutEpoch uint64
+	Installed     bool
+	StateDigest   [32]byte
+	// Live lists the unsettled messages at the cut, in publish order;
+	// Published every ID ever published and Settled every ID settled by
+	// then, in ID order.
+	Live, Published, Settled []wire.MessageID
 }
 
 var recordNames = map[storage.RecordType]string{
@@ -71,6 +86,9 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 	} else if len(data) >= replicaStateV1Size {
 		d.Epoch = wire.NewDecoder(data[24:]).Uint64()
 	}
+	if d.Checkpoint, d.Err = dumpCheckpoint(fs, dir, name); d.Err != nil {
+		return d
+	}
 	l, err := storage.Open(fs, fs.PathJoin(dir, "log"), inertHost{}, storage.Options{})
 	if err != nil {
 		d.Err = err
@@ -98,4 +116,27 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 			d.Entries = append(d.Entries, LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id})
 		}
 	}
+}
+
+// dumpCheckpoint reads a replica's checkpoint, if it has one.
+func dumpCheckpoint(fs vfs.FS, dir, name string) (*CheckpointDump, error) {
+	_, data, err := storage.OpenSizedStateFile(fs, dir, checkpointFile, inertHost{}, maxCheckpointSize)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	c, err := decodeCheckpoint(data)
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeState(name, c.state)
+	if err != nil {
+		return nil, err
+	}
+	out := &CheckpointDump{Cut: c.cut, CutEpoch: c.cutEpoch, Installed: c.installed, StateDigest: c.stateDigest}
+	for _, m := range sortedMessages(s) {
+		out.Live = append(out.Live, m.id)
+	}
+	out.Published = slices.SortedFunc(maps.Keys(s.published), compareIDs)
+	out.Settled = slices.SortedFunc(maps.Keys(s.settled), compareIDs)
+	return out, nil
 }

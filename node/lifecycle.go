@@ -49,6 +49,9 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		name = c.queue.Name
 	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		name = c.name
+	case cmdCertifyCheckpoint:
+		n.onCertified(c, res)
+		return
 	default:
 		n.onMetaPolicyApplied(c, res)
 		return

@@ -11,8 +11,9 @@ import (
 
 // metaSnapshotVersion is written at the start of every metadata snapshot.
 // Version 2 added each queue's prior replica set, version 3 its damaged
-// replicas; older versions are still read.
-const metaSnapshotVersion = 3
+// replicas, version 4 its certified checkpoint cut; older versions are
+// still read.
+const metaSnapshotVersion = 4
 
 func appendNodes(b []byte, ids []NodeID) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
@@ -89,6 +90,13 @@ func encodeCommand(c command) []byte {
 		b = appendPolicy(b, c.policy)
 	case cmdNodeDown, cmdNodeUp:
 		b = wire.AppendUint32(b, uint32(c.node))
+	case cmdCertifyCheckpoint:
+		b = wire.AppendString(b, c.name)
+		b = wire.AppendUint64(b, c.inc)
+		b = wire.AppendUint32(b, uint32(c.node))
+		b = wire.AppendUint64(b, c.epoch)
+		b = wire.AppendUint64(b, c.cut)
+		b = appendNodes(b, c.members)
 	default:
 		panic(fmt.Sprintf("node: encoding unknown metadata command %d", c.kind))
 	}
@@ -108,6 +116,9 @@ func decodeCommand(data []byte) (command, error) {
 		c.policy = decodePolicy(d)
 	case cmdNodeDown, cmdNodeUp:
 		c.node = NodeID(d.Uint32())
+	case cmdCertifyCheckpoint:
+		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
+		c.epoch, c.cut, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
 	default:
 		return command{}, fmt.Errorf("unknown metadata command %d", c.kind)
 	}
@@ -126,6 +137,7 @@ func (s *metaState) encode() []byte {
 		b = appendQueueMeta(b, s.queues[name])
 		b = appendNodes(b, s.queues[name].Prior)
 		b = appendNodes(b, s.queues[name].Lost)
+		b = wire.AppendUint64(b, s.queues[name].CheckpointCut)
 	}
 	return b
 }
@@ -150,6 +162,9 @@ func decodeMetaState(data []byte) (*metaState, error) {
 		}
 		if v >= 3 {
 			q.Lost = decodeNodes(d)
+		}
+		if v >= 4 {
+			q.CheckpointCut = d.Uint64()
 		}
 		s.queues[q.Name] = &q
 	}

@@ -62,6 +62,10 @@ type QueueMeta struct {
 	// set is available; a replaced one stays listed, as a member of Prior,
 	// until the replacement activates.
 	Lost []NodeID
+	// CheckpointCut is the newest certified checkpoint cut: every replica
+	// of the set checkpointed the same state there, and each may drop its
+	// log before it.
+	CheckpointCut uint64
 }
 
 // Detection modes.
@@ -117,6 +121,9 @@ const (
 	cmdActivateRecovered uint8 = 10
 	// cmdReplicaLost reports a replica fenced for damage.
 	cmdReplicaLost uint8 = 11
+	// cmdCertifyCheckpoint certifies a checkpoint cut every replica built
+	// with the same state.
+	cmdCertifyCheckpoint uint8 = 12
 )
 
 // command is one metadata change. Fields are used according to kind.
@@ -131,6 +138,7 @@ type command struct {
 	epoch   uint64
 	members []NodeID
 	policy  DetectionPolicy
+	cut     uint64 // certify: the checkpoint cut
 }
 
 // result is what applying a command did, for the proposer.
@@ -175,6 +183,8 @@ func (s *metaState) apply(index uint64, c command) result {
 		return s.applyActivateRecovered(c)
 	case cmdReplicaLost:
 		return s.applyReplicaLost(c)
+	case cmdCertifyCheckpoint:
+		return s.applyCertifyCheckpoint(c)
 	}
 	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
 }
@@ -380,5 +390,25 @@ func (s *metaState) applyDelete(c command) result {
 		return result{detail: "no such queue"}
 	}
 	q.State = QueueDeleted
+	return result{ok: true}
+}
+
+// applyCertifyCheckpoint certifies a cut proposed by the owner of the
+// current epoch for exactly the current replica set. A cut from an older
+// epoch or another set may be fine, but proves nothing about the
+// replicas now, so it is refused; cuts only move forward.
+func (s *metaState) applyCertifyCheckpoint(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || q.State != QueueActive:
+		return result{detail: "not active"}
+	case q.Epoch != c.epoch || q.Owner != c.node:
+		return result{detail: fmt.Sprintf("epoch %d of %s, not %d of %s", q.Epoch, q.Owner, c.epoch, c.node)}
+	case !slices.Equal(slices.Sorted(slices.Values(q.Replicas)), slices.Sorted(slices.Values(c.members))):
+		return result{detail: "the replica set changed"}
+	case c.cut <= q.CheckpointCut:
+		return result{ok: true} // a retry, or an older cut
+	}
+	q.CheckpointCut = c.cut
 	return result{ok: true}
 }

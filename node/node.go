@@ -34,6 +34,14 @@ type Config struct {
 	// 256 records and 1 MiB.
 	PageRecords int
 	PageBytes   int
+	// CheckpointRecords and CheckpointBytes say how much a queue's owner
+	// confirms between checkpoints: a new cut is certified once either
+	// many records were confirmed or many bytes appended since the last
+	// one. Defaults 100,000 records and 32 MiB (half a default segment,
+	// so compaction keeps pace with the log). A negative CheckpointRecords
+	// turns checkpoints off.
+	CheckpointRecords int
+	CheckpointBytes   int64
 	// MetaTick paces the metadata group: raft heartbeats on the leader,
 	// election timers elsewhere. Default 50ms.
 	MetaTick time.Duration
@@ -68,6 +76,12 @@ func (c *Config) fill() {
 	}
 	if c.PageBytes == 0 {
 		c.PageBytes = 1 << 20
+	}
+	if c.CheckpointRecords == 0 {
+		c.CheckpointRecords = 100_000
+	}
+	if c.CheckpointBytes == 0 {
+		c.CheckpointBytes = 32 << 20
 	}
 	if c.MetaTick == 0 {
 		c.MetaTick = 50 * time.Millisecond
@@ -286,6 +300,12 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		n.onFetch(from, m)
 	case *wire.FetchReply:
 		n.onFetchReply(from, m)
+	case *wire.CheckpointAsk:
+		n.onCheckpointAsk(from, m)
+	case *wire.CheckpointReceipt:
+		n.onCheckpointReceipt(from, m)
+	case *wire.Checkpoint:
+		n.onCheckpoint(from, m)
 	default:
 		n.emit(event.NewNodeUnexpectedMessage(m.Kind().String(), uint32(from)))
 	}

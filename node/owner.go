@@ -36,6 +36,13 @@ type ownerState struct {
 	// recovery is the recovery this candidate is running, while it has
 	// not yet activated in its epoch.
 	recovery *recovery.Core
+	// certify is the checkpoint certification in progress, if any;
+	// lastCertifyCut the cut of the latest attempt, and appendedBytes the
+	// record bytes appended since it started. ticks counts owner ticks.
+	certify        *certifyAttempt
+	lastCertifyCut uint64
+	appendedBytes  int64
+	ticks          uint64
 	// staleOwner is, once the replica went stale, the owner of the newer
 	// epoch that superseded it, if known: its clients are told.
 	staleOwner NodeID
@@ -129,6 +136,7 @@ func (o *ownerState) append(recs ...record) uint64 {
 	for i, rec := range recs {
 		r.noteEntry(first+uint64(i), r.epoch)
 		o.state.apply(first+uint64(i), rec)
+		o.appendedBytes += int64(len(entries[i].Body))
 	}
 	r.n.env.Boundary("queue.after.append")
 	r.log.RequestSync()
@@ -199,6 +207,7 @@ func (o *ownerState) updateCommit() {
 		o.waiters = o.waiters[1:]
 		r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusOK, Index: w.index})
 	}
+	o.maybeCertify()
 	o.pump()
 }
 
@@ -217,6 +226,13 @@ func (o *ownerState) replicate() {
 // page to a follower whose position is uncertain.
 func (o *ownerState) sendTo(f *progress) {
 	last := o.r.log.LastIndex()
+	if f.next < o.r.log.FirstIndex() {
+		// The follower needs records this log no longer holds.
+		if !f.probeOutstanding {
+			o.sendCheckpoint(f)
+		}
+		return
+	}
 	if f.probing {
 		if f.probeOutstanding {
 			return
@@ -350,12 +366,14 @@ func (r *replica) ownerTick() {
 		if f.probing && f.probeOutstanding && now.Sub(f.probeSentAt) > 4*r.n.cfg.Tick {
 			f.probeOutstanding = false
 		}
-		if f.probing {
+		if f.probing || f.next < r.log.FirstIndex() {
 			o.sendTo(f)
 			continue
 		}
 		o.sendPage(f, f.next, f.next-1) // a heartbeat: no entries, checks f.next-1
 	}
+	o.ticks++
+	o.certifyTick()
 	o.expireLeases(now)
 	o.promoteDue(now)
 	o.pump()

@@ -93,6 +93,8 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 		case recovery.AppendPage:
 			err := r.acceptEntries(a.Prev, a.Epoch, a.Entries)
 			o.perform(c, c.Step(recovery.PageAppended{Facts: o.recoveryFacts(), Err: err}))
+		case recovery.TakeCheckpoint:
+			o.takeCheckpointForRecovery(c, a)
 		case recovery.Install:
 			o.install(c)
 		case recovery.ProposeActivation:

@@ -99,6 +99,11 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 		reply.Hint = last
 	case m.PrevIndex > last:
 		reply.Hint = last
+	case m.PrevIndex+1 < r.log.FirstIndex():
+		// The candidate needs records this log dropped: the checkpoint
+		// that covers them goes in their place.
+		n.env.Send(from, r.checkpointMessage())
+		return
 	case r.epochOf(m.PrevIndex) != m.PrevEpoch:
 		reply.Hint = r.runStart(m.PrevIndex) - 1
 	default:

@@ -144,6 +144,7 @@ func (r *replica) setMembers(members []NodeID) {
 	if o == nil {
 		return
 	}
+	o.certify = nil // its receipts are of the old set
 	var followers []*progress
 	for _, id := range members {
 		if id == r.n.cfg.ID {

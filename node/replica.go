@@ -66,6 +66,17 @@ type replica struct {
 	follow *followerState
 	// durableWaiters run once the log is durable up to their index.
 	durableWaiters []durableWaiter
+
+	// ckpt is the replica's newest durable checkpoint, kept in ckptFile.
+	// ckptWant is the newest cut an owner asked for, ckptAsker that owner
+	// and ckptAskEpoch its epoch; ckptBusy is set while a checkpoint is
+	// being written.
+	ckpt         replicaCheckpoint
+	ckptFile     *storage.StateFile
+	ckptWant     uint64
+	ckptAsker    NodeID
+	ckptAskEpoch uint64
+	ckptBusy     bool
 }
 
 // replicaStateV1Size is the size of a replica state file written before
@@ -134,33 +145,44 @@ func (r *replica) open() error {
 		r.suspect = true
 		r.becomePrepared()
 	}
-	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
-		SegmentSize: r.n.cfg.SegmentSize,
-		OnDurable:   r.onDurable,
-		OnFailed:    func(err error) { r.n.env.Halt(fmt.Sprintf("queue %s log failed: %v", r.name, err)) },
-	})
-	if err != nil {
+	if err := r.openCheckpoint(dir); err != nil {
+		return err
+	}
+	if err := fs.RemoveAll(fs.PathJoin(dir, "log.old")); err != nil {
+		return err
+	}
+	if err := r.openLog(); err != nil {
+		return err
+	}
+	if err := r.reconcileLog(); err != nil {
 		return err
 	}
 	return r.replay()
 }
 
-// replay reads the whole log once to rebuild the epoch runs.
+// replay reads the retained log once to rebuild the epoch runs; the
+// checkpoint says the epoch at its cut, if the log starts after it.
 func (r *replica) replay() error {
-	return r.scan(func(index uint64, rec record) { r.noteEntry(index, rec.epoch) })
+	if c := r.ckpt; c.cut > 0 && r.log.FirstIndex() == c.cut+1 {
+		r.runs = []epochRun{{start: c.cut, epoch: c.cutEpoch}}
+	}
+	return r.scan(r.log.FirstIndex(), func(index uint64, rec record) { r.noteEntry(index, rec.epoch) })
 }
 
-// buildState applies the whole log to a fresh queue state: what an owner
-// serves from.
+// buildState applies the log after the checkpoint to the checkpoint's
+// state: what an owner serves from.
 func (r *replica) buildState() (*queueState, error) {
-	state := newQueueState(r.name)
-	err := r.scan(func(index uint64, rec record) { state.apply(index, rec) })
+	state, err := r.baseState()
+	if err != nil {
+		return nil, err
+	}
+	err = r.scan(r.ckpt.cut+1, func(index uint64, rec record) { state.apply(index, rec) })
 	return state, err
 }
 
-// scan decodes every record of the log in order.
-func (r *replica) scan(fn func(uint64, record)) error {
-	rd := r.log.NewReader(r.log.FirstIndex())
+// scan decodes every record of the log from index from on, in order.
+func (r *replica) scan(from uint64, fn func(uint64, record)) error {
+	rd := r.log.NewReader(from)
 	defer rd.Close()
 	for {
 		page, err := rd.Next(math.MaxUint64, r.n.cfg.PageRecords, r.n.cfg.PageBytes)
@@ -193,6 +215,9 @@ func (r *replica) noteEntry(index, epoch uint64) {
 
 // noteTruncated forgets the epochs of entries after k.
 func (r *replica) noteTruncated(k uint64) {
+	if k < r.ckpt.cut {
+		panic(fmt.Sprintf("node: queue %s truncated after %d, below its checkpoint at %d", r.name, k, r.ckpt.cut))
+	}
 	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > k })
 	r.runs = r.runs[:i]
 }
@@ -243,6 +268,7 @@ func (r *replica) onDurable(index uint64) {
 	r.n.emit(event.NewQueueDurable(r.name, index))
 	r.runDurableWaiters()
 	r.checkVerified()
+	r.buildCheckpoint()
 	if r.hasOwnerSide() {
 		r.own.updateCommit()
 		return
@@ -267,6 +293,7 @@ func (r *replica) readFailed(err error) {
 func (r *replica) noteCommit(index uint64) {
 	if index > r.commitKnown {
 		r.commitKnown = index
+		r.buildCheckpoint()
 	}
 }
 

@@ -173,7 +173,7 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 			out = append(out, liveness("convergence", "queue %s: replica on %s is unreadable: %v", q, id, r.Err))
 			continue
 		}
-		a, b := views(own.Entries), views(r.Entries)
+		a, b := commonRange(views(own.Entries), views(r.Entries))
 		n := min(len(a), len(b))
 		if i := firstDifference(a[:n], b[:n]); i >= 0 {
 			lo, hi := max(0, i-3), min(n, i+4)
@@ -181,13 +181,14 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 				q, owner, id, a[i].Index, cmp.Diff(a[lo:hi], b[lo:hi])))
 			continue
 		}
-		if len(a) == len(b) && own.Digest != r.Digest {
-			out = append(out, safety("convergence", "queue %s: %s and %s hold the same %d records but digests %s and %s",
-				q, owner, id, len(a), own.Digest, r.Digest))
+		ownLast, last := lastIndex(own), lastIndex(r)
+		if ownLast == last && own.Digest != r.Digest {
+			out = append(out, safety("convergence", "queue %s: %s and %s end at the same index %d but with digests %s and %s",
+				q, owner, id, last, own.Digest, r.Digest))
 		}
-		if len(b) < len(a) {
-			out = append(out, liveness("convergence", "queue %s: replica on %s holds %d records, the owner %d, after the quiet end",
-				q, id, len(b), len(a)))
+		if last < ownLast {
+			out = append(out, liveness("convergence", "queue %s: replica on %s ends at index %d, the owner at %d, after the quiet end",
+				q, id, last, ownLast))
 		}
 	}
 	return out
@@ -199,6 +200,36 @@ func views(es []node.LogEntry) []entryView {
 		out[i] = entryView{e.Index, e.Type, e.Epoch, e.ID}
 	}
 	return out
+}
+
+// commonRange drops from each log the entries before the other's first:
+// replicas compact at their own pace, so each may retain a different
+// prefix of the same history.
+func commonRange(a, b []entryView) ([]entryView, []entryView) {
+	if len(a) == 0 || len(b) == 0 {
+		return a, b
+	}
+	start := max(a[0].Index, b[0].Index)
+	from := func(es []entryView) []entryView {
+		i := 0
+		for i < len(es) && es[i].Index < start {
+			i++
+		}
+		return es[i:]
+	}
+	return from(a), from(b)
+}
+
+// lastIndex is the index a replica's history ends at: its last entry, or
+// its checkpoint's cut when the log after it is empty.
+func lastIndex(r node.ReplicaDump) uint64 {
+	if n := len(r.Entries); n > 0 {
+		return r.Entries[n-1].Index
+	}
+	if r.Checkpoint != nil {
+		return r.Checkpoint.Cut
+	}
+	return 0
 }
 
 func firstDifference(a, b []entryView) int {

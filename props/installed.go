@@ -86,10 +86,18 @@ func (iq *installedQuorum) check(w *sim.World, e event.Event) {
 }
 
 // holdsEpoch reads what a power loss would leave of node i's replica and
-// reports whether its log reaches epoch.
+// reports whether its history (its log, or the checkpoint an empty log
+// goes on from) reaches epoch.
 func holdsEpoch(w *sim.World, i int, queue string, inc, epoch uint64) bool {
 	for _, d := range node.DumpReplicas(w.DurableFS(i), "", 256, 1<<20) {
-		if d.Queue == queue && d.Incarnation == inc && len(d.Entries) > 0 && d.Entries[len(d.Entries)-1].Epoch >= epoch {
+		if d.Queue != queue || d.Incarnation != inc {
+			continue
+		}
+		if n := len(d.Entries); n > 0 && d.Entries[n-1].Epoch >= epoch {
+			return true
+		}
+		// A log reset by a checkpoint holds its history in the checkpoint.
+		if c := d.Checkpoint; len(d.Entries) == 0 && c != nil && c.CutEpoch >= epoch {
 			return true
 		}
 	}

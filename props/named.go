@@ -23,6 +23,8 @@ type NamedScenario struct {
 	Expect []string
 	// Nodes is the cluster size; zero means three.
 	Nodes int
+	// Checkpoint, when set, replaces the seed's checkpoint cadence.
+	Checkpoint sim.CheckpointCadence
 }
 
 // expect is one entry of NamedScenario.Expect, met when any of names
@@ -140,6 +142,21 @@ var NamedScenarios = []NamedScenario{
 				{At: 3200 * time.Millisecond, Kind: sim.FaultSetDetection, Hit: 2},
 			}
 		}, Expect: []string{expect(event.RecoveryDone)}},
+	// Checkpoints every few records with tiny segments: the replicas drop
+	// most of their history before the owner dies, and the candidate
+	// recovers from its checkpoint plus the suffix.
+	{Name: "compacted-owner-kill", About: "replicas checkpoint every few records and drop the segments certified cuts cover; the owner is killed, and the recovery works from checkpoints and the retained suffix",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{{At: 4 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 3 * time.Second}}
+		}, Expect: []string{expect(event.QueueCompacted), expect(event.RecoveryDone)},
+		Checkpoint: sim.CheckpointCadence{Records: 3, Bytes: 4 << 10, Segment: 4 << 10}},
+	// A replacement starts empty while the others have compacted: it can
+	// only catch up from a checkpoint.
+	{Name: "compacted-replica-replaced", About: "replicas compact every few records; the owner is down for good and replaced by an empty node, which can only catch up from a checkpoint",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{{At: 4 * time.Second, Kind: sim.FaultCrash, Node: owner, Length: 10 * time.Second}}
+		}, Expect: []string{expect(event.QueueCompacted), expect(event.MetaReplicaReplaced), expect(event.CheckpointInstalled)},
+		Nodes: 5, Checkpoint: sim.CheckpointCadence{Records: 3, Bytes: 4 << 10, Segment: 4 << 10}},
 }
 
 // Scenario builds the named scenario on seed's workload, with disk errors
@@ -159,6 +176,9 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	others := []int{int(set[1]) - 1, int(set[2]) - 1}
 	sc.Faults = ns.Build(owner, others)
 	sc.Expect = slices.Clone(ns.Expect)
+	if ns.Checkpoint.Records > 0 {
+		sc.Checkpoint = ns.Checkpoint
+	}
 	slices.SortStableFunc(sc.Faults, func(a, b sim.Fault) int { return int(a.At - b.At) })
 	return sc
 }

@@ -94,6 +94,16 @@ func newIndex(h *sim.History) *index {
 					ix.settledInLog[e.ID] = true
 				}
 			}
+			// What a checkpoint holds counts as held: its live messages
+			// and settled IDs stand for the records compaction dropped.
+			if c := r.Checkpoint; c != nil {
+				for _, id := range c.Live {
+					ix.inLog[id] = true
+				}
+				for _, id := range c.Settled {
+					ix.inLog[id], ix.settledInLog[id] = true, true
+				}
+			}
 		}
 	}
 	return ix
@@ -112,6 +122,7 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)
 	out = append(out, checkConvergence(h)...)
+	out = append(out, checkCheckpoints(h)...)
 	out = append(out, checkFIFO(ix)...)
 	out = append(out, checkOneLeaderPerTerm(h)...)
 	out = append(out, checkEpochs(h)...)

@@ -107,6 +107,11 @@ func (s *shrinker) try(step func(*sim.Scenario) bool) bool {
 // simplifications are the single steps that make a scenario smaller or
 // calmer, in the order they are tried.
 var simplifications = []func(*sim.Scenario) bool{
+	func(sc *sim.Scenario) bool {
+		changed := sc.Checkpoint != sim.CheckpointCadence{}
+		sc.Checkpoint = sim.CheckpointCadence{}
+		return changed
+	},
 	func(sc *sim.Scenario) bool { return setZero(&sc.Swarm.Net.Loss) },
 	func(sc *sim.Scenario) bool { return setZero(&sc.Swarm.Net.Duplicate) },
 	func(sc *sim.Scenario) bool { return setZero(&sc.Swarm.Net.Reorder) },

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // The fault model: what the simulator does to a cluster, how often the
@@ -274,7 +275,7 @@ func (w *World) damageReplica(p *process) {
 		if !strings.HasPrefix(d, prefix) {
 			continue
 		}
-		path := fs.PathJoin("queues", d, "log", "00000000000000000001.seg")
+		path := firstSegment(fs, fs.PathJoin("queues", d, "log"))
 		data, err := readAll(fs, path)
 		if err != nil || len(data) < 4*damageOffset {
 			p.tracef("damage skipped: %s holds %d bytes", path, len(data))
@@ -286,10 +287,23 @@ func (w *World) damageReplica(p *process) {
 		p.disk.stats.Flips++
 		p.tracef("damage %s at byte %d", path, damageOffset)
 		w.hist.Story = append(w.hist.Story, StoryEvent{At: w.now, Node: p.id, Queue: w.sc.Workload.Queues[0].Name,
-			Text: fmt.Sprintf("fault: a bit flipped in a synced record of the first segment (byte %d)", damageOffset)})
+			Text: fmt.Sprintf("fault: a bit flipped in a synced record of the first retained segment (byte %d)", damageOffset)})
 		return
 	}
 	p.tracef("damage skipped: no replica of %s", w.sc.Workload.Queues[0].Name)
+}
+
+// firstSegment is the path of the oldest segment a log directory holds:
+// the first one, or after compaction the first one retained.
+func firstSegment(fs vfs.FS, dir string) string {
+	names, _ := fs.List(dir)
+	slices.Sort(names)
+	for _, name := range names {
+		if strings.HasSuffix(name, ".seg") {
+			return fs.PathJoin(dir, name)
+		}
+	}
+	return fs.PathJoin(dir, "00000000000000000001.seg")
 }
 
 func damagedKey(index int, queue string) string { return strconv.Itoa(index) + "/" + queue }

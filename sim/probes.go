@@ -52,6 +52,9 @@ const (
 	ProbeSyncFailed          = "sync-failed"
 	ProbeReplicaDamaged      = "replica-fenced-damage"
 	ProbeReplicaReplaced     = "replica-replaced"
+	ProbeCompacted           = "log-compacted"
+	ProbeCheckpointSent      = "checkpoint-installed"
+	ProbeCheckpointRecovery  = "checkpoint-in-recovery"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -72,6 +75,9 @@ var Probes = []Probe{
 	{ProbeSyncFailed, "a sync failed with EIO, which the node must treat as fatal for that storage"},
 	{ProbeReplicaDamaged, "a replica found damage inside its synced range and fenced itself (queue.fenced)"},
 	{ProbeReplicaReplaced, "a recovery that replaced a long-dead replica with a node outside the set activated (meta.replica-replaced)"},
+	{ProbeCompacted, "a replica dropped log segments a certified checkpoint covers (queue.compacted)"},
+	{ProbeCheckpointSent, "a replica behind its sender's retained log took a checkpoint in place of the history (checkpoint.installed)"},
+	{ProbeCheckpointRecovery, "a recovery candidate took its source's checkpoint in place of pages the source no longer held"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -175,6 +181,13 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeReplicaDamaged]++
 	case event.MetaReplicaReplaced:
 		c.probes[ProbeReplicaReplaced]++
+	case event.QueueCompacted:
+		c.probes[ProbeCompacted]++
+	case event.CheckpointInstalled:
+		c.probes[ProbeCheckpointSent]++
+		if _, recovering := c.open[recoveryKey{id, e.Queue()}]; recovering {
+			c.probes[ProbeCheckpointRecovery]++
+		}
 	case event.DetectSuspect:
 		if t := int(e.Node()); t >= 1 && t <= len(w.procs) && w.procs[t-1].state != stateDown {
 			c.probes[ProbeSuspectedRunning]++

@@ -41,6 +41,13 @@ func NewQueueSystem(sc Scenario) *QueueSystem {
 	if sc.Detection == node.DetectEager {
 		cfg.Detection = node.DetectionPolicy{Mode: node.DetectEager, Interval: 100 * time.Millisecond}
 	}
+	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
+	if c := sc.Checkpoint; c.Records > 0 {
+		cfg.CheckpointRecords, cfg.CheckpointBytes = c.Records, c.Bytes
+		if c.Segment > 0 {
+			cfg.SegmentSize = c.Segment
+		}
+	}
 	return &QueueSystem{cfg: cfg, owners: make(map[string]activeOwner)}
 }
 
@@ -58,6 +65,9 @@ var QueueBoundaries = []string{
 	"meta.before.persist-hardstate", "meta.after.persist-hardstate",
 	"meta.before.write-snapshot", "meta.after.write-snapshot",
 	"queue.before.prepare", "queue.after.prepare",
+	"checkpoint.before.write", "checkpoint.after.write",
+	"checkpoint.before.reset-log", "checkpoint.after.reset-log",
+	"checkpoint.before.certify", "compaction.before.drop-segments", "compaction.after.drop-segments",
 }
 
 // QueueScenario draws a queue scenario for seed.

@@ -16,6 +16,10 @@ const (
 	streamNode     = "node"
 	streamClock    = "clock"
 	streamScenario = "scenario"
+	// streamCheckpoint draws a generated scenario's checkpoint cadence,
+	// apart from the scenario stream so that adding it changed no other
+	// draw.
+	streamCheckpoint = "checkpoint"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

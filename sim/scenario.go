@@ -36,6 +36,35 @@ type Scenario struct {
 	// it passed without testing what it exists to test. Build an entry
 	// with Expectation and read one with ExpectedNames.
 	Expect []string
+	// Checkpoint is how often queue owners certify checkpoints; the zero
+	// value turns them off.
+	Checkpoint CheckpointCadence
+}
+
+// CheckpointCadence says when a queue's owner starts a checkpoint: after
+// Records confirmed records or Bytes appended bytes since the last one
+// (zero Bytes: the node's default). Records zero means never. Segment,
+// when set, replaces the simulator's log segment size: compaction drops
+// whole segments, so small ones let it drop history early in a run.
+type CheckpointCadence struct {
+	Records int
+	Bytes   int64
+	Segment int64
+}
+
+// drawCheckpoint draws a generated scenario's checkpoint cadence: a
+// quarter of seeds run without checkpoints, the rest certify cuts every
+// few to a few hundred records, some also on a byte budget smaller than a
+// segment, so compaction races recoveries, replacements and restarts.
+func drawCheckpoint(seed uint64) CheckpointCadence {
+	r := newStream(seed, streamCheckpoint)
+	if r.IntN(4) == 0 {
+		return CheckpointCadence{}
+	}
+	c := CheckpointCadence{Records: pick(r, 3, 10, 40, 200)}
+	c.Bytes = pick(r, int64(0), 0, 8<<10, 24<<10)
+	c.Segment = pick(r, int64(0), 0, 4<<10, 8<<10)
+	return c
 }
 
 // Expectation renders one entry of Scenario.Expect, met when any of names
@@ -208,6 +237,9 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload = drawWorkload(r)
 	}
 	sc.Detection = uint8(1 + r.IntN(2))
+	if o.Workload {
+		sc.Checkpoint = drawCheckpoint(seed)
+	}
 	oneLyingDisk(&sc)
 	return sc
 }

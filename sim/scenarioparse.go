@@ -164,6 +164,30 @@ func parseNet(args []string, n *netsim.LinkProfile) error {
 	return kv.done()
 }
 
+// parseCheckpoint reads a checkpoint directive: records=N, at least 1,
+// and optionally bytes=B and segment=S.
+func parseCheckpoint(args []string, c *CheckpointCadence) error {
+	kv, err := parseKeyValues(args)
+	if err != nil {
+		return err
+	}
+	var bytes, segment int
+	kv.count("records", &c.Records)
+	kv.count("bytes", &bytes)
+	kv.count("segment", &segment)
+	c.Bytes, c.Segment = int64(bytes), int64(segment)
+	if err := kv.done(); err != nil {
+		return err
+	}
+	if c.Records <= 0 {
+		return fmt.Errorf("checkpoint records=%d: want at least 1", c.Records)
+	}
+	if c.Segment != 0 && c.Segment < 1<<10 {
+		return fmt.Errorf("checkpoint segment=%d: want 0 (the default) or at least 1024", c.Segment)
+	}
+	return nil
+}
+
 func parseDisk(args []string, d *DiskProfile) error {
 	kv, err := parseKeyValues(args)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 //	disk sync=88µs..2ms tail=0.01..46ms eio-sync=0.002 eio-write=0 eio-read=0 torn=0.5 reorder=0.3 flip=0
 //	skew 250ms
 //	classes crash,pause,crash-leader
+//	checkpoint records=40 bytes=0 segment=4096
 //	workload producers=2 consumers=1 every=2ms..15ms payload=512 ...
 //	queue q0 majority
 //	fault at=1.2s crash n2 for=300ms
@@ -56,6 +57,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 		names[i] = k.String()
 	}
 	fmt.Fprintf(&b, "classes %s\n", strings.Join(names, ","))
+	if c := sc.Checkpoint; c.Records != 0 {
+		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d\n", c.Records, c.Bytes, c.Segment)
+	}
 	if wl := sc.Workload; wl != nil {
 		fmt.Fprintf(&b, "workload producers=%d consumers=%d every=%s every-tail=%s payload=%d delay=%s delay-max=%v ack=%s nack=%s lease=%v window=%d think=%s think-tail=%s timeout=%v quiet=%v limit=%d probe=%v consume-at=%v\n",
 			wl.Producers, wl.Consumers, spanText(wl.PublishEvery.Min, wl.PublishEvery.Max), tailText(wl.PublishEvery),
@@ -226,6 +230,8 @@ func (p *scenarioParser) directive(fields []string) error {
 		return parseDisk(args, &sc.Swarm.Disk)
 	case "classes":
 		return p.classes(args)
+	case "checkpoint":
+		return parseCheckpoint(args, &sc.Checkpoint)
 	case "workload":
 		if sc.Workload == nil {
 			sc.Workload = &Workload{}

@@ -400,3 +400,7 @@ func (l *Log) SyncInFlight() bool { return l.inflight != nil }
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 func isNotExistErr(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
+
+// BaseDigest is the history digest before the first retained record: the
+// digest a checkpoint at FirstIndex-1 must carry.
+func (l *Log) BaseDigest() Digest { return l.segments[0].header.prevDigest }

@@ -30,6 +30,7 @@ type StateFile struct {
 	name string
 	host Host
 
+	maxSize    int
 	newDirs    []string
 	inflight   bool
 	queued     []byte
@@ -41,7 +42,17 @@ type StateFile struct {
 // dir/name and returns its current content, or nil if it was never
 // written. A damaged file is a *CorruptionError.
 func OpenStateFile(fs vfs.FS, dir, name string, host Host) (*StateFile, []byte, error) {
-	s := &StateFile{fs: fs, dir: dir, name: name, host: host}
+	return OpenSizedStateFile(fs, dir, name, host, MaxStateSize)
+}
+
+// OpenSizedStateFile is OpenStateFile for state that may be larger than
+// MaxStateSize, up to maxSize bytes (at most 1 GiB): a checkpoint of a
+// queue's live messages is written and read whole, like any state file.
+func OpenSizedStateFile(fs vfs.FS, dir, name string, host Host, maxSize int) (*StateFile, []byte, error) {
+	if maxSize <= 0 || maxSize > 1<<30 {
+		panic(fmt.Sprintf("storage: state file size limit %d outside (0, 1 GiB]", maxSize))
+	}
+	s := &StateFile{fs: fs, dir: dir, name: name, host: host, maxSize: maxSize}
 	newDirs, err := ensureDir(fs, dir)
 	if err != nil {
 		return nil, nil, err
@@ -74,7 +85,7 @@ func (s *StateFile) read() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.Size() < stateHeaderSize || info.Size() > stateHeaderSize+MaxStateSize {
+	if info.Size() < stateHeaderSize || info.Size() > stateHeaderSize+int64(s.maxSize) {
 		return nil, corrupt(s.path(), 0, 0, "state file is %d bytes", info.Size())
 	}
 	buf := make([]byte, info.Size())
@@ -99,8 +110,8 @@ func (s *StateFile) read() ([]byte, error) {
 // is durable. Writes issued while one is in flight are coalesced: only the
 // latest data is written next, and all their callbacks run when it lands.
 func (s *StateFile) Write(data []byte, done func(error)) {
-	if len(data) > MaxStateSize {
-		panic(fmt.Sprintf("storage: state of %d bytes exceeds MaxStateSize", len(data)))
+	if len(data) > s.maxSize {
+		panic(fmt.Sprintf("storage: state of %d bytes exceeds the file's limit of %d", len(data), s.maxSize))
 	}
 	if s.failed != nil {
 		done(s.failed)

@@ -203,13 +203,15 @@ func (l *Log) computeDurable() uint64 {
 }
 
 // Close releases the log's file handles. Records not yet durable stay
-// wherever the operating system has them.
+// wherever the operating system has them; a sync in flight completes
+// unheeded, so a closed log never reports durability again.
 func (l *Log) Close() error {
-	for _, seg := range l.segments {
-		if seg.file != nil {
-			seg.file.Close()
-			seg.file = nil
-		}
+	l.inflight = nil
+	// A handle with a sync in flight stays open until that sync is done:
+	// the host may still be using it.
+	l.dead = append(l.dead, l.segments...)
+	for _, seg := range l.dead {
+		l.closeIfIdle(seg)
 	}
 	if l.dirFile != nil {
 		l.dirFile.Close()

@@ -28,6 +28,10 @@ const (
 	KindFetch      Kind = 52
 	KindFetchReply Kind = 53
 
+	KindCheckpointAsk     Kind = 60
+	KindCheckpointReceipt Kind = 61
+	KindCheckpoint        Kind = 62
+
 	KindCreateQueue Kind = 40
 	KindDeleteQueue Kind = 41
 	KindPublish     Kind = 42
@@ -40,27 +44,30 @@ const (
 )
 
 var kindNames = map[Kind]string{
-	KindCounterAppend: "CounterAppend",
-	KindCounterAck:    "CounterAck",
-	KindCounterProbe:  "CounterProbe",
-	KindAppend:        "Append",
-	KindAppendReply:   "AppendReply",
-	KindRaft:          "Raft",
-	KindPing:          "Ping",
-	KindPong:          "Pong",
-	KindMetaLostLog:   "MetaLostLog",
-	KindSeal:          "Seal",
-	KindSealReply:     "SealReply",
-	KindFetch:         "Fetch",
-	KindFetchReply:    "FetchReply",
-	KindCreateQueue:   "CreateQueue",
-	KindDeleteQueue:   "DeleteQueue",
-	KindPublish:       "Publish",
-	KindSubscribe:     "Subscribe",
-	KindSettle:        "Settle",
-	KindReply:         "Reply",
-	KindDelivery:      "Delivery",
-	KindSetDetection:  "SetDetection",
+	KindCounterAppend:     "CounterAppend",
+	KindCounterAck:        "CounterAck",
+	KindCounterProbe:      "CounterProbe",
+	KindAppend:            "Append",
+	KindAppendReply:       "AppendReply",
+	KindRaft:              "Raft",
+	KindPing:              "Ping",
+	KindPong:              "Pong",
+	KindMetaLostLog:       "MetaLostLog",
+	KindSeal:              "Seal",
+	KindSealReply:         "SealReply",
+	KindFetch:             "Fetch",
+	KindFetchReply:        "FetchReply",
+	KindCheckpointAsk:     "CheckpointAsk",
+	KindCheckpointReceipt: "CheckpointReceipt",
+	KindCheckpoint:        "Checkpoint",
+	KindCreateQueue:       "CreateQueue",
+	KindDeleteQueue:       "DeleteQueue",
+	KindPublish:           "Publish",
+	KindSubscribe:         "Subscribe",
+	KindSettle:            "Settle",
+	KindReply:             "Reply",
+	KindDelivery:          "Delivery",
+	KindSetDetection:      "SetDetection",
 }
 
 // String names the kind for traces and logs.
@@ -101,6 +108,12 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeFetch(d), nil
 	case KindFetchReply:
 		return decodeFetchReply(d), nil
+	case KindCheckpointAsk:
+		return decodeCheckpointAsk(d), nil
+	case KindCheckpointReceipt:
+		return decodeCheckpointReceipt(d), nil
+	case KindCheckpoint:
+		return decodeCheckpoint(d), nil
 	case KindCreateQueue:
 		return decodeCreateQueue(d), nil
 	case KindDeleteQueue:

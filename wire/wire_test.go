@@ -29,6 +29,9 @@ var samples = []Message{
 	&SealReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, First: 1, Last: 9, LastEpoch: 3, Digest: []byte{1, 2}, HistoryID: 6, Instance: 7, Owner: 2},
 	&Fetch{Queue: "orders", Incarnation: 5, Epoch: 4, PrevIndex: 8, PrevEpoch: 3},
 	&FetchReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, PrevIndex: 8, Hint: 0, Last: 10, Entries: []Entry{{Type: 2, Body: []byte("x")}}},
+	&CheckpointAsk{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40},
+	&CheckpointReceipt{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, StateDigest: []byte{9, 8}},
+	&Checkpoint{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, CutEpoch: 3, Digest: []byte{1, 2}, State: []byte("state")},
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -120,6 +120,8 @@ func (c *Core) Step(in Input) []Action {
 		return c.onSealReply(in)
 	case FetchReply:
 		return c.onFetchReply(in)
+	case CheckpointOffered:
+		return c.onCheckpointOffered(in)
 	case Truncated:
 		return c.onTruncated(in)
 	case PageAppended:
@@ -354,6 +356,23 @@ func (c *Core) onFetchReply(in FetchReply) []Action {
 		return append(acts, c.restart(in.Now, "the source's history conflicts with confirmed records")...)
 	}
 	return []Action{Emit{event.NewQueueTruncate(c.cfg.Queue, m.Hint)}, Truncate{After: m.Hint}}
+}
+
+// onCheckpointOffered takes the source's checkpoint in place of the pages
+// it no longer holds. A checkpoint below what this replica knows was
+// confirmed would replace confirmed records with an older state: the
+// attempt starts over instead.
+func (c *Core) onCheckpointOffered(in CheckpointOffered) []Action {
+	m, self := in.Msg, in.Self
+	if m.Incarnation != c.cfg.Incarnation || c.stage != StageFetch || in.From != c.source.Node || m.Epoch != c.cfg.Epoch {
+		return nil
+	}
+	c.fetchSent = 0
+	if m.Cut < self.Commit || m.Cut > c.source.Last || m.Cut <= self.Last && m.Cut >= self.First {
+		return c.restart(in.Now, fmt.Sprintf("the source's checkpoint at %d does not fit this log (%d..%d, commit %d)", m.Cut, self.First, self.Last, self.Commit))
+	}
+	c.pageBytes = len(m.State)
+	return []Action{TakeCheckpoint{From: in.From, Msg: m}}
 }
 
 // onTruncated asks for the page after the shortened log.

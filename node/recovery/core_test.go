@@ -32,6 +32,7 @@ import (
 //	seal-reply from=N last=L epoch=E digest=HEX [suspect] [commit=C]
 //	           [seal-epoch=E] [inc=I] [history=H] | from=N refused seal-epoch=E owner=N
 //	fetch-reply from=N prev=P entries=K [bytes=B] [epoch=E] [inc=I] | from=N refused hint=H last=L
+//	checkpoint-offer from=N cut=C [epoch=E] [bytes=B]    the source's checkpoint, in place of pages
 //	truncated last=L epoch=E digest=HEX                  the driver truncated
 //	appended last=L epoch=E digest=HEX | appended err=TEXT
 //	installed marker=M [durable=D]                       the driver appended the marker (followers reset)
@@ -98,6 +99,16 @@ func (h *harness) input(t *testing.T, d *datadriven.TestData) recovery.Input {
 		return h.sealReply(t, d)
 	case "fetch-reply":
 		return h.fetchReply(t, d)
+	case "checkpoint-offer":
+		m := &wire.Checkpoint{Queue: h.cfg.Queue, Incarnation: h.cfg.Incarnation, Epoch: h.cfg.Epoch}
+		var from uint32
+		size := 10
+		d.ScanArgs(t, "from", &from)
+		d.ScanArgs(t, "cut", &m.Cut)
+		d.MaybeScanArgs(t, "epoch", &m.Epoch)
+		d.MaybeScanArgs(t, "bytes", &size)
+		m.State = make([]byte, size)
+		return recovery.CheckpointOffered{Facts: h.now(), From: from, Msg: m}
 	case "truncated":
 		h.setLog(t, d)
 		return recovery.Truncated{Facts: h.now()}

@@ -116,6 +116,15 @@ type FetchReply struct {
 	Msg  *wire.FetchReply
 }
 
+// CheckpointOffered is the source's checkpoint, sent in place of a page
+// because the source no longer holds the records after this replica's
+// end.
+type CheckpointOffered struct {
+	Facts
+	From uint32
+	Msg  *wire.Checkpoint
+}
+
 // Truncated says the driver carried out a Truncate.
 type Truncated struct{ Facts }
 
@@ -156,17 +165,18 @@ type Tick struct{ Facts }
 // owner), and why.
 type Stop struct{ Why string }
 
-func (Sealed) input()           {}
-func (SealReply) input()        {}
-func (FetchReply) input()       {}
-func (Truncated) input()        {}
-func (PageAppended) input()     {}
-func (Installed) input()        {}
-func (Progress) input()         {}
-func (ActivationResult) input() {}
-func (Activated) input()        {}
-func (Tick) input()             {}
-func (Stop) input()             {}
+func (Sealed) input()            {}
+func (SealReply) input()         {}
+func (FetchReply) input()        {}
+func (CheckpointOffered) input() {}
+func (Truncated) input()         {}
+func (PageAppended) input()      {}
+func (Installed) input()         {}
+func (Progress) input()          {}
+func (ActivationResult) input()  {}
+func (Activated) input()         {}
+func (Tick) input()              {}
+func (Stop) input()              {}
 
 // Action is one thing the driver must do. Actions that the core needs
 // answered (Truncate, AppendPage, Install, ProposeActivation, SealSelf)
@@ -201,6 +211,13 @@ type AppendPage struct {
 	Prev    uint64
 	Epoch   uint64
 	Entries []wire.Entry
+}
+
+// TakeCheckpoint makes the source's checkpoint this replica's and resets
+// its log to go on after the cut; the driver answers with PageAppended.
+type TakeCheckpoint struct {
+	From uint32
+	Msg  *wire.Checkpoint
 }
 
 // Install rebuilds the served state from this log, appends the epoch
@@ -245,6 +262,7 @@ func (Send) action()              {}
 func (SealSelf) action()          {}
 func (Truncate) action()          {}
 func (AppendPage) action()        {}
+func (TakeCheckpoint) action()    {}
 func (Install) action()           {}
 func (ProposeActivation) action() {}
 func (Activate) action()          {}
@@ -258,6 +276,9 @@ func (a SealSelf) String() string { return fmt.Sprintf("seal-self epoch=%d", a.E
 func (a Truncate) String() string { return fmt.Sprintf("truncate after=%d", a.After) }
 func (a AppendPage) String() string {
 	return fmt.Sprintf("append-page prev=%d epoch=%d entries=%d", a.Prev, a.Epoch, len(a.Entries))
+}
+func (a TakeCheckpoint) String() string {
+	return fmt.Sprintf("take-checkpoint from=n%d cut=%d", a.From, a.Msg.Cut)
 }
 func (Install) String() string { return "install" }
 func (a ProposeActivation) String() string {

@@ -1,0 +1,185 @@
+package node
+
+import (
+	"slices"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// Checkpoint certification, on the owner. When enough has been confirmed
+// since the last certified cut, the owner picks its commit index as the
+// next cut, asks every replica (itself included) to checkpoint there, and
+// collects their receipts. When every replica of the set reports the same
+// state digest, it asks the metadata to certify the cut; every replica
+// then drops the log segments below it. A replica that reports another
+// state is reported and the cut is abandoned: two replicas that applied
+// the same confirmed history to different states is a bug, and no one
+// compacts on the strength of it.
+
+// certifyResendTicks is how long, in owner ticks, an owner waits for
+// receipts before asking again; certifyGiveUpTicks when it abandons the
+// cut (a replica that is down cannot answer, and the next cut will ask
+// again).
+const (
+	certifyResendTicks = 25
+	certifyGiveUpTicks = 250
+)
+
+// certifyAttempt is the owner's attempt to certify one cut.
+type certifyAttempt struct {
+	cut      uint64
+	members  []NodeID
+	receipts []certReceipt
+	started  uint64 // owner tick
+	asked    uint64 // owner tick of the latest asks
+	proposed bool
+}
+
+// certReceipt is one replica's report of its checkpoint at the cut.
+type certReceipt struct {
+	from   NodeID
+	digest [32]byte
+}
+
+// maybeCertify starts a certification once enough records or bytes were
+// confirmed since the last certified cut. One attempt at a time.
+func (o *ownerState) maybeCertify() {
+	r := o.r
+	cfg := r.n.cfg
+	if cfg.CheckpointRecords < 0 || o.certify != nil || !r.serving() {
+		return
+	}
+	q := r.n.meta.state.queues[r.name]
+	if q == nil || q.Incarnation != r.inc || q.State != QueueActive || len(q.Prior) > 0 {
+		return
+	}
+	base := max(q.CheckpointCut, o.lastCertifyCut, r.ckpt.cut)
+	if o.commit <= base || o.commit-base < uint64(cfg.CheckpointRecords) && o.appendedBytes < cfg.CheckpointBytes {
+		return
+	}
+	o.lastCertifyCut, o.appendedBytes = o.commit, 0
+	o.certify = &certifyAttempt{cut: o.commit, members: slices.Clone(r.members), started: o.ticks}
+	o.askCheckpoints()
+}
+
+// askCheckpoints asks every replica that has not answered yet.
+func (o *ownerState) askCheckpoints() {
+	r, a := o.r, o.certify
+	a.asked = o.ticks
+	for _, id := range a.members {
+		if slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == id }) {
+			continue
+		}
+		if id == r.n.cfg.ID {
+			r.askCheckpoint(id, a.cut)
+			continue
+		}
+		r.n.env.Send(id, &wire.CheckpointAsk{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Cut: a.cut})
+	}
+}
+
+// certifyTick asks again for missing receipts, and gives up on a cut that
+// cannot be certified.
+func (o *ownerState) certifyTick() {
+	a := o.certify
+	switch {
+	case a == nil || a.proposed:
+	case o.ticks-a.started > certifyGiveUpTicks:
+		o.certify = nil
+	case o.ticks-a.asked >= certifyResendTicks:
+		o.askCheckpoints()
+	}
+}
+
+// noteReceipt counts one replica's receipt for the cut being certified,
+// and proposes the certificate once every replica reported the same
+// state.
+func (o *ownerState) noteReceipt(from NodeID, cut uint64, digest [32]byte) {
+	r, a := o.r, o.certify
+	if a == nil || a.proposed || cut != a.cut || !slices.Contains(a.members, from) ||
+		slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == from }) {
+		return
+	}
+	a.receipts = append(a.receipts, certReceipt{from: from, digest: digest})
+	if len(a.receipts) < len(a.members) {
+		return
+	}
+	for _, c := range a.receipts[1:] {
+		if c.digest != a.receipts[0].digest {
+			for _, d := range a.receipts {
+				r.n.emit(event.NewCheckpointMismatch(r.name, a.cut, uint32(d.from)))
+			}
+			o.certify = nil
+			return
+		}
+	}
+	a.proposed = true
+	r.n.env.Boundary("checkpoint.before.certify")
+	r.n.meta.propose(command{kind: cmdCertifyCheckpoint, name: r.name, inc: r.inc, epoch: r.epoch, node: r.n.cfg.ID,
+		cut: a.cut, members: a.members}, lifecycleTimeoutTicks, func(result) {
+		if o.certify == a {
+			o.certify = nil
+		}
+	})
+}
+
+// askCheckpoint records that the owner asker wants this replica's
+// checkpoint at cut, and builds it if it can; a replica already holding
+// that checkpoint answers at once.
+func (r *replica) askCheckpoint(asker NodeID, cut uint64) {
+	r.ckptAsker, r.ckptAskEpoch = asker, r.epoch
+	if cut == r.ckpt.cut {
+		r.sendReceipt()
+		return
+	}
+	r.ckptWant = max(r.ckptWant, cut)
+	r.buildCheckpoint()
+}
+
+// sendReceipt reports the replica's checkpoint to the owner that asked
+// for it, in the epoch it asked.
+func (r *replica) sendReceipt() {
+	if r.ckptAsker == 0 || r.ckptAskEpoch != r.epoch || r.ckpt.cut == 0 {
+		return
+	}
+	if r.ckptAsker == r.n.cfg.ID {
+		if r.serving() {
+			r.own.noteReceipt(r.ckptAsker, r.ckpt.cut, r.ckpt.stateDigest)
+		}
+		return
+	}
+	r.n.env.Send(r.ckptAsker, &wire.CheckpointReceipt{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Cut: r.ckpt.cut,
+		StateDigest: r.ckpt.stateDigest[:]})
+}
+
+// onCheckpointAsk takes the owner's request for a checkpoint.
+func (n *Node) onCheckpointAsk(from NodeID, m *wire.CheckpointAsk) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || !r.present() || r.hasOwnerSide() || m.Epoch != r.epoch || from != r.follow.epochOwner {
+		return
+	}
+	r.askCheckpoint(from, m.Cut)
+}
+
+// onCheckpointReceipt counts a replica's receipt on the owner.
+func (n *Node) onCheckpointReceipt(from NodeID, m *wire.CheckpointReceipt) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || !r.serving() || m.Epoch != r.epoch || len(m.StateDigest) != 32 {
+		return
+	}
+	r.own.noteReceipt(from, m.Cut, [32]byte(m.StateDigest))
+}
+
+// onCertified lets this node's replica compact once the metadata
+// certified a cut.
+func (n *Node) onCertified(c command, res result) {
+	q := n.meta.state.queues[c.name]
+	if !res.ok || q == nil || q.CheckpointCut != c.cut {
+		return
+	}
+	n.emit(event.NewCheckpointCertified(c.name, c.cut, c.epoch))
+	if r := n.queues[c.name]; r != nil && r.inc == c.inc {
+		r.compact()
+	}
+}

@@ -1,0 +1,296 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A checkpoint is a replica's durable copy of its queue's state at a cut:
+// every live message with its payload, the ID sets, and the history digest
+// after the cut. A replica restarts from its checkpoint and replays only
+// the log after the cut; once the metadata certifies a cut every replica
+// checkpointed with the same state, each drops the log segments the cut
+// covers, so a queue's disk follows its live backlog, not its history.
+//
+// Only a confirmed index is ever a cut, and a replica builds a checkpoint
+// only at or below the commit index it was told: no record there can be
+// truncated by any later owner, so a checkpoint never needs to be undone.
+
+// checkpointFile is the name of the checkpoint's state file in a replica
+// directory.
+const checkpointFile = "checkpoint"
+
+// checkpointVersion opens every checkpoint file.
+const checkpointVersion = 1
+
+// maxCheckpointSize bounds a checkpoint file: the live backlog of one
+// queue must fit.
+const maxCheckpointSize = 1 << 30
+
+// maxCheckpointTransfer bounds the state a checkpoint message carries:
+// one frame. A replica compacts only below a checkpoint it could send, so
+// a queue whose live backlog is larger keeps its log (and replacements
+// copy the log) until the backlog shrinks.
+const maxCheckpointTransfer = wire.MaxBodySize - 1<<20
+
+// replicaCheckpoint is a replica's newest durable checkpoint; a zero cut
+// means none.
+type replicaCheckpoint struct {
+	cut      uint64
+	cutEpoch uint64
+	digest   storage.Digest // the history digest after cut
+	// installed says the checkpoint came from another replica and
+	// replaced this log: until the log was reset to start after the cut,
+	// the log on disk may disagree with it.
+	installed   bool
+	state       []byte // encodeState's bytes
+	stateDigest [32]byte
+}
+
+func encodeCheckpoint(c replicaCheckpoint) []byte {
+	b := wire.AppendUint8(nil, checkpointVersion)
+	b = wire.AppendUint64(b, c.cut)
+	b = wire.AppendUint64(b, c.cutEpoch)
+	b = wire.AppendBytes(b, c.digest[:])
+	b = wire.AppendBool(b, c.installed)
+	return wire.AppendBytes(b, c.state)
+}
+
+func decodeCheckpoint(data []byte) (replicaCheckpoint, error) {
+	d := wire.NewDecoder(data)
+	if v := d.Uint8(); v != checkpointVersion {
+		return replicaCheckpoint{}, fmt.Errorf("checkpoint version %d, want %d", v, checkpointVersion)
+	}
+	c := replicaCheckpoint{cut: d.Uint64(), cutEpoch: d.Uint64()}
+	digest := d.Bytes()
+	c.installed = d.Bool()
+	c.state = d.Bytes()
+	if err := d.Finish(); err != nil {
+		return replicaCheckpoint{}, err
+	}
+	if len(digest) != len(c.digest) || c.cut == 0 {
+		return replicaCheckpoint{}, fmt.Errorf("checkpoint at %d with a %d-byte digest", c.cut, len(digest))
+	}
+	copy(c.digest[:], digest)
+	c.stateDigest = stateDigest(c.state)
+	return c, nil
+}
+
+// openCheckpoint reads the replica's checkpoint file, if any.
+func (r *replica) openCheckpoint(dir string) error {
+	fs := r.n.env.FS()
+	f, data, err := storage.OpenSizedStateFile(fs, dir, checkpointFile, r.n.syncs, maxCheckpointSize)
+	if err != nil {
+		return err
+	}
+	r.ckptFile = f
+	if data == nil {
+		return nil
+	}
+	c, err := decodeCheckpoint(data)
+	if err != nil {
+		return fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
+	}
+	if _, err := decodeState(r.name, c.state); err != nil {
+		return fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
+	}
+	r.ckpt = c
+	return nil
+}
+
+// reconcileLog checks the log just opened against the checkpoint: the log
+// must go on from the cut. A log that ends before the cut, or (after an
+// installed checkpoint) still holds the history the install replaced, is
+// reset to start right after the cut; a log that starts after the cut
+// lost records nothing else holds here, which is damage.
+func (r *replica) reconcileLog() error {
+	c := r.ckpt
+	first := r.log.FirstIndex()
+	switch {
+	case c.cut == 0 && first > 1:
+		return fmt.Errorf("%w: queue %s log starts at %d with no checkpoint", storage.ErrCorrupt, r.name, first)
+	case c.cut == 0:
+		return nil
+	case first > c.cut+1:
+		return fmt.Errorf("%w: queue %s log starts at %d after its checkpoint at %d", storage.ErrCorrupt, r.name, first, c.cut)
+	case r.log.LastIndex() < c.cut:
+		return r.resetLog()
+	case first == c.cut+1 && r.log.BaseDigest() != c.digest:
+		if c.installed {
+			return r.resetLog()
+		}
+		return fmt.Errorf("%w: queue %s log after %d does not continue its checkpoint", storage.ErrCorrupt, r.name, c.cut)
+	case first <= c.cut && c.installed:
+		return r.resetLog()
+	}
+	return nil
+}
+
+// resetLog replaces the log with an empty one that starts right after the
+// checkpoint's cut. The old log directory is renamed away first, so a
+// crash leaves either the old log (reset again at the next open) or the
+// new one, never a mix; the new log's first sync makes the rename durable.
+func (r *replica) resetLog() error {
+	fs := r.n.env.FS()
+	dir := r.n.replicaDir(r.name, r.inc)
+	logDir, oldDir := fs.PathJoin(dir, "log"), fs.PathJoin(dir, "log.old")
+	if r.log != nil {
+		r.log.Close()
+		r.log = nil
+	}
+	r.n.env.Boundary("checkpoint.before.reset-log")
+	if err := fs.RemoveAll(oldDir); err != nil {
+		return fmt.Errorf("removing %s: %w", oldDir, err)
+	}
+	if err := fs.Rename(logDir, oldDir); err != nil {
+		return fmt.Errorf("renaming %s: %w", logDir, err)
+	}
+	if err := fs.RemoveAll(oldDir); err != nil {
+		return fmt.Errorf("removing %s: %w", oldDir, err)
+	}
+	if err := r.openLog(); err != nil {
+		return err
+	}
+	r.n.env.Boundary("checkpoint.after.reset-log")
+	r.runs = []epochRun{{start: r.ckpt.cut, epoch: r.ckpt.cutEpoch}}
+	return nil
+}
+
+// openLog opens the replica's log; a fresh one starts after the
+// checkpoint's cut.
+func (r *replica) openLog() error {
+	fs := r.n.env.FS()
+	dir := r.n.replicaDir(r.name, r.inc)
+	var err error
+	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
+		SegmentSize: r.n.cfg.SegmentSize,
+		FirstIndex:  r.ckpt.cut + 1,
+		BaseDigest:  r.ckpt.digest,
+		OnDurable:   r.onDurable,
+		OnFailed:    func(err error) { r.n.env.Halt(fmt.Sprintf("queue %s log failed: %v", r.name, err)) },
+	})
+	return err
+}
+
+// baseState is the state at the checkpoint's cut: where applying the log
+// starts.
+func (r *replica) baseState() (*queueState, error) {
+	if r.ckpt.cut == 0 {
+		return newQueueState(r.name), nil
+	}
+	s, err := decodeState(r.name, r.ckpt.state)
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
+	}
+	return s, nil
+}
+
+// buildCheckpoint builds, if it may, the checkpoint an owner asked for:
+// the state at the cut, from the previous checkpoint and the log between,
+// made durable before it counts. It waits until the cut is confirmed as
+// far as this replica knows and durable in its log.
+func (r *replica) buildCheckpoint() {
+	cut := r.ckptWant
+	switch {
+	case cut <= r.ckpt.cut || r.ckptBusy || !r.present():
+		return
+	case cut > r.commitKnown || cut > r.log.DurableIndex():
+		return // not yet: appends and durability bring it closer
+	case cut < r.log.FirstIndex()-1:
+		r.n.emit(event.NewCheckpointRefused(r.name, cut, "the cut lies before the retained log"))
+		r.ckptWant = 0
+		return
+	}
+	state, digest, err := r.stateAt(cut)
+	if err != nil {
+		r.readFailed(err)
+		return
+	}
+	c := replicaCheckpoint{cut: cut, cutEpoch: r.epochOf(cut), digest: digest, state: encodeState(state)}
+	c.stateDigest = stateDigest(c.state)
+	r.writeCheckpoint(c, func() {
+		r.n.emit(event.NewCheckpointBuilt(r.name, c.cut, len(c.state)))
+		r.sendReceipt()
+		r.compact()
+	})
+}
+
+// stateAt applies the log from the checkpoint's cut through cut and
+// returns the state there with the history digest after cut.
+func (r *replica) stateAt(cut uint64) (*queueState, storage.Digest, error) {
+	state, err := r.baseState()
+	if err != nil {
+		return nil, storage.Digest{}, err
+	}
+	digest := r.ckpt.digest
+	if r.ckpt.cut == 0 {
+		digest = r.log.BaseDigest()
+	}
+	rd := r.log.NewReader(r.ckpt.cut + 1)
+	defer rd.Close()
+	for rd.Position() <= cut {
+		page, err := rd.Next(cut, r.n.cfg.PageRecords, r.n.cfg.PageBytes)
+		if err != nil {
+			return nil, storage.Digest{}, err
+		}
+		if len(page) == 0 {
+			return nil, storage.Digest{}, fmt.Errorf("queue %s log ends before the cut %d", r.name, cut)
+		}
+		for _, rec := range page {
+			dec, err := decodeRecord(rec.Type, rec.Body)
+			if err != nil {
+				return nil, storage.Digest{}, fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err)
+			}
+			state.apply(rec.Index, dec)
+			digest = digest.Next(rec.Index, rec.Type, rec.Body)
+		}
+	}
+	return state, digest, nil
+}
+
+// writeCheckpoint makes c the replica's checkpoint and calls done once it
+// is durable. A write that fails halts the process: a restart finds the
+// previous checkpoint, which is still whole.
+func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
+	r.ckptBusy = true
+	r.n.env.Boundary("checkpoint.before.write")
+	r.ckptFile.Write(encodeCheckpoint(c), func(err error) {
+		r.ckptBusy = false
+		if err != nil {
+			r.n.env.Halt(fmt.Sprintf("queue %s: writing its checkpoint at %d: %v", r.name, c.cut, err))
+			return
+		}
+		r.n.env.Boundary("checkpoint.after.write")
+		if c.cut > r.ckpt.cut {
+			r.ckpt = c
+		}
+		done()
+	})
+}
+
+// compact drops the log segments that both this replica's checkpoint and
+// the metadata's certificate cover. The removals need no sync of their
+// own: a dropped segment that reappears after a crash is older history
+// the next compaction removes again.
+func (r *replica) compact() {
+	q := r.n.meta.state.queues[r.name]
+	if q == nil || q.Incarnation != r.inc || r.log == nil || !r.present() || len(r.ckpt.state) > maxCheckpointTransfer {
+		return
+	}
+	through := min(r.ckpt.cut, q.CheckpointCut)
+	if through+1 <= r.log.FirstIndex() {
+		return
+	}
+	before := r.log.FirstIndex()
+	r.n.env.Boundary("compaction.before.drop-segments")
+	if err := r.log.TruncateFront(through + 1); err != nil {
+		return // the log failed: the process is halting
+	}
+	r.n.env.Boundary("compaction.after.drop-segments")
+	if first := r.log.FirstIndex(); first > before {
+		r.n.emit(event.NewQueueCompacted(r.name, first))
+	}
+}

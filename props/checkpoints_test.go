@@ -1,0 +1,48 @@
+package props
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
+)
+
+func TestCheckpointChecker(t *testing.T) {
+	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 1, Seq: seq} }
+	whole := func() *node.CheckpointDump {
+		return &node.CheckpointDump{Cut: 9, Published: []wire.MessageID{id(1), id(2), id(3)},
+			Settled: []wire.MessageID{id(2)}, Live: []wire.MessageID{id(3), id(1)}, StateDigest: [32]byte{1}}
+	}
+	replica := func(c *node.CheckpointDump, first uint64) node.ReplicaDump {
+		return node.ReplicaDump{Queue: "q0", Incarnation: 5, Checkpoint: c, Entries: []node.LogEntry{{Index: first, Type: "publish"}}}
+	}
+	cases := []struct {
+		name string
+		reps map[node.NodeID][]node.ReplicaDump
+		want string // a fragment of the violation, or "" for none
+	}{
+		{"agreeing replicas", map[node.NodeID][]node.ReplicaDump{1: {replica(whole(), 8)}, 2: {replica(whole(), 10)}}, ""},
+		{"a live message left out", map[node.NodeID][]node.ReplicaDump{1: {replica(func() *node.CheckpointDump {
+			c := whole()
+			c.Live = c.Live[:1]
+			return c
+		}(), 10)}}, "holds 1 live messages, but 2 were published and not settled"},
+		{"a gap after the cut", map[node.NodeID][]node.ReplicaDump{1: {replica(whole(), 11)}}, "the log starts at 11, after the checkpoint at 9"},
+		{"two states at one cut", map[node.NodeID][]node.ReplicaDump{1: {replica(whole(), 10)}, 2: {replica(func() *node.CheckpointDump {
+			c := whole()
+			c.StateDigest = [32]byte{2}
+			return c
+		}(), 10)}}, "hold different states at the same cut 9"},
+	}
+	for _, c := range cases {
+		got := checkCheckpoints(&sim.History{Final: c.reps})
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: unexpected %v", c.name, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0].Detail, c.want)):
+			t.Errorf("%s: got %v, want one violation saying %q", c.name, got, c.want)
+		}
+	}
+}
