@@ -85,6 +85,8 @@ func queueStatus(v node.QueueView) status.Queue {
 	q := status.Queue{
 		Name: v.Name, State: v.State, Role: v.Role, Owner: uint32(v.Owner), Epoch: v.Epoch,
 		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner", Fenced: v.Fenced,
+		FirstIndex: v.FirstIndex, RetainedBytes: v.RetainedBytes, Segments: v.Segments,
+		CheckpointIndex: v.CheckpointIndex, CheckpointBytes: v.CheckpointBytes, CertifiedIndex: v.CertifiedIndex,
 	}
 	for _, id := range v.Replicas {
 		q.Replicas = append(q.Replicas, uint32(id))

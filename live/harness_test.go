@@ -120,7 +120,8 @@ func start(t *testing.T, cfg Config) *testNode {
 	return tn
 }
 
-// stop drains the node and waits for Run to return.
+// stop drains the node and waits for Run to return; stopping a stopped
+// node does nothing.
 func (tn *testNode) stop(t *testing.T) {
 	tn.cancel()
 	select {
@@ -128,7 +129,9 @@ func (tn *testNode) stop(t *testing.T) {
 		if ok && err != nil {
 			t.Errorf("Run: %v", err)
 		}
-		close(tn.done)
+		if ok {
+			close(tn.done) // a second stop (the cleanup) finds it closed
+		}
 	case <-time.After(10 * time.Second):
 		t.Errorf("node did not stop within 10s")
 	}

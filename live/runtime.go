@@ -116,6 +116,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.board = newStatusBoard(nc, cfg.Members)
+	r.m.reg.MustRegister(newQueueCollector(r))
 	lim := cfg.Limits
 	r.clientGate = newPreAuthGate(lim.MaxPreAuthConns, lim.MaxPreAuthPerSource)
 	r.peerGate = newPreAuthGate(lim.MaxPreAuthConns, lim.MaxPreAuthPerSource)

@@ -35,6 +35,17 @@ type QueueView struct {
 	// process wrote, has not yet been verified against an owner: until
 	// then its own log counts for less as evidence in a recovery.
 	Suspect bool
+	// FirstIndex is the first record the replica's log retains, and
+	// RetainedBytes and Segments what the log keeps on disk.
+	FirstIndex    uint64
+	RetainedBytes int64
+	Segments      int
+	// CheckpointIndex is the cut of the replica's newest checkpoint and
+	// CheckpointBytes the state it holds; CertifiedIndex the newest cut
+	// the metadata certified (zero: none).
+	CheckpointIndex uint64
+	CheckpointBytes int
+	CertifiedIndex  uint64
 }
 
 // Queues lists every queue the metadata names or this node holds a
@@ -60,6 +71,7 @@ func (n *Node) queueView(name string) QueueView {
 		if q := n.meta.state.queues[name]; q != nil {
 			v.Incarnation, v.Owner, v.Epoch = q.Incarnation, q.Owner, q.Epoch
 			v.Replicas, v.State = slices.Clone(q.Replicas), queueStateNames[q.State]
+			v.CertifiedIndex = q.CheckpointCut
 		}
 	}
 	r := n.queues[name]
@@ -72,8 +84,10 @@ func (n *Node) queueView(name string) QueueView {
 	v.ReplicaEpoch, v.Suspect = r.epoch, r.suspect
 	if r.log != nil {
 		// A replica fenced while opening has no log to read.
-		v.LastIndex = r.log.LastIndex()
+		v.LastIndex, v.FirstIndex = r.log.LastIndex(), r.log.FirstIndex()
+		v.RetainedBytes, v.Segments = r.log.RetainedBytes(), r.log.Segments()
 	}
+	v.CheckpointIndex, v.CheckpointBytes = r.ckpt.cut, len(r.ckpt.state)
 	if r.fencedErr != nil {
 		v.Fenced = r.fencedErr.Error()
 	}

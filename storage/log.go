@@ -404,3 +404,16 @@ func isNotExistErr(err error) bool { return errors.Is(err, iofs.ErrNotExist) }
 // BaseDigest is the history digest before the first retained record: the
 // digest a checkpoint at FirstIndex-1 must carry.
 func (l *Log) BaseDigest() Digest { return l.segments[0].header.prevDigest }
+
+// RetainedBytes is the size of the segments the log keeps: what
+// compaction has not dropped yet.
+func (l *Log) RetainedBytes() int64 {
+	var n int64
+	for _, seg := range l.segments {
+		n += seg.size
+	}
+	return n
+}
+
+// Segments is how many segment files the log keeps.
+func (l *Log) Segments() int { return len(l.segments) }

@@ -26,6 +26,9 @@ import (
 //	log_level = "info"            # debug | info | warn | error
 //	detection = "heartbeat"       # heartbeat | eager
 //	replace_after = "5m"          # replace a replica down this long; "off" never
+//	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
+//	checkpoint_bytes = 33554432   # or appended bytes, whichever comes first
+//	segment_bytes = 67108864      # log segment size: compaction drops whole segments
 //	peer_secret_file = "peer.secret"     # without TLS: one secret per role,
 //	client_secret_file = "client.secret" # each also as peer_secret = "..." etc.
 //	admin_secret_file = "admin.secret"   # optional: without it no admin connects
@@ -85,6 +88,14 @@ type fileConfig struct {
 	// before the metadata leader replaces it with a node outside the
 	// queue's replica set; "off" never replaces. Default 5m.
 	ReplaceAfter string `toml:"replace_after"`
+	// CheckpointRecords and CheckpointBytes say how much a queue's owner
+	// confirms between checkpoints (0: the defaults, 100,000 records and
+	// 32 MiB; CheckpointRecords -1 turns checkpoints and compaction off).
+	// SegmentBytes is the log segment size (0: 64 MiB): a queue retains
+	// about its live backlog plus two segments.
+	CheckpointRecords int   `toml:"checkpoint_records"`
+	CheckpointBytes   int64 `toml:"checkpoint_bytes"`
+	SegmentBytes      int64 `toml:"segment_bytes"`
 	// Secret and SecretFile are the former single cluster secret; they
 	// are refused with an explanation (see validateAuth).
 	Secret     string `toml:"secret"`
@@ -166,6 +177,9 @@ func (fc *fileConfig) validate() error {
 		return err
 	}
 	if _, err := fc.detection(); err != nil {
+		return err
+	}
+	if err := fc.validateStorage(); err != nil {
 		return err
 	}
 	if _, err := fc.replaceAfter(); err != nil {
@@ -343,6 +357,19 @@ func (fc *fileConfig) replaceAfter() (time.Duration, error) {
 	return v, nil
 }
 
+// validateStorage checks the checkpoint and segment settings.
+func (fc *fileConfig) validateStorage() error {
+	switch {
+	case fc.CheckpointRecords < -1:
+		return fmt.Errorf("config: checkpoint_records %d: want a count of records, 0 for the default, or -1 for no checkpoints", fc.CheckpointRecords)
+	case fc.CheckpointBytes < 0:
+		return fmt.Errorf("config: checkpoint_bytes %d: want a byte count, or 0 for the default", fc.CheckpointBytes)
+	case fc.SegmentBytes != 0 && (fc.SegmentBytes < 64<<10 || fc.SegmentBytes > 1<<30):
+		return fmt.Errorf("config: segment_bytes %d: want 0 for the default, or 64 KiB to 1 GiB", fc.SegmentBytes)
+	}
+	return nil
+}
+
 // liveConfig turns a validated file configuration into the runtime's.
 func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	self := fc.self()
@@ -354,7 +381,8 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	replaceAfter, _ := fc.replaceAfter()
 	cfg := live.Config{
 		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
-			ReplaceAfter: replaceAfter},
+			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
+			SegmentSize: fc.SegmentBytes},
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),

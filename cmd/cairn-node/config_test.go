@@ -82,6 +82,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`log_level = "loud"`, `log_level = "debug"`, `config: log_level "loud"`},
 		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
 		{"detection = \"eager\"\nreplace_after = \"soon\"", `detection = "eager"`, `config: replace_after "soon"`},
+		{"detection = \"eager\"\ncheckpoint_records = -5", `detection = "eager"`, `config: checkpoint_records -5`},
+		{"detection = \"eager\"\nsegment_bytes = 100", `detection = "eager"`, `config: segment_bytes 100`},
 		{`client_secret = "short"`, `client_secret = "0123456789abcdef-client"`, `config: client_secret: must be at least 16 bytes`},
 		{`#`, `client_secret = "0123456789abcdef-client"`, `config: no authentication for clients`},
 		{`#`, `peer_secret = "0123456789abcdef-peer"`, `config: no authentication for peers`},

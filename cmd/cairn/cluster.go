@@ -196,13 +196,35 @@ func printQueues(w io.Writer, views []nodeView) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tOWNER\tEPOCH\tREPLICAS\tLAST INDEX\tCOMMIT\tSTATE")
+	fmt.Fprintln(tw, "QUEUE\tOWNER\tEPOCH\tREPLICAS\tRETAINED\tLAST INDEX\tCOMMIT\tCERTIFIED\tSTATE")
 	for _, name := range slices.Sorted(maps.Keys(rows)) {
 		r := rows[name]
-		fmt.Fprintf(tw, "%s\tn%d\t%d\t%s\t%d\t%s\t%s\n", name, r.q.Owner, r.q.Epoch, nodeList(r.q.Replicas),
-			r.q.LastIndex, commit(r), queueState(r))
+		fmt.Fprintf(tw, "%s\tn%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\n", name, r.q.Owner, r.q.Epoch, nodeList(r.q.Replicas),
+			retained(r.q), r.q.LastIndex, commit(r), r.q.CertifiedIndex, queueState(r))
 	}
 	tw.Flush()
+}
+
+// retained describes what the reporting replica's log keeps: its size
+// and the index range.
+func retained(q status.Queue) string {
+	if q.Segments == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%d..)", byteSize(q.RetainedBytes), q.FirstIndex)
+}
+
+// byteSize renders a byte count in binary units.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func commit(r *queueRow) string {

@@ -137,3 +137,22 @@ func TestQueueListNamesTheNodesItCouldNotRead(t *testing.T) {
 		t.Fatalf("queue list with no readable node: status %d\n%s", code, out)
 	}
 }
+
+// The retained column says how much log the replica keeps, in readable
+// units, and from which index.
+func TestRetainedColumn(t *testing.T) {
+	cases := []struct {
+		q    status.Queue
+		want string
+	}{
+		{status.Queue{}, "-"},
+		{status.Queue{Segments: 1, RetainedBytes: 900, FirstIndex: 1}, "900 B (1..)"},
+		{status.Queue{Segments: 2, RetainedBytes: 3 << 20, FirstIndex: 4001}, "3.0 MiB (4001..)"},
+		{status.Queue{Segments: 9, RetainedBytes: 5 << 30, FirstIndex: 7}, "5.0 GiB (7..)"},
+	}
+	for _, c := range cases {
+		if got := retained(c.q); got != c.want {
+			t.Errorf("retained(%+v) = %q, want %q", c.q, got, c.want)
+		}
+	}
+}

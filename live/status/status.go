@@ -77,6 +77,17 @@ type Queue struct {
 	Active bool `json:"serving"`
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string `json:"fenced,omitempty"`
+	// FirstIndex is the first record the local log retains; RetainedBytes
+	// and Segments are what the log keeps on disk.
+	FirstIndex    uint64 `json:"first_index"`
+	RetainedBytes int64  `json:"retained_bytes"`
+	Segments      int    `json:"segments"`
+	// CheckpointIndex is the cut of the local replica's newest checkpoint
+	// and CheckpointBytes its size; CertifiedIndex the newest cut the
+	// metadata certified, below which replicas drop their logs.
+	CheckpointIndex uint64 `json:"checkpoint_index"`
+	CheckpointBytes int    `json:"checkpoint_bytes"`
+	CertifiedIndex  uint64 `json:"certified_index"`
 }
 
 // Fetch reads the status document from a node's HTTP address (host:port)
