@@ -46,12 +46,16 @@ const (
 	// CheckpointDropsUnacked: a checkpoint leaves out the newest live
 	// message, so a replica that starts from it has lost that message.
 	CheckpointDropsUnacked = "checkpoint-drops-unacked"
+	// DedupForgetsEarly: a queue forgets published IDs after a quarter of
+	// the deduplication window, so a retry inside the window is stored
+	// twice.
+	DedupForgetsEarly = "dedup-forgets-early"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
-	CheckpointDropsUnacked}
+	CheckpointDropsUnacked, DedupForgetsEarly}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

@@ -19,6 +19,9 @@ type LogEntry struct {
 	Type  string
 	Epoch uint64
 	ID    wire.MessageID // publish and settle records
+	// At is the owner's stamp on a stamped record, Unix nanoseconds;
+	// zero on records written before stamps and on other kinds.
+	At int64
 }
 
 // ReplicaDump is what a replica's storage holds.
@@ -48,6 +51,7 @@ type CheckpointDump struct {
 var recordNames = map[storage.RecordType]string{
 	recordCreate: "create", recordPublish: "publish", recordSettle: "settle",
 	recordPromote: "promote", recordDelete: "delete", recordEpochMark: "epoch-mark",
+	recordPublishAt: "publish", recordSettleAt: "settle", recordEpochMarkAt: "epoch-mark",
 }
 
 // DumpReplicas reads every queue replica under dataDir on fs. Opening a
@@ -113,7 +117,7 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 				d.Err = err
 				return d
 			}
-			d.Entries = append(d.Entries, LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id})
+			d.Entries = append(d.Entries, LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at})
 		}
 	}
 }

@@ -42,6 +42,12 @@ type Config struct {
 	// turns checkpoints off.
 	CheckpointRecords int
 	CheckpointBytes   int64
+	// DedupWindow is how long a queue remembers a published message ID:
+	// a publish retried with the same ID within it is stored once, one
+	// retried later is a new message. An owner writes it into the queue's
+	// log when it opens its epoch, so every replica forgets the same IDs.
+	// Default 2m, well beyond the client's default retry deadline (10s).
+	DedupWindow time.Duration
 	// MetaTick paces the metadata group: raft heartbeats on the leader,
 	// election timers elsewhere. Default 50ms.
 	MetaTick time.Duration
@@ -83,6 +89,9 @@ func (c *Config) fill() {
 	if c.CheckpointBytes == 0 {
 		c.CheckpointBytes = 32 << 20
 	}
+	if c.DedupWindow == 0 {
+		c.DedupWindow = DefaultDedupWindow
+	}
 	if c.MetaTick == 0 {
 		c.MetaTick = 50 * time.Millisecond
 	}
@@ -93,6 +102,9 @@ func (c *Config) fill() {
 		c.Detection = DetectionPolicy{Mode: DetectHeartbeat, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}
 	}
 }
+
+// DefaultDedupWindow is Config.DedupWindow's default.
+const DefaultDedupWindow = 2 * time.Minute
 
 // Validate reports the first problem with the configuration.
 func (c Config) Validate() error {
@@ -105,6 +117,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("replication factor %d outside [1, %d]", c.Replicas, len(c.Nodes))
 	case c.Tick <= 0:
 		return fmt.Errorf("tick %v must be positive", c.Tick)
+	case c.DedupWindow < 0:
+		return fmt.Errorf("deduplication window %v must be positive", c.DedupWindow)
 	case len(c.Nodes) > 7:
 		return fmt.Errorf("%d nodes: every node is a metadata voter, and more than 7 is not supported", len(c.Nodes))
 	case c.Detection.Mode != DetectHeartbeat && c.Detection.Mode != DetectEager:

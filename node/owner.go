@@ -123,9 +123,15 @@ func (o *ownerState) finishOpening() {
 func (o *ownerState) append(recs ...record) uint64 {
 	r := o.r
 	entries := make([]storage.Entry, len(recs))
+	// Stamps never go back, whatever this node's clock did: the window
+	// is measured on them.
+	at := max(r.n.env.Now().UnixNano(), o.state.clock)
 	for i := range recs {
-		recs[i].epoch = r.epoch
-		entries[i] = storage.Entry{Type: recs[i].typ, Body: encodeRecord(recs[i])}
+		recs[i].epoch, recs[i].at = r.epoch, at
+		if recs[i].typ == recordEpochMark {
+			recs[i].window = int64(r.n.cfg.DedupWindow)
+		}
+		entries[i] = storage.Entry{Type: recs[i].storedType(), Body: encodeRecord(recs[i])}
 	}
 	first := r.log.LastIndex() + 1
 	r.n.env.Boundary("queue.before.append")

@@ -18,6 +18,14 @@ const (
 	// recordEpochMark opens a recovered owner's epoch: once an exact
 	// quorum holds it, the history before it is the confirmed history.
 	recordEpochMark storage.RecordType = 6
+	// The stamped forms, which every owner writes now: each carries the
+	// owner's clock, which is what the deduplication window is measured
+	// on, and the epoch marker carries the window. A log written before
+	// them holds the plain forms, which decode with no stamp and no
+	// window (every ID kept, as before).
+	recordPublishAt   storage.RecordType = 7 // publish, plus the stamp
+	recordSettleAt    storage.RecordType = 8 // settle, plus the stamp
+	recordEpochMarkAt storage.RecordType = 9 // epoch marker, plus the stamp and the window
 )
 
 // record is a decoded queue log record.
@@ -30,28 +38,64 @@ type record struct {
 	readyAt int64          // publish: Unix nanoseconds on the owner's clock; 0 = at once
 	until   int64          // promote: the clock boundary, Unix nanoseconds
 	payload []byte         // publish
+	// at is the owner's clock when it appended a stamped record, Unix
+	// nanoseconds; window the deduplication window an epoch marker sets.
+	at     int64
+	window int64
+}
+
+// storedType is the type a record is written with: the stamped form of
+// publishes, settles and markers.
+func (r record) storedType() storage.RecordType {
+	switch r.typ {
+	case recordPublish:
+		return recordPublishAt
+	case recordSettle:
+		return recordSettleAt
+	case recordEpochMark:
+		return recordEpochMarkAt
+	}
+	return r.typ
+}
+
+// baseType maps a stored type to the record kind it is a form of.
+func baseType(t storage.RecordType) storage.RecordType {
+	switch t {
+	case recordPublishAt:
+		return recordPublish
+	case recordSettleAt:
+		return recordSettle
+	case recordEpochMarkAt:
+		return recordEpochMark
+	}
+	return t
 }
 
 func encodeRecord(r record) []byte {
 	b := wire.AppendUint64(nil, r.epoch)
-	switch r.typ {
+	switch r.storedType() {
 	case recordCreate:
 		b = wire.AppendUint8(b, uint8(r.policy))
 		b = wire.AppendUint32(b, uint32(len(r.members)))
 		for _, m := range r.members {
 			b = wire.AppendUint32(b, uint32(m))
 		}
-	case recordPublish:
+	case recordPublishAt:
 		b = wire.AppendUint64(b, r.id.Producer)
 		b = wire.AppendUint64(b, r.id.Seq)
 		b = wire.AppendInt64(b, r.readyAt)
+		b = wire.AppendInt64(b, r.at)
 		b = wire.AppendBytes(b, r.payload)
-	case recordSettle:
+	case recordSettleAt:
 		b = wire.AppendUint64(b, r.id.Producer)
 		b = wire.AppendUint64(b, r.id.Seq)
+		b = wire.AppendInt64(b, r.at)
+	case recordEpochMarkAt:
+		b = wire.AppendInt64(b, r.at)
+		b = wire.AppendInt64(b, r.window)
 	case recordPromote:
 		b = wire.AppendInt64(b, r.until)
-	case recordDelete, recordEpochMark:
+	case recordDelete:
 	default:
 		panic(fmt.Sprintf("node: encoding unknown record type %d", r.typ))
 	}
@@ -63,7 +107,7 @@ func encodeRecord(r record) []byte {
 // caller must not guess.
 func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 	d := wire.NewDecoder(body)
-	r := record{typ: typ, epoch: d.Uint64()}
+	r := record{typ: baseType(typ), epoch: d.Uint64()}
 	switch typ {
 	case recordCreate:
 		r.policy = wire.Policy(d.Uint8())
@@ -77,6 +121,15 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		r.payload = d.Bytes()
 	case recordSettle:
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
+	case recordPublishAt:
+		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
+		r.readyAt, r.at = d.Int64(), d.Int64()
+		r.payload = d.Bytes()
+	case recordSettleAt:
+		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
+		r.at = d.Int64()
+	case recordEpochMarkAt:
+		r.at, r.window = d.Int64(), d.Int64()
 	case recordPromote:
 		r.until = d.Int64()
 	case recordDelete, recordEpochMark:

@@ -120,7 +120,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 	if o == nil {
 		return
 	}
-	if index, dup := o.state.published[m.ID]; dup {
+	if index, dup := o.state.publishedIndex(m.ID); dup {
 		o.wait(conn, m.ReqID, index) // a retry: the first append stands
 		return
 	}

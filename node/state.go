@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -43,17 +44,41 @@ type message struct {
 // replica that applies the same records reaches the same state; the
 // owner-local parts (leases, subscriptions) live elsewhere.
 type queueState struct {
-	name      string
-	created   bool
-	deleted   bool
-	policy    wire.Policy
-	members   []NodeID
-	applied   uint64
-	messages  map[wire.MessageID]*message // unsettled
-	published map[wire.MessageID]uint64   // every ID ever published: its publish index
-	settled   map[wire.MessageID]uint64   // settled IDs: the settle record's index
+	name     string
+	created  bool
+	deleted  bool
+	policy   wire.Policy
+	members  []NodeID
+	applied  uint64
+	messages map[wire.MessageID]*message // unsettled
+	// published holds the IDs published within the deduplication window
+	// (with their publish index), settled the IDs settled within it
+	// (with the settle record's index). Older ones are forgotten: a
+	// retry of a publish older than the window is a new message, and an
+	// ack of a message settled longer ago is refused as not leased.
+	published map[wire.MessageID]uint64
+	settled   map[wire.MessageID]uint64
 	ready     readyHeap
 	delayed   []*message // by (readyAt, index)
+	// window is the deduplication window in nanoseconds, set by the
+	// latest epoch marker; zero keeps every ID (a log from before
+	// windows). clock is the latest stamp applied; stamps never go back,
+	// since owners stamp with at least the clock of the state they
+	// append to. recent lists the stamped publishes and settles still in
+	// published or settled, oldest first, from recentHead on.
+	window     int64
+	clock      int64
+	recent     []recentID
+	recentHead int
+}
+
+// recentID is one stamped publish or settle, kept until it leaves the
+// deduplication window.
+type recentID struct {
+	id      wire.MessageID
+	index   uint64
+	at      int64
+	settled bool
 }
 
 func newQueueState(name string) *queueState {
@@ -77,19 +102,81 @@ func (s *queueState) apply(index uint64, r record) {
 	case recordPublish:
 		s.applyPublish(index, r)
 	case recordSettle:
-		s.applySettle(index, r.id)
+		s.applySettle(index, r)
 	case recordPromote:
 		s.applyPromote(index, r.until)
 	case recordDelete:
 		s.deleted = true
+	case recordEpochMark:
+		if r.at != 0 {
+			s.window = r.window
+		}
+	}
+	if r.at > s.clock {
+		s.clock = r.at
+		s.forget()
 	}
 }
 
+// publishedIndex reports whether id was published and is still known:
+// live, or published within the window. The index is its publish
+// record's.
+func (s *queueState) publishedIndex(id wire.MessageID) (uint64, bool) {
+	if m, ok := s.messages[id]; ok {
+		return m.index, true
+	}
+	index, ok := s.published[id]
+	return index, ok
+}
+
+// remember notes a stamped publish or settle, to be forgotten once it
+// leaves the window.
+func (s *queueState) remember(id wire.MessageID, index uint64, at int64, settled bool) {
+	if at != 0 {
+		s.recent = append(s.recent, recentID{id: id, index: index, at: at, settled: settled})
+	}
+}
+
+// forget drops the IDs published or settled more than the window before
+// the clock. A live message stays whatever its age: it is in messages,
+// which deduplicates it until it is settled.
+func (s *queueState) forget() {
+	if s.window <= 0 {
+		return
+	}
+	horizon := s.clock - s.forgetWindow()
+	for s.recentHead < len(s.recent) && s.recent[s.recentHead].at < horizon {
+		e := s.recent[s.recentHead]
+		s.recent[s.recentHead] = recentID{}
+		s.recentHead++
+		set := s.published
+		if e.settled {
+			set = s.settled
+		}
+		if set[e.id] == e.index {
+			delete(set, e.id)
+		}
+	}
+	if s.recentHead > len(s.recent)/2 && s.recentHead > 64 {
+		s.recent = slices.Delete(s.recent, 0, s.recentHead)
+		s.recentHead = 0
+	}
+}
+
+// forgetWindow is how far back forget keeps IDs.
+func (s *queueState) forgetWindow() int64 {
+	if bugs.Active(bugs.DedupForgetsEarly) {
+		return s.window / 4 // planted: retries inside the window are stored again
+	}
+	return s.window
+}
+
 func (s *queueState) applyPublish(index uint64, r record) {
-	if _, dup := s.published[r.id]; dup {
+	if _, dup := s.publishedIndex(r.id); dup {
 		return // the owner deduplicates; a duplicate record changes nothing
 	}
 	s.published[r.id] = index
+	s.remember(r.id, index, r.at, false)
 	m := &message{id: r.id, index: index, payload: r.payload, readyAt: r.readyAt}
 	s.messages[r.id] = m
 	if r.readyAt > 0 {
@@ -112,13 +199,15 @@ func compareDelayed(a, b *message) int {
 	return int(a.index) - int(b.index)
 }
 
-func (s *queueState) applySettle(index uint64, id wire.MessageID) {
+func (s *queueState) applySettle(index uint64, r record) {
+	id := r.id
 	m, ok := s.messages[id]
 	if !ok {
 		return // already settled, or never published
 	}
 	delete(s.messages, id)
 	s.settled[id] = index
+	s.remember(id, index, r.at, true)
 	if m.delayed {
 		s.delayed = slices.DeleteFunc(s.delayed, func(d *message) bool { return d == m })
 	}

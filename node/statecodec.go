@@ -11,9 +11,11 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// stateCodecVersion opens every encoded queue state; a checkpoint of
-// another version is refused, never guessed at.
-const stateCodecVersion = 1
+// stateCodecVersion opens every encoded queue state; a checkpoint of an
+// unknown version is refused, never guessed at. Version 2 added the
+// deduplication window, the clock and the stamped IDs it will forget;
+// version 1 states are still read, with no window.
+const stateCodecVersion = 2
 
 // encodeState renders a queue's applied state as bytes, the same bytes on
 // every replica that applied the same records: messages in publish order,
@@ -43,7 +45,18 @@ func encodeState(s *queueState) []byte {
 		b = wire.AppendBytes(b, m.payload)
 	}
 	b = appendIDIndexes(b, s.published)
-	return appendIDIndexes(b, s.settled)
+	b = appendIDIndexes(b, s.settled)
+	b = wire.AppendInt64(b, s.window)
+	b = wire.AppendInt64(b, s.clock)
+	recent := s.recent[s.recentHead:]
+	b = wire.AppendUint32(b, uint32(len(recent)))
+	for _, e := range recent {
+		b = appendID(b, e.id)
+		b = wire.AppendUint64(b, e.index)
+		b = wire.AppendInt64(b, e.at)
+		b = wire.AppendBool(b, e.settled)
+	}
+	return b
 }
 
 // stateDigest is what replicas compare to agree that their checkpoints at
@@ -83,8 +96,9 @@ func appendIDIndexes(b []byte, m map[wire.MessageID]uint64) []byte {
 // rebuilt from the whole log.
 func decodeState(name string, data []byte) (*queueState, error) {
 	d := wire.NewDecoder(data)
-	if v := d.Uint8(); v != stateCodecVersion {
-		return nil, fmt.Errorf("queue state version %d, want %d", v, stateCodecVersion)
+	v := d.Uint8()
+	if v < 1 || v > stateCodecVersion {
+		return nil, fmt.Errorf("queue state version %d, want 1 to %d", v, stateCodecVersion)
 	}
 	s := newQueueState(name)
 	s.created, s.deleted, s.policy = d.Bool(), d.Bool(), wire.Policy(d.Uint8())
@@ -112,6 +126,13 @@ func decodeState(name string, data []byte) (*queueState, error) {
 	}
 	if err := decodeIDIndexes(d, s.settled); err != nil {
 		return nil, err
+	}
+	if v >= 2 {
+		s.window, s.clock = d.Int64(), d.Int64()
+		for range d.Count(8 + 8 + 8 + 8 + 1) {
+			s.recent = append(s.recent, recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(),
+				at: d.Int64(), settled: d.Bool()})
+		}
 	}
 	if err := d.Finish(); err != nil {
 		return nil, fmt.Errorf("queue state: %w", err)

@@ -3,6 +3,7 @@ package props
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
@@ -28,7 +29,17 @@ func TestCheckpointChecker(t *testing.T) {
 			c := whole()
 			c.Live = c.Live[:1]
 			return c
-		}(), 10)}}, "holds 1 live messages, but 2 were published and not settled"},
+		}(), 10)}}, "lacks live messages it remembers published and not settled: p1.1 missing"},
+		{"a settled message live", map[node.NodeID][]node.ReplicaDump{1: {replica(func() *node.CheckpointDump {
+			c := whole()
+			c.Live = append(c.Live, id(2))
+			return c
+		}(), 10)}}, "holds p1.2 live and settled"},
+		{"a live message older than the window", map[node.NodeID][]node.ReplicaDump{1: {replica(func() *node.CheckpointDump {
+			c := whole()
+			c.Live = append(c.Live, id(0))
+			return c
+		}(), 10)}}, ""},
 		{"a gap after the cut", map[node.NodeID][]node.ReplicaDump{1: {replica(whole(), 11)}}, "the log starts at 11, after the checkpoint at 9"},
 		{"two states at one cut", map[node.NodeID][]node.ReplicaDump{1: {replica(whole(), 10)}, 2: {replica(func() *node.CheckpointDump {
 			c := whole()
@@ -44,5 +55,22 @@ func TestCheckpointChecker(t *testing.T) {
 		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0].Detail, c.want)):
 			t.Errorf("%s: got %v, want one violation saying %q", c.name, got, c.want)
 		}
+	}
+}
+
+func TestDedupWindowChecker(t *testing.T) {
+	id := wire.MessageID{Producer: 1, Seq: 1}
+	log := func(gap time.Duration) map[node.NodeID][]node.ReplicaDump {
+		return map[node.NodeID][]node.ReplicaDump{1: {{Queue: "q0", Entries: []node.LogEntry{
+			{Index: 4, Type: "publish", ID: id, At: 1e9},
+			{Index: 9, Type: "publish", ID: id, At: 1e9 + int64(gap)},
+		}}}}
+	}
+	if got := checkDedupWindow(time.Second, &sim.History{Final: log(1500 * time.Millisecond)}); len(got) != 0 {
+		t.Errorf("a publish stored again after the window is flagged: %v", got)
+	}
+	got := checkDedupWindow(time.Second, &sim.History{Final: log(300 * time.Millisecond)})
+	if len(got) != 1 || !strings.Contains(got[0].Detail, "stored at index 4 and again at 9, 300ms apart") {
+		t.Errorf("a retry stored twice inside the window: got %v", got)
 	}
 }

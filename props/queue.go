@@ -94,19 +94,42 @@ func newIndex(h *sim.History) *index {
 					ix.settledInLog[e.ID] = true
 				}
 			}
-			// What a checkpoint holds counts as held: its live messages
-			// and settled IDs stand for the records compaction dropped.
-			if c := r.Checkpoint; c != nil {
-				for _, id := range c.Live {
-					ix.inLog[id] = true
-				}
-				for _, id := range c.Settled {
-					ix.inLog[id], ix.settledInLog[id] = true, true
-				}
+			if r.Checkpoint != nil {
+				ix.addCheckpoint(r)
 			}
 		}
 	}
 	return ix
+}
+
+// addCheckpoint counts what an owner's checkpoint holds as held: its live
+// messages and settled IDs stand for the records compaction dropped. A
+// settle older than the deduplication window leaves no trace at all, so
+// every published ID that is not live at the end (in the checkpoint or
+// published after its cut and not settled since) counts as settled.
+func (ix *index) addCheckpoint(r node.ReplicaDump) {
+	c := r.Checkpoint
+	live := make(map[wire.MessageID]bool)
+	for _, id := range c.Live {
+		ix.inLog[id], live[id] = true, true
+	}
+	for _, id := range c.Settled {
+		ix.inLog[id], ix.settledInLog[id] = true, true
+	}
+	for _, e := range r.Entries {
+		switch {
+		case e.Index <= c.Cut:
+		case e.Type == "publish":
+			live[e.ID] = true
+		case e.Type == "settle":
+			delete(live, e.ID)
+		}
+	}
+	for _, op := range ix.h.Ops {
+		if op.Kind == "publish" && op.Queue == r.Queue && !live[op.ID] {
+			ix.settledInLog[op.ID] = true
+		}
+	}
 }
 
 func sortedNodes(m map[node.NodeID][]node.ReplicaDump) []node.NodeID {

@@ -1,9 +1,11 @@
 package props
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -19,6 +21,7 @@ func RunQueue(sc sim.Scenario, trace io.Writer) Report {
 	violations, stats := CheckQueue(res.History)
 	res.Violations = append(res.Violations, violations...)
 	res.Violations = append(res.Violations, checkExpected(sc.Expect, res.History)...)
+	res.Violations = append(res.Violations, checkDedupWindow(cmp.Or(sc.Dedup, node.DefaultDedupWindow), res.History)...)
 	res.Summary = stats.String()
 	return Report{Result: res, Stats: stats}
 }

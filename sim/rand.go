@@ -20,6 +20,8 @@ const (
 	// apart from the scenario stream so that adding it changed no other
 	// draw.
 	streamCheckpoint = "checkpoint"
+	// streamDedup draws a generated scenario's deduplication window.
+	streamDedup = "dedup"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -39,6 +39,20 @@ type Scenario struct {
 	// Checkpoint is how often queue owners certify checkpoints; the zero
 	// value turns them off.
 	Checkpoint CheckpointCadence
+	// Dedup is the queues' deduplication window; zero means the node's
+	// default.
+	Dedup time.Duration
+}
+
+// drawDedup draws a generated scenario's deduplication window from its
+// own stream: half the seeds keep the default, the rest a window a little
+// longer than the simulated clients retry (3s), so queues forget IDs
+// within a run while every retry still falls inside the window. A retry
+// after the window is a new message by design, which the delivery
+// checkers would rightly count as a second message.
+func drawDedup(seed uint64) time.Duration {
+	r := newStream(seed, streamDedup)
+	return pick(r, 0, 0, 5*time.Second, 8*time.Second)
 }
 
 // CheckpointCadence says when a queue's owner starts a checkpoint: after
@@ -239,6 +253,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	sc.Detection = uint8(1 + r.IntN(2))
 	if o.Workload {
 		sc.Checkpoint = drawCheckpoint(seed)
+		sc.Dedup = drawDedup(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc

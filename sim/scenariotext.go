@@ -26,6 +26,7 @@ import (
 //	disk sync=88µs..2ms tail=0.01..46ms eio-sync=0.002 eio-write=0 eio-read=0 torn=0.5 reorder=0.3 flip=0
 //	skew 250ms
 //	classes crash,pause,crash-leader
+//	dedup 1s
 //	checkpoint records=40 bytes=0 segment=4096
 //	workload producers=2 consumers=1 every=2ms..15ms payload=512 ...
 //	queue q0 majority
@@ -57,6 +58,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 		names[i] = k.String()
 	}
 	fmt.Fprintf(&b, "classes %s\n", strings.Join(names, ","))
+	if sc.Dedup != 0 {
+		fmt.Fprintf(&b, "dedup %v\n", sc.Dedup)
+	}
 	if c := sc.Checkpoint; c.Records != 0 {
 		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d\n", c.Records, c.Bytes, c.Segment)
 	}
@@ -218,7 +222,7 @@ func (p *scenarioParser) directive(fields []string) error {
 		v, err := one()
 		sc.Swarm.Profile = v
 		return err
-	case "seed", "nodes", "detection", "safety", "liveness", "skew":
+	case "seed", "nodes", "detection", "safety", "liveness", "skew", "dedup":
 		v, err := one()
 		if err != nil {
 			return err
@@ -275,6 +279,8 @@ func (p *scenarioParser) scalar(name, v string) error {
 		sc.Liveness, err = time.ParseDuration(v)
 	case "skew": // a bound on skew either way, so never negative
 		sc.Swarm.ClockMax, err = parseLength(v)
+	case "dedup":
+		sc.Dedup, err = parseLength(v)
 	}
 	return err
 }

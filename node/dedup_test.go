@@ -1,0 +1,94 @@
+package node
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/wire"
+)
+
+// The deduplication window: a retry inside it is stored once, an ID
+// published or settled longer ago is forgotten, a live message is never
+// forgotten, and the window and what it holds survive a checkpoint.
+func TestDedupWindow(t *testing.T) {
+	sec := func(n int) int64 { return int64(100+n) * int64(time.Second) } // some time after the Unix epoch
+	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 3, Seq: seq} }
+	s := newQueueState("orders")
+	index := uint64(0)
+	apply := func(r record) {
+		index++
+		s.apply(index, r)
+	}
+	apply(record{typ: recordEpochMark, at: sec(0), window: int64(10 * time.Second)})
+	apply(record{typ: recordPublish, id: id(1), at: sec(1), payload: []byte("a")})
+	apply(record{typ: recordPublish, id: id(3), at: sec(1), payload: []byte("c")}) // stays live
+	apply(record{typ: recordPublish, id: id(1), at: sec(5), payload: []byte("retry")})
+	if len(s.messages) != 2 {
+		t.Fatalf("a retry inside the window was stored: %d live messages, want 2", len(s.messages))
+	}
+	apply(record{typ: recordSettle, id: id(1), at: sec(6)})
+	if _, ok := s.settled[id(1)]; !ok {
+		t.Fatal("a settle inside the window is not remembered")
+	}
+	apply(record{typ: recordPublish, id: id(2), at: sec(20), payload: []byte("b")})
+	if _, ok := s.published[id(1)]; ok {
+		t.Error("an ID published 19s ago is still remembered with a 10s window")
+	}
+	if _, ok := s.settled[id(1)]; ok {
+		t.Error("an ID settled 14s ago is still remembered with a 10s window")
+	}
+	if _, ok := s.publishedIndex(id(3)); !ok {
+		t.Error("a live message older than the window is no longer deduplicated")
+	}
+	enc := encodeState(s)
+	d, err := decodeState("orders", enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encodeState(d), enc) || d.window != int64(10*time.Second) || d.clock != sec(20) {
+		t.Fatalf("the window did not survive a checkpoint: window %d clock %d", d.window, d.clock)
+	}
+	apply(record{typ: recordPublish, id: id(1), at: sec(21), payload: []byte("again")})
+	if m := s.messages[id(1)]; m == nil || string(m.payload) != "again" {
+		t.Error("a publish of an ID forgotten by the window was not stored as a new message")
+	}
+	d.apply(index, record{typ: recordPublish, id: id(1), at: sec(21), payload: []byte("again")})
+	if !bytes.Equal(encodeState(d), encodeState(s)) {
+		t.Error("the state decoded from a checkpoint went on differently from the original")
+	}
+}
+
+// A log written before stamps (plain records, no window) keeps every ID,
+// as it always did.
+func TestUnstampedRecordsKeepEveryID(t *testing.T) {
+	s := newQueueState("orders")
+	s.apply(1, record{typ: recordEpochMark})
+	for i := range 100 {
+		s.apply(uint64(i+2), record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: uint64(i)}})
+	}
+	if len(s.published) != 100 || len(s.recent) != 0 {
+		t.Fatalf("unstamped records: %d IDs remembered, %d stamped; want 100 and 0", len(s.published), len(s.recent))
+	}
+}
+
+// Stamped records round-trip through their encoding, and plain ones still
+// decode.
+func TestStampedRecordCodec(t *testing.T) {
+	for _, r := range []record{
+		{typ: recordPublish, epoch: 2, id: wire.MessageID{Producer: 1, Seq: 9}, readyAt: 5, at: 77, payload: []byte("p")},
+		{typ: recordSettle, epoch: 2, id: wire.MessageID{Producer: 1, Seq: 9}, at: 78},
+		{typ: recordEpochMark, epoch: 3, at: 79, window: 120e9},
+	} {
+		got, err := decodeRecord(r.storedType(), encodeRecord(r))
+		if err != nil || got.typ != r.typ || got.at != r.at || got.window != r.window || got.id != r.id {
+			t.Errorf("%+v decoded as %+v (%v)", r, got, err)
+		}
+	}
+	plain := wire.AppendUint64(nil, 4)
+	plain = wire.AppendUint64(plain, 1)
+	plain = wire.AppendUint64(plain, 2)
+	if got, err := decodeRecord(recordSettle, plain); err != nil || got.typ != recordSettle || got.at != 0 {
+		t.Errorf("a plain settle decoded as %+v (%v)", got, err)
+	}
+}
