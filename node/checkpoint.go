@@ -188,67 +188,109 @@ func (r *replica) baseState() (*queueState, error) {
 	return s, nil
 }
 
-// buildCheckpoint builds, if it may, the checkpoint an owner asked for:
-// the state at the cut, from the previous checkpoint and the log between,
-// made durable before it counts. It waits until the cut is confirmed as
-// far as this replica knows and durable in its log.
+// Building a checkpoint is spread over ticks: each step applies at most
+// checkpointStepRecords records (or checkpointStepBytes of them) to the
+// state at the previous cut, so a large cut never holds up replication,
+// heartbeats or the metadata for long.
+const (
+	checkpointStepRecords = 4096
+	checkpointStepBytes   = 4 << 20
+)
+
+// ckptBuild is a checkpoint being built: the state at the previous cut,
+// advanced record by record up to cut.
+type ckptBuild struct {
+	cut    uint64
+	state  *queueState
+	digest storage.Digest // after the last record applied
+	rd     *storage.Reader
+}
+
+// buildCheckpoint starts building, if it may, the checkpoint an owner
+// asked for: once the cut is confirmed as far as this replica knows and
+// durable in its log, and no other build or write is under way.
 func (r *replica) buildCheckpoint() {
 	cut := r.ckptWant
 	switch {
-	case cut <= r.ckpt.cut || r.ckptBusy || !r.present():
+	case cut <= r.ckpt.cut || r.build != nil || r.ckptBusy || r.installing || !r.present():
 		return
 	case cut > r.commitKnown || cut > r.log.DurableIndex():
 		return // not yet: appends and durability bring it closer
-	case cut < r.log.FirstIndex()-1:
-		r.n.emit(event.NewCheckpointRefused(r.name, cut, "the cut lies before the retained log"))
-		r.ckptWant = 0
-		return
+	case r.ckpt.cut+1 < r.log.FirstIndex():
+		panic(fmt.Sprintf("node: queue %s log starts at %d, after its checkpoint at %d", r.name, r.log.FirstIndex(), r.ckpt.cut))
 	}
-	state, digest, err := r.stateAt(cut)
-	if err != nil {
-		r.readFailed(err)
-		return
+	state := r.ckptState
+	if state == nil {
+		var err error
+		if state, err = r.baseState(); err != nil {
+			r.readFailed(err)
+			return
+		}
 	}
-	c := replicaCheckpoint{cut: cut, cutEpoch: r.epochOf(cut), digest: digest, state: encodeState(state)}
-	c.stateDigest = stateDigest(c.state)
-	r.writeCheckpoint(c, func() {
-		r.n.emit(event.NewCheckpointBuilt(r.name, c.cut, len(c.state)))
-		r.sendReceipt()
-		r.compact()
-	})
-}
-
-// stateAt applies the log from the checkpoint's cut through cut and
-// returns the state there with the history digest after cut.
-func (r *replica) stateAt(cut uint64) (*queueState, storage.Digest, error) {
-	state, err := r.baseState()
-	if err != nil {
-		return nil, storage.Digest{}, err
-	}
+	r.ckptState = nil // the build advances it; it is the cut's state again when the build is written
 	digest := r.ckpt.digest
 	if r.ckpt.cut == 0 {
 		digest = r.log.BaseDigest()
 	}
-	rd := r.log.NewReader(r.ckpt.cut + 1)
-	defer rd.Close()
-	for rd.Position() <= cut {
-		page, err := rd.Next(cut, r.n.cfg.PageRecords, r.n.cfg.PageBytes)
-		if err != nil {
-			return nil, storage.Digest{}, err
-		}
-		if len(page) == 0 {
-			return nil, storage.Digest{}, fmt.Errorf("queue %s log ends before the cut %d", r.name, cut)
-		}
-		for _, rec := range page {
-			dec, err := decodeRecord(rec.Type, rec.Body)
-			if err != nil {
-				return nil, storage.Digest{}, fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err)
-			}
-			state.apply(rec.Index, dec)
-			digest = digest.Next(rec.Index, rec.Type, rec.Body)
-		}
+	r.build = &ckptBuild{cut: cut, state: state, digest: digest, rd: r.log.NewReader(r.ckpt.cut + 1)}
+	r.stepCheckpoint()
+}
+
+// stepCheckpoint applies the next records of the build, and writes the
+// checkpoint once it reaches its cut.
+func (r *replica) stepCheckpoint() {
+	b := r.build
+	if b == nil {
+		return
 	}
-	return state, digest, nil
+	if !r.present() {
+		r.abortBuild() // fenced or retired: its log is no one's concern now
+		return
+	}
+	page, err := b.rd.Next(b.cut, checkpointStepRecords, checkpointStepBytes)
+	if err != nil {
+		r.abortBuild()
+		r.readFailed(err)
+		return
+	}
+	for _, rec := range page {
+		dec, err := decodeRecord(rec.Type, rec.Body)
+		if err != nil {
+			r.abortBuild()
+			r.readFailed(fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err))
+			return
+		}
+		b.state.apply(rec.Index, dec)
+		b.digest = b.digest.Next(rec.Index, rec.Type, rec.Body)
+	}
+	if b.rd.Position() <= b.cut {
+		if len(page) == 0 {
+			panic(fmt.Sprintf("node: queue %s log ends at %d, before the checkpoint cut %d", r.name, r.log.LastIndex(), b.cut))
+		}
+		return // the next tick goes on
+	}
+	b.rd.Close()
+	r.build = nil
+	c := replicaCheckpoint{cut: b.cut, cutEpoch: r.epochOf(b.cut), digest: b.digest, state: encodeState(b.state)}
+	c.stateDigest = stateDigest(c.state)
+	r.writeCheckpoint(c, func() {
+		r.ckptState = b.state
+		r.n.emit(event.NewCheckpointBuilt(r.name, c.cut, len(c.state)))
+		r.sendReceipt()
+		r.compact()
+		r.buildCheckpoint() // a newer cut may have been asked for meanwhile
+	})
+}
+
+// abortBuild drops a build under way: the log it reads is about to
+// change, or cannot be read. The state at the checkpoint's cut is decoded
+// again when the next build starts.
+func (r *replica) abortBuild() {
+	if r.build != nil {
+		r.build.rd.Close()
+		r.build = nil
+	}
+	r.ckptState = nil
 }
 
 // writeCheckpoint makes c the replica's checkpoint and calls done once it
@@ -264,9 +306,10 @@ func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
 			return
 		}
 		r.n.env.Boundary("checkpoint.after.write")
-		if c.cut > r.ckpt.cut {
-			r.ckpt = c
+		if c.cut <= r.ckpt.cut {
+			return // an install overtook it
 		}
+		r.ckpt = c
 		done()
 	})
 }

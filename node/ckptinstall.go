@@ -85,7 +85,7 @@ func (n *Node) onCheckpoint(from NodeID, m *wire.Checkpoint) {
 // what it knows was confirmed, and one that does not decode.
 func (r *replica) takeCheckpoint(from NodeID, m *wire.Checkpoint, done func(error)) {
 	switch {
-	case r.ckptBusy:
+	case r.ckptBusy || r.installing:
 		return // the sender asks again
 	case m.Cut <= r.ckpt.cut || m.Cut <= r.log.LastIndex() && m.Cut >= r.log.FirstIndex() && r.epochOf(m.Cut) == m.CutEpoch:
 		done(nil)
@@ -105,7 +105,10 @@ func (r *replica) takeCheckpoint(from NodeID, m *wire.Checkpoint, done func(erro
 	}
 	copy(c.digest[:], m.Digest)
 	c.stateDigest = stateDigest(c.state)
+	r.abortBuild()
+	r.installing = true
 	r.writeCheckpoint(c, func() {
+		r.installing = false
 		if err := r.resetLog(); err != nil {
 			if errors.Is(err, storage.ErrCorrupt) {
 				r.fence(err)

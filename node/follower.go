@@ -62,7 +62,7 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 	if m.Epoch > r.epoch {
 		r.adoptEpoch(m.Epoch)
 	}
-	if r.ckptBusy {
+	if r.installing {
 		return // a checkpoint is replacing the log; the owner probes again
 	}
 	m = r.skipCheckpointed(m)

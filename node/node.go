@@ -271,9 +271,11 @@ func (n *Node) OnTimer(t Timer) {
 	}
 	n.scheduleTick()
 	for _, name := range n.names {
-		if r := n.queues[name]; r.hasOwnerSide() {
+		r := n.queues[name]
+		if r.hasOwnerSide() {
 			r.ownerTick()
 		}
+		r.stepCheckpoint()
 	}
 }
 

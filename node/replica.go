@@ -77,6 +77,14 @@ type replica struct {
 	ckptAsker    NodeID
 	ckptAskEpoch uint64
 	ckptBusy     bool
+	// ckptState is the queue state at ckpt's cut, kept between builds so
+	// each build only applies the records since; nil until the first
+	// build decodes it, and while a build advances it. build is the build
+	// under way; installing is set while a checkpoint taken from another
+	// replica replaces the log.
+	ckptState  *queueState
+	build      *ckptBuild
+	installing bool
 }
 
 // replicaStateV1Size is the size of a replica state file written before

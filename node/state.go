@@ -70,6 +70,10 @@ type queueState struct {
 	clock      int64
 	recent     []recentID
 	recentHead int
+	// unstamped counts IDs remembered from records without a stamp
+	// (written before stamps): they are never forgotten, and a checkpoint
+	// must list the ID sets whole, since recent does not hold them.
+	unstamped int
 }
 
 // recentID is one stamped publish or settle, kept until it leaves the
@@ -132,9 +136,11 @@ func (s *queueState) publishedIndex(id wire.MessageID) (uint64, bool) {
 // remember notes a stamped publish or settle, to be forgotten once it
 // leaves the window.
 func (s *queueState) remember(id wire.MessageID, index uint64, at int64, settled bool) {
-	if at != 0 {
-		s.recent = append(s.recent, recentID{id: id, index: index, at: at, settled: settled})
+	if at == 0 {
+		s.unstamped++
+		return
 	}
+	s.recent = append(s.recent, recentID{id: id, index: index, at: at, settled: settled})
 }
 
 // forget drops the IDs published or settled more than the window before

@@ -22,7 +22,9 @@ const stateCodecVersion = 2
 // ID sets in ID order, never in map order. Owner-local parts (leases,
 // delivery attempts) are not part of it.
 func encodeState(s *queueState) []byte {
-	b := wire.AppendUint8(nil, stateCodecVersion)
+	msgs := sortedMessages(s)
+	b := make([]byte, 0, encodedStateSize(s, msgs))
+	b = wire.AppendUint8(b, stateCodecVersion)
 	b = wire.AppendBool(b, s.created)
 	b = wire.AppendBool(b, s.deleted)
 	b = wire.AppendUint8(b, uint8(s.policy))
@@ -31,7 +33,6 @@ func encodeState(s *queueState) []byte {
 		b = wire.AppendUint32(b, uint32(m))
 	}
 	b = wire.AppendUint64(b, s.applied)
-	msgs := sortedMessages(s)
 	if bugs.Active(bugs.CheckpointDropsUnacked) && len(msgs) > 0 {
 		msgs = msgs[:len(msgs)-1] // planted: the newest live message is left out
 	}
@@ -44,8 +45,15 @@ func encodeState(s *queueState) []byte {
 		b = wire.AppendUint64(b, m.key.at)
 		b = wire.AppendBytes(b, m.payload)
 	}
-	b = appendIDIndexes(b, s.published)
-	b = appendIDIndexes(b, s.settled)
+	// The ID sets are what recent lists, unless some IDs came from
+	// records without stamps: only then are they written out whole,
+	// sorted, which for a busy queue costs more than the rest together.
+	whole := s.unstamped > 0
+	b = wire.AppendBool(b, whole)
+	if whole {
+		b = appendIDIndexes(b, s.published)
+		b = appendIDIndexes(b, s.settled)
+	}
 	b = wire.AppendInt64(b, s.window)
 	b = wire.AppendInt64(b, s.clock)
 	recent := s.recent[s.recentHead:]
@@ -57,6 +65,20 @@ func encodeState(s *queueState) []byte {
 		b = wire.AppendBool(b, e.settled)
 	}
 	return b
+}
+
+// encodedStateSize is the size encodeState's bytes will have (an upper
+// bound), so the buffer is allocated once: a checkpoint of a busy queue
+// runs to megabytes, and growing it step by step copies it many times.
+func encodedStateSize(s *queueState, msgs []*message) int {
+	n := 64 + 4*len(s.members) + 33*len(s.recent[s.recentHead:])
+	if s.unstamped > 0 {
+		n += 24 * (len(s.published) + len(s.settled))
+	}
+	for _, m := range msgs {
+		n += 8 + 8 + 8 + 8 + 1 + 8 + 4 + len(m.payload)
+	}
+	return n
 }
 
 // stateDigest is what replicas compare to agree that their checkpoints at
@@ -121,17 +143,32 @@ func decodeState(name string, data []byte) (*queueState, error) {
 		}
 	}
 	slices.SortFunc(s.delayed, compareDelayed)
-	if err := decodeIDIndexes(d, s.published); err != nil {
-		return nil, err
-	}
-	if err := decodeIDIndexes(d, s.settled); err != nil {
-		return nil, err
+	whole := v == 1 || d.Bool()
+	if whole {
+		if err := decodeIDIndexes(d, s.published); err != nil {
+			return nil, err
+		}
+		if err := decodeIDIndexes(d, s.settled); err != nil {
+			return nil, err
+		}
+		s.unstamped = len(s.published) + len(s.settled)
 	}
 	if v >= 2 {
 		s.window, s.clock = d.Int64(), d.Int64()
 		for range d.Count(8 + 8 + 8 + 8 + 1) {
 			s.recent = append(s.recent, recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(),
 				at: d.Int64(), settled: d.Bool()})
+		}
+	}
+	if !whole {
+		// Every remembered ID is in recent; replaying it in order leaves
+		// each ID with its latest index, as applying the records did.
+		for _, e := range s.recent {
+			if e.settled {
+				s.settled[e.id] = e.index
+			} else {
+				s.published[e.id] = e.index
+			}
 		}
 	}
 	if err := d.Finish(); err != nil {
