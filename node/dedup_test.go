@@ -92,3 +92,21 @@ func TestStampedRecordCodec(t *testing.T) {
 		t.Errorf("a plain settle decoded as %+v (%v)", got, err)
 	}
 }
+
+// A replica that never delivers settles every message while it sits in
+// the ready heap; the heap must not keep them.
+func TestSettledMessagesLeaveTheReadyHeap(t *testing.T) {
+	s := newQueueState("orders")
+	for i := range 100_000 {
+		id := wire.MessageID{Producer: 1, Seq: uint64(i)}
+		s.apply(uint64(2*i+1), record{typ: recordPublish, id: id, payload: []byte("x")})
+		s.apply(uint64(2*i+2), record{typ: recordSettle, id: id})
+	}
+	if n := len(s.ready); n > 3000 {
+		t.Fatalf("the ready heap holds %d entries after every message was settled", n)
+	}
+	s.apply(200_001, record{typ: recordPublish, id: wire.MessageID{Producer: 2, Seq: 1}})
+	if m := s.popReady(); m == nil || m.id.Producer != 2 {
+		t.Fatalf("after compaction the ready message is %v", m)
+	}
+}

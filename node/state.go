@@ -60,6 +60,12 @@ type queueState struct {
 	settled   map[wire.MessageID]uint64
 	ready     readyHeap
 	delayed   []*message // by (readyAt, index)
+	// deadInHeap counts ready-heap entries whose message was settled
+	// while it sat there. A replica that never delivers (a follower's
+	// checkpoint builder) settles every message in the heap, so the heap
+	// is compacted once most of it is dead, or it would hold every
+	// message ever published.
+	deadInHeap int
 	// window is the deduplication window in nanoseconds, set by the
 	// latest epoch marker; zero keeps every ID (a log from before
 	// windows). clock is the latest stamp applied; stamps never go back,
@@ -217,7 +223,29 @@ func (s *queueState) applySettle(index uint64, r record) {
 	if m.delayed {
 		s.delayed = slices.DeleteFunc(s.delayed, func(d *message) bool { return d == m })
 	}
-	m.inHeap = false // the heap drops it lazily
+	if m.inHeap {
+		m.inHeap = false // the heap drops it lazily, or compactReady does
+		s.deadInHeap++
+		if s.deadInHeap > 1024 && s.deadInHeap > len(s.ready)/2 {
+			s.compactReady()
+		}
+	}
+}
+
+// compactReady drops the dead entries from the ready heap at once. The
+// order messages come out in depends only on their keys, which are
+// unique, so rebuilding the heap changes nothing a replica does.
+func (s *queueState) compactReady() {
+	live := s.ready[:0]
+	for _, m := range s.ready {
+		if m.inHeap && s.messages[m.id] == m {
+			live = append(live, m)
+		}
+	}
+	clear(s.ready[len(live):])
+	s.ready = live
+	heap.Init(&s.ready)
+	s.deadInHeap = 0
 }
 
 // applyPromote releases every delayed message due by until, in
@@ -258,6 +286,7 @@ func (s *queueState) peekReady() *message {
 			return m
 		}
 		heap.Pop(&s.ready)
+		s.deadInHeap = max(0, s.deadInHeap-1)
 	}
 	return nil
 }
