@@ -345,6 +345,9 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.QueueReplaced:       nil,
 	// A refused truncation means an owner without a confirmed record.
 	event.QueueRefusedTruncation: nil,
+	// The size of the state a checkpoint holds: bounded-memory tests
+	// watch it.
+	event.CheckpointBuilt: func(e event.Event) uint64 { return uint64(e.Bytes()) },
 }
 
 // nodeValue is the Value of the events about one node: that node.
