@@ -23,10 +23,6 @@ type FailoverCase struct {
 	// Backlog is how many messages are published (and left unconsumed)
 	// before the kill.
 	Backlog int
-	// Settled, instead of a backlog, is how many messages are published
-	// and acked by a consumer before the kill: a history with nothing
-	// live, which a recovery without checkpoints replays whole.
-	Settled int
 	// Checkpoint is the checkpoint cadence in records; zero turns
 	// checkpoints off.
 	Checkpoint int
@@ -53,16 +49,11 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 		RequestTimeout: time.Second, Quiet: time.Second, ProbeAt: failoverKillAt,
 		Think: netsim.Latency{},
 	}
-	if n := c.Backlog + c.Settled; n > 0 {
-		// One producer publishes the backlog (or the settled history) in
-		// about two seconds; for a settled history a consumer acks it as
-		// it comes.
-		every := max(2*time.Second/time.Duration(n), 10*time.Microsecond)
-		wl.Producers, wl.PublishLimit = 1, n
+	if c.Backlog > 0 {
+		// One producer publishes the backlog in about two seconds.
+		every := max(2*time.Second/time.Duration(c.Backlog), 10*time.Microsecond)
+		wl.Producers, wl.PublishLimit = 1, c.Backlog
 		wl.PublishEvery = netsim.Latency{Min: every, Max: every}
-	}
-	if c.Settled > 0 {
-		wl.Consumers = 1
 	}
 	sc.Workload = wl
 	sc.Dedup, sc.Checkpoint = 0, sim.CheckpointCadence{}

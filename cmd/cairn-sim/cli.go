@@ -37,6 +37,7 @@ commands:
   failover-report  kill a queue's owner once per seed and report times to suspicion,
               activation, first delivery, first confirmed publish: [--seeds A-B]
               [--backlogs 0,10000] [--detection heartbeat|eager] [--cases owner,owner+leader]
+              [--checkpoint-records N] (0: checkpoints off, as before)
   shrink      minimize a failing scenario while the same checker fails, and write it:
               (--seed N | --scenario FILE) [--bug NAME] --out FILE [--max-runs N]
   sweep       run seeds in worker processes with a progress bar, then print failures, the summary

@@ -23,8 +23,6 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 	seeds := fs.String("seeds", "1-30", "one trial per seed, A-B (30 or more for a p95); a case whose kill can\n"+
 		"take two of the queue's replicas skips those seeds and goes on past B for as many trials")
 	backlogs := fs.String("backlogs", "0,10000", "comma-separated backlogs of unconsumed messages before the kill")
-	settled := fs.String("settled", "", "comma-separated settled histories (messages published and acked before\n"+
-		"the kill, nothing left live), measured in place of the backlogs when given")
 	checkpoint := fs.Int("checkpoint-records", 0, "checkpoint every N confirmed records (0: checkpoints off)")
 	detection := fs.String("detection", "heartbeat", "failure detection mode: heartbeat or eager")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "trials run in parallel")
@@ -58,20 +56,13 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if *checkpoint < 0 {
 		return 0, usageError{fmt.Sprintf("--checkpoint-records %d: want a count, or 0 for none", *checkpoint)}
 	}
-	counts, flag := *backlogs, "--backlogs"
-	if *settled != "" {
-		counts, flag = *settled, "--settled"
-	}
 	var cases []trials.FailoverCase
-	for _, b := range strings.Split(counts, ",") {
+	for _, b := range strings.Split(*backlogs, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(b))
 		if err != nil || n < 0 {
-			return 0, usageError{fmt.Sprintf("%s: %q is not a count", flag, b)}
+			return 0, usageError{fmt.Sprintf("--backlogs: %q is not a count", b)}
 		}
 		c := trials.FailoverCase{Backlog: n, Checkpoint: *checkpoint}
-		if *settled != "" {
-			c = trials.FailoverCase{Settled: n, Checkpoint: *checkpoint}
-		}
 		if ownerOnly {
 			cases = append(cases, c)
 		}
@@ -161,9 +152,6 @@ func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.F
 		loss = "owner+metadata leader"
 	}
 	history := fmt.Sprintf("backlog %-7d", c.Backlog)
-	if c.Settled > 0 {
-		history = fmt.Sprintf("settled %-7d", c.Settled)
-	}
 	if c.Checkpoint > 0 {
 		history += fmt.Sprintf(" checkpoint/%d", c.Checkpoint)
 	}
