@@ -114,10 +114,16 @@ const (
 	// StatusUnavailable: the cluster could not serve the request and did
 	// not act on it.
 	StatusUnavailable
+	// StatusDiskFull: the queue's owner is short of disk space and takes
+	// no new messages (or queues) until consumers drain enough for its
+	// logs to shrink, or an operator frees space; deliveries and acks go
+	// on. The message was not stored.
+	StatusDiskFull
 )
 
 // statusNames are the statuses' names, as the node's own logs spell them.
-var statusNames = [...]string{"unknown", "no-queue", "queue-exists", "too-large", "bad-request", "not-leased", "owner-changed", "unavailable"}
+var statusNames = [...]string{"unknown", "no-queue", "queue-exists", "too-large", "bad-request", "not-leased", "owner-changed", "unavailable",
+	"disk-full"}
 
 // String names the status (no-queue, queue-exists, ...).
 func (s Status) String() string {
@@ -144,6 +150,8 @@ func statusFrom(w wire.Status) Status {
 		return StatusOwnerChanged
 	case wire.StatusUnavailable:
 		return StatusUnavailable
+	case wire.StatusDiskFull:
+		return StatusDiskFull
 	}
 	return StatusUnknown
 }

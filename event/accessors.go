@@ -171,3 +171,6 @@ func (e Event) Elapsed() time.Duration { return time.Duration(e.signed(KeyElapse
 // Silent returns how long a suspected peer had been silent. The event
 // carries it in whole milliseconds.
 func (e Event) Silent() time.Duration { return time.Duration(e.unsigned(KeySilent)) * time.Millisecond }
+
+// Free returns the free bytes of a node's disk, -1 when unknown.
+func (e Event) Free() int64 { return e.signed(KeyFree) }

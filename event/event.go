@@ -91,6 +91,7 @@ func Parse(text string) Event {
 func str(k Key, v string) slog.Attr      { return slog.String(string(k), v) }
 func u64(k Key, v uint64) slog.Attr      { return slog.Uint64(string(k), v) }
 func num(k Key, v int) slog.Attr         { return slog.Int(string(k), v) }
+func i64(k Key, v int64) slog.Attr       { return slog.Int64(string(k), v) }
 func flag(k Key, v bool) slog.Attr       { return slog.Bool(string(k), v) }
 func nodeNum(k Key, id uint32) slog.Attr { return slog.Uint64(string(k), uint64(id)) }
 func nodeStr(k Key, id uint32) slog.Attr { return slog.String(string(k), NodeName(id)) }

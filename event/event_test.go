@@ -91,6 +91,8 @@ var samples = []sample{
 	{NewNodeUnexpectedMessage("Publish", 2), "node.unexpected-message kind=Publish from=n2", "S S"},
 	{NewNodeUnexpectedRequest("Append"), "node.unexpected-request kind=Append", "S"},
 	{NewNodeStamped("east"), "node.stamped cluster=east", "S"},
+	{NewNodeDiskFull(4096, -1, "past the quota"), "node.disk-full bytes=4096 free=-1 why=past the quota", "I I S"},
+	{NewNodeDiskOK(1024, 9000), "node.disk-ok bytes=1024 free=9000", "I I"},
 	{NewCounterOpen(12, "ef56"), "counter.open last=12 digest=ef56", "U S"},
 	{NewCounterFenced(errSample), "counter.fenced err=disk on fire", "S"},
 	{NewCounterAcked(11), "counter.acked durable=11", "U"},

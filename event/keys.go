@@ -173,6 +173,10 @@ const (
 	// KeyCluster carries a cluster's name (Cluster).
 	KeyCluster Key = "cluster"
 
+	// KeyFree carries the free bytes of a node's disk, -1 when unknown
+	// (Free).
+	KeyFree Key = "free"
+
 	// KeyPeer carries a peer node (Peer).
 	KeyPeer Key = "peer"
 )

@@ -171,6 +171,11 @@ const (
 	// NodeStamped: a node stamped a fresh data directory with its
 	// identity (NewNodeStamped).
 	NodeStamped Name = "node.stamped"
+	// NodeDiskFull: a node's disk went past its free-space watermark or
+	// data quota, and it refuses new messages (NewNodeDiskFull).
+	NodeDiskFull Name = "node.disk-full"
+	// NodeDiskOK: a node's disk has room again (NewNodeDiskOK).
+	NodeDiskOK Name = "node.disk-ok"
 )
 
 // The names of the counter's events: the trivial replicated counter
@@ -226,7 +231,7 @@ var names = []Name{
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection,
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
-	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped,
+	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
 	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointCertified, QueueCompacted,
 }

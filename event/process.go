@@ -51,6 +51,17 @@ func NewNodeUnexpectedRequest(kind string) Event {
 // as its own in cluster.
 func NewNodeStamped(cluster string) Event { return newEvent(NodeStamped, str(KeyCluster, cluster)) }
 
+// NewNodeDiskFull reports that the node's queues hold bytes of data and
+// its disk has free bytes left (-1: unknown), past a limit: why says which.
+func NewNodeDiskFull(bytes, free int64, why string) Event {
+	return newEvent(NodeDiskFull, i64(KeyBytes, bytes), i64(KeyFree, free), str(KeyWhy, why))
+}
+
+// NewNodeDiskOK reports that the node's disk has room again.
+func NewNodeDiskOK(bytes, free int64) Event {
+	return newEvent(NodeDiskOK, i64(KeyBytes, bytes), i64(KeyFree, free))
+}
+
 // NewCounterOpen reports that a counter node opened its log, which ends at
 // last with digest.
 func NewCounterOpen(last uint64, digest string) Event {

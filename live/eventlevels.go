@@ -27,6 +27,10 @@ var eventLevels = map[event.Name]slog.Level{
 	event.RecoveryUnsupported:    slog.LevelWarn,
 	event.MetaCatchingUp:         slog.LevelWarn,
 	event.MetaFollowerLostLog:    slog.LevelWarn,
+	event.NodeDiskFull:           slog.LevelWarn,
+	event.NodeDiskOK:             slog.LevelInfo,
+	event.CheckpointMismatch:     slog.LevelWarn,
+	event.CheckpointRefused:      slog.LevelWarn,
 }
 
 // Some of these repeat while their cause lasts (a refused truncation is

@@ -48,6 +48,14 @@ type Config struct {
 	// log when it opens its epoch, so every replica forgets the same IDs.
 	// Default 2m, well beyond the client's default retry deadline (10s).
 	DedupWindow time.Duration
+	// DiskFreeMin is the free-space watermark: with less free space than
+	// this on the data directory's file system, the node refuses new
+	// messages and queues (disk-full) while everything else goes on.
+	// Default 256 MiB; negative turns the check off. DataBytesMax, when
+	// positive, is a quota on what the node's queues keep on disk, with
+	// the same effect past it.
+	DiskFreeMin  int64
+	DataBytesMax int64
 	// MetaTick paces the metadata group: raft heartbeats on the leader,
 	// election timers elsewhere. Default 50ms.
 	MetaTick time.Duration
@@ -88,6 +96,9 @@ func (c *Config) fill() {
 	}
 	if c.CheckpointBytes == 0 {
 		c.CheckpointBytes = 32 << 20
+	}
+	if c.DiskFreeMin == 0 {
+		c.DiskFreeMin = 256 << 20
 	}
 	if c.DedupWindow == 0 {
 		c.DedupWindow = DefaultDedupWindow
@@ -146,6 +157,7 @@ type Node struct {
 	// names lists queue names in sorted order, so every walk over the
 	// queues is deterministic.
 	names    []string
+	disk     diskState
 	tickSeq  uint64
 	leaseSeq uint64
 	// started is set once the queues directory is durable and every
@@ -270,6 +282,7 @@ func (n *Node) OnTimer(t Timer) {
 		return
 	}
 	n.scheduleTick()
+	n.checkDisk()
 	for _, name := range n.names {
 		r := n.queues[name]
 		if r.hasOwnerSide() {

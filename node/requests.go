@@ -58,6 +58,9 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
+	if n.refuseIfDiskFull(conn, m.ReqID, "queues") {
+		return
+	}
 	if q := n.meta.state.queues[m.Queue]; q != nil && q.State != QueueDeleted {
 		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
 		return
@@ -122,6 +125,9 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 	}
 	if index, dup := o.state.publishedIndex(m.ID); dup {
 		o.wait(conn, m.ReqID, index) // a retry: the first append stands
+		return
+	}
+	if n.refuseIfDiskFull(conn, m.ReqID, "messages") {
 		return
 	}
 	var readyAt int64

@@ -55,6 +55,8 @@ const (
 	ProbeCompacted           = "log-compacted"
 	ProbeCheckpointSent      = "checkpoint-installed"
 	ProbeCheckpointRecovery  = "checkpoint-in-recovery"
+	ProbeDiskFull            = "disk-full"
+	ProbeDiskRoomAgain       = "disk-room-again"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -78,6 +80,8 @@ var Probes = []Probe{
 	{ProbeCompacted, "a replica dropped log segments a certified checkpoint covers (queue.compacted)"},
 	{ProbeCheckpointSent, "a replica behind its sender's retained log took a checkpoint in place of the history (checkpoint.installed)"},
 	{ProbeCheckpointRecovery, "a recovery candidate took its source's checkpoint in place of pages the source no longer held"},
+	{ProbeDiskFull, "a node passed its data quota and refused new messages with disk-full (node.disk-full)"},
+	{ProbeDiskRoomAgain, "a node that was full took messages again once compaction freed space (node.disk-ok)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -183,6 +187,10 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeReplicaReplaced]++
 	case event.QueueCompacted:
 		c.probes[ProbeCompacted]++
+	case event.NodeDiskFull:
+		c.probes[ProbeDiskFull]++
+	case event.NodeDiskOK:
+		c.probes[ProbeDiskRoomAgain]++
 	case event.CheckpointInstalled:
 		c.probes[ProbeCheckpointSent]++
 		if _, recovering := c.open[recoveryKey{id, e.Queue()}]; recovering {

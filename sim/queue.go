@@ -41,7 +41,7 @@ func NewQueueSystem(sc Scenario) *QueueSystem {
 	if sc.Detection == node.DetectEager {
 		cfg.Detection = node.DetectionPolicy{Mode: node.DetectEager, Interval: 100 * time.Millisecond}
 	}
-	cfg.DedupWindow = sc.Dedup
+	cfg.DedupWindow, cfg.DataBytesMax = sc.Dedup, sc.Quota
 	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
 	if c := sc.Checkpoint; c.Records > 0 {
 		cfg.CheckpointRecords, cfg.CheckpointBytes = c.Records, c.Bytes

@@ -22,6 +22,8 @@ const (
 	streamCheckpoint = "checkpoint"
 	// streamDedup draws a generated scenario's deduplication window.
 	streamDedup = "dedup"
+	// streamQuota draws a generated scenario's data quota.
+	streamQuota = "quota"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -42,6 +42,21 @@ type Scenario struct {
 	// Dedup is the queues' deduplication window; zero means the node's
 	// default.
 	Dedup time.Duration
+	// Quota, when positive, caps what each node's queues may keep on
+	// disk: past it a node refuses new messages with disk-full until
+	// consumers drain and compaction gives space back.
+	Quota int64
+}
+
+// drawQuota draws a generated scenario's data quota from its own stream:
+// a quarter of the seeds that checkpoint (without compaction a full node
+// never recovers space) get one small enough to reach within a run.
+func drawQuota(seed uint64, c CheckpointCadence) int64 {
+	r := newStream(seed, streamQuota)
+	if c.Records == 0 || r.IntN(4) != 0 {
+		return 0
+	}
+	return pick(r, int64(96<<10), 192<<10, 384<<10)
 }
 
 // drawDedup draws a generated scenario's deduplication window from its
@@ -254,6 +269,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	if o.Workload {
 		sc.Checkpoint = drawCheckpoint(seed)
 		sc.Dedup = drawDedup(seed)
+		sc.Quota = drawQuota(seed, sc.Checkpoint)
 	}
 	oneLyingDisk(&sc)
 	return sc

@@ -27,6 +27,7 @@ import (
 //	skew 250ms
 //	classes crash,pause,crash-leader
 //	dedup 1s
+//	quota 196608
 //	checkpoint records=40 bytes=0 segment=4096
 //	workload producers=2 consumers=1 every=2ms..15ms payload=512 ...
 //	queue q0 majority
@@ -60,6 +61,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	fmt.Fprintf(&b, "classes %s\n", strings.Join(names, ","))
 	if sc.Dedup != 0 {
 		fmt.Fprintf(&b, "dedup %v\n", sc.Dedup)
+	}
+	if sc.Quota != 0 {
+		fmt.Fprintf(&b, "quota %d\n", sc.Quota)
 	}
 	if c := sc.Checkpoint; c.Records != 0 {
 		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d\n", c.Records, c.Bytes, c.Segment)
@@ -222,7 +226,7 @@ func (p *scenarioParser) directive(fields []string) error {
 		v, err := one()
 		sc.Swarm.Profile = v
 		return err
-	case "seed", "nodes", "detection", "safety", "liveness", "skew", "dedup":
+	case "seed", "nodes", "detection", "safety", "liveness", "skew", "dedup", "quota":
 		v, err := one()
 		if err != nil {
 			return err
@@ -281,6 +285,11 @@ func (p *scenarioParser) scalar(name, v string) error {
 		sc.Swarm.ClockMax, err = parseLength(v)
 	case "dedup":
 		sc.Dedup, err = parseLength(v)
+	case "quota":
+		sc.Quota, err = strconv.ParseInt(v, 10, 64)
+		if err == nil && sc.Quota < 0 {
+			err = fmt.Errorf("want a byte count, 0 or more")
+		}
 	}
 	return err
 }

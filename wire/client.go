@@ -72,9 +72,14 @@ const (
 	StatusTooLarge    Status = 6
 	StatusBadRequest  Status = 7
 	StatusNotLeased   Status = 8 // ack or nack for a delivery that is no longer leased
+	// StatusDiskFull: the owner's disk is past its free-space watermark
+	// (or its data quota); it takes no new messages or queues until space
+	// returns, while deliveries and acks go on.
+	StatusDiskFull Status = 9
 )
 
-var statusNames = [...]string{"ok", "not-owner", "fenced", "unavailable", "no-queue", "queue-exists", "too-large", "bad-request", "not-leased"}
+var statusNames = [...]string{"ok", "not-owner", "fenced", "unavailable", "no-queue", "queue-exists", "too-large", "bad-request", "not-leased",
+	"disk-full"}
 
 // String names the status.
 func (s Status) String() string {

@@ -29,6 +29,8 @@ import (
 //	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
 //	checkpoint_bytes = 33554432   # or appended bytes, whichever comes first
 //	segment_bytes = 67108864      # log segment size: compaction drops whole segments
+//	min_free_bytes = 268435456    # below this much free space, refuse new messages; -1: off
+//	max_data_bytes = 0            # a quota on what the queues keep; 0: none
 //	peer_secret_file = "peer.secret"     # without TLS: one secret per role,
 //	client_secret_file = "client.secret" # each also as peer_secret = "..." etc.
 //	admin_secret_file = "admin.secret"   # optional: without it no admin connects
@@ -96,6 +98,13 @@ type fileConfig struct {
 	CheckpointRecords int   `toml:"checkpoint_records"`
 	CheckpointBytes   int64 `toml:"checkpoint_bytes"`
 	SegmentBytes      int64 `toml:"segment_bytes"`
+	// MinFreeBytes is the free-space watermark (0: 256 MiB, -1: off) and
+	// MaxDataBytes a quota on what the queues keep (0: none): past either
+	// the node refuses new messages and queues with disk-full, and takes
+	// them again once consumers drained enough for compaction to free
+	// space.
+	MinFreeBytes int64 `toml:"min_free_bytes"`
+	MaxDataBytes int64 `toml:"max_data_bytes"`
 	// Secret and SecretFile are the former single cluster secret; they
 	// are refused with an explanation (see validateAuth).
 	Secret     string `toml:"secret"`
@@ -366,6 +375,10 @@ func (fc *fileConfig) validateStorage() error {
 		return fmt.Errorf("config: checkpoint_bytes %d: want a byte count, or 0 for the default", fc.CheckpointBytes)
 	case fc.SegmentBytes != 0 && (fc.SegmentBytes < 64<<10 || fc.SegmentBytes > 1<<30):
 		return fmt.Errorf("config: segment_bytes %d: want 0 for the default, or 64 KiB to 1 GiB", fc.SegmentBytes)
+	case fc.MinFreeBytes < -1:
+		return fmt.Errorf("config: min_free_bytes %d: want a byte count, 0 for the default, or -1 for no watermark", fc.MinFreeBytes)
+	case fc.MaxDataBytes < 0:
+		return fmt.Errorf("config: max_data_bytes %d: want a byte count, or 0 for no quota", fc.MaxDataBytes)
 	}
 	return nil
 }
@@ -382,7 +395,7 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	cfg := live.Config{
 		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
 			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
-			SegmentSize: fc.SegmentBytes},
+			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes},
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),
