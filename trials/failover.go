@@ -56,7 +56,7 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 		wl.PublishEvery = netsim.Latency{Min: every, Max: every}
 	}
 	sc.Workload = wl
-	sc.Dedup, sc.Checkpoint = 0, sim.CheckpointCadence{}
+	sc.Dedup, sc.Checkpoint, sc.Quota = 0, sim.CheckpointCadence{}, 0
 	if c.Checkpoint > 0 {
 		sc.Checkpoint.Records = c.Checkpoint
 	}
