@@ -87,6 +87,7 @@ func queueStatus(v node.QueueView) status.Queue {
 		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner", Fenced: v.Fenced,
 		FirstIndex: v.FirstIndex, RetainedBytes: v.RetainedBytes, Segments: v.Segments,
 		CheckpointIndex: v.CheckpointIndex, CheckpointBytes: v.CheckpointBytes, CertifiedIndex: v.CertifiedIndex,
+		CheckpointAgeSeconds: v.CheckpointAge.Seconds(),
 	}
 	for _, id := range v.Replicas {
 		q.Replicas = append(q.Replicas, uint32(id))

@@ -44,11 +44,15 @@ func TestCheckpointCompactsAndSurvivesRestart(t *testing.T) {
 		}
 		return q.CertifiedIndex > 0 && q.FirstIndex > 1
 	})
+	if q.CheckpointAgeSeconds <= 0 || q.CheckpointAgeSeconds > 60 {
+		t.Errorf("checkpoint age %v s, want a small positive age", q.CheckpointAgeSeconds)
+	}
 	if q.RetainedBytes >= int64(total*len(payload)) {
 		t.Errorf("the log retains %d bytes of %d published", q.RetainedBytes, total*len(payload))
 	}
 	metrics := scrape(t, tn.HTTPAddr())
-	for _, series := range []string{`cairn_queue_retained_bytes{queue="orders"}`, `cairn_queue_certified_index{queue="orders"}`} {
+	for _, series := range []string{`cairn_queue_retained_bytes{queue="orders"}`, `cairn_queue_certified_index{queue="orders"}`,
+		`cairn_queue_checkpoint_age_seconds{queue="orders"}`} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics lacks %s", series)
 		}

@@ -26,6 +26,7 @@ var queueGauges = []struct {
 	{"cairn_queue_checkpoint_index", "Cut of the local replica's newest checkpoint (0: none)."},
 	{"cairn_queue_checkpoint_bytes", "Size of the state the local replica's newest checkpoint holds."},
 	{"cairn_queue_certified_index", "Newest checkpoint cut the metadata certified (0: none)."},
+	{"cairn_queue_checkpoint_age_seconds", "How long ago the local replica made its newest checkpoint (0: none or unknown)."},
 }
 
 // queueScrapeWait bounds how long a scrape waits for a busy node.
@@ -56,7 +57,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		values := []float64{float64(q.RetainedBytes), float64(q.Segments), float64(q.FirstIndex), float64(q.LastIndex),
-			float64(q.CheckpointIndex), float64(q.CheckpointBytes), float64(q.CertifiedIndex)}
+			float64(q.CheckpointIndex), float64(q.CheckpointBytes), float64(q.CertifiedIndex), q.CheckpointAgeSeconds}
 		for i, v := range values {
 			ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.GaugeValue, v, q.Name)
 		}

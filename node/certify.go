@@ -55,13 +55,28 @@ func (o *ownerState) maybeCertify() {
 		return
 	}
 	base := max(q.CheckpointCut, o.lastCertifyCut, r.ckpt.cut)
-	if o.commit <= base || o.commit-base < uint64(cfg.CheckpointRecords) && o.appendedBytes < cfg.CheckpointBytes {
+	if o.commit <= base {
 		return
 	}
-	o.lastCertifyCut, o.appendedBytes = o.commit, 0
+	now := r.n.env.Now()
+	if o.certifyFactor == 0 {
+		o.certifyFactor, o.lastCertifyAt = jitterFactor(r.n.env.Rand().Float64()), now
+	}
+	f := o.certifyFactor
+	due := float64(o.commit-base) >= float64(cfg.CheckpointRecords)*f || float64(o.appendedBytes) >= float64(cfg.CheckpointBytes)*f ||
+		float64(now.Sub(o.lastCertifyAt)) >= float64(cfg.CheckpointInterval)*f
+	if !due {
+		return
+	}
+	o.lastCertifyCut, o.appendedBytes, o.lastCertifyAt = o.commit, 0, now
+	o.certifyFactor = jitterFactor(r.n.env.Rand().Float64())
 	o.certify = &certifyAttempt{cut: o.commit, members: slices.Clone(r.members), started: o.ticks}
 	o.askCheckpoints()
 }
+
+// jitterFactor maps a uniform draw in [0, 1) to the factor every
+// checkpoint threshold is scaled by: [0.9, 1.1).
+func jitterFactor(u float64) float64 { return 0.9 + 0.2*u }
 
 // askCheckpoints asks every replica that has not answered yet.
 func (o *ownerState) askCheckpoints() {

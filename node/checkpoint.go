@@ -23,8 +23,10 @@ import (
 // directory.
 const checkpointFile = "checkpoint"
 
-// checkpointVersion opens every checkpoint file.
-const checkpointVersion = 1
+// checkpointVersion opens every checkpoint file. Version 2 added when the
+// checkpoint was made; version 1 files are still read (made at an
+// unknown time).
+const checkpointVersion = 2
 
 // maxCheckpointSize bounds a checkpoint file: the live backlog of one
 // queue must fit.
@@ -48,6 +50,10 @@ type replicaCheckpoint struct {
 	installed   bool
 	state       []byte // encodeState's bytes
 	stateDigest [32]byte
+	// madeAt is when this replica made the checkpoint durable, Unix
+	// nanoseconds on its clock (zero: unknown), for its age on the
+	// status page.
+	madeAt int64
 }
 
 func encodeCheckpoint(c replicaCheckpoint) []byte {
@@ -56,17 +62,22 @@ func encodeCheckpoint(c replicaCheckpoint) []byte {
 	b = wire.AppendUint64(b, c.cutEpoch)
 	b = wire.AppendBytes(b, c.digest[:])
 	b = wire.AppendBool(b, c.installed)
+	b = wire.AppendInt64(b, c.madeAt)
 	return wire.AppendBytes(b, c.state)
 }
 
 func decodeCheckpoint(data []byte) (replicaCheckpoint, error) {
 	d := wire.NewDecoder(data)
-	if v := d.Uint8(); v != checkpointVersion {
-		return replicaCheckpoint{}, fmt.Errorf("checkpoint version %d, want %d", v, checkpointVersion)
+	v := d.Uint8()
+	if v < 1 || v > checkpointVersion {
+		return replicaCheckpoint{}, fmt.Errorf("checkpoint version %d, want 1 to %d", v, checkpointVersion)
 	}
 	c := replicaCheckpoint{cut: d.Uint64(), cutEpoch: d.Uint64()}
 	digest := d.Bytes()
 	c.installed = d.Bool()
+	if v >= 2 {
+		c.madeAt = d.Int64()
+	}
 	c.state = d.Bytes()
 	if err := d.Finish(); err != nil {
 		return replicaCheckpoint{}, err
@@ -298,6 +309,7 @@ func (r *replica) abortBuild() {
 // previous checkpoint, which is still whole.
 func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
 	r.ckptBusy = true
+	c.madeAt = r.n.env.Now().UnixNano()
 	r.n.env.Boundary("checkpoint.before.write")
 	r.ckptFile.Write(encodeCheckpoint(c), func(err error) {
 		r.ckptBusy = false

@@ -42,6 +42,12 @@ type Config struct {
 	// turns checkpoints off.
 	CheckpointRecords int
 	CheckpointBytes   int64
+	// CheckpointInterval certifies a cut on a queue that confirmed
+	// anything at all since the last one this long ago, so a quiet queue
+	// is compacted too. Default 5m. Every threshold is scaled by a factor
+	// drawn from [0.9, 1.1) for each attempt, so queues created together
+	// do not all checkpoint at once.
+	CheckpointInterval time.Duration
 	// DedupWindow is how long a queue remembers a published message ID:
 	// a publish retried with the same ID within it is stored once, one
 	// retried later is a new message. An owner writes it into the queue's
@@ -96,6 +102,9 @@ func (c *Config) fill() {
 	}
 	if c.CheckpointBytes == 0 {
 		c.CheckpointBytes = 32 << 20
+	}
+	if c.CheckpointInterval == 0 {
+		c.CheckpointInterval = 5 * time.Minute
 	}
 	if c.DiskFreeMin == 0 {
 		c.DiskFreeMin = 256 << 20

@@ -43,6 +43,11 @@ type ownerState struct {
 	lastCertifyCut uint64
 	appendedBytes  int64
 	ticks          uint64
+	// lastCertifyAt is when the latest attempt started (or the owner
+	// first looked), and certifyFactor the jitter of the next one (zero
+	// until drawn).
+	lastCertifyAt time.Time
+	certifyFactor float64
 	// staleOwner is, once the replica went stale, the owner of the newer
 	// epoch that superseded it, if known: its clients are told.
 	staleOwner NodeID
@@ -380,6 +385,7 @@ func (r *replica) ownerTick() {
 	}
 	o.ticks++
 	o.certifyTick()
+	o.maybeCertify() // the interval trigger, on a queue that confirms nothing new
 	o.expireLeases(now)
 	o.promoteDue(now)
 	o.pump()

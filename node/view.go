@@ -2,6 +2,7 @@ package node
 
 import (
 	"slices"
+	"time"
 )
 
 // QueueView is one queue as this node sees it: the metadata it has
@@ -46,6 +47,9 @@ type QueueView struct {
 	CheckpointIndex uint64
 	CheckpointBytes int
 	CertifiedIndex  uint64
+	// CheckpointAge is how long ago the replica made its checkpoint,
+	// by its clock; zero when it has none or does not know.
+	CheckpointAge time.Duration
 }
 
 // Queues lists every queue the metadata names or this node holds a
@@ -88,6 +92,9 @@ func (n *Node) queueView(name string) QueueView {
 		v.RetainedBytes, v.Segments = r.log.RetainedBytes(), r.log.Segments()
 	}
 	v.CheckpointIndex, v.CheckpointBytes = r.ckpt.cut, len(r.ckpt.state)
+	if r.ckpt.madeAt != 0 {
+		v.CheckpointAge = max(0, n.env.Now().Sub(time.Unix(0, r.ckpt.madeAt)))
+	}
 	if r.fencedErr != nil {
 		v.Fenced = r.fencedErr.Error()
 	}

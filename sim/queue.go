@@ -44,7 +44,7 @@ func NewQueueSystem(sc Scenario) *QueueSystem {
 	cfg.DedupWindow, cfg.DataBytesMax = sc.Dedup, sc.Quota
 	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
 	if c := sc.Checkpoint; c.Records > 0 {
-		cfg.CheckpointRecords, cfg.CheckpointBytes = c.Records, c.Bytes
+		cfg.CheckpointRecords, cfg.CheckpointBytes, cfg.CheckpointInterval = c.Records, c.Bytes, c.Interval
 		if c.Segment > 0 {
 			cfg.SegmentSize = c.Segment
 		}

@@ -79,6 +79,10 @@ type CheckpointCadence struct {
 	Records int
 	Bytes   int64
 	Segment int64
+	// Interval, when set, certifies a cut that long after the last one
+	// on a queue that confirmed anything since (zero: the node's default,
+	// longer than a run).
+	Interval time.Duration
 }
 
 // drawCheckpoint draws a generated scenario's checkpoint cadence: a
@@ -93,6 +97,7 @@ func drawCheckpoint(seed uint64) CheckpointCadence {
 	c := CheckpointCadence{Records: pick(r, 3, 10, 40, 200)}
 	c.Bytes = pick(r, int64(0), 0, 8<<10, 24<<10)
 	c.Segment = pick(r, int64(0), 0, 4<<10, 8<<10)
+	c.Interval = pick(r, 0, 0, 500*time.Millisecond, 2*time.Second)
 	return c
 }
 

@@ -165,7 +165,7 @@ func parseNet(args []string, n *netsim.LinkProfile) error {
 }
 
 // parseCheckpoint reads a checkpoint directive: records=N, at least 1,
-// and optionally bytes=B and segment=S.
+// and optionally bytes=B, segment=S and interval=D.
 func parseCheckpoint(args []string, c *CheckpointCadence) error {
 	kv, err := parseKeyValues(args)
 	if err != nil {
@@ -176,6 +176,13 @@ func parseCheckpoint(args []string, c *CheckpointCadence) error {
 	kv.count("bytes", &bytes)
 	kv.count("segment", &segment)
 	c.Bytes, c.Segment = int64(bytes), int64(segment)
+	if v, ok := kv.take("interval"); ok {
+		d, err := parseLength(v)
+		if err != nil {
+			kv.fail("interval", v, err)
+		}
+		c.Interval = d
+	}
 	if err := kv.done(); err != nil {
 		return err
 	}

@@ -66,7 +66,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 		fmt.Fprintf(&b, "quota %d\n", sc.Quota)
 	}
 	if c := sc.Checkpoint; c.Records != 0 {
-		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d\n", c.Records, c.Bytes, c.Segment)
+		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d", c.Records, c.Bytes, c.Segment)
+		if c.Interval != 0 {
+			fmt.Fprintf(&b, " interval=%v", c.Interval)
+		}
+		b.WriteByte('\n')
 	}
 	if wl := sc.Workload; wl != nil {
 		fmt.Fprintf(&b, "workload producers=%d consumers=%d every=%s every-tail=%s payload=%d delay=%s delay-max=%v ack=%s nack=%s lease=%v window=%d think=%s think-tail=%s timeout=%v quiet=%v limit=%d probe=%v consume-at=%v\n",

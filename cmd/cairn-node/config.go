@@ -28,6 +28,7 @@ import (
 //	replace_after = "5m"          # replace a replica down this long; "off" never
 //	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
 //	checkpoint_bytes = 33554432   # or appended bytes, whichever comes first
+//	checkpoint_interval = "5m"    # or this long, if anything was confirmed
 //	segment_bytes = 67108864      # log segment size: compaction drops whole segments
 //	min_free_bytes = 268435456    # below this much free space, refuse new messages; -1: off
 //	max_data_bytes = 0            # a quota on what the queues keep; 0: none
@@ -95,9 +96,10 @@ type fileConfig struct {
 	// 32 MiB; CheckpointRecords -1 turns checkpoints and compaction off).
 	// SegmentBytes is the log segment size (0: 64 MiB): a queue retains
 	// about its live backlog plus two segments.
-	CheckpointRecords int   `toml:"checkpoint_records"`
-	CheckpointBytes   int64 `toml:"checkpoint_bytes"`
-	SegmentBytes      int64 `toml:"segment_bytes"`
+	CheckpointRecords  int    `toml:"checkpoint_records"`
+	CheckpointBytes    int64  `toml:"checkpoint_bytes"`
+	CheckpointInterval string `toml:"checkpoint_interval"`
+	SegmentBytes       int64  `toml:"segment_bytes"`
 	// MinFreeBytes is the free-space watermark (0: 256 MiB, -1: off) and
 	// MaxDataBytes a quota on what the queues keep (0: none): past either
 	// the node refuses new messages and queues with disk-full, and takes
@@ -380,7 +382,21 @@ func (fc *fileConfig) validateStorage() error {
 	case fc.MaxDataBytes < 0:
 		return fmt.Errorf("config: max_data_bytes %d: want a byte count, or 0 for no quota", fc.MaxDataBytes)
 	}
-	return nil
+	_, err := fc.checkpointInterval()
+	return err
+}
+
+// checkpointInterval parses checkpoint_interval: zero means the node's
+// default.
+func (fc *fileConfig) checkpointInterval() (time.Duration, error) {
+	if fc.CheckpointInterval == "" {
+		return 0, nil
+	}
+	v, err := time.ParseDuration(fc.CheckpointInterval)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("config: checkpoint_interval %q: want a positive duration such as 5m", fc.CheckpointInterval)
+	}
+	return v, nil
 }
 
 // liveConfig turns a validated file configuration into the runtime's.
@@ -392,10 +408,12 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	}
 	detection, _ := fc.detection()
 	replaceAfter, _ := fc.replaceAfter()
+	checkpointInterval, _ := fc.checkpointInterval()
 	cfg := live.Config{
 		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
 			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
-			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes},
+			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes,
+			CheckpointInterval: checkpointInterval},
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),

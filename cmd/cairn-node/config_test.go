@@ -85,6 +85,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"detection = \"eager\"\ncheckpoint_records = -5", `detection = "eager"`, `config: checkpoint_records -5`},
 		{"detection = \"eager\"\nsegment_bytes = 100", `detection = "eager"`, `config: segment_bytes 100`},
 		{"detection = \"eager\"\nmax_data_bytes = -1", `detection = "eager"`, `config: max_data_bytes -1`},
+		{"detection = \"eager\"\ncheckpoint_interval = \"soon\"", `detection = "eager"`, `config: checkpoint_interval "soon"`},
 		{`client_secret = "short"`, `client_secret = "0123456789abcdef-client"`, `config: client_secret: must be at least 16 bytes`},
 		{`#`, `client_secret = "0123456789abcdef-client"`, `config: no authentication for clients`},
 		{`#`, `peer_secret = "0123456789abcdef-peer"`, `config: no authentication for peers`},

@@ -88,6 +88,9 @@ type Queue struct {
 	CheckpointIndex uint64 `json:"checkpoint_index"`
 	CheckpointBytes int    `json:"checkpoint_bytes"`
 	CertifiedIndex  uint64 `json:"certified_index"`
+	// CheckpointAgeSeconds is how long ago the local replica made its
+	// checkpoint (0: none, or made before ages were recorded).
+	CheckpointAgeSeconds float64 `json:"checkpoint_age_seconds"`
 }
 
 // Fetch reads the status document from a node's HTTP address (host:port)
