@@ -336,8 +336,8 @@ func (r *replica) compact() {
 		return
 	}
 	through := min(r.ckpt.cut, q.CheckpointCut)
-	if through+1 <= r.log.FirstIndex() {
-		return
+	if !r.log.CanTruncateFront(through + 1) {
+		return // nothing to drop, or the oldest segment is still being synced: a later tick retries
 	}
 	before := r.log.FirstIndex()
 	r.n.env.Boundary("compaction.before.drop-segments")

@@ -298,6 +298,7 @@ func (n *Node) OnTimer(t Timer) {
 			r.ownerTick()
 		}
 		r.stepCheckpoint()
+		r.compact()
 	}
 }
 

@@ -339,10 +339,16 @@ func TestTruncateFrontDropsWholeSegmentsAndSurvivesReopen(t *testing.T) {
 		l.RequestSync()
 		host.drain()
 	}
+	if l.CanTruncateFront(1) || !l.CanTruncateFront(40) {
+		t.Fatalf("CanTruncateFront(1) %t, (40) %t: want false, true", l.CanTruncateFront(1), l.CanTruncateFront(40))
+	}
 	if err := l.TruncateFront(40); err != nil {
 		t.Fatal(err)
 	}
 	first := l.FirstIndex()
+	if l.CanTruncateFront(40) {
+		t.Fatal("CanTruncateFront(40) after TruncateFront(40): nothing is left to drop before 40")
+	}
 	if first <= 1 || first > 40 {
 		t.Fatalf("first retained index %d after TruncateFront(40); want in (1, 40]", first)
 	}

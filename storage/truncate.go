@@ -126,16 +126,39 @@ func (l *Log) TruncateFront(index uint64) error {
 	drop := 0
 	for drop < len(l.segments)-1 {
 		seg := l.segments[drop]
-		if seg.pending || seg.file != nil || seg.lastIndex() >= index {
+		if seg.lastIndex() >= index || !sealedAndSynced(seg) {
 			break
 		}
 		drop++
 	}
 	for _, seg := range l.segments[:drop] {
+		if seg.file != nil {
+			seg.file.Close() // sealed and synced: a later sync would have closed it
+			seg.file = nil
+		}
 		if err := l.fs.Remove(seg.path); err != nil && !isNotExistErr(err) {
 			return l.fail("removing a compacted segment", err)
 		}
 	}
 	l.segments = slices.Delete(l.segments, 0, drop)
 	return nil
+}
+
+// CanTruncateFront reports whether TruncateFront(index) would drop a
+// segment now: the first one is sealed, its write handle closed, and all
+// its records lie before index.
+func (l *Log) CanTruncateFront(index uint64) bool {
+	if l.failed != nil || len(l.segments) < 2 {
+		return false
+	}
+	seg := l.segments[0]
+	return seg.lastIndex() < index && sealedAndSynced(seg)
+}
+
+// sealedAndSynced reports whether a segment that is not the active one is
+// established and durable with no sync of it in flight: nothing will
+// write or sync it again, so its handle may be closed and the file
+// dropped.
+func sealedAndSynced(seg *segment) bool {
+	return !seg.pending && seg.synced >= seg.size && seg.syncing == 0
 }
