@@ -46,3 +46,35 @@ func TestSealedSegmentsBecomeDroppable(t *testing.T) {
 		}
 	}
 }
+
+// An active segment that outgrows the segment size while it is still
+// pending rolls once it is established, without waiting for another
+// append, so compaction can drop it.
+func TestOversizedSegmentRollsOnceEstablished(t *testing.T) {
+	fs := vfs.NewMem()
+	host := &fakeHost{}
+	l, err := storage.Open(fs, "log", host, storage.Options{SegmentSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 30 { // all while the first segment is pending: no roll yet
+		if _, err := l.Append(3, make([]byte, 200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Segments() != 1 {
+		t.Fatalf("%d segments before any sync, want 1", l.Segments())
+	}
+	l.RequestSync()
+	for host.completeOne(nil) {
+	}
+	if l.Segments() != 2 {
+		t.Fatalf("%d segments once the oversized one is established, want 2 (it rolls)", l.Segments())
+	}
+	if err := l.TruncateFront(l.LastIndex() + 1); err != nil {
+		t.Fatal(err)
+	}
+	if l.FirstIndex() != l.LastIndex()+1 {
+		t.Fatalf("first index %d after dropping everything before %d", l.FirstIndex(), l.LastIndex()+1)
+	}
+}

@@ -165,6 +165,16 @@ func (l *Log) finishSync(b *syncBatch) {
 	if l.truncatedPending && !l.anyPending() {
 		l.removeDead()
 	}
+	// An active segment that outgrew the segment size while it was still
+	// pending rolls as soon as it is established, not at the next append,
+	// which may be long in coming: until it rolls, compaction cannot drop
+	// any of it.
+	if seg := l.active(); !seg.pending && seg.size >= l.opts.SegmentSize && len(seg.offsets) > 0 {
+		if err := l.startSegment(seg.size, l.digest); err != nil {
+			return
+		}
+		l.syncWanted = true
+	}
 	advanced := false
 	if d := l.computeDurable(); d > l.durable {
 		l.durable, advanced = d, true
