@@ -1,6 +1,7 @@
 package props
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -73,22 +74,10 @@ func checkpointWhole(id node.NodeID, r node.ReplicaDump) (sim.Violation, bool) {
 }
 
 func compareMessageIDs(a, b wire.MessageID) int {
-	switch {
-	case a.Producer != b.Producer:
-		return cmpUint(a.Producer, b.Producer)
-	default:
-		return cmpUint(a.Seq, b.Seq)
+	if c := cmp.Compare(a.Producer, b.Producer); c != 0 {
+		return c
 	}
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.Seq, b.Seq)
 }
 
 // idDifference names up to three IDs in want but not in got.
