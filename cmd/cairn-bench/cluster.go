@@ -70,8 +70,9 @@ func reservePorts(n int) ([]string, error) {
 // benchmark asks for debug, so that every node event (suspicions,
 // activations) reaches the logs with its wall-clock time; the soak asks
 // for info, as a production node runs, so that logging at a debug line per
-// message does not weigh on what it measures.
-func startCluster(bin, dir string, n int, logLevel string) (*cluster, error) {
+// message does not weigh on what it measures. extra is appended to every
+// node's configuration (settings such as checkpoint_records).
+func startCluster(bin, dir string, n int, logLevel, extra string) (*cluster, error) {
 	addrs, err := reservePorts(3 * n)
 	if err != nil {
 		return nil, err
@@ -87,8 +88,8 @@ func startCluster(bin, dir string, n int, logLevel string) (*cluster, error) {
 			dataDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)), // data_dir is relative to the configuration
 			config:  filepath.Join(dir, fmt.Sprintf("n%d.toml", i+1)),
 			log:     filepath.Join(dir, fmt.Sprintf("n%d.log", i+1))}
-		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nlog_level = %q\n\n%s",
-			m.id, m.id, benchPeerSecret, benchSecret, logLevel, peers.String())
+		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nlog_level = %q\n%s\n%s",
+			m.id, m.id, benchPeerSecret, benchSecret, logLevel, extra, peers.String())
 		if err := os.WriteFile(m.config, []byte(text), 0o644); err != nil {
 			cl.stop()
 			return nil, err

@@ -10,6 +10,15 @@
 // subscriber and the first new confirmed publish took, and whether every
 // confirmed message was delivered.
 //
+//	cairn-bench history [--settled 1000000] [--backlog 10000] [--trials 30] [--checkpoints on|off] [--node-bin PATH] [--keep]
+//
+// history runs two long-lived three-node clusters side by side: one whose
+// queue is empty and one whose queue first carried a long settled history
+// and then holds a backlog before every kill. Each round kills the owner
+// of each cluster in turn, measures the recovery as failover does,
+// restarts the killed node and measures how long it takes to catch up;
+// the report gives both distributions and their ratios.
+//
 //	cairn-bench soak [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
 //
 // soak starts one fresh three-node cluster, publishes to a majority queue
@@ -46,6 +55,12 @@ commands:
             activation, first delivery and first confirmed publish, and any
             confirmed message lost: [--trials 30] [--backlog N] [--traffic idle|warm]
             [--node-bin PATH] (run "cairn-bench failover -h" for every flag)
+  history   kill, in turn, the owners of two long-lived clusters, one with an
+            empty queue and one whose queue carried a long settled history and
+            holds a backlog, restart each killed node, and report both
+            recoveries, their ratios and the restart times: [--settled 1000000]
+            [--backlog 10000] [--trials 30] [--checkpoints on|off] [--node-bin PATH]
+            [--keep] (run "cairn-bench history -h" for every flag)
   soak      run one fresh three-node cluster under a steady producer and an
             acking subscriber, print each node's data directory size, RSS,
             open files, Go heap and goroutines every interval, then their
@@ -75,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "failover":
 		return cmdFailover(ctx, args[1:], stdout, stderr)
+	case "history":
+		return cmdHistory(ctx, args[1:], stdout, stderr)
 	case "soak":
 		return cmdSoak(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":

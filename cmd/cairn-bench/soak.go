@@ -92,7 +92,7 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if cfg.dir == "" {
 		defer os.RemoveAll(dir)
 	}
-	cl, err := startCluster(bin, dir, 3, soakLogLevel)
+	cl, err := startCluster(bin, dir, 3, soakLogLevel, "")
 	if err != nil {
 		return fail(err)
 	}

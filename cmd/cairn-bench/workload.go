@@ -304,3 +304,15 @@ func (col *collector) awaitAll(ctx context.Context, want []client.MessageID, dea
 		}
 	}
 }
+
+// awaitAcks waits until every delivery's ack has come back, succeeded or
+// failed, or the deadline passes.
+func (col *collector) awaitAcks(ctx context.Context, deadline time.Time) {
+	for {
+		c := col.counts()
+		if c.acked+c.ackFailed >= c.delivered || time.Now().After(deadline) || ctx.Err() != nil {
+			return
+		}
+		sleep(ctx, 20*time.Millisecond)
+	}
+}

@@ -77,6 +77,10 @@ type Queue struct {
 	Active bool `json:"serving"`
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string `json:"fenced,omitempty"`
+	// Suspect is set while this replica, reopened from a disk an earlier
+	// process wrote, has not yet been verified by an owner: until then a
+	// recovery counts it as a weaker witness.
+	Suspect bool `json:"suspect,omitempty"`
 	// FirstIndex is the first record the local log retains; RetainedBytes
 	// and Segments are what the log keeps on disk.
 	FirstIndex    uint64 `json:"first_index"`

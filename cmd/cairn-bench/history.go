@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+)
+
+// historyConfig is the configuration of the settled-history benchmark.
+type historyConfig struct {
+	trials      int
+	settled     int    // messages published and acked before the first kill
+	backlog     int    // confirmed, unconsumed messages before each kill
+	checkpoints string // "on" (the default node settings) or "off"
+	timeout     time.Duration
+	nodeBin     string
+	keep        bool
+}
+
+// parseHistory parses the history command's flags.
+func parseHistory(args []string, stderr io.Writer) (historyConfig, error) {
+	var c historyConfig
+	fs := flag.NewFlagSet("cairn-bench history", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.trials, "trials", 30, "kills per cluster")
+	fs.IntVar(&c.settled, "settled", 1000000, "1 KiB messages published and acked on the history cluster before the first kill")
+	fs.IntVar(&c.backlog, "backlog", 10000, "confirmed 1 KiB messages left unconsumed on the history cluster before each kill")
+	fs.StringVar(&c.checkpoints, "checkpoints", "on", "on: the nodes' default checkpoints; off: checkpoint_records = -1 on both clusters")
+	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "each instant must come within this long of the kill, or the trial fails")
+	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
+	fs.BoolVar(&c.keep, "keep", false, "keep both clusters' data and logs, printing where they are")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.trials < 1:
+		return c, fmt.Errorf("--trials %d: need at least one", c.trials)
+	case c.settled < 0 || c.backlog < 0:
+		return c, fmt.Errorf("--settled and --backlog cannot be negative")
+	case c.checkpoints != "on" && c.checkpoints != "off":
+		return c, fmt.Errorf("--checkpoints %q: want on or off", c.checkpoints)
+	case c.timeout <= 0:
+		return c, fmt.Errorf("--timeout must be positive")
+	}
+	return c, nil
+}
+
+// nodeSettings is the configuration both clusters' nodes get.
+func (c historyConfig) nodeSettings() string {
+	if c.checkpoints == "off" {
+		return "checkpoint_records = -1\n"
+	}
+	return ""
+}
+
+// longCluster is one cluster that lives for the whole benchmark: its
+// owner is killed and restarted once per trial.
+type longCluster struct {
+	name     string
+	cl       *cluster
+	te       *trialEnv
+	backlog  int
+	setup    *client.Client
+	results  []trialResult
+	restarts []restartResult
+}
+
+// restartResult is how long a killed node took, once started again, to
+// answer health checks and to hold the queue's history as a follower.
+type restartResult struct {
+	healthy, caughtUp time.Duration
+	failure           string
+}
+
+// cmdHistory runs the settled-history benchmark: two clusters side by
+// side, one with an empty queue and one whose queue carried a long
+// settled history and holds a backlog, whose owners are killed in turn.
+func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseHistory(args, stderr)
+	if err != nil {
+		if err != flag.ErrHelp {
+			fmt.Fprintln(stderr, "cairn-bench history:", err)
+		}
+		return exitUsage
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "cairn-bench history:", err)
+		return exitFailed
+	}
+	tmp, err := os.MkdirTemp("", "cairn-bench-history-")
+	if err != nil {
+		return fail(err)
+	}
+	if cfg.keep {
+		defer fmt.Fprintf(stderr, "cairn-bench history: data, configurations and logs kept in %s\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	bin, err := nodeBinary(ctx, cfg.nodeBin, tmp)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "cairn-bench history: two clusters of 3 cairn-node processes on loopback (%s, info logs, checkpoints %s), "+
+		"one majority queue each. empty: no history, no backlog. history: %d x %d B published and acked first, then %d left unconsumed before each kill. "+
+		"%d rounds; each round kills the owner of each cluster in turn (SIGKILL; fresh subscriber and probe publisher at the kill), "+
+		"waits until every confirmed message is delivered, then restarts the killed node and waits until it has caught up as a follower; "+
+		"timeout %v; %d CPUs\n", bin, cfg.checkpoints, cfg.settled, payloadSize, cfg.backlog, cfg.trials, cfg.timeout, runtime.NumCPU())
+	empty, err := startLong(ctx, "empty", bin, tmp, cfg, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer empty.close()
+	hist, err := startLong(ctx, "history", bin, tmp, cfg, cfg.backlog)
+	if err != nil {
+		return fail(err)
+	}
+	defer hist.close()
+	if err := hist.buildSettled(ctx, cfg.settled, stdout); err != nil {
+		return fail(err)
+	}
+	hist.printDisk(ctx, stdout, "after the settled history")
+	for i := range cfg.trials {
+		order := []*longCluster{empty, hist}
+		if i%2 == 1 {
+			order = []*longCluster{hist, empty}
+		}
+		for _, lc := range order {
+			if ctx.Err() != nil {
+				break
+			}
+			res, rr := lc.round(ctx, bin)
+			fmt.Fprintf(stderr, "round %d/%d %s: %s; restart: %s\n", i+1, cfg.trials, lc.name, res.summary(), rr.summary())
+		}
+	}
+	hist.printDisk(ctx, stdout, "after the last round")
+	return historyReport(stdout, empty, hist)
+}
