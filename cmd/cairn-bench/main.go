@@ -19,6 +19,14 @@
 // restarts the killed node and measures how long it takes to catch up;
 // the report gives both distributions and their ratios.
 //
+//	cairn-bench throughput [--rounds 6] [--window 15s] [--in-flight 256] [--a-bin PATH] [--a-settings TOML] [--b-bin PATH] [--b-settings TOML]
+//
+// throughput compares two configurations (a node binary and lines added to
+// every node's configuration each) on two clusters driven in turn, so that
+// both meet the same machine noise: pipelined publishes and a subscriber
+// acking everything, the throughput of each window and the confirm latency
+// of every publish, and B's figures as ratios of A's.
+//
 //	cairn-bench soak [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
 //
 // soak starts one fresh three-node cluster, publishes to a majority queue
@@ -61,6 +69,11 @@ commands:
             recoveries, their ratios and the restart times: [--settled 1000000]
             [--backlog 10000] [--trials 30] [--checkpoints on|off] [--node-bin PATH]
             [--keep] (run "cairn-bench history -h" for every flag)
+  throughput drive two clusters in turn (side A and side B: a node binary and
+            configuration lines each) with pipelined publishes and an acking
+            subscriber, and report each side's throughput and confirm latency
+            and B's as a ratio of A's: [--rounds 6] [--window 15s] [--in-flight 256]
+            [--a-bin PATH] [--a-settings TOML] [--b-bin PATH] [--b-settings TOML]
   soak      run one fresh three-node cluster under a steady producer and an
             acking subscriber, print each node's data directory size, RSS,
             open files, Go heap and goroutines every interval, then their
@@ -90,6 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "failover":
 		return cmdFailover(ctx, args[1:], stdout, stderr)
+	case "throughput":
+		return cmdThroughput(ctx, args[1:], stdout, stderr)
 	case "history":
 		return cmdHistory(ctx, args[1:], stdout, stderr)
 	case "soak":
