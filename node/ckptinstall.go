@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -17,23 +18,109 @@ import (
 // the checkpoint durable, then replaces its log with an empty one that
 // starts right after the cut; the sender goes on from there.
 
-// checkpointMessage is this replica's checkpoint as a message in its
-// epoch.
-func (r *replica) checkpointMessage() *wire.Checkpoint {
+// checkpointChunk is the chunk of this replica's checkpoint that starts at
+// offset (clamped to its length), as a message in its epoch.
+func (r *replica) checkpointChunk(offset uint64) *wire.Checkpoint {
 	c := r.ckpt
+	total := uint64(len(c.state))
+	offset = min(offset, total)
+	end := min(total, offset+uint64(r.n.cfg.CheckpointChunkBytes))
 	return &wire.Checkpoint{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Cut: c.cut, CutEpoch: c.cutEpoch,
-		Digest: c.digest[:], State: c.state}
+		Digest: c.digest[:], Offset: offset, Total: total, State: c.state[offset:end]}
 }
 
-// sendCheckpoint sends a follower this owner's checkpoint, as a probe:
-// the follower's answer says where to go on.
+// sendCheckpoint sends a follower the next chunk of this owner's
+// checkpoint, as a probe: the follower's answer says where to go on (a
+// CheckpointAck for the next chunk, an AppendReply once it holds it all).
+// A transfer of an older checkpoint starts over with the current one.
 func (o *ownerState) sendCheckpoint(f *progress) {
 	r := o.r
 	if r.ckpt.cut == 0 || r.ckpt.cut+1 < r.log.FirstIndex() {
 		panic(fmt.Sprintf("node: queue %s has no checkpoint to cover the log before %d", r.name, r.log.FirstIndex()))
 	}
+	if f.ckptCut != r.ckpt.cut {
+		f.ckptCut, f.ckptOffset = r.ckpt.cut, 0
+	}
 	f.probing, f.probeOutstanding, f.probeSentAt = true, true, r.n.env.Now()
-	r.n.env.Send(f.id, r.checkpointMessage())
+	r.n.env.Send(f.id, r.checkpointChunk(f.ckptOffset))
+}
+
+// onCheckpointAck sends the chunk a receiver asks for next: as the owner,
+// to a follower that still needs the checkpoint; as a sealed recovery
+// source, to the candidate of the epoch it is sealed at. A receiver that
+// asks for a checkpoint this replica no longer holds gets the current one
+// from its start.
+func (n *Node) onCheckpointAck(from NodeID, m *wire.CheckpointAck) {
+	r := n.queues[m.Queue]
+	if r == nil || r.inc != m.Incarnation || !r.present() || m.Epoch != r.epoch || r.ckpt.cut == 0 {
+		return
+	}
+	offset := m.Received
+	if m.Cut != r.ckpt.cut {
+		offset = 0
+	}
+	if r.hasOwnerSide() {
+		o := r.own
+		f := o.progressOf(from)
+		if f == nil || f.next >= r.log.FirstIndex() {
+			return // it no longer needs the checkpoint
+		}
+		f.ckptCut, f.ckptOffset = r.ckpt.cut, offset
+		o.sendCheckpoint(f)
+		return
+	}
+	if r.role == roleFollower && from == r.follow.epochOwner {
+		n.env.Send(from, r.checkpointChunk(offset))
+	}
+}
+
+// checkpointAssembly is a chunked checkpoint a replica is receiving: the
+// first chunk's fields, with State the bytes received so far.
+type checkpointAssembly struct {
+	from NodeID
+	msg  wire.Checkpoint
+}
+
+// sameTransfer reports whether m is a chunk of the checkpoint a is
+// assembling.
+func (a *checkpointAssembly) sameTransfer(from NodeID, m *wire.Checkpoint) bool {
+	return a != nil && a.from == from && a.msg.Epoch == m.Epoch && a.msg.Cut == m.Cut && a.msg.CutEpoch == m.CutEpoch &&
+		a.msg.Total == m.Total && bytes.Equal(a.msg.Digest, m.Digest)
+}
+
+// assembleCheckpoint takes one chunk of a checkpoint and returns the whole
+// checkpoint once every chunk is in. The receiver drives the transfer: it
+// asks for the next chunk after each one it appends, so one request is
+// outstanding at a time. A chunk at offset 0 either starts a transfer or,
+// for the transfer under way, asks where it stands (a sender that heard
+// nothing for a while sends one): the answer is a request for the chunk
+// after what is held, or the whole checkpoint again if it is all here.
+// Any other chunk out of place is a duplicate or follows a lost one, and
+// is dropped; the sender's next offset-0 chunk finds the place again.
+func (r *replica) assembleCheckpoint(from NodeID, m *wire.Checkpoint) (*wire.Checkpoint, bool) {
+	a := r.n.receiving[r.name]
+	same := a.sameTransfer(from, m)
+	switch {
+	case m.Offset == 0 && m.Last():
+		delete(r.n.receiving, r.name)
+		return m, true
+	case m.Offset == 0 && !same:
+		a = &checkpointAssembly{from: from, msg: *m}
+		a.msg.State = append([]byte(nil), m.State...)
+		r.n.receiving[r.name] = a
+	case same && m.Offset == uint64(len(a.msg.State)):
+		a.msg.State = append(a.msg.State, m.State...)
+	case same && m.Offset == 0:
+		// Where the transfer stands: answered below.
+	default:
+		return nil, false
+	}
+	if held := uint64(len(a.msg.State)); held < a.msg.Total {
+		r.n.env.Send(from, &wire.CheckpointAck{Queue: r.name, Incarnation: r.inc, Epoch: m.Epoch, Cut: m.Cut, Received: held})
+		return nil, false
+	}
+	whole := a.msg
+	return &whole, true
 }
 
 // errCheckpointBelowCommit refuses a checkpoint that would replace records
@@ -46,6 +133,13 @@ func (n *Node) onCheckpoint(from NodeID, m *wire.Checkpoint) {
 	r := n.queues[m.Queue]
 	if r == nil || r.inc != m.Incarnation || !r.present() {
 		return
+	}
+	if m.Epoch >= r.epoch {
+		whole, ok := r.assembleCheckpoint(from, m)
+		if !ok {
+			return
+		}
+		m = whole
 	}
 	if r.role == roleCandidate {
 		if r.own.recovery != nil {
@@ -87,6 +181,9 @@ func (r *replica) takeCheckpoint(from NodeID, m *wire.Checkpoint, done func(erro
 	switch {
 	case r.ckptBusy || r.installing:
 		return // the sender asks again
+	}
+	delete(r.n.receiving, r.name) // taken or refused: a new transfer starts over
+	switch {
 	case m.Cut <= r.ckpt.cut || m.Cut <= r.log.LastIndex() && m.Cut >= r.log.FirstIndex() && r.epochOf(m.Cut) == m.CutEpoch:
 		done(nil)
 		return

@@ -35,6 +35,9 @@ type cluster struct {
 	cut map[node.NodeID]bool
 	// cfg is every member's configuration but its ID.
 	cfg node.Config
+	// intercept, when set, sees every peer message about to be delivered
+	// and may drop it by returning false.
+	intercept func(from, to node.NodeID, msg wire.Message) bool
 }
 
 type member struct {
@@ -183,6 +186,9 @@ func (c *cluster) deliver(match func(envelope) bool) int {
 		msg, err := wire.Decode(e.frame)
 		if err != nil {
 			c.t.Fatalf("frame from %s does not decode: %v", e.from, err)
+		}
+		if c.intercept != nil && !c.intercept(e.from, e.to, msg) {
+			continue
 		}
 		to.run(func() { to.n.OnMessage(e.from, msg) })
 		n++

@@ -311,6 +311,7 @@ func (n *Node) retire(r *replica) {
 		r.log.Close()
 	}
 	delete(n.queues, r.name)
+	delete(n.receiving, r.name)
 	n.names = slices.DeleteFunc(n.names, func(s string) bool { return s == r.name })
 	n.emit(event.NewQueueRetired(r.name, r.inc))
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// turns checkpoints off.
 	CheckpointRecords int
 	CheckpointBytes   int64
+	// CheckpointChunkBytes bounds one message of a checkpoint sent to a
+	// replica that needs history its sender dropped: a larger state goes
+	// in chunks, each asked for by the receiver. Default 1 MiB.
+	CheckpointChunkBytes int
 	// CheckpointInterval certifies a cut on a queue that confirmed
 	// anything at all since the last one this long ago, so a quiet queue
 	// is compacted too. Default 5m. Every threshold is scaled by a factor
@@ -102,6 +106,9 @@ func (c *Config) fill() {
 	}
 	if c.CheckpointBytes == 0 {
 		c.CheckpointBytes = 32 << 20
+	}
+	if c.CheckpointChunkBytes == 0 {
+		c.CheckpointChunkBytes = 1 << 20
 	}
 	if c.CheckpointInterval == 0 {
 		c.CheckpointInterval = 5 * time.Minute
@@ -184,6 +191,9 @@ type Node struct {
 	// lifecycle holds per-queue proposals in flight and client waiters.
 	lifecycle map[string]*queueLife
 	detector  *detector
+	// receiving holds, per queue, a checkpoint arriving in chunks from
+	// another replica (at most one per queue).
+	receiving map[string]*checkpointAssembly
 }
 
 // New returns a node; Start opens its storage. It panics on an invalid
@@ -197,7 +207,7 @@ func New(cfg Config, env Env) *Node {
 		cfg: cfg, env: env, syncs: NewSyncRouter(env),
 		place:  Placement{Nodes: cfg.Nodes, Replicas: cfg.Replicas},
 		queues: make(map[string]*replica), preparing: make(map[string]bool),
-		lifecycle: make(map[string]*queueLife),
+		lifecycle: make(map[string]*queueLife), receiving: make(map[string]*checkpointAssembly),
 	}
 }
 
@@ -345,6 +355,8 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		n.onCheckpointReceipt(from, m)
 	case *wire.Checkpoint:
 		n.onCheckpoint(from, m)
+	case *wire.CheckpointAck:
+		n.onCheckpointAck(from, m)
 	default:
 		n.emit(event.NewNodeUnexpectedMessage(m.Kind().String(), uint32(from)))
 	}

@@ -66,6 +66,10 @@ type progress struct {
 	probeOutstanding bool
 	probeSentAt      time.Time
 	reader           *storage.Reader
+	// ckptCut and ckptOffset say which checkpoint is being sent to a
+	// follower behind this owner's first retained record, and the offset
+	// of the next chunk it asked for.
+	ckptCut, ckptOffset uint64
 	// leaseFrom is the send stamp of the latest append this follower
 	// accepted in the owner's epoch: the follower was not yet sealed by a
 	// newer epoch then.
@@ -375,7 +379,9 @@ func (r *replica) ownerTick() {
 	now := r.n.env.Now()
 	for _, f := range o.followers {
 		if f.probing && f.probeOutstanding && now.Sub(f.probeSentAt) > 4*r.n.cfg.Tick {
-			f.probeOutstanding = false
+			// No answer: a chunk of a checkpoint goes again from offset
+			// 0, which asks the follower where its transfer stands.
+			f.probeOutstanding, f.ckptOffset = false, 0
 		}
 		if f.probing || f.next < r.log.FirstIndex() {
 			o.sendTo(f)

@@ -29,10 +29,12 @@ type activeOwner struct {
 
 // QueueNodeConfig is the node configuration the simulator uses: small
 // segments, so segment rolls (and their directory syncs) happen often, and
-// a replica down for 3s is replaced, so replacement fits in a run.
+// a replica down for 3s is replaced, so replacement fits in a run;
+// checkpoints travel in 1 KiB chunks, so that a transfer of the few
+// kilobytes a simulated queue holds takes several of them.
 func QueueNodeConfig() node.Config {
 	return node.Config{Tick: 20 * time.Millisecond, SegmentSize: 32 << 10, PageRecords: 64, PageBytes: 64 << 10,
-		ReplaceAfter: 3 * time.Second}
+		CheckpointChunkBytes: 1 << 10, ReplaceAfter: 3 * time.Second}
 }
 
 // NewQueueSystem returns a queue system for one run of sc.

@@ -31,6 +31,7 @@ const (
 	KindCheckpointAsk     Kind = 60
 	KindCheckpointReceipt Kind = 61
 	KindCheckpoint        Kind = 62
+	KindCheckpointAck     Kind = 63
 
 	KindCreateQueue Kind = 40
 	KindDeleteQueue Kind = 41
@@ -60,6 +61,7 @@ var kindNames = map[Kind]string{
 	KindCheckpointAsk:     "CheckpointAsk",
 	KindCheckpointReceipt: "CheckpointReceipt",
 	KindCheckpoint:        "Checkpoint",
+	KindCheckpointAck:     "CheckpointAck",
 	KindCreateQueue:       "CreateQueue",
 	KindDeleteQueue:       "DeleteQueue",
 	KindPublish:           "Publish",
@@ -114,6 +116,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeCheckpointReceipt(d), nil
 	case KindCheckpoint:
 		return decodeCheckpoint(d), nil
+	case KindCheckpointAck:
+		return decodeCheckpointAck(d), nil
 	case KindCreateQueue:
 		return decodeCreateQueue(d), nil
 	case KindDeleteQueue:

@@ -31,7 +31,8 @@ var samples = []Message{
 	&FetchReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, PrevIndex: 8, Hint: 0, Last: 10, Entries: []Entry{{Type: 2, Body: []byte("x")}}},
 	&CheckpointAsk{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40},
 	&CheckpointReceipt{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, StateDigest: []byte{9, 8}},
-	&Checkpoint{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, CutEpoch: 3, Digest: []byte{1, 2}, State: []byte("state")},
+	&Checkpoint{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, CutEpoch: 3, Digest: []byte{1, 2}, Offset: 2, Total: 9, State: []byte("state")},
+	&CheckpointAck{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, Received: 7},
 }
 
 func TestRoundTrip(t *testing.T) {
