@@ -32,12 +32,6 @@ const checkpointVersion = 2
 // queue must fit.
 const maxCheckpointSize = 1 << 30
 
-// maxCheckpointTransfer bounds the state a checkpoint message carries:
-// one frame. A replica compacts only below a checkpoint it could send, so
-// a queue whose live backlog is larger keeps its log (and replacements
-// copy the log) until the backlog shrinks.
-const maxCheckpointTransfer = wire.MaxBodySize - 1<<20
-
 // replicaCheckpoint is a replica's newest durable checkpoint; a zero cut
 // means none.
 type replicaCheckpoint struct {
@@ -332,7 +326,7 @@ func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
 // the next compaction removes again.
 func (r *replica) compact() {
 	q := r.n.meta.state.queues[r.name]
-	if q == nil || q.Incarnation != r.inc || r.log == nil || !r.present() || len(r.ckpt.state) > maxCheckpointTransfer {
+	if q == nil || q.Incarnation != r.inc || r.log == nil || !r.present() {
 		return
 	}
 	through := min(r.ckpt.cut, q.CheckpointCut)
