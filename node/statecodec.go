@@ -155,14 +155,26 @@ func decodeState(name string, data []byte) (*queueState, error) {
 	}
 	if v >= 2 {
 		s.window, s.clock = d.Int64(), d.Int64()
-		for range d.Count(8 + 8 + 8 + 8 + 1) {
+		n := d.Count(8 + 8 + 8 + 8 + 1)
+		s.recent = make([]recentID, 0, n)
+		for range n {
 			s.recent = append(s.recent, recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(),
 				at: d.Int64(), settled: d.Bool()})
 		}
 	}
 	if !whole {
 		// Every remembered ID is in recent; replaying it in order leaves
-		// each ID with its latest index, as applying the records did.
+		// each ID with its latest index, as applying the records did. The
+		// maps are sized first: growing them entry by entry costs a
+		// restarting replica more than reading the state does.
+		settled := 0
+		for _, e := range s.recent {
+			if e.settled {
+				settled++
+			}
+		}
+		s.published = make(map[wire.MessageID]uint64, len(s.recent)-settled)
+		s.settled = make(map[wire.MessageID]uint64, settled)
 		for _, e := range s.recent {
 			if e.settled {
 				s.settled[e.id] = e.index

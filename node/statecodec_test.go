@@ -89,3 +89,28 @@ func BenchmarkEncodeWindowState(b *testing.B) {
 		b.SetBytes(int64(len(enc)))
 	}
 }
+
+// BenchmarkDecodeWindowState decodes the state of
+// BenchmarkEncodeWindowState, as a restarting replica or a new owner does
+// with its checkpoint.
+func BenchmarkDecodeWindowState(b *testing.B) {
+	s := newQueueState("orders")
+	s.apply(1, record{typ: recordEpochMark, at: 1e18, window: int64(2 * 60e9)})
+	index := uint64(1)
+	for i := range 120_000 {
+		id := wire.MessageID{Producer: 1, Seq: uint64(i)}
+		at := int64(1e18) + int64(i)*1e6
+		index++
+		s.apply(index, record{typ: recordPublish, id: id, at: at, payload: []byte("x")})
+		index++
+		s.apply(index, record{typ: recordSettle, id: id, at: at})
+	}
+	enc := encodeState(s)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(enc)))
+	for b.Loop() {
+		if _, err := decodeState("orders", enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
