@@ -17,8 +17,13 @@ import (
 // the applied state, replication progress, client waiters, subscriptions
 // and leases.
 type ownerState struct {
-	r         *replica
-	state     *queueState
+	r     *replica
+	state *queueState
+	// built says state holds the replica's log: a candidate's owner side
+	// starts without it, since a recovery rebuilds the state from the
+	// history it installs, and only an activation without recovery
+	// builds it from the log as it stands.
+	built     bool
 	commit    uint64
 	followers []*progress
 	waiters   []waiter
@@ -84,10 +89,11 @@ type waiter struct {
 }
 
 func newOwnerState(r *replica, state *queueState) *ownerState {
+	built := state != nil
 	if state == nil {
 		state = newQueueState(r.name)
 	}
-	o := &ownerState{r: r, state: state}
+	o := &ownerState{r: r, state: state, built: built}
 	for _, m := range r.members {
 		if m != r.n.cfg.ID {
 			o.followers = append(o.followers, &progress{id: m, next: r.log.LastIndex() + 1, probing: true})
@@ -103,6 +109,14 @@ func (o *ownerState) activate(q *QueueMeta) {
 	r := o.r
 	if last := r.epochOf(r.log.LastIndex()); last >= r.epoch {
 		panic(fmt.Sprintf("node: queue %s activating epoch %d over entries of epoch %d", r.name, r.epoch, last))
+	}
+	if !o.built {
+		state, err := r.buildState()
+		if err != nil {
+			r.readFailed(err)
+			return
+		}
+		o.state, o.built = state, true
 	}
 	o.policy = q.Policy
 	for _, f := range o.followers {
@@ -131,6 +145,9 @@ func (o *ownerState) finishOpening() {
 // the log failed (the process is then halting).
 func (o *ownerState) append(recs ...record) uint64 {
 	r := o.r
+	if !o.built {
+		panic(fmt.Sprintf("node: queue %s appends before its owner state is built", r.name))
+	}
 	entries := make([]storage.Entry, len(recs))
 	// Stamps never go back, whatever this node's clock did: the window
 	// is measured on them.

@@ -142,7 +142,7 @@ func (o *ownerState) install(c *recovery.Core) {
 		r.readFailed(err)
 		return
 	}
-	o.state = state
+	o.state, o.built = state, true
 	for _, f := range o.followers {
 		f.next, f.match, f.durable = r.log.LastIndex()+1, 0, 0
 		f.probing, f.probeOutstanding = true, false

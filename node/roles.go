@@ -97,10 +97,12 @@ func (r *replica) becomePrepared() {
 	}
 }
 
-// becomeCandidate gives the replica its owner side, applying the log to
-// rebuild the state an owner serves from, because the metadata names this
-// node owner. A stale owner side is dropped first: a new plan starts over.
-// It reports false if the replica cannot take part (damage fences it).
+// becomeCandidate gives the replica its owner side because the metadata
+// names this node owner. The state an owner serves from is built later,
+// once: by a recovery from the history it installs, or by an activation
+// without recovery from the log. A stale owner side is dropped first: a
+// new plan starts over. It reports false if the replica cannot take part
+// (damage fences it).
 func (r *replica) becomeCandidate(why string) bool {
 	switch r.role {
 	case roleCandidate, roleOwner:
@@ -110,12 +112,7 @@ func (r *replica) becomeCandidate(why string) bool {
 	case roleStale:
 		r.own = nil // stopped when it went stale; a new plan starts afresh
 	}
-	state, err := r.buildState()
-	if err != nil {
-		r.readFailed(err)
-		return false
-	}
-	r.own = newOwnerState(r, state)
+	r.own = newOwnerState(r, nil)
 	r.become(roleCandidate, why)
 	return true
 }
