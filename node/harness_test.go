@@ -165,7 +165,7 @@ func (e *testEnv) Rand() *rand.Rand {
 func (e *testEnv) Boundary(string) {}
 func (e *testEnv) Emit(ev event.Event) {
 	e.m.c.events = append(e.m.c.events, fmt.Sprintf("%s %s", e.m.id, ev))
-	e.m.c.emitted = append(e.m.c.emitted, emission{e.m.id, ev})
+	e.m.c.emitted = append(e.m.c.emitted, emission{e.m.id, ev, e.m.c.now})
 }
 func (e *testEnv) Halt(reason string) { panic(halted{reason}) }
 
@@ -309,6 +309,7 @@ func (c *cluster) leaderships() int {
 type emission struct {
 	node node.NodeID
 	event.Event
+	at time.Time // the cluster's clock when it was emitted
 }
 
 // saw reports whether a node emitted an event named name that meets

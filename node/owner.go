@@ -23,7 +23,9 @@ type ownerState struct {
 	// starts without it, since a recovery rebuilds the state from the
 	// history it installs, and only an activation without recovery
 	// builds it from the log as it stands.
-	built     bool
+	built bool
+	// rebuild is the rebuild of state under way, if any.
+	rebuild   *stateRebuild
 	commit    uint64
 	followers []*progress
 	waiters   []waiter
@@ -387,6 +389,7 @@ func (r *replica) ownerTick() {
 		return
 	}
 	o := r.own
+	o.stepRebuild()
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Tick{Facts: o.recoveryFacts()})
 	}
@@ -417,7 +420,7 @@ func (r *replica) ownerTick() {
 // installing reports whether a recovery is replicating the recovered
 // history before activation.
 func (o *ownerState) installing() bool {
-	return o.recovery != nil && o.recovery.Stage() == recovery.StageInstall
+	return o.recovery != nil && o.recovery.Stage() == recovery.StageInstall && o.built
 }
 
 // goStale marks this owner superseded: a replica holds a newer epoch, so
@@ -439,6 +442,7 @@ func (o *ownerState) goStale(owner NodeID, why string) {
 // closed.
 func (o *ownerState) stop(owner NodeID) {
 	o.r.n.emit(event.NewQueueOwnerStopped(o.r.name, o.r.epoch, uint32(owner)))
+	o.abortRebuild()
 	for _, w := range o.waiters {
 		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})
 	}

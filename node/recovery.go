@@ -110,6 +110,7 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.restartRecovery(c, a.Attempt)
 		case recovery.Abandon:
 			o.recovery = nil
+			o.abortRebuild()
 		case recovery.Stale:
 			o.goStale(NodeID(a.Owner), a.Why)
 		default:
@@ -134,23 +135,28 @@ func (o *ownerState) sealSelf(c *recovery.Core, epoch uint64) {
 }
 
 // install makes this replica's history the recovered one: it rebuilds the
-// served state from it, appends the epoch marker and replicates.
+// served state from it (in steps, see rebuildState), then appends the
+// epoch marker and replicates.
 func (o *ownerState) install(c *recovery.Core) {
 	r := o.r
-	state, err := r.buildState()
-	if err != nil {
-		r.readFailed(err)
-		return
-	}
-	o.state, o.built = state, true
-	for _, f := range o.followers {
-		f.next, f.match, f.durable = r.log.LastIndex()+1, 0, 0
-		f.probing, f.probeOutstanding = true, false
-	}
-	r.n.env.Boundary("recovery.before.install")
-	marker := o.append(record{typ: recordEpochMark})
-	r.n.env.Boundary("recovery.after.install")
-	o.perform(c, c.Step(recovery.Installed{Facts: o.recoveryFacts(), Marker: marker}))
+	o.rebuildState(func(state *queueState, err error) {
+		if o.recovery != c {
+			return // the attempt was restarted or stopped meanwhile
+		}
+		if err != nil {
+			r.readFailed(err)
+			return
+		}
+		o.state, o.built = state, true
+		for _, f := range o.followers {
+			f.next, f.match, f.durable = r.log.LastIndex()+1, 0, 0
+			f.probing, f.probeOutstanding = true, false
+		}
+		r.n.env.Boundary("recovery.before.install")
+		marker := o.append(record{typ: recordEpochMark})
+		r.n.env.Boundary("recovery.after.install")
+		o.perform(c, c.Step(recovery.Installed{Facts: o.recoveryFacts(), Marker: marker}))
+	})
 }
 
 // proposeActivation asks the metadata to activate this owner with
@@ -192,6 +198,7 @@ func (o *ownerState) activateRecovered(a recovery.Activate) {
 func (o *ownerState) restartRecovery(c *recovery.Core, attempt int) {
 	q := o.r.n.meta.state.queues[o.r.name]
 	o.recovery = nil
+	o.abortRebuild()
 	if q != nil && q.State == QueueRecovering && q.Epoch == c.Epoch() {
 		o.startRecoveryAttempt(q, attempt)
 	}

@@ -1,0 +1,88 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/cairnmq/cairn/storage"
+)
+
+// Rebuilding the state a recovered owner serves from. The state is the
+// checkpoint's plus every record after it; a long suffix would hold up
+// the event loop for as long as it takes to apply, and a node that stops
+// answering heartbeats that long is suspected and replaced while it
+// rebuilds, over and over. So the rebuild applies at most
+// checkpointStepRecords records (or checkpointStepBytes of them) at a
+// time, one step now and one at each owner tick, as a checkpoint build
+// does.
+
+// stateRebuild is a rebuild under way: the state so far, the reader at the
+// next record, the last index to apply, and what to do with the result.
+type stateRebuild struct {
+	state *queueState
+	rd    *storage.Reader
+	last  uint64
+	done  func(*queueState, error)
+}
+
+// rebuildState starts rebuilding the state at the log's last index and
+// calls done with it once every record is applied, or with the error that
+// stopped it. The log must not change meanwhile: a candidate installing
+// its recovered history appends nothing until the state is built. Any
+// rebuild already under way is dropped.
+func (o *ownerState) rebuildState(done func(*queueState, error)) {
+	r := o.r
+	o.abortRebuild()
+	o.built = false // until the new state is whole
+	state, err := r.baseState()
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(r.ckpt.cut + 1), last: r.log.LastIndex(), done: done}
+	o.stepRebuild()
+}
+
+// stepRebuild applies the next records of the rebuild, and hands over the
+// state once it reaches the last index.
+func (o *ownerState) stepRebuild() {
+	b := o.rebuild
+	if b == nil {
+		return
+	}
+	var err error
+	if b.state.applied < b.last {
+		var page []storage.Record
+		if page, err = b.rd.Next(b.last, checkpointStepRecords, checkpointStepBytes); err == nil && len(page) == 0 {
+			err = fmt.Errorf("%w: queue %s log ends at %d, before %d", storage.ErrCorrupt, o.r.name, b.state.applied, b.last)
+		}
+		for _, rec := range page {
+			if err != nil {
+				break
+			}
+			var dec record
+			if dec, err = decodeRecord(rec.Type, rec.Body); err != nil {
+				err = fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, o.r.name, rec.Index, err)
+				break
+			}
+			b.state.apply(rec.Index, dec)
+		}
+		if err == nil && b.state.applied < b.last {
+			return // the next tick goes on
+		}
+	}
+	o.abortRebuild()
+	if err != nil {
+		b.done(nil, err)
+		return
+	}
+	b.done(b.state, nil)
+}
+
+// abortRebuild drops the rebuild under way, if any, without calling its
+// continuation.
+func (o *ownerState) abortRebuild() {
+	if o.rebuild != nil {
+		o.rebuild.rd.Close()
+		o.rebuild = nil
+	}
+}
