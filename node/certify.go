@@ -54,8 +54,16 @@ func (o *ownerState) maybeCertify() {
 	if q == nil || q.Incarnation != r.inc || q.State != QueueActive || len(q.Prior) > 0 {
 		return
 	}
-	base := max(q.CheckpointCut, o.lastCertifyCut, r.ckpt.cut)
-	if o.commit <= base {
+	// A checkpoint this replica holds past the certified cut was built
+	// for a cut never certified: the owner that asked for it failed
+	// first, or a replica did not answer in time. It is certified again
+	// at once, whatever the thresholds say: until a cut at or past it is
+	// certified no replica may compact below it, and replicas that hold
+	// it answer at once or build on from it at the cost of the records
+	// since. An attempt that gives up is followed by the next.
+	pending := r.ckpt.cut > q.CheckpointCut && o.commit >= r.ckpt.cut
+	base := max(q.CheckpointCut, o.lastCertifyCut)
+	if o.commit <= base && !pending {
 		return
 	}
 	now := r.n.env.Now()
@@ -63,7 +71,7 @@ func (o *ownerState) maybeCertify() {
 		o.certifyFactor, o.lastCertifyAt = jitterFactor(r.n.env.Rand().Float64()), now
 	}
 	f := o.certifyFactor
-	due := float64(o.commit-base) >= float64(cfg.CheckpointRecords)*f || float64(o.appendedBytes) >= float64(cfg.CheckpointBytes)*f ||
+	due := pending || float64(o.commit-base) >= float64(cfg.CheckpointRecords)*f || float64(o.appendedBytes) >= float64(cfg.CheckpointBytes)*f ||
 		float64(now.Sub(o.lastCertifyAt)) >= float64(cfg.CheckpointInterval)*f
 	if !due {
 		return
