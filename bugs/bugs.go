@@ -50,12 +50,20 @@ const (
 	// the deduplication window, so a retry inside the window is stored
 	// twice.
 	DedupForgetsEarly = "dedup-forgets-early"
+	// CompactBeforeCertificate: a replica drops log segments below its own
+	// checkpoint's cut without waiting for the metadata to certify a cut
+	// that covers them.
+	CompactBeforeCertificate = "compact-before-certificate"
+	// CertificateMissingReceipt: the owner proposes a checkpoint
+	// certificate as soon as a majority of the replica set reported the
+	// same state, not every replica.
+	CertificateMissingReceipt = "certificate-missing-receipt"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
-	CheckpointDropsUnacked, DedupForgetsEarly}
+	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

@@ -81,7 +81,8 @@ func (e Event) ID() string { return e.text(KeyID) }
 // Lease returns a delivery's lease.
 func (e Event) Lease() uint64 { return e.unsigned(KeyLease) }
 
-// Members returns the members a recovered owner's activation names.
+// Members returns the members a recovered owner's activation, or a
+// checkpoint certificate, names.
 func (e Event) Members() []uint32 { return e.nodeList(KeyMembers) }
 
 // Replicas returns the replica set after a replacement.
@@ -133,7 +134,7 @@ func (e Event) Best() uint64 { return e.unsigned(KeyBest) }
 // BestNode returns the witness holding that log.
 func (e Event) BestNode() uint32 { return e.nodeID(KeyBestNode) }
 
-// Digest returns a log's digest, as rendered.
+// Digest returns a log's digest, or a checkpoint state's, as rendered.
 func (e Event) Digest() string { return e.text(KeyDigest) }
 
 // Witnessed returns the digest a recovery source's witness reported.

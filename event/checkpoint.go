@@ -24,14 +24,32 @@ func NewCheckpointMismatch(q string, index uint64, from uint32) Event {
 	return newEvent(CheckpointMismatch, str(KeyQueue, q), u64(KeyIndex, index), nodeStr(KeyFrom, from))
 }
 
-// NewCheckpointCertified reports that the metadata certified q's
-// checkpoint at index, built by every replica in epoch.
-func NewCheckpointCertified(q string, index, epoch uint64) Event {
-	return newEvent(CheckpointCertified, str(KeyQueue, q), u64(KeyIndex, index), u64(KeyEpoch, epoch))
+// NewCheckpointDurable reports that q's replica of incarnation inc holds
+// a durable checkpoint at index whose state has the given digest: one it
+// built, one it took from another replica, or one it found on its disk
+// when it opened. Only such a checkpoint may back a receipt.
+func NewCheckpointDurable(q string, inc, index uint64, digest string) Event {
+	return newEvent(CheckpointDurable, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index), str(KeyDigest, digest))
 }
 
-// NewQueueCompacted reports that q's replica dropped its log before index:
-// its first retained record is there now.
-func NewQueueCompacted(q string, index uint64) Event {
-	return newEvent(QueueCompacted, str(KeyQueue, q), u64(KeyIndex, index))
+// NewCheckpointProposed reports that q's owner in epoch asks the metadata
+// to certify incarnation inc's checkpoint at index, naming the replicas
+// whose receipts it counted.
+func NewCheckpointProposed(q string, inc, index, epoch uint64, members []uint32) Event {
+	return newEvent(CheckpointProposed, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index), u64(KeyEpoch, epoch),
+		nodes(KeyMembers, members))
+}
+
+// NewCheckpointCertified reports that this node applied the metadata's
+// certificate of incarnation inc of q at index, proposed in epoch for
+// the replica set members.
+func NewCheckpointCertified(q string, inc, index, epoch uint64, members []uint32) Event {
+	return newEvent(CheckpointCertified, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index), u64(KeyEpoch, epoch),
+		nodes(KeyMembers, members))
+}
+
+// NewQueueCompacted reports that q's replica of incarnation inc dropped
+// its log before index: its first retained record is there now.
+func NewQueueCompacted(q string, inc, index uint64) Event {
+	return newEvent(QueueCompacted, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index))
 }

@@ -77,8 +77,8 @@ const (
 	// KeyLease carries a delivery lease (Lease).
 	KeyLease Key = "lease"
 
-	// KeyMembers carries the members a recovered owner's activation names
-	// (Members).
+	// KeyMembers carries the members a recovered owner's activation, or a
+	// checkpoint certificate, names (Members).
 	KeyMembers Key = "members"
 
 	// KeyReplicas carries a queue's replica set after a replacement
@@ -139,7 +139,8 @@ const (
 	// KeyBestNode carries the witness holding that log (BestNode).
 	KeyBestNode Key = "best-node"
 
-	// KeyDigest carries a log's digest (Digest).
+	// KeyDigest carries a log's digest, or the digest of a checkpoint's
+	// state (Digest).
 	KeyDigest Key = "digest"
 
 	// KeyWitnessed carries the digest a recovery source's witness reported

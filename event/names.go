@@ -211,8 +211,14 @@ const (
 	// CheckpointMismatch: two replicas' checkpoints at one cut differ
 	// (NewCheckpointMismatch).
 	CheckpointMismatch Name = "checkpoint.mismatch"
-	// CheckpointCertified: the metadata certified a cut every replica
-	// checkpointed (NewCheckpointCertified).
+	// CheckpointDurable: a replica holds a durable checkpoint, built,
+	// taken or found at open (NewCheckpointDurable).
+	CheckpointDurable Name = "checkpoint.durable"
+	// CheckpointProposed: an owner proposed a certificate for a cut
+	// (NewCheckpointProposed).
+	CheckpointProposed Name = "checkpoint.proposed"
+	// CheckpointCertified: a node applied the metadata's certificate of a
+	// cut every replica checkpointed (NewCheckpointCertified).
 	CheckpointCertified Name = "checkpoint.certified"
 	// QueueCompacted: a replica dropped log segments a certified
 	// checkpoint covers (NewQueueCompacted).
@@ -233,7 +239,8 @@ var names = []Name{
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
-	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointCertified, QueueCompacted,
+	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointProposed,
+	CheckpointCertified, QueueCompacted,
 }
 
 // Names lists every event name a node emits, in a fixed order: for tests

@@ -1,8 +1,10 @@
 package node
 
 import (
+	"encoding/hex"
 	"fmt"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -316,9 +318,21 @@ func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
 			return // an install overtook it
 		}
 		r.ckpt = c
+		r.emitCheckpointDurable()
 		done()
 	})
 }
+
+// emitCheckpointDurable reports the replica's checkpoint as durable: the
+// checkers hold every receipt, and so every certificate, to a checkpoint
+// reported here before it.
+func (r *replica) emitCheckpointDurable() {
+	r.n.emit(event.NewCheckpointDurable(r.name, r.inc, r.ckpt.cut, stateDigestText(r.ckpt.stateDigest)))
+}
+
+// stateDigestText renders a checkpoint's state digest for events: its
+// first eight bytes, enough to tell two states apart in one run.
+func stateDigestText(d [32]byte) string { return hex.EncodeToString(d[:8]) }
 
 // compact drops the log segments that both this replica's checkpoint and
 // the metadata's certificate cover. The removals need no sync of their
@@ -330,6 +344,9 @@ func (r *replica) compact() {
 		return
 	}
 	through := min(r.ckpt.cut, q.CheckpointCut)
+	if bugs.Active(bugs.CompactBeforeCertificate) {
+		through = r.ckpt.cut // planted: the certificate is not waited for
+	}
 	if !r.log.CanTruncateFront(through + 1) {
 		return // nothing to drop, or the oldest segment is still being synced: a later tick retries
 	}
@@ -340,6 +357,6 @@ func (r *replica) compact() {
 	}
 	r.n.env.Boundary("compaction.after.drop-segments")
 	if first := r.log.FirstIndex(); first > before {
-		r.n.emit(event.NewQueueCompacted(r.name, first))
+		r.n.emit(event.NewQueueCompacted(r.name, r.inc, first))
 	}
 }

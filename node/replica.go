@@ -128,6 +128,12 @@ func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
 		return r
 	}
 	n.emit(event.NewQueueOpen(name, r.log.LastIndex(), r.epoch))
+	if r.ckpt.cut > 0 {
+		// A checkpoint found on disk answers an owner's ask at once, so
+		// it is reported like one just written: its write may have
+		// become durable right before a crash, too late to be reported.
+		r.emitCheckpointDurable()
+	}
 	return r
 }
 

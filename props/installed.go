@@ -12,11 +12,13 @@ import (
 
 // queueRun is the queue system as props runs it: the simulator's queue
 // system, plus the judges that must look at the disks while the run goes
-// on rather than at its history afterwards.
+// on rather than at its history afterwards, and those that read node
+// events the history does not keep.
 type queueRun struct {
 	*sim.QueueSystem
 	w         *sim.World
 	installed installedQuorum
+	ckpts     ckptAudit
 }
 
 // newQueueRun builds the world for sc with the judges attached.
@@ -29,6 +31,7 @@ func newQueueRun(sc sim.Scenario, trace io.Writer) *sim.World {
 // Observe implements sim.System.
 func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 	r.QueueSystem.Observe(now, id, e)
+	r.ckpts.observe(now, id, e)
 	if e.Name == event.MetaRecoveryActivated {
 		r.installed.check(r.w, e)
 	}
@@ -36,7 +39,8 @@ func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 
 // Check implements sim.System.
 func (r *queueRun) Check(w *sim.World) []sim.Violation {
-	return append(r.QueueSystem.Check(w), r.installed.violations...)
+	out := append(r.QueueSystem.Check(w), r.installed.violations...)
+	return append(out, r.ckpts.check()...)
 }
 
 // installedQuorum holds the recovery protocol to its activation rule,
