@@ -13,7 +13,7 @@ sim:
 # (proof that the checkers still catch what they exist to catch).
 test: fmt-check vet
 	$(GO) test ./...
-	$(GO) test -tags cairn_bugs -run 'HuntPlantedBugs|BugCorpus|ShrinkPlantedBug' ./props/ ./seeds/ ./shrink/
+	$(GO) test -timeout 30m -tags cairn_bugs -run 'HuntPlantedBugs|BugCorpus|ShrinkPlantedBug' ./props/ ./seeds/ ./shrink/
 	$(MAKE) fuzz
 
 # Every decoder and parser that takes outside input, fuzzed for a few
