@@ -26,6 +26,15 @@ func chunkedCluster(t *testing.T) (*cluster, node.NodeID, node.NodeID) {
 	return c, owner, followers[1]
 }
 
+// rejoinEmpty starts lost over an empty data directory, as an operator
+// does after losing a disk, and gives it three seconds to catch up.
+func rejoinEmpty(c *cluster, lost node.NodeID) {
+	c.node(lost).loseDisk()
+	c.node(lost).rejoin = true
+	c.node(lost).start()
+	c.advance(3 * time.Second)
+}
+
 // checkpointChunks counts the checkpoint chunks delivered from one node to
 // another, and drops the ones drop picks.
 type checkpointChunks struct {
@@ -56,10 +65,7 @@ func TestARejoinedFollowerTakesTheCheckpointInChunks(t *testing.T) {
 	c, owner, lost := chunkedCluster(t)
 	var cc checkpointChunks
 	cc.watch(c)
-	c.node(lost).loseDisk()
-	c.node(lost).rejoin = true
-	c.node(lost).start()
-	c.advance(3 * time.Second)
+	rejoinEmpty(c, lost)
 	if !c.saw(event.CheckpointInstalled, by(lost), onQueue("orders")) {
 		t.Fatalf("%s never installed the owner's checkpoint; events:\n%v", lost, c.events)
 	}
@@ -90,10 +96,7 @@ func TestALostCheckpointChunkIsSentAgain(t *testing.T) {
 		return false
 	}}
 	cc.watch(c)
-	c.node(lost).loseDisk()
-	c.node(lost).rejoin = true
-	c.node(lost).start()
-	c.advance(3 * time.Second)
+	rejoinEmpty(c, lost)
 	if !c.saw(event.CheckpointInstalled, by(lost), onQueue("orders")) {
 		t.Fatalf("%s never installed the owner's checkpoint after a lost chunk; events:\n%v", lost, c.events)
 	}
