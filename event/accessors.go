@@ -165,6 +165,9 @@ func (e Event) Cluster() string { return e.text(KeyCluster) }
 // Peer returns the peer a counter node lost.
 func (e Event) Peer() uint32 { return e.nodeID(KeyPeer) }
 
+// Steps returns how many steps a rebuild was spread over.
+func (e Event) Steps() uint64 { return e.unsigned(KeySteps) }
+
 // Elapsed returns how long a recovery, or one of its stages, took. The
 // events carry it in whole microseconds.
 func (e Event) Elapsed() time.Duration { return time.Duration(e.signed(KeyElapsed)) * time.Microsecond }

@@ -53,3 +53,9 @@ func NewCheckpointCertified(q string, inc, index, epoch uint64, members []uint32
 func NewQueueCompacted(q string, inc, index uint64) Event {
 	return newEvent(QueueCompacted, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index))
 }
+
+// NewQueueRebuilt reports that q's recovered owner rebuilt its state from
+// the checkpoint at index through last, in steps steps.
+func NewQueueRebuilt(q string, index, last uint64, steps int) Event {
+	return newEvent(QueueRebuilt, str(KeyQueue, q), u64(KeyIndex, index), u64(KeyLast, last), u64(KeySteps, uint64(steps)))
+}

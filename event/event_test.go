@@ -35,6 +35,7 @@ var samples = []sample{
 	{NewCheckpointProposed("orders", 5, 40, 2, []uint32{1, 2, 3}), "checkpoint.proposed q=orders inc=5 index=40 epoch=2 members=1,2,3", "S U U U S"},
 	{NewCheckpointCertified("orders", 5, 40, 2, []uint32{1, 2, 3}), "checkpoint.certified q=orders inc=5 index=40 epoch=2 members=1,2,3", "S U U U S"},
 	{NewQueueCompacted("orders", 5, 33), "queue.compacted q=orders inc=5 index=33", "S U U"},
+	{NewQueueRebuilt("orders", 40, 9000, 3), "queue.rebuilt q=orders index=40 last=9000 steps=3", "S U U U"},
 	{NewQueueOpen("orders", 7, 2), "queue.open q=orders last=7 epoch=2", "S U U"},
 	{NewQueueActive("orders", 2, 5, 9), "queue.active q=orders epoch=2 inc=5 last=9", "S U U U"},
 	{NewQueueRole("orders", "follower", "owner", 2, "elected"), "queue.role q=orders from=follower to=owner epoch=2 why=elected", "S S S U S"},

@@ -180,4 +180,8 @@ const (
 
 	// KeyPeer carries a peer node (Peer).
 	KeyPeer Key = "peer"
+
+	// KeySteps carries how many steps a piece of work was spread over
+	// (Steps).
+	KeySteps Key = "steps"
 )

@@ -223,6 +223,10 @@ const (
 	// QueueCompacted: a replica dropped log segments a certified
 	// checkpoint covers (NewQueueCompacted).
 	QueueCompacted Name = "queue.compacted"
+	// QueueRebuilt: a recovered owner rebuilt the state it serves from,
+	// from its checkpoint through its last record, in steps
+	// (NewQueueRebuilt).
+	QueueRebuilt Name = "queue.rebuilt"
 )
 
 // names lists every constant above, in declaration order. A test parses
@@ -240,7 +244,7 @@ var names = []Name{
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
 	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointProposed,
-	CheckpointCertified, QueueCompacted,
+	CheckpointCertified, QueueCompacted, QueueRebuilt,
 }
 
 // Names lists every event name a node emits, in a fixed order: for tests

@@ -194,6 +194,9 @@ type Node struct {
 	// receiving holds, per queue, a checkpoint arriving in chunks from
 	// another replica (at most one per queue).
 	receiving map[string]*checkpointAssembly
+	// rebuildScheduled is set while a timer for the next rebuild step is
+	// pending.
+	rebuildScheduled bool
 }
 
 // New returns a node; Start opens its storage. It panics on an invalid
@@ -295,6 +298,9 @@ func (n *Node) OnTimer(t Timer) {
 		return
 	case timerDetect:
 		n.onDetectTimer()
+		return
+	case timerRebuild:
+		n.onRebuildTimer()
 		return
 	}
 	if t.Kind != timerTick || t.Seq != n.tickSeq {

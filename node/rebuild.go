@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 )
 
@@ -12,15 +13,21 @@ import (
 // answering heartbeats that long is suspected and replaced while it
 // rebuilds, over and over. So the rebuild applies at most
 // checkpointStepRecords records (or checkpointStepBytes of them) at a
-// time, one step now and one at each owner tick, as a checkpoint build
-// does.
+// time: one step now, and each next one from a timer of no delay, so
+// that whatever arrived meanwhile (heartbeats, raft, clients) is handled
+// between two steps without the rebuild waiting for a tick.
+
+// timerRebuild runs the next step of every rebuild under way.
+const timerRebuild TimerKind = 4
 
 // stateRebuild is a rebuild under way: the state so far, the reader at the
 // next record, the last index to apply, and what to do with the result.
 type stateRebuild struct {
 	state *queueState
 	rd    *storage.Reader
+	from  uint64 // the checkpoint's cut it started from
 	last  uint64
+	steps int
 	done  func(*queueState, error)
 }
 
@@ -38,7 +45,7 @@ func (o *ownerState) rebuildState(done func(*queueState, error)) {
 		done(nil, err)
 		return
 	}
-	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(r.ckpt.cut + 1), last: r.log.LastIndex(), done: done}
+	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(r.ckpt.cut + 1), from: r.ckpt.cut, last: r.log.LastIndex(), done: done}
 	o.stepRebuild()
 }
 
@@ -50,6 +57,7 @@ func (o *ownerState) stepRebuild() {
 		return
 	}
 	var err error
+	b.steps++
 	if b.state.applied < b.last {
 		var page []storage.Record
 		if page, err = b.rd.Next(b.last, checkpointStepRecords, checkpointStepBytes); err == nil && len(page) == 0 {
@@ -67,7 +75,8 @@ func (o *ownerState) stepRebuild() {
 			b.state.apply(rec.Index, dec)
 		}
 		if err == nil && b.state.applied < b.last {
-			return // the next tick goes on
+			o.r.n.scheduleRebuild()
+			return
 		}
 	}
 	o.abortRebuild()
@@ -75,7 +84,26 @@ func (o *ownerState) stepRebuild() {
 		b.done(nil, err)
 		return
 	}
+	o.r.n.emit(event.NewQueueRebuilt(o.r.name, b.from, b.last, b.steps))
 	b.done(b.state, nil)
+}
+
+// scheduleRebuild asks for the next step of the rebuilds under way, once.
+func (n *Node) scheduleRebuild() {
+	if !n.rebuildScheduled {
+		n.rebuildScheduled = true
+		n.env.After(0, Timer{Kind: timerRebuild})
+	}
+}
+
+// onRebuildTimer takes the next step of every rebuild under way.
+func (n *Node) onRebuildTimer() {
+	n.rebuildScheduled = false
+	for _, name := range n.names {
+		if r := n.queues[name]; r.own != nil {
+			r.own.stepRebuild()
+		}
+	}
 }
 
 // abortRebuild drops the rebuild under way, if any, without calling its
