@@ -62,23 +62,19 @@ func parseFailover(args []string, stderr io.Writer) (failoverConfig, error) {
 
 // cmdFailover runs the failover benchmark and prints its report.
 func cmdFailover(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	rep := reporter{name: "cairn-bench failover", w: stderr}
 	cfg, err := parseFailover(args, stderr)
 	if err != nil {
-		if err != flag.ErrHelp {
-			fmt.Fprintln(stderr, "cairn-bench failover:", err)
-		}
-		return exitUsage
+		return rep.usage(err)
 	}
 	tmp, err := os.MkdirTemp("", "cairn-bench-bin-")
 	if err != nil {
-		fmt.Fprintln(stderr, "cairn-bench failover:", err)
-		return exitFailed
+		return rep.failed(err)
 	}
 	defer os.RemoveAll(tmp)
 	bin, err := nodeBinary(ctx, cfg.nodeBin, tmp)
 	if err != nil {
-		fmt.Fprintln(stderr, "cairn-bench failover:", err)
-		return exitFailed
+		return rep.failed(err)
 	}
 	fmt.Fprintln(stdout, header(cfg, bin))
 	te := &trialEnv{cfg: cfg, bin: bin}

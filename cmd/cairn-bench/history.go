@@ -84,20 +84,14 @@ type restartResult struct {
 // side, one with an empty queue and one whose queue carried a long
 // settled history and holds a backlog, whose owners are killed in turn.
 func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	rep := reporter{name: "cairn-bench history", w: stderr}
 	cfg, err := parseHistory(args, stderr)
 	if err != nil {
-		if err != flag.ErrHelp {
-			fmt.Fprintln(stderr, "cairn-bench history:", err)
-		}
-		return exitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "cairn-bench history:", err)
-		return exitFailed
+		return rep.usage(err)
 	}
 	tmp, err := os.MkdirTemp("", "cairn-bench-history-")
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	if cfg.keep {
 		defer fmt.Fprintf(stderr, "cairn-bench history: data, configurations and logs kept in %s\n", tmp)
@@ -106,7 +100,7 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	bin, err := nodeBinary(ctx, cfg.nodeBin, tmp)
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	fmt.Fprintf(stdout, "cairn-bench history: two clusters of 3 cairn-node processes on loopback (%s, info logs, checkpoints %s), "+
 		"one majority queue each. empty: no history, no backlog. history: %d x %d B published and acked first, then %d left unconsumed before each kill. "+
@@ -115,16 +109,16 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		"timeout %v; %d CPUs\n", bin, cfg.checkpoints, cfg.settled, payloadSize, cfg.backlog, cfg.trials, cfg.timeout, runtime.NumCPU())
 	empty, err := startLong(ctx, "empty", bin, tmp, cfg, 0)
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	defer empty.close()
 	hist, err := startLong(ctx, "history", bin, tmp, cfg, cfg.backlog)
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	defer hist.close()
 	if err := hist.buildSettled(ctx, cfg.settled, stdout); err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	hist.printDisk(ctx, stdout, "after the settled history")
 	for i := range cfg.trials {

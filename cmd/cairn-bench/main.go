@@ -38,6 +38,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -115,4 +116,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "cairn-bench: unknown command %q\n\n%s", args[0], usage)
 	return exitUsage
+}
+
+// reporter prints a command's errors under its name and returns the exit
+// code each calls for.
+type reporter struct {
+	name string
+	w    io.Writer
+}
+
+// usage reports a flag error and returns exitUsage; for -h the flag
+// package has already printed the help.
+func (r reporter) usage(err error) int {
+	if err != flag.ErrHelp {
+		fmt.Fprintln(r.w, r.name+":", err)
+	}
+	return exitUsage
+}
+
+// failed reports an error that stopped the benchmark and returns
+// exitFailed.
+func (r reporter) failed(err error) int {
+	fmt.Fprintln(r.w, r.name+":", err)
+	return exitFailed
 }

@@ -65,36 +65,30 @@ func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
 
 // cmdSoak runs a soak and prints its rows and summary.
 func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	rep := reporter{name: "cairn-bench soak", w: stderr}
 	cfg, err := parseSoak(args, stderr)
 	if err != nil {
-		if err != flag.ErrHelp {
-			fmt.Fprintln(stderr, "cairn-bench soak:", err)
-		}
-		return exitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "cairn-bench soak:", err)
-		return exitFailed
+		return rep.usage(err)
 	}
 	tmp, err := os.MkdirTemp("", "cairn-bench-bin-")
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	defer os.RemoveAll(tmp)
 	bin, err := nodeBinary(ctx, cfg.nodeBin, tmp)
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	dir, err := soakDir(cfg.dir)
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	if cfg.dir == "" {
 		defer os.RemoveAll(dir)
 	}
 	cl, err := startCluster(bin, dir, 3, soakLogLevel, "")
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	s := &soak{cfg: cfg, cl: cl, out: stdout}
 	s.header(bin, dir)
@@ -104,7 +98,7 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cairn-bench soak: data, configurations and logs kept in %s\n", dir)
 	}
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	if cfg.json {
 		jsonLine(stdout, "summary", sum)

@@ -72,30 +72,24 @@ type abSide struct {
 
 // cmdThroughput runs the A/B throughput benchmark.
 func cmdThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	rep := reporter{name: "cairn-bench throughput", w: stderr}
 	cfg, err := parseThroughput(args, stderr)
 	if err != nil {
-		if err != flag.ErrHelp {
-			fmt.Fprintln(stderr, "cairn-bench throughput:", err)
-		}
-		return exitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(stderr, "cairn-bench throughput:", err)
-		return exitFailed
+		return rep.usage(err)
 	}
 	tmp, err := os.MkdirTemp("", "cairn-bench-throughput-")
 	if err != nil {
-		return fail(err)
+		return rep.failed(err)
 	}
 	defer os.RemoveAll(tmp)
 	var sides [2]*abSide
 	for i, sc := range cfg.sides {
 		if sc.bin, err = nodeBinary(ctx, sc.bin, tmp); err != nil {
-			return fail(err)
+			return rep.failed(err)
 		}
 		s, err := startSide(ctx, sc, filepath.Join(tmp, sc.name))
 		if err != nil {
-			return fail(err)
+			return rep.failed(err)
 		}
 		defer s.close()
 		sides[i] = s
@@ -114,7 +108,7 @@ func cmdThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		for _, s := range order {
 			if ctx.Err() != nil {
-				return fail(ctx.Err())
+				return rep.failed(ctx.Err())
 			}
 			w := s.drive(ctx, cfg)
 			s.windows = append(s.windows, w)
