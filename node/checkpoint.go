@@ -348,7 +348,13 @@ func (r *replica) compact() {
 		through = r.ckpt.cut // planted: the certificate is not waited for
 	}
 	if !r.log.CanTruncateFront(through + 1) {
-		return // nothing to drop, or the oldest segment is still being synced: a later tick retries
+		if r.log.Segments() > 1 && r.log.FirstIndex() <= through {
+			// The oldest segment lies below the cut but is not yet
+			// sealed and synced, and a queue with no appends asks for
+			// no sync that would finish it: ask here.
+			r.log.RequestSync()
+		}
+		return // a later tick retries
 	}
 	before := r.log.FirstIndex()
 	r.n.env.Boundary("compaction.before.drop-segments")
