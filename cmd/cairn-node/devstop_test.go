@@ -16,11 +16,14 @@ import (
 )
 
 // devBasePortFree picks a base port for a dev cluster of n nodes whose
-// ports (base+i, base+100+i, base+200+i) are all free right now.
+// ports (base+i, base+100+i, base+200+i) are all free right now. They lie
+// below 32768, where Linux starts handing out ephemeral ports: the
+// connections other tests open at the same time cannot take one between
+// this check and the cluster's bind.
 func devBasePortFree(t *testing.T, n int) int {
 	t.Helper()
 	for range 50 {
-		base := 20000 + rand.IntN(30000)
+		base := 20000 + rand.IntN(12000)
 		free := true
 		for i := 1; i <= n && free; i++ {
 			for _, port := range []int{base + i, base + 100 + i, base + 200 + i} {
