@@ -348,13 +348,8 @@ func (r *replica) compact() {
 		through = r.ckpt.cut // planted: the certificate is not waited for
 	}
 	if !r.log.CanTruncateFront(through + 1) {
-		if r.log.Segments() > 1 && r.log.FirstIndex() <= through {
-			// The oldest segment lies below the cut but is not yet
-			// sealed and synced, and a queue with no appends asks for
-			// no sync that would finish it: ask here.
-			r.log.RequestSync()
-		}
-		return // a later tick retries
+		r.log.SyncFront(through + 1) // a segment below the cut may wait for a sync nothing else asks for
+		return                       // a later tick retries
 	}
 	before := r.log.FirstIndex()
 	r.n.env.Boundary("compaction.before.drop-segments")

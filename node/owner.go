@@ -389,7 +389,6 @@ func (r *replica) ownerTick() {
 		return
 	}
 	o := r.own
-	o.stepRebuild()
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Tick{Facts: o.recoveryFacts()})
 	}

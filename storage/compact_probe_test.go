@@ -78,3 +78,47 @@ func TestOversizedSegmentRollsOnceEstablished(t *testing.T) {
 		t.Fatalf("first index %d after dropping everything before %d", l.FirstIndex(), l.LastIndex()+1)
 	}
 }
+
+// Records appended up to a segment roll with no sync asked for leave the
+// first segment unsynced, so TruncateFront cannot drop it;
+// SyncFront asks for the sync that finishes it, and only when the segment
+// lies wholly before the index.
+func TestSyncFrontFinishesTheFirstSegment(t *testing.T) {
+	fs := vfs.NewMem()
+	host := &fakeHost{}
+	l, err := storage.Open(fs, "log", host, storage.Options{SegmentSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One synced record establishes the first segment; the records after
+	// it fill it past its size, roll it, and are never asked to sync.
+	if _, err := l.Append(3, make([]byte, 300)); err != nil {
+		t.Fatal(err)
+	}
+	l.RequestSync()
+	host.drain()
+	for i := 0; l.Segments() < 2; i++ {
+		if i == 100 {
+			t.Fatal("the first segment never rolled")
+		}
+		if _, err := l.Append(3, make([]byte, 300)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := l.LastIndex() + 1 // every record so far lies before it
+	if l.CanTruncateFront(next) {
+		t.Fatal("an unsynced first segment could be dropped")
+	}
+	l.SyncFront(l.FirstIndex()) // the first segment holds this index: nothing to finish
+	if len(host.pending) != 0 {
+		t.Fatalf("SyncFront asked for %d syncs for a segment it cannot drop", len(host.pending))
+	}
+	l.SyncFront(next)
+	if len(host.pending) == 0 {
+		t.Fatal("SyncFront asked for no sync")
+	}
+	host.drain()
+	if !l.CanTruncateFront(next) {
+		t.Fatal("the first segment still cannot be dropped after SyncFront's sync")
+	}
+}

@@ -155,6 +155,19 @@ func (l *Log) CanTruncateFront(index uint64) bool {
 	return seg.lastIndex() < index && sealedAndSynced(seg)
 }
 
+// SyncFront asks for a sync when the first segment lies wholly before
+// index but is not yet established and synced: that is what keeps
+// TruncateFront(index) from dropping it, and a log that takes no more
+// appends asks for no sync of its own.
+func (l *Log) SyncFront(index uint64) {
+	if l.failed != nil || len(l.segments) < 2 {
+		return
+	}
+	if seg := l.segments[0]; seg.lastIndex() < index && !sealedAndSynced(seg) {
+		l.RequestSync()
+	}
+}
+
 // sealedAndSynced reports whether a segment that is not the active one is
 // established and durable with no sync of it in flight: nothing will
 // write or sync it again, so its handle may be closed and the file
