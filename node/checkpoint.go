@@ -1,7 +1,9 @@
 package node
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"github.com/cairnmq/cairn/bugs"
@@ -27,8 +29,9 @@ const checkpointFile = "checkpoint"
 
 // checkpointVersion opens every checkpoint file. Version 2 added when the
 // checkpoint was made; version 1 files are still read (made at an
-// unknown time).
-const checkpointVersion = 2
+// unknown time). Version 3 added whether the window sits in the window
+// journal, and the running number of its first entry there.
+const checkpointVersion = 3
 
 // maxCheckpointSize bounds a checkpoint file: the live backlog of one
 // queue must fit.
@@ -50,6 +53,10 @@ type replicaCheckpoint struct {
 	// nanoseconds on its clock (zero: unknown), for its age on the
 	// status page.
 	madeAt int64
+	// journaled says state is in the journaled form: its window's entries
+	// are the journal's, numbered from journalFrom on.
+	journaled   bool
+	journalFrom uint64
 }
 
 func encodeCheckpoint(c replicaCheckpoint) []byte {
@@ -59,6 +66,8 @@ func encodeCheckpoint(c replicaCheckpoint) []byte {
 	b = wire.AppendBytes(b, c.digest[:])
 	b = wire.AppendBool(b, c.installed)
 	b = wire.AppendInt64(b, c.madeAt)
+	b = wire.AppendBool(b, c.journaled)
+	b = wire.AppendUint64(b, c.journalFrom)
 	return wire.AppendBytes(b, c.state)
 }
 
@@ -74,6 +83,9 @@ func decodeCheckpoint(data []byte) (replicaCheckpoint, error) {
 	if v >= 2 {
 		c.madeAt = d.Int64()
 	}
+	if v >= 3 {
+		c.journaled, c.journalFrom = d.Bool(), d.Uint64()
+	}
 	c.state = d.Bytes()
 	if err := d.Finish(); err != nil {
 		return replicaCheckpoint{}, err
@@ -82,11 +94,12 @@ func decodeCheckpoint(data []byte) (replicaCheckpoint, error) {
 		return replicaCheckpoint{}, fmt.Errorf("checkpoint at %d with a %d-byte digest", c.cut, len(digest))
 	}
 	copy(c.digest[:], digest)
-	c.stateDigest = stateDigest(c.state)
 	return c, nil
 }
 
-// openCheckpoint reads the replica's checkpoint file, if any.
+// openCheckpoint reads the replica's checkpoint file, if any, with the
+// window journal it names, and keeps the decoded state for the first
+// build. A journal no checkpoint names is removed.
 func (r *replica) openCheckpoint(dir string) error {
 	fs := r.n.env.FS()
 	f, data, err := storage.OpenSizedStateFile(fs, dir, checkpointFile, r.n.syncs, maxCheckpointSize)
@@ -95,17 +108,71 @@ func (r *replica) openCheckpoint(dir string) error {
 	}
 	r.ckptFile = f
 	if data == nil {
-		return nil
+		return removeJournal(fs, dir)
 	}
 	c, err := decodeCheckpoint(data)
 	if err != nil {
 		return fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
 	}
-	if _, err := decodeState(r.name, c.state); err != nil {
-		return fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
+	var window func(int) ([]recentID, error)
+	if c.journaled {
+		if err := r.openJournal(); err != nil {
+			return err
+		}
+		window = func(n int) ([]recentID, error) {
+			if n == 0 {
+				// An empty window needs no entry: whatever the journal
+				// holds is older, or a crashed build's.
+				return nil, r.resetJournal()
+			}
+			if err := r.journal.trimTo(c.journalFrom + uint64(n)); err != nil {
+				return nil, err
+			}
+			return r.journal.read(c.journalFrom, n)
+		}
+	} else if err := removeJournal(fs, dir); err != nil {
+		return err
 	}
-	r.ckpt = c
+	s, err := r.decodeCheckpointState(c, window)
+	if err == nil {
+		err = s.checkWindow()
+	}
+	if err != nil {
+		return asCorrupt(err, "checkpoint of "+r.name)
+	}
+	s.recentBase = c.journalFrom
+	c.stateDigest = stateDigest(s)
+	r.ckpt, r.ckptState = c, s
 	return nil
+}
+
+// openJournal opens the replica's window journal.
+func (r *replica) openJournal() error {
+	fs := r.n.env.FS()
+	j, err := openJournal(fs, r.n.replicaDir(r.name, r.inc), r.n.syncs, r.n.cfg.SegmentSize,
+		func(err error) { r.n.env.Halt(fmt.Sprintf("queue %s window journal failed: %v", r.name, err)) })
+	if err != nil {
+		return err
+	}
+	r.journal = j
+	return nil
+}
+
+// resetJournal replaces the window journal with an empty one.
+func (r *replica) resetJournal() error {
+	r.closeJournal()
+	if err := removeJournal(r.n.env.FS(), r.n.replicaDir(r.name, r.inc)); err != nil {
+		return err
+	}
+	return r.openJournal()
+}
+
+// closeJournal closes the window journal, if open.
+func (r *replica) closeJournal() {
+	if r.journal != nil {
+		r.journal.log.Close()
+		r.journal = nil
+	}
 }
 
 // reconcileLog checks the log just opened against the checkpoint: the log
@@ -185,14 +252,62 @@ func (r *replica) openLog() error {
 // baseState is the state at the checkpoint's cut: where applying the log
 // starts.
 func (r *replica) baseState() (*queueState, error) {
-	if r.ckpt.cut == 0 {
+	c := r.ckpt
+	if c.cut == 0 {
 		return newQueueState(r.name), nil
 	}
-	s, err := decodeState(r.name, r.ckpt.state)
-	if err != nil {
-		return nil, fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
+	var window func(int) ([]recentID, error)
+	if c.journaled {
+		window = func(n int) ([]recentID, error) { return r.journal.read(c.journalFrom, n) }
 	}
+	s, err := r.decodeCheckpointState(c, window)
+	if err != nil {
+		return nil, asCorrupt(err, "checkpoint of "+r.name)
+	}
+	s.recentBase = c.journalFrom
 	return s, nil
+}
+
+// readError is a window journal read that failed for a reason other
+// than damage (an I/O error): the caller must not take it for damage.
+type readError struct{ err error }
+
+func (e readError) Error() string { return e.err.Error() }
+func (e readError) Unwrap() error { return e.err }
+
+// decodeCheckpointState decodes c's state, its window read through
+// window; a journal read that failed without damage comes back as a
+// readError.
+func (r *replica) decodeCheckpointState(c replicaCheckpoint, window func(int) ([]recentID, error)) (*queueState, error) {
+	var readErr error
+	wrapped := window
+	if window != nil {
+		wrapped = func(n int) ([]recentID, error) {
+			entries, err := window(n)
+			if err != nil && !errors.Is(err, storage.ErrCorrupt) {
+				readErr = err
+			}
+			return entries, err
+		}
+	}
+	s, err := decodeState(r.name, c.state, wrapped)
+	if readErr != nil {
+		return nil, readError{readErr}
+	}
+	return s, err
+}
+
+// asCorrupt marks an error reading what as damage, unless it is a read
+// that failed without damage.
+func asCorrupt(err error, what string) error {
+	var re readError
+	if errors.As(err, &re) {
+		return fmt.Errorf("reading the %s: %w", what, re.err)
+	}
+	if errors.Is(err, storage.ErrCorrupt) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%w: %s: %v", storage.ErrCorrupt, what, err)
 }
 
 // Building a checkpoint is spread over ticks: each step applies at most
@@ -278,14 +393,20 @@ func (r *replica) stepCheckpoint() {
 	}
 	b.rd.Close()
 	r.build = nil
-	c := replicaCheckpoint{cut: b.cut, cutEpoch: r.epochOf(b.cut), digest: b.digest, state: encodeState(b.state)}
-	c.stateDigest = stateDigest(c.state)
-	r.writeCheckpoint(c, func() {
-		r.ckptState = b.state
-		r.n.emit(event.NewCheckpointBuilt(r.name, c.cut, len(c.state)))
-		r.sendReceipt()
-		r.compact()
-		r.buildCheckpoint() // a newer cut may have been asked for meanwhile
+	c := replicaCheckpoint{cut: b.cut, cutEpoch: r.epochOf(b.cut), digest: b.digest,
+		state: encodeStateJournaled(b.state), journaled: true, journalFrom: b.state.recentBase}
+	c.stateDigest = sha256.Sum256(c.state)
+	r.journalWindow(b.state, func() {
+		r.writeCheckpoint(c, func() {
+			r.ckptState = b.state
+			// The size reported is the state's, window entries included,
+			// wherever they are kept.
+			size := len(c.state) + journalEntrySize*(len(b.state.recent)-b.state.recentHead)
+			r.n.emit(event.NewCheckpointBuilt(r.name, c.cut, size))
+			r.sendReceipt()
+			r.compact()
+			r.buildCheckpoint() // a newer cut may have been asked for meanwhile
+		})
 	})
 }
 
@@ -317,7 +438,7 @@ func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
 		if c.cut <= r.ckpt.cut {
 			return // an install overtook it
 		}
-		r.ckpt = c
+		r.ckpt, r.wire = c, wireState{}
 		r.emitCheckpointDurable()
 		done()
 	})
@@ -346,6 +467,11 @@ func (r *replica) compact() {
 	through := min(r.ckpt.cut, q.CheckpointCut)
 	if bugs.Active(bugs.CompactBeforeCertificate) {
 		through = r.ckpt.cut // planted: the certificate is not waited for
+	}
+	if r.ckpt.journaled && r.journal != nil {
+		if err := r.journal.dropBefore(r.ckpt.journalFrom); err != nil {
+			return // the journal failed: the process is halting
+		}
 	}
 	if !r.log.CanTruncateFront(through + 1) {
 		r.log.SyncFront(through + 1) // a segment below the cut may wait for a sync nothing else asks for

@@ -19,14 +19,26 @@ import (
 // starts right after the cut; the sender goes on from there.
 
 // checkpointChunk is the chunk of this replica's checkpoint that starts at
-// offset (clamped to its length), as a message in its epoch.
-func (r *replica) checkpointChunk(offset uint64) *wire.Checkpoint {
+// offset (clamped to its length), as a message in its epoch; false when
+// the checkpoint could not be read (the replica is fenced).
+func (r *replica) checkpointChunk(offset uint64) (*wire.Checkpoint, bool) {
 	c := r.ckpt
-	total := uint64(len(c.state))
+	state := r.checkpointWireState()
+	if state == nil {
+		return nil, false
+	}
+	total := uint64(len(state))
 	offset = min(offset, total)
 	end := min(total, offset+uint64(r.n.cfg.CheckpointChunkBytes))
 	return &wire.Checkpoint{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Cut: c.cut, CutEpoch: c.cutEpoch,
-		Digest: c.digest[:], Offset: offset, Total: total, State: c.state[offset:end]}
+		Digest: c.digest[:], Offset: offset, Total: total, State: state[offset:end]}, true
+}
+
+// sendCheckpointChunk sends to the chunk of the checkpoint at offset.
+func (r *replica) sendCheckpointChunk(to NodeID, offset uint64) {
+	if m, ok := r.checkpointChunk(offset); ok {
+		r.n.env.Send(to, m)
+	}
 }
 
 // sendCheckpoint sends a follower the next chunk of this owner's
@@ -42,7 +54,7 @@ func (o *ownerState) sendCheckpoint(f *progress) {
 		f.ckptCut, f.ckptOffset = r.ckpt.cut, 0
 	}
 	f.probing, f.probeOutstanding, f.probeSentAt = true, true, r.n.env.Now()
-	r.n.env.Send(f.id, r.checkpointChunk(f.ckptOffset))
+	r.sendCheckpointChunk(f.id, f.ckptOffset)
 }
 
 // onCheckpointAck sends the chunk a receiver asks for next: as the owner,
@@ -70,7 +82,7 @@ func (n *Node) onCheckpointAck(from NodeID, m *wire.CheckpointAck) {
 		return
 	}
 	if r.role == roleFollower && from == r.follow.epochOwner {
-		n.env.Send(from, r.checkpointChunk(offset))
+		r.sendCheckpointChunk(from, offset)
 	}
 }
 
@@ -193,7 +205,10 @@ func (r *replica) takeCheckpoint(from NodeID, m *wire.Checkpoint, done func(erro
 		return
 	}
 	c := replicaCheckpoint{cut: m.Cut, cutEpoch: m.CutEpoch, installed: true, state: m.State}
-	_, err := decodeState(r.name, m.State)
+	s, err := decodeState(r.name, m.State, nil)
+	if err == nil {
+		err = s.checkWindow()
+	}
 	if err != nil || len(m.Digest) != len(c.digest) {
 		err = fmt.Errorf("a checkpoint from %s does not decode: %v", from, err)
 		r.n.emit(event.NewCheckpointRefused(r.name, m.Cut, err.Error()))
@@ -201,11 +216,17 @@ func (r *replica) takeCheckpoint(from NodeID, m *wire.Checkpoint, done func(erro
 		return
 	}
 	copy(c.digest[:], m.Digest)
-	c.stateDigest = stateDigest(c.state)
+	c.stateDigest = stateDigest(s)
 	r.abortBuild()
 	r.installing = true
 	r.writeCheckpoint(c, func() {
 		r.installing = false
+		// The window now sits in the checkpoint: the journal is no one's.
+		r.closeJournal()
+		if err := removeJournal(r.n.env.FS(), r.n.replicaDir(r.name, r.inc)); err != nil {
+			r.n.env.Halt(fmt.Sprintf("queue %s: %v", r.name, err))
+			return
+		}
 		if err := r.resetLog(); err != nil {
 			if errors.Is(err, storage.ErrCorrupt) {
 				r.fence(err)

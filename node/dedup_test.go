@@ -42,7 +42,7 @@ func TestDedupWindow(t *testing.T) {
 		t.Error("a live message older than the window is no longer deduplicated")
 	}
 	enc := encodeState(s)
-	d, err := decodeState("orders", enc)
+	d, err := decodeState("orders", enc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (n *Node) dataBytes() int64 {
 		if r.log != nil {
 			total += r.log.RetainedBytes()
 		}
-		total += int64(len(r.ckpt.state))
+		total += r.checkpointBytes()
 	}
 	return total
 }
@@ -100,4 +100,14 @@ func (n *Node) refuseIfDiskFull(conn ConnID, reqID uint64, what string) bool {
 	}
 	n.reply(conn, reqID, wire.StatusDiskFull, fmt.Sprintf("this node's disk is short of space, so it takes no new %s until consumers drain its queues or space is freed; deliveries and acks go on", what))
 	return true
+}
+
+// checkpointBytes is what the replica's checkpoint holds on disk: its
+// file and its window journal.
+func (r *replica) checkpointBytes() int64 {
+	n := int64(len(r.ckpt.state))
+	if r.journal != nil {
+		n += r.journal.log.RetainedBytes()
+	}
+	return n
 }

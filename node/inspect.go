@@ -132,11 +132,23 @@ func dumpCheckpoint(fs vfs.FS, dir, name string) (*CheckpointDump, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := decodeState(name, c.state)
+	var window func(int) ([]recentID, error)
+	if c.journaled {
+		j, err := openJournal(fs, dir, inertHost{}, journalSegmentMax, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer j.log.Close()
+		window = func(n int) ([]recentID, error) { return j.read(c.journalFrom, n) }
+	}
+	s, err := decodeState(name, c.state, window)
+	if err == nil {
+		err = s.checkWindow()
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := &CheckpointDump{Cut: c.cut, CutEpoch: c.cutEpoch, Installed: c.installed, StateDigest: c.stateDigest}
+	out := &CheckpointDump{Cut: c.cut, CutEpoch: c.cutEpoch, Installed: c.installed, StateDigest: stateDigest(s)}
 	for _, m := range sortedMessages(s) {
 		out.Live = append(out.Live, m.id)
 	}

@@ -310,6 +310,7 @@ func (n *Node) retire(r *replica) {
 	if r.log != nil {
 		r.log.Close()
 	}
+	r.closeJournal()
 	delete(n.queues, r.name)
 	delete(n.receiving, r.name)
 	n.names = slices.DeleteFunc(n.names, func(s string) bool { return s == r.name })

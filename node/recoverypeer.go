@@ -102,7 +102,7 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 	case m.PrevIndex+1 < r.log.FirstIndex():
 		// The candidate needs records this log dropped: the checkpoint
 		// that covers them goes in their place.
-		n.env.Send(from, r.checkpointChunk(0))
+		r.sendCheckpointChunk(from, 0)
 		return
 	case r.epochOf(m.PrevIndex) != m.PrevEpoch:
 		reply.Hint = r.runStart(m.PrevIndex) - 1

@@ -76,6 +76,14 @@ type queueState struct {
 	clock      int64
 	recent     []recentID
 	recentHead int
+	// recentBase numbers recent[recentHead] among every entry this state
+	// ever listed; the window journal files entries by that number. It is
+	// this replica's own bookkeeping, not part of the state replicas
+	// compare. recentSum is the multiset digest of the listed entries, kept
+	// as they come and go, so a checkpoint can vouch for the list without
+	// hashing it whole.
+	recentBase uint64
+	recentSum  windowSum
 	// unstamped counts IDs remembered from records without a stamp
 	// (written before stamps): they are never forgotten, and a checkpoint
 	// must list the ID sets whole, since recent does not hold them.
@@ -146,7 +154,9 @@ func (s *queueState) remember(id wire.MessageID, index uint64, at int64, settled
 		s.unstamped++
 		return
 	}
-	s.recent = append(s.recent, recentID{id: id, index: index, at: at, settled: settled})
+	e := recentID{id: id, index: index, at: at, settled: settled}
+	s.recent = append(s.recent, e)
+	s.recentSum.add(e)
 }
 
 // forget drops the IDs published or settled more than the window before
@@ -161,6 +171,8 @@ func (s *queueState) forget() {
 		e := s.recent[s.recentHead]
 		s.recent[s.recentHead] = recentID{}
 		s.recentHead++
+		s.recentBase++
+		s.recentSum.remove(e)
 		set := s.published
 		if e.settled {
 			set = s.settled

@@ -14,16 +14,28 @@ import (
 // stateCodecVersion opens every encoded queue state; a checkpoint of an
 // unknown version is refused, never guessed at. Version 2 added the
 // deduplication window, the clock and the stamped IDs it will forget;
-// version 1 states are still read, with no window.
-const stateCodecVersion = 2
+// version 1 states are still read, with no window. Version 3 says whether
+// the window's entries follow inline or sit in the window journal, and
+// carries their multiset digest.
+const stateCodecVersion = 3
 
 // encodeState renders a queue's applied state as bytes, the same bytes on
 // every replica that applied the same records: messages in publish order,
 // ID sets in ID order, never in map order. Owner-local parts (leases,
-// delivery attempts) are not part of it.
-func encodeState(s *queueState) []byte {
+// delivery attempts, the running number of the window's first entry) are
+// not part of it. The window's entries follow inline: this is the form a
+// checkpoint travels in.
+func encodeState(s *queueState) []byte { return encodeStateForm(s, false) }
+
+// encodeStateJournaled is encodeState with the window's entries left to
+// the window journal: only their count and digest are written. It is the
+// form a built checkpoint's file holds, and the bytes a state digest
+// covers.
+func encodeStateJournaled(s *queueState) []byte { return encodeStateForm(s, true) }
+
+func encodeStateForm(s *queueState, journaled bool) []byte {
 	msgs := sortedMessages(s)
-	b := make([]byte, 0, encodedStateSize(s, msgs))
+	b := make([]byte, 0, encodedStateSize(s, msgs, journaled))
 	b = wire.AppendUint8(b, stateCodecVersion)
 	b = wire.AppendBool(b, s.created)
 	b = wire.AppendBool(b, s.deleted)
@@ -57,7 +69,13 @@ func encodeState(s *queueState) []byte {
 	b = wire.AppendInt64(b, s.window)
 	b = wire.AppendInt64(b, s.clock)
 	recent := s.recent[s.recentHead:]
+	b = wire.AppendBool(b, journaled)
 	b = wire.AppendUint32(b, uint32(len(recent)))
+	b = wire.AppendUint64(b, s.recentSum[0])
+	b = wire.AppendUint64(b, s.recentSum[1])
+	if journaled {
+		return b
+	}
 	for _, e := range recent {
 		b = appendID(b, e.id)
 		b = wire.AppendUint64(b, e.index)
@@ -70,8 +88,11 @@ func encodeState(s *queueState) []byte {
 // encodedStateSize is the size encodeState's bytes will have (an upper
 // bound), so the buffer is allocated once: a checkpoint of a busy queue
 // runs to megabytes, and growing it step by step copies it many times.
-func encodedStateSize(s *queueState, msgs []*message) int {
-	n := 64 + 4*len(s.members) + 33*len(s.recent[s.recentHead:])
+func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
+	n := 96 + 4*len(s.members)
+	if !journaled {
+		n += journalEntrySize * len(s.recent[s.recentHead:])
+	}
 	if s.unstamped > 0 {
 		n += 24 * (len(s.published) + len(s.settled))
 	}
@@ -82,8 +103,10 @@ func encodedStateSize(s *queueState, msgs []*message) int {
 }
 
 // stateDigest is what replicas compare to agree that their checkpoints at
-// one cut hold the same state.
-func stateDigest(state []byte) [32]byte { return sha256.Sum256(state) }
+// one cut hold the same state: a hash of the journaled form, which names
+// the window by its count and multiset digest, so a checkpoint built here
+// and one installed from elsewhere compare alike.
+func stateDigest(s *queueState) [32]byte { return sha256.Sum256(encodeStateJournaled(s)) }
 
 func sortedMessages(s *queueState) []*message {
 	return slices.SortedFunc(maps.Values(s.messages), func(a, b *message) int { return cmp.Compare(a.index, b.index) })
@@ -115,8 +138,9 @@ func appendIDIndexes(b []byte, m map[wire.MessageID]uint64) []byte {
 // decodeState rebuilds a queue state from encodeState's bytes. The ready
 // heap and the delayed list are rebuilt in the order replay would have
 // built them, so a state decoded from a checkpoint serves exactly as one
-// rebuilt from the whole log.
-func decodeState(name string, data []byte) (*queueState, error) {
+// rebuilt from the whole log. A journaled state takes its window's
+// entries from window, given their count.
+func decodeState(name string, data []byte, window func(count int) ([]recentID, error)) (*queueState, error) {
 	d := wire.NewDecoder(data)
 	v := d.Uint8()
 	if v < 1 || v > stateCodecVersion {
@@ -155,11 +179,8 @@ func decodeState(name string, data []byte) (*queueState, error) {
 	}
 	if v >= 2 {
 		s.window, s.clock = d.Int64(), d.Int64()
-		n := d.Count(8 + 8 + 8 + 8 + 1)
-		s.recent = make([]recentID, 0, n)
-		for range n {
-			s.recent = append(s.recent, recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(),
-				at: d.Int64(), settled: d.Bool()})
+		if err := decodeWindow(d, v, s, window); err != nil {
+			return nil, err
 		}
 	}
 	if !whole {
@@ -187,6 +208,53 @@ func decodeState(name string, data []byte) (*queueState, error) {
 		return nil, fmt.Errorf("queue state: %w", err)
 	}
 	return s, nil
+}
+
+// decodeWindow reads the window's entries: inline, or (from version 3) by
+// count and digest from the window journal, through window.
+func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int) ([]recentID, error)) error {
+	journaled := v >= 3 && d.Bool()
+	var n int
+	if journaled {
+		n = int(d.Uint32())
+	} else {
+		n = d.Count(journalEntrySize)
+	}
+	if v >= 3 {
+		s.recentSum = windowSum{d.Uint64(), d.Uint64()}
+	}
+	if !journaled {
+		s.recent = make([]recentID, 0, n)
+		for range n {
+			s.recent = append(s.recent, recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(),
+				at: d.Int64(), settled: d.Bool()})
+		}
+		if v < 3 {
+			s.recentSum = sumOf(s.recent)
+		}
+		return nil
+	}
+	if window == nil {
+		return fmt.Errorf("queue state keeps its %d window entries in a journal, and none was given", n)
+	}
+	entries, err := window(n)
+	if err != nil {
+		return err
+	}
+	if len(entries) != n {
+		return fmt.Errorf("window journal gave %d entries for %d", len(entries), n)
+	}
+	s.recent = entries
+	return nil
+}
+
+// checkWindow verifies the window's entries against their digest: what a
+// replica does with a window it read from disk or was sent.
+func (s *queueState) checkWindow() error {
+	if got := sumOf(s.recent[s.recentHead:]); got != s.recentSum {
+		return fmt.Errorf("queue %s window of %d entries does not match its digest", s.name, len(s.recent)-s.recentHead)
+	}
+	return nil
 }
 
 func decodeIDIndexes(d *wire.Decoder, into map[wire.MessageID]uint64) error {

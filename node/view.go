@@ -91,7 +91,7 @@ func (n *Node) queueView(name string) QueueView {
 		v.LastIndex, v.FirstIndex = r.log.LastIndex(), r.log.FirstIndex()
 		v.RetainedBytes, v.Segments = r.log.RetainedBytes(), r.log.Segments()
 	}
-	v.CheckpointIndex, v.CheckpointBytes = r.ckpt.cut, len(r.ckpt.state)
+	v.CheckpointIndex, v.CheckpointBytes = r.ckpt.cut, int(r.checkpointBytes())
 	if r.ckpt.madeAt != 0 {
 		v.CheckpointAge = max(0, n.env.Now().Sub(time.Unix(0, r.ckpt.madeAt)))
 	}

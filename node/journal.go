@@ -1,0 +1,410 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+
+	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// The window journal keeps a checkpoint's deduplication window out of the
+// checkpoint file. A busy queue remembers every ID it saw in the last two
+// minutes, which at a few thousand messages a second is tens of megabytes:
+// rewriting that whole list at every checkpoint cost as much disk
+// bandwidth as the log itself. Instead each build appends to a small log
+// of its own only the entries added since the previous cut, and the
+// checkpoint file names the range of entries (by their running number,
+// recentBase) that make up its window, plus their multiset digest. Whole
+// journal segments whose entries have all left the window are dropped as
+// the log's are.
+//
+// Crash safety follows from the order of writes: a build's entries are
+// durable in the journal before the checkpoint file that names them is
+// written, and the journal is only ever reset while the checkpoint on
+// disk does not name it (it holds its window inline: it was installed
+// from another replica, or written before the journal existed). Entries a
+// crash left after the named range are cut away when the journal is
+// opened, so every build appends right after the range it knows.
+
+// journalDir names the window journal's log directory in a replica
+// directory.
+const journalDir = "window"
+
+// recordWindowBatch is the journal's one record type: a run of window
+// entries with the running number of the first. It shares no log with the
+// queue's records, but its number is distinct all the same.
+const recordWindowBatch storage.RecordType = 32
+
+// journalEntrySize is one entry's encoded size: ID, index, stamp, kind.
+const journalEntrySize = 8 + 8 + 8 + 8 + 1
+
+// journalSegmentMax bounds a journal segment, so whole segments leave the
+// window often; the queue log's segment size applies when it is smaller.
+const journalSegmentMax = 8 << 20
+
+// journalBatchEntries bounds the entries of one record.
+const journalBatchEntries = 32 << 10
+
+// windowSum is a multiset digest of window entries: the sum, lane by
+// lane, of a hash of each. It is updated as entries come and go, so a
+// checkpoint vouches for a window of a million entries without hashing
+// them again, and the same entries give the same sum in any order.
+type windowSum [2]uint64
+
+func (w *windowSum) add(e recentID) {
+	h := hashRecent(e)
+	w[0] += h[0]
+	w[1] += h[1]
+}
+
+func (w *windowSum) remove(e recentID) {
+	h := hashRecent(e)
+	w[0] -= h[0]
+	w[1] -= h[1]
+}
+
+// hashRecent hashes an entry twice, with independent seeds: it guards
+// against divergence between replicas' windows, not against an adversary,
+// so a fast mixer serves.
+func hashRecent(e recentID) [2]uint64 {
+	settled := uint64(0)
+	if e.settled {
+		settled = 1
+	}
+	words := [5]uint64{e.id.Producer, e.id.Seq, e.index, uint64(e.at), settled}
+	h := [2]uint64{0x243f6a8885a308d3, 0x13198a2e03707344}
+	for i := range h {
+		for _, w := range words {
+			h[i] = mix64(h[i] ^ w)
+		}
+	}
+	return h
+}
+
+// mix64 is the splitmix64 finaliser.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// sumOf is the window digest of entries.
+func sumOf(entries []recentID) windowSum {
+	var w windowSum
+	for _, e := range entries {
+		w.add(e)
+	}
+	return w
+}
+
+// journalBatch is one record of the journal: entries from, from+1, ...
+type journalBatch struct {
+	index uint64 // its log index
+	from  uint64
+	n     int
+}
+
+func (b journalBatch) end() uint64 { return b.from + uint64(b.n) }
+
+// windowJournal is a replica's open journal.
+type windowJournal struct {
+	log     *storage.Log
+	batches []journalBatch // retained, in log order
+	// wait is a log index a build waits to see durable before it writes
+	// its checkpoint, and then what it does; zero when none waits.
+	wait     uint64
+	waitDone func()
+}
+
+// end is the running number after the journal's last entry, or zero for
+// an empty journal.
+func (j *windowJournal) end() uint64 {
+	if len(j.batches) == 0 {
+		return 0
+	}
+	return j.batches[len(j.batches)-1].end()
+}
+
+func encodeBatch(from uint64, entries []recentID) []byte {
+	b := make([]byte, 0, 12+journalEntrySize*len(entries))
+	b = wire.AppendUint64(b, from)
+	b = wire.AppendUint32(b, uint32(len(entries)))
+	for _, e := range entries {
+		b = appendID(b, e.id)
+		b = wire.AppendUint64(b, e.index)
+		b = wire.AppendInt64(b, e.at)
+		b = wire.AppendBool(b, e.settled)
+	}
+	return b
+}
+
+// decodeBatch decodes a journal record; the entries only when keep is set.
+func decodeBatch(body []byte, keep bool) (from uint64, n int, entries []recentID, err error) {
+	d := wire.NewDecoder(body)
+	from = d.Uint64()
+	n = d.Count(journalEntrySize)
+	if keep {
+		entries = make([]recentID, 0, n)
+	}
+	for range n {
+		e := recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(), at: d.Int64(), settled: d.Bool()}
+		if keep {
+			entries = append(entries, e)
+		}
+	}
+	return from, n, entries, d.Finish()
+}
+
+// openJournal opens the journal in dir and lists its batches.
+func openJournal(fs vfs.FS, dir string, host storage.Host, segmentSize int64, onFailed func(error)) (*windowJournal, error) {
+	j := &windowJournal{}
+	l, err := storage.Open(fs, fs.PathJoin(dir, journalDir), host, storage.Options{
+		SegmentSize: min(segmentSize, journalSegmentMax),
+		OnDurable:   j.onDurable,
+		OnFailed:    onFailed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	j.log = l
+	err = scanJournal(l, l.FirstIndex(), func(index uint64, body []byte) error {
+		from, n, _, err := decodeBatch(body, false)
+		if err != nil {
+			return err
+		}
+		if end := j.end(); len(j.batches) > 0 && from < end {
+			return fmt.Errorf("batch %d starts at entry %d, before the previous batch ends at %d", index, from, end)
+		}
+		j.batches = append(j.batches, journalBatch{index: index, from: from, n: n})
+		return nil
+	})
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// onDurable runs the build waiting for its entries once they are durable.
+func (j *windowJournal) onDurable(index uint64) {
+	if j.wait != 0 && index >= j.wait {
+		done := j.waitDone
+		j.wait, j.waitDone = 0, nil
+		done()
+	}
+}
+
+// scanJournal calls fn with every journal record from index from on. A
+// record fn cannot make sense of is corruption; a read that fails is
+// returned as the log reports it (an I/O error is not damage).
+func scanJournal(l *storage.Log, from uint64, fn func(index uint64, body []byte) error) error {
+	rd := l.NewReader(from)
+	defer rd.Close()
+	for {
+		page, err := rd.Next(l.LastIndex(), checkpointStepRecords, checkpointStepBytes)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		for _, rec := range page {
+			if rec.Type != recordWindowBatch {
+				return fmt.Errorf("%w: window journal record %d has type %d", storage.ErrCorrupt, rec.Index, rec.Type)
+			}
+			if err := fn(rec.Index, rec.Body); errors.Is(err, errJournalDone) {
+				return err
+			} else if err != nil {
+				return fmt.Errorf("%w: window journal record %d: %v", storage.ErrCorrupt, rec.Index, err)
+			}
+		}
+	}
+}
+
+// trimTo cuts the batches after the one that ends at end, which a crash
+// left behind a checkpoint that does not name them.
+func (j *windowJournal) trimTo(end uint64) error {
+	if j.end() == end {
+		return nil
+	}
+	keep := len(j.batches)
+	for keep > 0 && j.batches[keep-1].end() > end {
+		keep--
+	}
+	if keep == 0 || j.batches[keep-1].end() != end {
+		return fmt.Errorf("%w: window journal has no batch ending at entry %d", storage.ErrCorrupt, end)
+	}
+	if err := j.log.TruncateAfter(j.batches[keep-1].index); err != nil {
+		return err
+	}
+	j.batches = j.batches[:keep]
+	return nil
+}
+
+// read returns the count entries from running number from on.
+func (j *windowJournal) read(from uint64, count int) ([]recentID, error) {
+	out := make([]recentID, 0, count)
+	first := -1
+	for i, b := range j.batches {
+		if b.end() > from {
+			first = i
+			break
+		}
+	}
+	if count == 0 {
+		return out, nil
+	}
+	if first < 0 || j.batches[first].from > from {
+		return nil, fmt.Errorf("%w: window journal does not hold entry %d", storage.ErrCorrupt, from)
+	}
+	next := from
+	err := scanJournal(j.log, j.batches[first].index, func(index uint64, body []byte) error {
+		if len(out) == count {
+			return errJournalDone
+		}
+		b0, _, entries, err := decodeBatch(body, true)
+		if err != nil {
+			return err
+		}
+		if b0 > next {
+			return fmt.Errorf("entries %d to %d are missing", next, b0)
+		}
+		skip := int(next - b0)
+		take := entries[min(skip, len(entries)):]
+		take = take[:min(len(take), count-len(out))]
+		out = append(out, take...)
+		next += uint64(len(take))
+		return nil
+	})
+	if err != nil && !errors.Is(err, errJournalDone) {
+		return nil, err
+	}
+	if len(out) != count {
+		return nil, fmt.Errorf("%w: window journal holds %d of %d entries from %d", storage.ErrCorrupt, len(out), count, from)
+	}
+	return out, nil
+}
+
+var errJournalDone = errors.New("journal read complete")
+
+// appendEntries appends entries numbered from on, in records of at most
+// journalBatchEntries, and returns the last record's index (zero when
+// there was nothing to append).
+func (j *windowJournal) appendEntries(from uint64, entries []recentID) (uint64, error) {
+	var last uint64
+	for len(entries) > 0 {
+		n := min(len(entries), journalBatchEntries)
+		index, err := j.log.Append(recordWindowBatch, encodeBatch(from, entries[:n]))
+		if err != nil {
+			return 0, err
+		}
+		j.batches = append(j.batches, journalBatch{index: index, from: from, n: n})
+		last, from, entries = index, from+uint64(n), entries[n:]
+	}
+	return last, nil
+}
+
+// dropBefore drops whole segments whose entries all come before entry
+// from, as compaction does for the log.
+func (j *windowJournal) dropBefore(from uint64) error {
+	keep := 0
+	for keep < len(j.batches)-1 && j.batches[keep].end() <= from {
+		keep++
+	}
+	if keep == 0 {
+		return nil
+	}
+	index := j.batches[keep].index
+	if !j.log.CanTruncateFront(index) {
+		j.log.SyncFront(index)
+		return nil
+	}
+	if err := j.log.TruncateFront(index); err != nil {
+		return err
+	}
+	first := j.log.FirstIndex()
+	for len(j.batches) > 0 && j.batches[0].index < first {
+		j.batches = j.batches[1:]
+	}
+	return nil
+}
+
+// removeJournal deletes a journal directory no checkpoint names.
+func removeJournal(fs vfs.FS, dir string) error {
+	path := fs.PathJoin(dir, journalDir)
+	if _, err := fs.Stat(path); errors.Is(err, iofs.ErrNotExist) {
+		return nil
+	}
+	if err := fs.RemoveAll(path); err != nil {
+		return fmt.Errorf("removing %s: %w", path, err)
+	}
+	return nil
+}
+
+// journalWindow makes the window of s, a build's state at its cut,
+// durable in the journal, then calls done: the checkpoint file that names
+// it may be written. Only the entries after the journal's end are
+// appended; a journal the current checkpoint does not name starts afresh
+// with the whole window. No other checkpoint write starts meanwhile.
+func (r *replica) journalWindow(s *queueState, done func()) {
+	r.ckptBusy = true
+	if !r.ckpt.journaled || r.journal == nil {
+		if err := r.resetJournal(); err != nil {
+			r.n.env.Halt(fmt.Sprintf("queue %s: starting its window journal: %v", r.name, err))
+			return
+		}
+	}
+	j := r.journal
+	from := s.recentBase
+	if end := j.end(); len(j.batches) > 0 {
+		if end > s.recentBase+uint64(len(s.recent)-s.recentHead) {
+			panic(fmt.Sprintf("node: queue %s window journal ends at entry %d, outside the window %d+%d", r.name, end, s.recentBase, len(s.recent)-s.recentHead))
+		}
+		from = max(from, end)
+	}
+	entries := s.recent[s.recentHead+int(from-s.recentBase):]
+	last, err := j.appendEntries(from, entries)
+	if err != nil {
+		return // the journal failed: the process is halting
+	}
+	r.n.env.Boundary("checkpoint.after.append-window")
+	if last == 0 || j.log.DurableIndex() >= last {
+		done()
+		return
+	}
+	j.wait, j.waitDone = last, func() {
+		if r.journal == j {
+			done()
+		}
+	}
+	j.log.RequestSync()
+}
+
+// wireState is a journaled checkpoint in the form it travels in, with
+// its window inline.
+type wireState struct {
+	cut   uint64
+	state []byte
+}
+
+// checkpointWireState is the checkpoint's state as it travels: a
+// journaled checkpoint is encoded once with its window inline, and kept
+// until the next checkpoint replaces it. It is nil when the journal
+// cannot be read, and the replica is then fenced.
+func (r *replica) checkpointWireState() []byte {
+	c := r.ckpt
+	if !c.journaled {
+		return c.state
+	}
+	if r.wire.cut == c.cut {
+		return r.wire.state
+	}
+	s, err := r.baseState()
+	if err != nil {
+		r.readFailed(err)
+		return nil
+	}
+	r.wire = wireState{cut: c.cut, state: encodeState(s)}
+	return r.wire.state
+}

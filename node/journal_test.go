@@ -1,0 +1,141 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/cairnmq/cairn/storage"
+	"github.com/cairnmq/cairn/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// syncAtOnce is a storage host whose syncs complete within the call.
+type syncAtOnce struct{}
+
+func (syncAtOnce) Sync(f vfs.File, done func(error)) { done(f.Sync()) }
+func (syncAtOnce) Boundary(string)                   {}
+
+func entriesFrom(first, n int) []recentID {
+	out := make([]recentID, n)
+	for i := range out {
+		seq := uint64(first + i)
+		out[i] = recentID{id: wire.MessageID{Producer: 3, Seq: seq}, index: 10 + seq, at: int64(1000 + seq), settled: seq%2 == 0}
+	}
+	return out
+}
+
+func openTestJournal(t *testing.T, fs vfs.FS) *windowJournal {
+	t.Helper()
+	j, err := openJournal(fs, "q", syncAtOnce{}, 4096, func(err error) { t.Fatalf("journal failed: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// The journal gives back any range of the entries appended to it, across
+// records and a reopen; after a crash left entries past what a checkpoint
+// names, trimming cuts exactly those; dropping the front keeps whatever a
+// later range still needs.
+func TestWindowJournalKeepsRangesAcrossReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	j := openTestJournal(t, fs)
+	all := entriesFrom(0, 900)
+	// Three builds: entries 100-399, 400-699, 700-899 (the first hundred
+	// left the window before the first build).
+	for _, r := range [][2]int{{100, 400}, {400, 700}, {700, 900}} {
+		if _, err := j.appendEntries(uint64(r[0]), all[r[0]:r[1]]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.log.RequestSync()
+	if j.log.DurableIndex() != j.log.LastIndex() {
+		t.Fatalf("journal durable to %d of %d", j.log.DurableIndex(), j.log.LastIndex())
+	}
+	j.log.Close()
+
+	j = openTestJournal(t, fs)
+	if j.end() != 900 || len(j.batches) < 3 {
+		t.Fatalf("reopened journal ends at %d with %d batches, want 900 and at least 3", j.end(), len(j.batches))
+	}
+	got, err := j.read(250, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 500 || got[0] != all[250] || got[499] != all[749] {
+		t.Fatalf("read 250+500 gave %d entries from %+v to %+v", len(got), got[0], got[len(got)-1])
+	}
+	if _, err := j.read(50, 10); !errors.Is(err, storage.ErrCorrupt) {
+		t.Fatalf("reading entries the journal never held: %v, want corruption", err)
+	}
+	if _, err := j.read(800, 200); !errors.Is(err, storage.ErrCorrupt) {
+		t.Fatalf("reading past the journal's end: %v, want corruption", err)
+	}
+
+	// A checkpoint names entries up to 700: the last build's are cut.
+	if err := j.trimTo(700); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.trimTo(650); !errors.Is(err, storage.ErrCorrupt) {
+		t.Fatalf("trimming inside a batch: %v, want corruption", err)
+	}
+	if j.end() != 700 {
+		t.Fatalf("trimmed journal ends at %d, want 700", j.end())
+	}
+	if _, err := j.appendEntries(700, all[700:800]); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.dropBefore(600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := j.read(600, 200); err != nil || got[0] != all[600] || got[199] != all[799] {
+		t.Fatalf("after dropping the front, entries 600-799 read back as %d entries (%v)", len(got), err)
+	}
+	if j.log.FirstIndex() == 1 {
+		t.Fatalf("dropping the front before entry 600 removed no segment (%d batches)", len(j.batches))
+	}
+}
+
+// A window kept in the journal decodes to the same state as one kept
+// inline, and both forms give one digest; a window whose entries do not
+// match their digest is refused.
+func TestJournaledStateMatchesInline(t *testing.T) {
+	s := windowState()
+	s.apply(s.applied+1, record{typ: recordPublish, id: wire.MessageID{Producer: 9, Seq: 1}, at: s.clock, payload: []byte("live")})
+	inline := encodeState(s)
+	journaled := encodeStateJournaled(s)
+	if len(journaled) >= len(inline)/100 {
+		t.Fatalf("the journaled form is %d bytes of the inline %d: the window is still in it", len(journaled), len(inline))
+	}
+	window := s.recent[s.recentHead:]
+	d, err := decodeState("orders", journaled, func(n int) ([]recentID, error) { return window[:n], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.checkWindow(); err != nil {
+		t.Fatal(err)
+	}
+	if again := encodeState(d); !bytes.Equal(again, inline) {
+		t.Fatal("a state decoded from the journaled form encodes differently from the original")
+	}
+	fromInline, err := decodeState("orders", inline, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stateDigest(fromInline) != stateDigest(s) || stateDigest(d) != stateDigest(s) {
+		t.Fatal("the two forms of one state have different digests")
+	}
+	if _, err := decodeState("orders", journaled, nil); err == nil {
+		t.Fatal("a journaled state decoded without its journal")
+	}
+	tampered := append([]recentID(nil), window...)
+	tampered[7].index++
+	bad, err := decodeState("orders", journaled, func(n int) ([]recentID, error) { return tampered[:n], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad.checkWindow() == nil {
+		t.Fatal("a window with a changed entry matched its digest")
+	}
+}
