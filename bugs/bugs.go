@@ -58,12 +58,17 @@ const (
 	// certificate as soon as a majority of the replica set reported the
 	// same state, not every replica.
 	CertificateMissingReceipt = "certificate-missing-receipt"
+	// WindowJournalUnsynced: a checkpoint build writes its checkpoint file
+	// without waiting for the window entries it appended to the journal to
+	// be durable, so a crash can leave a checkpoint that names entries the
+	// disk lost.
+	WindowJournalUnsynced = "window-journal-unsynced"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
-	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt}
+	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

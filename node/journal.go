@@ -5,6 +5,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -369,7 +370,7 @@ func (r *replica) journalWindow(s *queueState, done func()) {
 		return // the journal failed: the process is halting
 	}
 	r.n.env.Boundary("checkpoint.after.append-window")
-	if last == 0 || j.log.DurableIndex() >= last {
+	if last == 0 || j.log.DurableIndex() >= last || bugs.Active(bugs.WindowJournalUnsynced) {
 		done()
 		return
 	}
