@@ -310,13 +310,27 @@ func asCorrupt(err error, what string) error {
 	return fmt.Errorf("%w: %s: %v", storage.ErrCorrupt, what, err)
 }
 
-// Building a checkpoint is spread over ticks: each step applies at most
-// checkpointStepRecords records (or checkpointStepBytes of them) to the
-// state at the previous cut, so a large cut never holds up replication,
-// heartbeats or the metadata for long.
+// Recovery rebuilds a state, and reads journals and logs whole, in pages
+// of at most pageRecords records (or pageBytes of them).
 const (
-	checkpointStepRecords = 4096
-	checkpointStepBytes   = 4 << 20
+	pageRecords = 4096
+	pageBytes   = 4 << 20
+)
+
+// Building a checkpoint is spread over ticks, so a large cut never holds
+// up replication, heartbeats or the metadata for long: each step applies
+// twice as many records as the log grew by since the previous step, so
+// the build gains on the log (up to some 800,000 records a second at the
+// default tick), but at least
+// buildStepRecordsMin and at most buildStepRecordsMax, and at most
+// buildStepBytesPerRecord bytes per record of the step. Small steps keep
+// the pause a build puts between two publishes short (a step of 4,096
+// records took about 10 ms and doubled p99 confirm latency at 6,000
+// msg/s).
+const (
+	buildStepRecordsMin     = 1024
+	buildStepRecordsMax     = 16384
+	buildStepBytesPerRecord = 1024
 )
 
 // ckptBuild is a checkpoint being built: the state at the previous cut,
@@ -326,6 +340,15 @@ type ckptBuild struct {
 	state  *queueState
 	digest storage.Digest // after the last record applied
 	rd     *storage.Reader
+	// seenLast is the log's last index at the previous step.
+	seenLast uint64
+}
+
+// stepRecords is how many records the build's next step applies.
+func (b *ckptBuild) stepRecords(last uint64) int {
+	grown := last - min(b.seenLast, last)
+	b.seenLast = last
+	return int(min(max(buildStepRecordsMin, 2*grown), buildStepRecordsMax))
 }
 
 // buildCheckpoint starts building, if it may, the checkpoint an owner
@@ -354,7 +377,7 @@ func (r *replica) buildCheckpoint() {
 	if r.ckpt.cut == 0 {
 		digest = r.log.BaseDigest()
 	}
-	r.build = &ckptBuild{cut: cut, state: state, digest: digest, rd: r.log.NewReader(r.ckpt.cut + 1)}
+	r.build = &ckptBuild{cut: cut, state: state, digest: digest, rd: r.log.NewReader(r.ckpt.cut + 1), seenLast: r.log.LastIndex()}
 	r.stepCheckpoint()
 }
 
@@ -369,7 +392,8 @@ func (r *replica) stepCheckpoint() {
 		r.abortBuild() // fenced or retired: its log is no one's concern now
 		return
 	}
-	page, err := b.rd.Next(b.cut, checkpointStepRecords, checkpointStepBytes)
+	n := b.stepRecords(r.log.LastIndex())
+	page, err := b.rd.Next(b.cut, n, n*buildStepBytesPerRecord)
 	if err != nil {
 		r.abortBuild()
 		r.readFailed(err)

@@ -206,7 +206,7 @@ func scanJournal(l *storage.Log, from uint64, fn func(index uint64, body []byte)
 	rd := l.NewReader(from)
 	defer rd.Close()
 	for {
-		page, err := rd.Next(l.LastIndex(), checkpointStepRecords, checkpointStepBytes)
+		page, err := rd.Next(l.LastIndex(), pageRecords, pageBytes)
 		if err != nil || len(page) == 0 {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 // the event loop for as long as it takes to apply, and a node that stops
 // answering heartbeats that long is suspected and replaced while it
 // rebuilds, over and over. So the rebuild applies at most
-// checkpointStepRecords records (or checkpointStepBytes of them) at a
+// pageRecords records (or pageBytes of them) at a
 // time: one step now, and each next one from a timer of no delay, so
 // that whatever arrived meanwhile (heartbeats, raft, clients) is handled
 // between two steps without the rebuild waiting for a tick.
@@ -60,7 +60,7 @@ func (o *ownerState) stepRebuild() {
 	b.steps++
 	if b.state.applied < b.last {
 		var page []storage.Record
-		if page, err = b.rd.Next(b.last, checkpointStepRecords, checkpointStepBytes); err == nil && len(page) == 0 {
+		if page, err = b.rd.Next(b.last, pageRecords, pageBytes); err == nil && len(page) == 0 {
 			err = fmt.Errorf("%w: queue %s log ends at %d, before %d", storage.ErrCorrupt, o.r.name, b.state.applied, b.last)
 		}
 		for _, rec := range page {
