@@ -1,0 +1,68 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A queue's replicas keep the IDs they still deduplicate in the window
+// journal, beside checkpoints that only name them. Here every message is
+// published, delivered and acked, the replicas checkpoint and compact,
+// the followers restart from their checkpoints and journals, and then the
+// owner dies. The recovered owner's log no longer holds the first
+// publish, so only the journal can tell it that message's ID: a retry of
+// it must be answered with its original index and stored nothing twice.
+func TestTheWindowSurvivesInTheJournal(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 5000, Queue: "orders", Window: 200, Lease: 10 * time.Second})
+	const n = 100
+	index := map[wire.MessageID]uint64{}
+	for i := uint64(1); i <= n; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(1); i <= n; i++ {
+		index[msgID(i)] = c.mustReply(i, wire.StatusOK).Index
+	}
+	c.mustReply(5000, wire.StatusOK)
+	deliveries := c.deliveries(consumer)
+	if len(deliveries) != n {
+		t.Fatalf("%d deliveries of %d messages", len(deliveries), n)
+	}
+	for i, d := range deliveries {
+		c.request(owner, consumer, &wire.Settle{ReqID: 6000 + uint64(i), Queue: "orders", ID: d.ID, Lease: d.Lease})
+	}
+	c.settle()
+	for i := range deliveries {
+		c.mustReply(6000+uint64(i), wire.StatusOK)
+	}
+	c.advance(2 * time.Second)
+
+	for _, f := range followers {
+		if !c.saw(event.QueueCompacted, onQueue("orders"), by(f)) {
+			t.Fatalf("%s never compacted its log; events:\n%v", f, c.events)
+		}
+		c.node(f).crash()
+		c.node(f).start()
+	}
+	c.advance(time.Second)
+	c.node(owner).crash()
+	c.advance(5 * time.Second)
+	next := recoveredOwner(t, c)
+	if v := viewOf(t, c.node(next).n, "orders"); v.FirstIndex <= index[msgID(1)] {
+		t.Fatalf("the recovered owner's log starts at %d, before the first publish at %d: the test proves nothing", v.FirstIndex, index[msgID(1)])
+	}
+	c.request(next, 1, &wire.Publish{ReqID: 9001, Queue: "orders", ID: msgID(1), Payload: []byte{1}})
+	c.settle()
+	if got := c.mustReply(9001, wire.StatusOK).Index; got != index[msgID(1)] {
+		t.Fatalf("a retry of an acked message was answered with index %d, want its original %d: the window was lost", got, index[msgID(1)])
+	}
+}
