@@ -160,11 +160,20 @@ func decodeBatch(body []byte, keep bool) (from uint64, n int, entries []recentID
 	return from, n, entries, d.Finish()
 }
 
+// journalSegmentSize is the journal's segment size for a queue log
+// segment size (zero: the log's default, which is larger).
+func journalSegmentSize(logSegment int64) int64 {
+	if logSegment <= 0 {
+		return journalSegmentMax
+	}
+	return min(logSegment, journalSegmentMax)
+}
+
 // openJournal opens the journal in dir and lists its batches.
 func openJournal(fs vfs.FS, dir string, host storage.Host, segmentSize int64, onFailed func(error)) (*windowJournal, error) {
 	j := &windowJournal{}
 	l, err := storage.Open(fs, fs.PathJoin(dir, journalDir), host, storage.Options{
-		SegmentSize: min(segmentSize, journalSegmentMax),
+		SegmentSize: journalSegmentSize(segmentSize),
 		OnDurable:   j.onDurable,
 		OnFailed:    onFailed,
 	})

@@ -139,3 +139,14 @@ func TestJournaledStateMatchesInline(t *testing.T) {
 		t.Fatal("a window with a changed entry matched its digest")
 	}
 }
+
+// The journal rolls its segments at most every journalSegmentMax bytes,
+// also when the queue log keeps its larger default: a journal that never
+// rolled could never drop the entries that left the window.
+func TestJournalSegmentSize(t *testing.T) {
+	for _, c := range []struct{ log, want int64 }{{0, journalSegmentMax}, {64 << 20, journalSegmentMax}, {4096, 4096}} {
+		if got := journalSegmentSize(c.log); got != c.want {
+			t.Errorf("journal segment for a log segment of %d: %d, want %d", c.log, got, c.want)
+		}
+	}
+}
