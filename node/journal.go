@@ -135,10 +135,7 @@ func encodeBatch(from uint64, entries []recentID) []byte {
 	b = wire.AppendUint64(b, from)
 	b = wire.AppendUint32(b, uint32(len(entries)))
 	for _, e := range entries {
-		b = appendID(b, e.id)
-		b = wire.AppendUint64(b, e.index)
-		b = wire.AppendInt64(b, e.at)
-		b = wire.AppendBool(b, e.settled)
+		b = appendRecent(b, e)
 	}
 	return b
 }
@@ -152,7 +149,7 @@ func decodeBatch(body []byte, keep bool) (from uint64, n int, entries []recentID
 		entries = make([]recentID, 0, n)
 	}
 	for range n {
-		e := recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(), at: d.Int64(), settled: d.Bool()}
+		e := decodeRecent(d)
 		if keep {
 			entries = append(entries, e)
 		}

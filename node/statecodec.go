@@ -77,12 +77,23 @@ func encodeStateForm(s *queueState, journaled bool) []byte {
 		return b
 	}
 	for _, e := range recent {
-		b = appendID(b, e.id)
-		b = wire.AppendUint64(b, e.index)
-		b = wire.AppendInt64(b, e.at)
-		b = wire.AppendBool(b, e.settled)
+		b = appendRecent(b, e)
 	}
 	return b
+}
+
+// appendRecent writes one window entry, journalEntrySize bytes: in the
+// inline window and in a journal batch alike.
+func appendRecent(b []byte, e recentID) []byte {
+	b = appendID(b, e.id)
+	b = wire.AppendUint64(b, e.index)
+	b = wire.AppendInt64(b, e.at)
+	return wire.AppendBool(b, e.settled)
+}
+
+// decodeRecent reads what appendRecent wrote.
+func decodeRecent(d *wire.Decoder) recentID {
+	return recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(), at: d.Int64(), settled: d.Bool()}
 }
 
 // encodedStateSize is the size encodeState's bytes will have (an upper
@@ -226,8 +237,7 @@ func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int
 	if !journaled {
 		s.recent = make([]recentID, 0, n)
 		for range n {
-			s.recent = append(s.recent, recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(),
-				at: d.Int64(), settled: d.Bool()})
+			s.recent = append(s.recent, decodeRecent(d))
 		}
 		if v < 3 {
 			s.recentSum = sumOf(s.recent)
