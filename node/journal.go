@@ -371,6 +371,7 @@ func (r *replica) journalWindow(s *queueState, done func()) {
 		from = max(from, end)
 	}
 	entries := s.recent[s.recentHead+int(from-s.recentBase):]
+	r.n.env.Boundary("checkpoint.before.append-window")
 	last, err := j.appendEntries(from, entries)
 	if err != nil {
 		return // the journal failed: the process is halting

@@ -68,7 +68,7 @@ var QueueBoundaries = []string{
 	"meta.before.persist-hardstate", "meta.after.persist-hardstate",
 	"meta.before.write-snapshot", "meta.after.write-snapshot",
 	"queue.before.prepare", "queue.after.prepare",
-	"checkpoint.after.append-window", "checkpoint.before.write", "checkpoint.after.write",
+	"checkpoint.before.append-window", "checkpoint.after.append-window", "checkpoint.before.write", "checkpoint.after.write",
 	"checkpoint.before.reset-log", "checkpoint.after.reset-log",
 	"checkpoint.before.certify", "compaction.before.drop-segments", "compaction.after.drop-segments",
 }
