@@ -114,26 +114,14 @@ func (r *replica) openCheckpoint(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%w: checkpoint of %s: %v", storage.ErrCorrupt, r.name, err)
 	}
-	var window func(int) ([]recentID, error)
 	if c.journaled {
 		if err := r.openJournal(); err != nil {
 			return err
 		}
-		window = func(n int) ([]recentID, error) {
-			if n == 0 {
-				// An empty window needs no entry: whatever the journal
-				// holds is older, or a crashed build's.
-				return nil, r.resetJournal()
-			}
-			if err := r.journal.trimTo(c.journalFrom + uint64(n)); err != nil {
-				return nil, err
-			}
-			return r.journal.read(c.journalFrom, n)
-		}
 	} else if err := removeJournal(fs, dir); err != nil {
 		return err
 	}
-	s, err := r.decodeCheckpointState(c, window)
+	s, err := decodeState(r.name, c.state, r.windowSource(c, true))
 	if err == nil {
 		err = s.checkWindow()
 	}
@@ -256,11 +244,7 @@ func (r *replica) baseState() (*queueState, error) {
 	if c.cut == 0 {
 		return newQueueState(r.name), nil
 	}
-	var window func(int) ([]recentID, error)
-	if c.journaled {
-		window = func(n int) ([]recentID, error) { return r.journal.read(c.journalFrom, n) }
-	}
-	s, err := r.decodeCheckpointState(c, window)
+	s, err := decodeState(r.name, c.state, r.windowSource(c, false))
 	if err != nil {
 		return nil, asCorrupt(err, "checkpoint of "+r.name)
 	}
@@ -275,26 +259,31 @@ type readError struct{ err error }
 func (e readError) Error() string { return e.err.Error() }
 func (e readError) Unwrap() error { return e.err }
 
-// decodeCheckpointState decodes c's state, its window read through
-// window; a journal read that failed without damage comes back as a
-// readError.
-func (r *replica) decodeCheckpointState(c replicaCheckpoint, window func(int) ([]recentID, error)) (*queueState, error) {
-	var readErr error
-	wrapped := window
-	if window != nil {
-		wrapped = func(n int) ([]recentID, error) {
-			entries, err := window(n)
-			if err != nil && !errors.Is(err, storage.ErrCorrupt) {
-				readErr = err
-			}
-			return entries, err
+// windowSource gives decodeState the window of c from the journal, or nil
+// when c holds its window inline. Opening, it first cuts what a crashed
+// build left after the window, and resets a journal an empty window does
+// not need. A read that fails without damage comes back as a readError.
+func (r *replica) windowSource(c replicaCheckpoint, opening bool) func(int) ([]recentID, error) {
+	if !c.journaled {
+		return nil
+	}
+	return func(n int) ([]recentID, error) {
+		var entries []recentID
+		var err error
+		switch {
+		case opening && n == 0:
+			err = r.resetJournal()
+		case opening:
+			err = r.journal.trimTo(c.journalFrom + uint64(n))
 		}
+		if err == nil && n > 0 {
+			entries, err = r.journal.read(c.journalFrom, n)
+		}
+		if err != nil && !errors.Is(err, storage.ErrCorrupt) {
+			err = readError{err}
+		}
+		return entries, err
 	}
-	s, err := decodeState(r.name, c.state, wrapped)
-	if readErr != nil {
-		return nil, readError{readErr}
-	}
-	return s, err
 }
 
 // asCorrupt marks an error reading what as damage, unless it is a read
@@ -373,6 +362,7 @@ func (r *replica) buildCheckpoint() {
 		}
 	}
 	r.ckptState = nil // the build advances it; it is the cut's state again when the build is written
+	state.keepSum = true
 	digest := r.ckpt.digest
 	if r.ckpt.cut == 0 {
 		digest = r.log.BaseDigest()

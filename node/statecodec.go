@@ -34,6 +34,9 @@ func encodeState(s *queueState) []byte { return encodeStateForm(s, false) }
 func encodeStateJournaled(s *queueState) []byte { return encodeStateForm(s, true) }
 
 func encodeStateForm(s *queueState, journaled bool) []byte {
+	if s.sumStale {
+		panic(fmt.Sprintf("node: queue %s encodes a state whose window digest was not kept", s.name))
+	}
 	msgs := sortedMessages(s)
 	b := make([]byte, 0, encodedStateSize(s, msgs, journaled))
 	b = wire.AppendUint8(b, stateCodecVersion)

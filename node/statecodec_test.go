@@ -11,7 +11,7 @@ import (
 // was encoded: the same bytes when encoded again, the same messages ready
 // in the same order, the same delayed ones due at the same times.
 func TestStateCodecRoundTrip(t *testing.T) {
-	s := newQueueState("orders")
+	s := builderState("orders")
 	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 7, Seq: seq} }
 	recs := []record{
 		{typ: recordCreate, policy: wire.PolicyMajority, members: []NodeID{1, 2, 3}},
@@ -57,7 +57,7 @@ func TestStateCodecRoundTrip(t *testing.T) {
 
 // A checkpoint that does not decode is refused, never half-used.
 func TestStateCodecRefusesDamage(t *testing.T) {
-	s := newQueueState("orders")
+	s := builderState("orders")
 	s.apply(1, record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: 1}, payload: []byte("x")})
 	enc := encodeState(s)
 	for _, bad := range [][]byte{enc[:len(enc)-1], append(bytes.Clone(enc), 0), append([]byte{9}, enc[1:]...)} {
@@ -98,7 +98,7 @@ func BenchmarkDecodeWindowState(b *testing.B) {
 // everything acked and a two-minute window: no live message, 120,000 IDs
 // published and 120,000 settled within the window.
 func windowState() *queueState {
-	s := newQueueState("orders")
+	s := builderState("orders")
 	s.apply(1, record{typ: recordEpochMark, at: 1e18, window: int64(2 * 60e9)})
 	index := uint64(1)
 	for i := range 120_000 {
@@ -110,4 +110,25 @@ func windowState() *queueState {
 		s.apply(index, record{typ: recordSettle, id: id, at: at})
 	}
 	return s
+}
+
+// builderState is a fresh state that keeps its window digest, as the
+// states checkpoints are built from do.
+func builderState(name string) *queueState {
+	s := newQueueState(name)
+	s.keepSum = true
+	return s
+}
+
+// A state that did not keep its window digest while IDs came and went
+// (an owner's live state) is never encoded: its digest would be wrong.
+func TestAStateWithoutItsWindowDigestIsNotEncoded(t *testing.T) {
+	s := newQueueState("orders")
+	s.apply(1, record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: 1}, at: 1, payload: []byte("x")})
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a state whose window digest was not kept was encoded")
+		}
+	}()
+	encodeState(s)
 }
