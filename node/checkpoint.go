@@ -148,11 +148,17 @@ func (r *replica) openJournal() error {
 
 // resetJournal replaces the window journal with an empty one.
 func (r *replica) resetJournal() error {
-	r.closeJournal()
-	if err := removeJournal(r.n.env.FS(), r.n.replicaDir(r.name, r.inc)); err != nil {
+	if err := r.dropJournal(); err != nil {
 		return err
 	}
 	return r.openJournal()
+}
+
+// dropJournal closes and removes the window journal: only ever while the
+// checkpoint on disk does not name it.
+func (r *replica) dropJournal() error {
+	r.closeJournal()
+	return removeJournal(r.n.env.FS(), r.n.replicaDir(r.name, r.inc))
 }
 
 // closeJournal closes the window journal, if open.
@@ -452,7 +458,7 @@ func (r *replica) writeCheckpoint(c replicaCheckpoint, done func()) {
 		if c.cut <= r.ckpt.cut {
 			return // an install overtook it
 		}
-		r.ckpt, r.wire = c, wireState{}
+		r.ckpt, r.travelling = c, wireState{}
 		r.emitCheckpointDurable()
 		done()
 	})

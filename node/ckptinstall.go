@@ -222,8 +222,7 @@ func (r *replica) takeCheckpoint(from NodeID, m *wire.Checkpoint, done func(erro
 	r.writeCheckpoint(c, func() {
 		r.installing = false
 		// The window now sits in the checkpoint: the journal is no one's.
-		r.closeJournal()
-		if err := removeJournal(r.n.env.FS(), r.n.replicaDir(r.name, r.inc)); err != nil {
+		if err := r.dropJournal(); err != nil {
 			r.n.env.Halt(fmt.Sprintf("queue %s: %v", r.name, err))
 			return
 		}

@@ -405,14 +405,14 @@ func (r *replica) checkpointWireState() []byte {
 	if !c.journaled {
 		return c.state
 	}
-	if r.wire.cut == c.cut {
-		return r.wire.state
+	if r.travelling.cut == c.cut {
+		return r.travelling.state
 	}
 	s, err := r.baseState()
 	if err != nil {
 		r.readFailed(err)
 		return nil
 	}
-	r.wire = wireState{cut: c.cut, state: encodeState(s)}
-	return r.wire.state
+	r.travelling = wireState{cut: c.cut, state: encodeState(s)}
+	return r.travelling.state
 }

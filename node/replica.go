@@ -86,10 +86,10 @@ type replica struct {
 	build      *ckptBuild
 	installing bool
 	// journal is the window journal, open while the checkpoint names it
-	// or a build writes it; wire caches the checkpoint in the form it
-	// travels in, while a transfer needs it.
-	journal *windowJournal
-	wire    wireState
+	// or a build writes it; travelling caches the checkpoint in the form
+	// it travels in, while a transfer needs it.
+	journal    *windowJournal
+	travelling wireState
 }
 
 // replicaStateV1Size is the size of a replica state file written before
