@@ -92,5 +92,8 @@ func queueStatus(v node.QueueView) status.Queue {
 	for _, id := range v.Replicas {
 		q.Replicas = append(q.Replicas, uint32(id))
 	}
+	if d := v.Depth; d.Known {
+		q.Depth = &status.Depth{Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed, Consumers: d.Consumers}
+	}
 	return q
 }

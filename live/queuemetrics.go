@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,8 +12,9 @@ import (
 // view of the node's queues as /status: how much of each queue's log the
 // local replica retains, and where its checkpoints stand.
 type queueCollector struct {
-	r     *Runtime
-	descs []*prometheus.Desc
+	r          *Runtime
+	descs      []*prometheus.Desc
+	depthDescs []*prometheus.Desc
 }
 
 // queueGauges names each per-queue gauge, in the order descs holds them.
@@ -29,6 +31,17 @@ var queueGauges = []struct {
 	{"cairn_queue_checkpoint_age_seconds", "How long ago the local replica made its newest checkpoint (0: none or unknown)."},
 }
 
+// depthGauges are reported by the queue's serving owner only: the other
+// replicas do not know the backlog.
+var depthGauges = []struct {
+	name, help string
+}{
+	{"cairn_queue_ready_messages", "Messages waiting for a subscriber (serving owner only)."},
+	{"cairn_queue_leased_messages", "Messages delivered under a lease not yet settled (serving owner only)."},
+	{"cairn_queue_delayed_messages", "Messages waiting for their delay to pass (serving owner only)."},
+	{"cairn_queue_consumers", "Subscriptions the owner serves (serving owner only)."},
+}
+
 // queueScrapeWait bounds how long a scrape waits for a busy node.
 const queueScrapeWait = time.Second
 
@@ -37,12 +50,15 @@ func newQueueCollector(r *Runtime) *queueCollector {
 	for _, g := range queueGauges {
 		c.descs = append(c.descs, prometheus.NewDesc(g.name, g.help, []string{"queue"}, nil))
 	}
+	for _, g := range depthGauges {
+		c.depthDescs = append(c.depthDescs, prometheus.NewDesc(g.name, g.help, []string{"queue"}, nil))
+	}
 	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.descs {
+	for _, d := range append(slices.Clone(c.descs), c.depthDescs...) {
 		ch <- d
 	}
 }
@@ -60,6 +76,11 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			float64(q.CheckpointIndex), float64(q.CheckpointBytes), float64(q.CertifiedIndex), q.CheckpointAgeSeconds}
 		for i, v := range values {
 			ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.GaugeValue, v, q.Name)
+		}
+		if d := q.Depth; d != nil {
+			for i, v := range []int{d.Ready, d.Leased, d.Delayed, d.Consumers} {
+				ch <- prometheus.MustNewConstMetric(c.depthDescs[i], prometheus.GaugeValue, float64(v), q.Name)
+			}
 		}
 	}
 }

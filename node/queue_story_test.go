@@ -297,3 +297,37 @@ func TestRequestsToANonOwnerAreRedirected(t *testing.T) {
 	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "no/such", ID: msgID(3)})
 	c.mustReply(3, wire.StatusBadRequest)
 }
+
+// The owner's view counts the backlog by where each message stands; the
+// followers, which do not know leases, report no depth at all.
+func TestTheOwnerCountsItsBacklog(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 2, Lease: time.Minute})
+	for seq := uint64(1); seq <= 4; seq++ {
+		c.request(owner, node.ConnID(seq), &wire.Publish{ReqID: seq, Queue: "orders", ID: msgID(seq), Payload: []byte("job")})
+	}
+	c.request(owner, 5, &wire.Publish{ReqID: 5, Queue: "orders", ID: msgID(5), Delay: time.Hour})
+	c.settle()
+	d := c.deliveries(consumer)
+	if len(d) != 2 {
+		t.Fatalf("a window of 2 got %d deliveries", len(d))
+	}
+	want := node.QueueDepth{Known: true, Ready: 2, Leased: 2, Delayed: 1, Consumers: 1}
+	if got := viewOf(t, c.node(owner).n, "orders").Depth; got != want {
+		t.Fatalf("owner's depth %+v, want %+v", got, want)
+	}
+	c.request(owner, consumer, &wire.Settle{ReqID: 11, Queue: "orders", ID: d[0].ID, Lease: d[0].Lease})
+	c.settle()
+	c.mustReply(11, wire.StatusOK)
+	// The settled message is gone and the freed slot took the next one.
+	want = node.QueueDepth{Known: true, Ready: 1, Leased: 2, Delayed: 1, Consumers: 1}
+	if got := viewOf(t, c.node(owner).n, "orders").Depth; got != want {
+		t.Fatalf("after an ack the owner's depth is %+v, want %+v", got, want)
+	}
+	_, followers := roles("orders")
+	if got := viewOf(t, c.node(followers[0]).n, "orders").Depth; got.Known {
+		t.Fatalf("a follower reports a depth it cannot know: %+v", got)
+	}
+}

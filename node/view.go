@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -50,6 +51,23 @@ type QueueView struct {
 	// CheckpointAge is how long ago the replica made its checkpoint,
 	// by its clock; zero when it has none or does not know.
 	CheckpointAge time.Duration
+	// Depth is the queue's content as its serving owner sees it; only
+	// the owner's view carries it (Depth.Known).
+	Depth QueueDepth
+}
+
+// QueueDepth counts a queue's unsettled messages by where they stand,
+// and the subscriptions its owner serves.
+type QueueDepth struct {
+	// Known is set on the serving owner's view; every count is zero
+	// elsewhere.
+	Known bool
+	// Ready messages wait for a subscriber, Leased ones are out under a
+	// lease, Delayed ones wait for their delay to pass. Their sum is the
+	// queue's unsettled backlog.
+	Ready, Leased, Delayed int
+	// Consumers counts the subscriptions the owner serves.
+	Consumers int
 }
 
 // Queues lists every queue the metadata names or this node holds a
@@ -103,6 +121,7 @@ func (n *Node) queueView(name string) QueueView {
 		v.Role = "stale"
 	case roleOwner:
 		v.Role, v.Commit = "owner", r.own.commit
+		v.Depth = r.own.depth()
 	case roleCandidate:
 		v.Role, v.Commit = "candidate", r.own.commit
 	default:
@@ -120,4 +139,20 @@ func (n *Node) MetaLeader() (leader NodeID, term uint64) {
 		return 0, 0
 	}
 	return n.meta.leader, n.meta.term
+}
+
+// depth counts the owner's unsettled messages. Every leased or delayed
+// message is unsettled and a message is never both, so what remains of
+// the unsettled count is ready (or confirmed and about to be).
+func (o *ownerState) depth() QueueDepth {
+	d := QueueDepth{Known: true, Delayed: len(o.state.delayed), Consumers: len(o.subs)}
+	for _, s := range o.subs {
+		d.Leased += len(s.leases)
+	}
+	d.Ready = len(o.state.messages) - d.Leased - d.Delayed
+	if d.Ready < 0 {
+		panic(fmt.Sprintf("node: queue %s has %d unsettled messages but %d leased and %d delayed",
+			o.r.name, len(o.state.messages), d.Leased, d.Delayed))
+	}
+	return d
 }

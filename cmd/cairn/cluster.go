@@ -196,13 +196,23 @@ func printQueues(w io.Writer, views []nodeView) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tOWNER\tEPOCH\tREPLICAS\tRETAINED\tLAST INDEX\tCOMMIT\tCERTIFIED\tSTATE")
+	fmt.Fprintln(tw, "QUEUE\tOWNER\tEPOCH\tREPLICAS\tREADY\tLEASED\tDELAYED\tCONSUMERS\tRETAINED\tLAST INDEX\tCOMMIT\tCERTIFIED\tSTATE")
 	for _, name := range slices.Sorted(maps.Keys(rows)) {
 		r := rows[name]
-		fmt.Fprintf(tw, "%s\tn%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\n", name, r.q.Owner, r.q.Epoch, nodeList(r.q.Replicas),
-			retained(r.q), r.q.LastIndex, commit(r), r.q.CertifiedIndex, queueState(r))
+		fmt.Fprintf(tw, "%s\tn%d\t%d\t%s\t%s\t%s\t%d\t%s\t%d\t%s\n", name, r.q.Owner, r.q.Epoch, nodeList(r.q.Replicas),
+			depth(r.q.Depth), retained(r.q), r.q.LastIndex, commit(r), r.q.CertifiedIndex, queueState(r))
 	}
 	tw.Flush()
+}
+
+// depth renders the owner's counts of ready, leased and delayed messages
+// and its consumers as four columns; "-" in each when no serving owner
+// answered, since no other replica knows them.
+func depth(d *status.Depth) string {
+	if d == nil {
+		return "-\t-\t-\t-"
+	}
+	return fmt.Sprintf("%d\t%d\t%d\t%d", d.Ready, d.Leased, d.Delayed, d.Consumers)
 }
 
 // retained describes what the reporting replica's log keeps: its size

@@ -156,3 +156,14 @@ func TestRetainedColumn(t *testing.T) {
 		}
 	}
 }
+
+// The depth columns show the serving owner's counts, and a dash in each
+// when no owner answered.
+func TestDepthColumns(t *testing.T) {
+	if got := depth(nil); got != "-\t-\t-\t-" {
+		t.Fatalf("no owner: %q", got)
+	}
+	if got := depth(&status.Depth{Ready: 3, Leased: 2, Delayed: 1, Consumers: 4}); got != "3\t2\t1\t4" {
+		t.Fatalf("owner's depth: %q", got)
+	}
+}

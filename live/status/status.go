@@ -95,7 +95,22 @@ type Queue struct {
 	// CheckpointAgeSeconds is how long ago the local replica made its
 	// checkpoint (0: none, or made before ages were recorded).
 	CheckpointAgeSeconds float64 `json:"checkpoint_age_seconds"`
+	// Depth is the queue's backlog; only the serving owner reports it.
+	Depth *Depth `json:"depth,omitempty"`
 }
+
+// Depth counts a queue's unsettled messages by where they stand: Ready
+// ones wait for a subscriber, Leased ones are out under a lease, Delayed
+// ones wait for their delay. Consumers counts the owner's subscriptions.
+type Depth struct {
+	Ready     int `json:"ready"`
+	Leased    int `json:"leased"`
+	Delayed   int `json:"delayed"`
+	Consumers int `json:"consumers"`
+}
+
+// Backlog is every unsettled message, whatever it waits for.
+func (d Depth) Backlog() int { return d.Ready + d.Leased + d.Delayed }
 
 // Fetch reads the status document from a node's HTTP address (host:port)
 // without a credential: enough for a node whose HTTP port leaves /status
