@@ -36,6 +36,10 @@ type Client struct {
 	core    *core.Client
 	nodes   map[uint32]*nodeEntry
 	waiters map[core.OpID]chan core.Event
+	// unawaited holds the acks handed to the core that nobody waits on,
+	// and flushes the Flush calls waiting for some of them to finish.
+	unawaited map[core.OpID]struct{}
+	flushes   []flushWait
 	subs    map[string]*Subscription
 	timer   *time.Timer
 
@@ -89,6 +93,7 @@ func start(opts Options, addr string, first *handshaken) *Client {
 	c := &Client{
 		opts: opts, nodes: make(map[uint32]*nodeEntry),
 		waiters: make(map[core.OpID]chan core.Event), subs: make(map[string]*Subscription),
+		unawaited: make(map[core.OpID]struct{}),
 		in: make(chan func(), 256), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -133,10 +138,16 @@ func clusterFrom(w session.Welcome, addr string) []NodeInfo {
 // Nodes lists the cluster's nodes as the client learned them, by ID.
 func (c *Client) Nodes() []NodeInfo { return slices.Clone(c.info) }
 
-// Close closes every connection. Operations in flight end with an error
-// wrapping ErrClosed (and ErrUnknownOutcome); subscription handlers are
-// not called again, but Close does not wait for one that is running.
+// Close closes every connection. It first gives the acks already handed
+// over by Ack up to Options.RequestTimeout to be answered (see Flush), so
+// a consumer that acks and then closes does not see its last messages
+// delivered again. Operations still in flight end with an error wrapping
+// ErrClosed (and ErrUnknownOutcome); subscription handlers are not called
+// again, but Close does not wait for one that is running.
 func (c *Client) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.RequestTimeout)
+	c.Flush(ctx)
+	cancel()
 	c.stopOnce.Do(func() { close(c.stop) })
 	<-c.done
 	c.conns.Wait()

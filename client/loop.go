@@ -99,6 +99,10 @@ func (c *Client) dispatch(e core.Event) {
 	if ch, ok := c.waiters[e.Op]; ok {
 		delete(c.waiters, e.Op)
 		ch <- e
+		return
+	}
+	if _, ok := c.unawaited[e.Op]; ok {
+		c.finishUnawaited(e.Op)
 	}
 }
 

@@ -21,14 +21,6 @@ type Delivery struct {
 	d core.Delivery
 }
 
-// Ack settles the delivery for good. It goes to the node that holds the
-// lease; if the lease has lapsed the error is a *StatusError with
-// StatusNotLeased (or StatusOwnerChanged) and the message will be (or was) delivered again.
-func (d *Delivery) Ack(ctx context.Context) error {
-	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) })
-	return err
-}
-
 // Nack hands the delivery back for redelivery.
 func (d *Delivery) Nack(ctx context.Context) error {
 	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Nack(now, d.d) })

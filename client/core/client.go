@@ -233,6 +233,10 @@ func (c *Client) sweep() {
 	c.doneLive = 0
 }
 
+// LastOp is the OpID the latest operation was given (zero before the
+// first); every OpID handed out so far is at most this.
+func (c *Client) LastOp() OpID { return c.lastOp }
+
 // NextDeadline reports the earliest time at which Tick has work: a reply
 // timeout, a retry or a subscription refresh. It reports false when
 // nothing is waiting on time.

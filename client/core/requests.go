@@ -159,13 +159,26 @@ func (c *Client) startSettle(now time.Time, kind OpKind, d Delivery) OpID {
 	op.msgID = d.ID
 	op.lease = d.Lease
 	op.settle = d.From
+	if detail, ok := CheckSettle(d); !ok {
+		return c.reject(op, wire.StatusBadRequest, detail)
+	}
+	return c.start(now, op)
+}
+
+// CheckSettle reports whether d can be acked or nacked at all, and if
+// not, why: a driver that does not wait for a settle's outcome asks
+// first, so a bad delivery still gets its error.
+func CheckSettle(d Delivery) (detail string, ok bool) {
 	if d.From == 0 {
 		// Only a Delivery made by hand lacks its node; the client fills
 		// From in every delivery it reports.
-		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf(
-			"delivery of %s names no node (From is 0): a settle goes to the node that delivered the message; pass the Delivery as it was received", d.ID))
+		return fmt.Sprintf("delivery of %s names no node (From is 0): a settle goes to the node that delivered the message; "+
+			"pass the Delivery as it was received", d.ID), false
 	}
-	return c.start(now, op)
+	if d.Queue == "" || len(d.Queue) > wire.MaxQueueNameLen {
+		return fmt.Sprintf("queue name is %d bytes long: a name is 1 to %d bytes", len(d.Queue), wire.MaxQueueNameLen), false
+	}
+	return "", true
 }
 
 // newOp allocates the next OpID; the operation is not yet live.

@@ -238,7 +238,7 @@ func (col *collector) handle(ctx context.Context, d *client.Delivery) {
 	go func() {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		col.acked1(d.ID, d.Ack(actx))
+		col.acked1(d.ID, d.AckSync(actx))
 	}()
 }
 

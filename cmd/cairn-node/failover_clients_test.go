@@ -75,13 +75,9 @@ func (col *collector) handle(ctx context.Context, d *client.Delivery) {
 	case col.wake <- struct{}{}:
 	default:
 	}
-	// The ack must not hold up the handler if its node is frozen: a lost
-	// ack only means a redelivery.
-	go func() {
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		d.Ack(actx)
-	}()
+	// Ack does not wait for the node, so a frozen node does not hold up
+	// the handler; a lost ack only means a redelivery.
+	d.Ack(ctx)
 }
 
 // failed returns why subscribing failed, if it did.

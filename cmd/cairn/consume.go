@@ -74,8 +74,10 @@ func (p *printer) handle(ctx context.Context, d *client.Delivery) {
 	p.mu.Unlock()
 	fmt.Fprintf(p.e.stdout, "%s\tattempt=%d\t%s\n", d.ID, d.Attempt, bytes.TrimRight(d.Payload, "\n"))
 	if p.ack {
+		// The CLI waits for each settle: it reports every ack that failed,
+		// and a message it printed as consumed is settled when it exits.
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
-		err := d.Ack(actx)
+		err := d.AckSync(actx)
 		cancel()
 		if err != nil {
 			p.mu.Lock()
