@@ -34,6 +34,14 @@
 // interval each node's data directory size, RSS, open files, Go heap and
 // goroutines, and ends with how fast each grew, per minute and per
 // confirmed message, and whether every confirmed message was delivered.
+//
+//	cairn-bench drain [--messages 20000] [--rounds 3] [--ack async,sync] [--window N] [--node-bin PATH] [--peer CMD]
+//
+// drain starts one three-node cluster and, each round, publishes a
+// backlog and times one subscriber draining it with a handler that acks
+// each delivery before it returns (with Ack, or AckSync); with --peer, a
+// peer system's harness (bench/) drains the same workload in turn, and
+// the report gives cairn's rates as ratios of the peer's.
 package main
 
 import (
@@ -82,6 +90,11 @@ commands:
             message lost: [--rate 1000] [--duration 10m] [--interval 30s]
             [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
             (run "cairn-bench soak -h" for every flag)
+  drain     publish a backlog and time one subscriber draining it with a handler
+            that acks each delivery, per ack mode, optionally side by side with
+            a peer system's harness: [--messages 20000] [--rounds 3]
+            [--ack async,sync] [--window N] [--node-bin PATH] [--peer CMD]
+            (run "cairn-bench drain -h" for every flag)
 
 exit codes: 0 ok, 1 a confirmed message was lost, 2 a trial did not recover in
 time (soak: a node exited early or did not stop cleanly on SIGTERM), 3 the
@@ -110,6 +123,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdHistory(ctx, args[1:], stdout, stderr)
 	case "soak":
 		return cmdSoak(ctx, args[1:], stdout, stderr)
+	case "drain":
+		return cmdDrain(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

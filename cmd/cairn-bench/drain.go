@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/latency"
+)
+
+// drainConfig is the configuration of the drain benchmark.
+type drainConfig struct {
+	messages int
+	rounds   int
+	modes    []string // "async" (Ack) and/or "sync" (AckSync)
+	window   uint
+	bin      string
+	peer     string // a peer harness command run side by side, or ""
+}
+
+// drainModes are the ways a handler can ack.
+var drainModes = []string{"async", "sync"}
+
+// parseDrain parses the drain command's flags.
+func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
+	var c drainConfig
+	var modes string
+	fs := flag.NewFlagSet("cairn-bench drain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.messages, "messages", 20000, "messages published before each drain")
+	fs.IntVar(&c.rounds, "rounds", 3, "rounds; each drains once per ack mode (and once on the peer)")
+	fs.StringVar(&modes, "ack", "async,sync", "ack modes, comma-separated: async (Delivery.Ack) and sync (Delivery.AckSync)")
+	fs.UintVar(&c.window, "window", 0, "the subscription window (default: the client's)")
+	fs.StringVar(&c.bin, "node-bin", "", "the cairn-node binary (default: build it from this module)")
+	fs.StringVar(&c.peer, "peer", "", "a peer harness command that drains the same workload on another system (see bench/)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	for m := range strings.SplitSeq(modes, ",") {
+		if !slices.Contains(drainModes, m) {
+			return c, fmt.Errorf("--ack %q: want async, sync or both", modes)
+		}
+		c.modes = append(c.modes, m)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.messages < 1:
+		return c, fmt.Errorf("--messages %d: need at least one", c.messages)
+	case c.rounds < 1:
+		return c, fmt.Errorf("--rounds %d: need at least one", c.rounds)
+	case c.window > 1<<20:
+		return c, fmt.Errorf("--window %d: at most %d", c.window, 1<<20)
+	}
+	return c, nil
+}
+
+// drainResult is one drain: how long the handler took to see every
+// message, and how long until the owner held none unsettled.
+type drainResult struct {
+	handled time.Duration
+	settled time.Duration
+}
+
+// cmdDrain runs the drain benchmark.
+func cmdDrain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	rep := reporter{name: "cairn-bench drain", w: stderr}
+	cfg, err := parseDrain(args, stderr)
+	if err != nil {
+		return rep.usage(err)
+	}
+	tmp, err := os.MkdirTemp("", "cairn-bench-drain-")
+	if err != nil {
+		return rep.failed(err)
+	}
+	defer os.RemoveAll(tmp)
+	if cfg.bin, err = nodeBinary(ctx, cfg.bin, tmp); err != nil {
+		return rep.failed(err)
+	}
+	cl, err := startCluster(cfg.bin, tmp, 3, "info", "")
+	if err != nil {
+		return rep.failed(err)
+	}
+	defer cl.stop()
+	if err := cl.waitHealthy(ctx, 20*time.Second); err != nil {
+		return rep.failed(err)
+	}
+	opts := client.Options{Secret: []byte(benchSecret)}
+	pub, err := client.Dial(ctx, opts, cl.clientAddrs()...)
+	if err != nil {
+		return rep.failed(err)
+	}
+	defer pub.Close()
+	if err := createQueue(ctx, pub, 30*time.Second); err != nil {
+		return rep.failed(err)
+	}
+	var peer *peerHarness
+	if cfg.peer != "" {
+		if peer, err = startPeer(ctx, cfg.peer, stderr); err != nil {
+			return rep.failed(err)
+		}
+		defer peer.close()
+	}
+	fmt.Fprintf(stdout, "cairn-bench drain: 3 cairn-node processes on loopback, one majority queue; each round publishes %d messages of %d B "+
+		"(256 in flight), then one subscriber drains them, its handler acking each delivery before it returns; %d rounds; %d CPUs\n",
+		cfg.messages, payloadSize, cfg.rounds, runtime.NumCPU())
+	results := map[string][]drainResult{}
+	for r := range cfg.rounds {
+		for _, side := range drainOrder(cfg, r) {
+			res, err := drainSide(ctx, cfg, cl, pub, peer, side)
+			if err != nil {
+				return rep.failed(fmt.Errorf("round %d, %s: %w", r+1, side, err))
+			}
+			results[side] = append(results[side], res)
+			fmt.Fprintf(stderr, "round %d/%d %-14s %s\n", r+1, cfg.rounds, side, res.summary(cfg.messages))
+		}
+	}
+	drainReport(stdout, cfg, results)
+	return exitOK
+}
+
+// drainOrder lists the sides a round drains, rotated each round so no
+// side always runs first on a machine warming up.
+func drainOrder(cfg drainConfig, round int) []string {
+	var sides []string
+	for _, m := range cfg.modes {
+		sides = append(sides, "cairn "+m)
+		if cfg.peer != "" {
+			sides = append(sides, "peer "+m)
+		}
+	}
+	k := round % len(sides)
+	return append(sides[k:], sides[:k]...)
+}
+
+// drainSide runs one drain on one side.
+func drainSide(ctx context.Context, cfg drainConfig, cl *cluster, pub *client.Client, peer *peerHarness, side string) (drainResult, error) {
+	system, mode, _ := strings.Cut(side, " ")
+	if system == "peer" {
+		return peer.drain(ctx, cfg.messages, payloadSize, mode)
+	}
+	out := publishBacklog(ctx, pub, benchQueue, cfg.messages, 256)
+	if confirmed, unknown, refused := out.counts(); confirmed != cfg.messages {
+		return drainResult{}, fmt.Errorf("published %d: %d confirmed, %d unknown, %d refused", cfg.messages, confirmed, unknown, refused)
+	}
+	return drainCairn(ctx, cfg, cl, mode)
+}
+
+// drainCairn subscribes a fresh client and times the drain of a queue
+// holding cfg.messages messages.
+func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode string) (drainResult, error) {
+	c, err := client.Dial(ctx, client.Options{Secret: []byte(benchSecret)}, cl.clientAddrs()...)
+	if err != nil {
+		return drainResult{}, err
+	}
+	defer c.Close()
+	h := &drainHandler{want: cfg.messages, seen: make(map[client.MessageID]bool, cfg.messages), all: make(chan struct{}), sync: mode == "sync"}
+	var opts []client.SubscribeOption
+	if cfg.window > 0 {
+		opts = append(opts, client.WithWindow(uint32(cfg.window)))
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	sub, err := c.Subscribe(dctx, benchQueue, h.handle, opts...)
+	if err != nil {
+		return drainResult{}, err
+	}
+	defer sub.Stop()
+	select {
+	case <-h.all:
+	case <-dctx.Done():
+		return drainResult{}, fmt.Errorf("%d of %d handled: %w", h.count(), cfg.messages, dctx.Err())
+	}
+	res := drainResult{handled: time.Since(start)}
+	if err := awaitSettled(dctx, cl); err != nil {
+		return res, err
+	}
+	res.settled = time.Since(start)
+	if h.failed > 0 {
+		return res, fmt.Errorf("%d acks failed", h.failed)
+	}
+	return res, nil
+}
+
+// drainHandler is the subscriber's handler: it acks every delivery, as
+// the README's example does, and notes when it has seen every message.
+type drainHandler struct {
+	want int
+	sync bool
+
+	mu     sync.Mutex
+	seen   map[client.MessageID]bool
+	failed int
+	all    chan struct{}
+}
+
+func (h *drainHandler) handle(ctx context.Context, d *client.Delivery) {
+	var err error
+	if h.sync {
+		err = d.AckSync(ctx)
+	} else {
+		err = d.Ack(ctx)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.failed++
+	}
+	if !h.seen[d.ID] {
+		h.seen[d.ID] = true
+		if len(h.seen) == h.want {
+			close(h.all)
+		}
+	}
+}
+
+func (h *drainHandler) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.seen)
+}
+
+// awaitSettled polls the cluster until the queue's serving owner reports
+// nothing unsettled.
+func awaitSettled(ctx context.Context, cl *cluster) error {
+	for {
+		for _, m := range cl.members {
+			if _, q, ok := m.view(ctx, benchQueue); ok && q.Depth != nil && q.Depth.Backlog() == 0 {
+				return nil
+			}
+		}
+		if err := sleep(ctx, 5*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for the owner to hold nothing unsettled: %w", err)
+		}
+	}
+}
+
+// summary renders one drain.
+func (r drainResult) summary(n int) string {
+	return fmt.Sprintf("%8.0f msg/s handled, %8.0f msg/s settled (%v, %v)", rate(n, r.handled), rate(n, r.settled),
+		r.handled.Round(time.Millisecond), r.settled.Round(time.Millisecond))
+}
+
+// rate is n per d, in messages per second.
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// rates renders the median rate of drains that took ds, and the slowest
+// and fastest.
+func rates(n int, ds []time.Duration) string {
+	return fmt.Sprintf("%.0f (%.0f-%.0f)", rate(n, latency.Summarize(ds).Median), rate(n, slices.Max(ds)), rate(n, slices.Min(ds)))
+}
+
+// drainReport prints each side's drain rates over the rounds and, for
+// each ack mode, cairn's rate as a ratio of the peer's.
+func drainReport(w io.Writer, cfg drainConfig, results map[string][]drainResult) {
+	medians := map[string]float64{}
+	fmt.Fprintf(w, "%-14s %-36s %s\n", "side", "handled msg/s: median (min-max)", "settled msg/s: median (min-max)")
+	for _, side := range slices.Sorted(maps.Keys(results)) {
+		var handled, settled []time.Duration
+		for _, r := range results[side] {
+			handled, settled = append(handled, r.handled), append(settled, r.settled)
+		}
+		medians[side] = rate(cfg.messages, latency.Summarize(handled).Median)
+		fmt.Fprintf(w, "%-14s %-36s %s\n", side, rates(cfg.messages, handled), rates(cfg.messages, settled))
+	}
+	for _, m := range cfg.modes {
+		if p, ok := medians["peer "+m]; ok && p > 0 {
+			fmt.Fprintf(w, "cairn / peer, %s acks (median handled rate): %.2f\n", m, medians["cairn "+m]/p)
+		}
+	}
+	if a, s := medians["cairn async"], medians["cairn sync"]; a > 0 && s > 0 {
+		fmt.Fprintf(w, "cairn async / cairn sync (median handled rate): %.2f\n", a/s)
+	}
+}
