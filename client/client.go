@@ -40,8 +40,8 @@ type Client struct {
 	// and flushes the Flush calls waiting for some of them to finish.
 	unawaited map[core.OpID]struct{}
 	flushes   []flushWait
-	subs    map[string]*Subscription
-	timer   *time.Timer
+	subs      map[string]*Subscription
+	timer     *time.Timer
 
 	in       chan func()
 	stop     chan struct{}
@@ -94,7 +94,7 @@ func start(opts Options, addr string, first *handshaken) *Client {
 		opts: opts, nodes: make(map[uint32]*nodeEntry),
 		waiters: make(map[core.OpID]chan core.Event), subs: make(map[string]*Subscription),
 		unawaited: make(map[core.OpID]struct{}),
-		in: make(chan func(), 256), stop: make(chan struct{}), done: make(chan struct{}),
+		in:        make(chan func(), 256), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.info = clusterFrom(first.welcome, addr)
