@@ -63,12 +63,16 @@ const (
 	// be durable, so a crash can leave a checkpoint that names entries the
 	// disk lost.
 	WindowJournalUnsynced = "window-journal-unsynced"
+	// AckBatchDropsOne: an owner writing the acks of a turn as one
+	// record leaves the last one out, yet confirms it with the others.
+	AckBatchDropsOne = "ack-batch-drops-one"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
-	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced}
+	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
+	AckBatchDropsOne}
 
 // Known reports whether name is a planted bug.
 func Known(name string) bool {

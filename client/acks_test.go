@@ -57,15 +57,12 @@ func TestAckReturnsBeforeTheSettleIsAnswered(t *testing.T) {
 	}
 	nodes[0].mu.Lock()
 	defer nodes[0].mu.Unlock()
-	settles := 0
 	for _, m := range nodes[0].seen {
-		if _, ok := m.(*wire.Settle); ok {
-			settles++
+		if s, ok := m.(*wire.Settle); ok && s.ID.Seq == 1 {
+			return
 		}
 	}
-	if settles != 2 {
-		t.Fatalf("the node saw %d settles, want 2", settles)
-	}
+	t.Fatal("Flush returned, yet the node never saw the handed-over ack")
 }
 
 // Close gives the acks already handed over their answer before it closes

@@ -80,14 +80,24 @@ func (f *fakeNode) handle(nc net.Conn, infos []session.NodeInfo) {
 		if err != nil {
 			return
 		}
-		f.mu.Lock()
-		f.seen = append(f.seen, m)
-		f.mu.Unlock()
-		reply := f.answer(m)
-		if reply == nil {
-			return
+		// A node takes a batch of settles as the settles it carries.
+		reqs := []wire.Message{m}
+		if b, ok := m.(*wire.SettleBatch); ok {
+			reqs = reqs[:0]
+			for _, s := range b.Settles() {
+				reqs = append(reqs, s)
+			}
 		}
-		nc.Write(wire.Encode(nil, reply))
+		for _, req := range reqs {
+			f.mu.Lock()
+			f.seen = append(f.seen, req)
+			f.mu.Unlock()
+			reply := f.answer(req)
+			if reply == nil {
+				return
+			}
+			nc.Write(wire.Encode(nil, reply))
+		}
 	}
 }
 

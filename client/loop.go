@@ -36,10 +36,29 @@ func (c *Client) loop() {
 			return
 		case f := <-c.in:
 			f()
+			c.takeQueued()
 		case <-c.timer.C:
 			c.core.Tick(time.Now())
 		}
 		c.flush()
+	}
+}
+
+// maxTurn bounds how many queued inputs the loop takes before it sends
+// what they produced.
+const maxTurn = 256
+
+// takeQueued runs the inputs already queued behind the one just run, up
+// to maxTurn, so that what they send goes out together: acks handed over
+// in a burst reach the owner as one batch.
+func (c *Client) takeQueued() {
+	for range maxTurn {
+		select {
+		case f := <-c.in:
+			f()
+		default:
+			return
+		}
 	}
 }
 

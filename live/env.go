@@ -48,6 +48,10 @@ func (e *env) Monotonic() time.Duration { return time.Since(e.boot) }
 // wall-clock jump does not move them.
 func (e *env) After(d time.Duration, t node.Timer) {
 	r := e.r
+	if d <= 0 {
+		r.soon = append(r.soon, t) // the node's goroutine fires it (runLoop)
+		return
+	}
 	time.AfterFunc(d, func() { r.post(func() { r.handler.OnTimer(t) }) })
 }
 

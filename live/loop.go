@@ -20,21 +20,66 @@ func (r *Runtime) post(ev func()) {
 }
 
 // runLoop is the node's goroutine: the only one that ever calls the
-// handler or touches the state the Env methods use.
+// handler or touches the state the Env methods use. Timers armed with no
+// delay (an owner's end of turn, a rebuild's next step) run as soon as
+// no input waits, or after maxTurn inputs if inputs keep coming: what
+// arrived together is handled together, and nothing waits on a timer
+// goroutine to be scheduled.
 func (r *Runtime) runLoop() {
 	defer close(r.loopDone)
 	for {
+		if len(r.soon) == 0 {
+			select {
+			case <-r.loopStop:
+				return
+			case ev := <-r.inbox:
+				if !r.handle(ev) {
+					return
+				}
+			}
+			continue
+		}
 		select {
 		case <-r.loopStop:
 			return
 		case ev := <-r.inbox:
-			r.m.inbox.Set(float64(len(r.inbox)))
-			ev()
-			if r.halted {
+			if !r.handle(ev) {
 				return
 			}
+			if r.turn++; r.turn < maxTurn {
+				continue
+			}
+		default:
+		}
+		if !r.runSoon() {
+			return
 		}
 	}
+}
+
+// maxTurn bounds how many inputs the loop takes while timers armed with
+// no delay wait.
+const maxTurn = 256
+
+// handle runs one event, and reports false once the node has halted.
+func (r *Runtime) handle(ev func()) bool {
+	r.m.inbox.Set(float64(len(r.inbox)))
+	ev()
+	return !r.halted
+}
+
+// runSoon fires the timers armed with no delay so far; those they arm
+// wait for the next turn. It reports false once the node has halted.
+func (r *Runtime) runSoon() bool {
+	due := r.soon
+	r.soon, r.turn = nil, 0
+	for _, t := range due {
+		r.handler.OnTimer(t)
+		if r.halted {
+			return false
+		}
+	}
+	return true
 }
 
 // onClientRequest passes a client request to the node, except while
@@ -45,7 +90,7 @@ func (r *Runtime) onClientRequest(conn node.ConnID, m wire.Message) {
 		r.handler.OnClient(conn, m)
 		return
 	}
-	if reqID, ok := wire.RequestID(m); ok {
+	for _, reqID := range wire.RequestIDs(m) {
 		r.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusUnavailable, Detail: "node is shutting down"})
 	}
 }

@@ -79,7 +79,11 @@ type Runtime struct {
 	clients map[node.ConnID]*frameConn
 	halted  bool
 
-	inbox    chan func()
+	inbox chan func()
+	// soon holds the timers armed with no delay, and turn counts the
+	// inputs taken since the first of them (runLoop).
+	soon     []node.Timer
+	turn     int
 	loopStop chan struct{} // closed to stop the node's goroutine
 	loopDone chan struct{} // closed once it has returned
 

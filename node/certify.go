@@ -72,12 +72,16 @@ func (o *ownerState) maybeCertify() {
 		o.certifyFactor, o.lastCertifyAt = jitterFactor(r.n.env.Rand().Float64()), now
 	}
 	f := o.certifyFactor
-	due := pending || float64(o.commit-base) >= float64(cfg.CheckpointRecords)*f || float64(o.appendedBytes) >= float64(cfg.CheckpointBytes)*f ||
+	// A settles record counts once per message it settles: the acks of a
+	// turn share one record, yet each changes the state a checkpoint lets
+	// the log forget.
+	records := max(float64(o.commit-base), float64(o.appendedChanges))
+	due := pending || records >= float64(cfg.CheckpointRecords)*f || float64(o.appendedBytes) >= float64(cfg.CheckpointBytes)*f ||
 		float64(now.Sub(o.lastCertifyAt)) >= float64(cfg.CheckpointInterval)*f
 	if !due {
 		return
 	}
-	o.lastCertifyCut, o.appendedBytes, o.lastCertifyAt = o.commit, 0, now
+	o.lastCertifyCut, o.appendedBytes, o.appendedChanges, o.lastCertifyAt = o.commit, 0, 0, now
 	o.certifyFactor = jitterFactor(r.n.env.Rand().Float64())
 	o.certify = &certifyAttempt{cut: o.commit, members: slices.Clone(r.members), started: o.ticks}
 	o.askCheckpoints()

@@ -225,8 +225,27 @@ func (c *cluster) settle() {
 		if i > 10000 {
 			c.t.Fatal("the cluster does not settle")
 		}
-		if c.deliver(all[envelope])+c.completeSyncs(all[*member]) == 0 {
+		if c.deliver(all[envelope])+c.completeSyncs(all[*member])+c.fireDue() == 0 {
 			return
+		}
+	}
+}
+
+// fireDue fires the timers already due, as an environment fires a timer
+// armed with no delay (the owners' end of turn, a rebuild's next step)
+// without waiting for time to pass. It returns how many fired.
+func (c *cluster) fireDue() int {
+	fired := 0
+	for {
+		i := slices.IndexFunc(c.timers, func(t timer) bool { return !t.at.After(c.now) })
+		if i < 0 {
+			return fired
+		}
+		tm := c.timers[i]
+		c.timers = slices.Delete(c.timers, i, i+1)
+		if !tm.m.down && tm.m.inc == tm.inc {
+			tm.m.run(func() { tm.m.n.OnTimer(tm.t) })
+			fired++
 		}
 	}
 }
@@ -251,11 +270,21 @@ func (c *cluster) advance(d time.Duration) {
 	c.now = end
 }
 
-// request sends a client request to a node and returns the replies it
-// produced before anything else happens.
+// request sends a client request to a node, alone in its turn; the
+// replies it produced wait in the client reply queue.
 func (c *cluster) request(to node.NodeID, conn node.ConnID, req wire.Message) {
+	c.requestTurn(to, conn, req)
+}
+
+// requestTurn sends several client requests to a node in one turn: all
+// of them arrive before the node's end-of-turn timer fires, as requests
+// queued behind each other do, and then it fires.
+func (c *cluster) requestTurn(to node.NodeID, conn node.ConnID, reqs ...wire.Message) {
 	m := c.node(to)
-	m.run(func() { m.n.OnClient(conn, req) })
+	for _, req := range reqs {
+		m.run(func() { m.n.OnClient(conn, req) })
+	}
+	c.fireDue()
 }
 
 // reply takes the reply to reqID from the client reply queue.

@@ -19,6 +19,9 @@ type LogEntry struct {
 	Type  string
 	Epoch uint64
 	ID    wire.MessageID // publish and settle records
+	// More lists the IDs after the first that one settle record settles
+	// (the acks an owner took in one turn); nil for every other record.
+	More []wire.MessageID
 	// At is the owner's stamp on a stamped record, Unix nanoseconds;
 	// zero on records written before stamps and on other kinds.
 	At int64
@@ -52,6 +55,16 @@ var recordNames = map[storage.RecordType]string{
 	recordCreate: "create", recordPublish: "publish", recordSettle: "settle",
 	recordPromote: "promote", recordDelete: "delete", recordEpochMark: "epoch-mark",
 	recordPublishAt: "publish", recordSettleAt: "settle", recordEpochMarkAt: "epoch-mark",
+	recordSettles: "settle",
+}
+
+// IDs lists every message the entry names: a publish's, or each one a
+// settle record settles.
+func (e LogEntry) IDs() []wire.MessageID {
+	if e.Type != "publish" && e.Type != "settle" {
+		return nil
+	}
+	return append([]wire.MessageID{e.ID}, e.More...)
 }
 
 // DumpReplicas reads every queue replica under dataDir on fs. Opening a
@@ -117,7 +130,14 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 				d.Err = err
 				return d
 			}
-			d.Entries = append(d.Entries, LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at})
+			e := LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at}
+			if len(r.ids) > 0 {
+				e.ID = r.ids[0]
+			}
+			if len(r.ids) > 1 {
+				e.More = r.ids[1:]
+			}
+			d.Entries = append(d.Entries, e)
 		}
 	}
 }

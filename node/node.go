@@ -197,6 +197,9 @@ type Node struct {
 	// rebuildScheduled is set while a timer for the next rebuild step is
 	// pending.
 	rebuildScheduled bool
+	// flushScheduled is set while the timer that ends the owners' turn
+	// is pending.
+	flushScheduled bool
 }
 
 // New returns a node; Start opens its storage. It panics on an invalid
@@ -302,6 +305,9 @@ func (n *Node) OnTimer(t Timer) {
 	case timerRebuild:
 		n.onRebuildTimer()
 		return
+	case timerFlush:
+		n.onFlushTimer()
+		return
 	}
 	if t.Kind != timerTick || t.Seq != n.tickSeq {
 		return
@@ -389,7 +395,7 @@ func (n *Node) OnDisconnect(peer NodeID) {
 // OnClient implements Handler: one handler per client request type.
 func (n *Node) OnClient(conn ConnID, req wire.Message) {
 	if !n.started {
-		if id, ok := wire.RequestID(req); ok {
+		for _, id := range wire.RequestIDs(req) {
 			n.reply(conn, id, wire.StatusUnavailable, "node is starting")
 		}
 		return
@@ -405,6 +411,10 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onSubscribe(conn, m)
 	case *wire.Settle:
 		n.onSettle(conn, m)
+	case *wire.SettleBatch:
+		for _, st := range m.Settles() {
+			n.onSettle(conn, st)
+		}
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
 	default:

@@ -45,11 +45,13 @@ type ownerState struct {
 	recovery *recovery.Core
 	// certify is the checkpoint certification in progress, if any;
 	// lastCertifyCut the cut of the latest attempt, and appendedBytes the
-	// record bytes appended since it started. ticks counts owner ticks.
-	certify        *certifyAttempt
-	lastCertifyCut uint64
-	appendedBytes  int64
-	ticks          uint64
+	// record bytes appended since it started, appendedChanges the records
+	// (a settles record once per message it settles). ticks counts owner ticks.
+	certify         *certifyAttempt
+	lastCertifyCut  uint64
+	appendedBytes   int64
+	appendedChanges int64
+	ticks           uint64
 	// lastCertifyAt is when the latest attempt started (or the owner
 	// first looked), and certifyFactor the jitter of the next one (zero
 	// until drawn).
@@ -58,6 +60,11 @@ type ownerState struct {
 	// staleOwner is, once the replica went stale, the owner of the newer
 	// epoch that superseded it, if known: its clients are told.
 	staleOwner NodeID
+	// settling holds the acks taken this turn, and replicatePending says
+	// records were appended this turn: both wait for the flush timer
+	// (turn.go).
+	settling         []pendingSettle
+	replicatePending bool
 }
 
 // progress is the owner's view of one follower.
@@ -143,7 +150,7 @@ func (o *ownerState) finishOpening() {
 }
 
 // append writes records at the owner's epoch, applies them, asks for a
-// sync and streams them to followers. It returns the last index, or 0 if
+// sync and, at the end of the turn, streams them to followers. It returns the last index, or 0 if
 // the log failed (the process is then halting).
 func (o *ownerState) append(recs ...record) uint64 {
 	r := o.r
@@ -171,10 +178,11 @@ func (o *ownerState) append(recs ...record) uint64 {
 		r.noteEntry(first+uint64(i), r.epoch)
 		o.state.apply(first+uint64(i), rec)
 		o.appendedBytes += int64(len(entries[i].Body))
+		o.appendedChanges += int64(max(1, len(rec.ids)))
 	}
 	r.n.env.Boundary("queue.after.append")
 	r.log.RequestSync()
-	o.replicate()
+	o.replicateSoon()
 	return last
 }
 

@@ -26,18 +26,23 @@ const (
 	recordPublishAt   storage.RecordType = 7 // publish, plus the stamp
 	recordSettleAt    storage.RecordType = 8 // settle, plus the stamp
 	recordEpochMarkAt storage.RecordType = 9 // epoch marker, plus the stamp and the window
+	// recordSettles settles several messages in one record (the stamp,
+	// then the IDs): the acks an owner took in one turn are written
+	// together, one record and one replication page for all of them.
+	recordSettles storage.RecordType = 10
 )
 
 // record is a decoded queue log record.
 type record struct {
 	typ     storage.RecordType
 	epoch   uint64
-	policy  wire.Policy    // create
-	members []NodeID       // create
-	id      wire.MessageID // publish, settle
-	readyAt int64          // publish: Unix nanoseconds on the owner's clock; 0 = at once
-	until   int64          // promote: the clock boundary, Unix nanoseconds
-	payload []byte         // publish
+	policy  wire.Policy      // create
+	members []NodeID         // create
+	id      wire.MessageID   // publish, settle
+	ids     []wire.MessageID // settles: every message the record settles
+	readyAt int64            // publish: Unix nanoseconds on the owner's clock; 0 = at once
+	until   int64            // promote: the clock boundary, Unix nanoseconds
+	payload []byte           // publish
 	// at is the owner's clock when it appended a stamped record, Unix
 	// nanoseconds; window the deduplication window an epoch marker sets.
 	at     int64
@@ -93,6 +98,16 @@ func encodeRecord(r record) []byte {
 	case recordEpochMarkAt:
 		b = wire.AppendInt64(b, r.at)
 		b = wire.AppendInt64(b, r.window)
+	case recordSettles:
+		if len(r.ids) == 0 {
+			panic("node: encoding a settles record that settles nothing")
+		}
+		b = wire.AppendInt64(b, r.at)
+		b = wire.AppendUint32(b, uint32(len(r.ids)))
+		for _, id := range r.ids {
+			b = wire.AppendUint64(b, id.Producer)
+			b = wire.AppendUint64(b, id.Seq)
+		}
 	case recordPromote:
 		b = wire.AppendInt64(b, r.until)
 	case recordDelete:
@@ -130,6 +145,13 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		r.at = d.Int64()
 	case recordEpochMarkAt:
 		r.at, r.window = d.Int64(), d.Int64()
+	case recordSettles:
+		r.at = d.Int64()
+		n := d.Count(16)
+		r.ids = make([]wire.MessageID, 0, n)
+		for range n {
+			r.ids = append(r.ids, wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()})
+		}
 	case recordPromote:
 		r.until = d.Int64()
 	case recordDelete, recordEpochMark:
@@ -138,6 +160,9 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 	}
 	if err := d.Finish(); err != nil {
 		return record{}, fmt.Errorf("queue record type %d: %w", typ, err)
+	}
+	if typ == recordSettles && len(r.ids) == 0 {
+		return record{}, fmt.Errorf("queue record type %d settles nothing", typ)
 	}
 	return r, nil
 }

@@ -182,7 +182,7 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	if msg.lease != nil {
 		o.release(msg.lease, false)
 	}
-	o.wait(conn, m.ReqID, o.append(record{typ: recordSettle, id: m.ID}))
+	o.settleSoon(conn, m.ReqID, m.ID)
 }
 
 // onSetDetection changes the failure detection policy through the

@@ -127,6 +127,10 @@ func (s *queueState) apply(index uint64, r record) {
 		s.applyPublish(index, r)
 	case recordSettle:
 		s.applySettle(index, r)
+	case recordSettles:
+		for _, id := range r.ids {
+			s.applySettle(index, record{typ: recordSettle, id: id, at: r.at})
+		}
 	case recordPromote:
 		s.applyPromote(index, r.until)
 	case recordDelete:

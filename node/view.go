@@ -141,18 +141,20 @@ func (n *Node) MetaLeader() (leader NodeID, term uint64) {
 	return n.meta.leader, n.meta.term
 }
 
-// depth counts the owner's unsettled messages. Every leased or delayed
-// message is unsettled and a message is never both, so what remains of
-// the unsettled count is ready (or confirmed and about to be).
+// depth counts the owner's unsettled messages. Every leased, delayed or
+// just-acked message is unsettled and a message is only ever one of
+// them, so what remains of the unsettled count is ready (or about to be
+// confirmed and ready).
 func (o *ownerState) depth() QueueDepth {
 	d := QueueDepth{Known: true, Delayed: len(o.state.delayed), Consumers: len(o.subs)}
 	for _, s := range o.subs {
 		d.Leased += len(s.leases)
 	}
-	d.Ready = len(o.state.messages) - d.Leased - d.Delayed
+	settling := o.settlingCount()
+	d.Ready = len(o.state.messages) - d.Leased - d.Delayed - settling
 	if d.Ready < 0 {
-		panic(fmt.Sprintf("node: queue %s has %d unsettled messages but %d leased and %d delayed",
-			o.r.name, len(o.state.messages), d.Leased, d.Delayed))
+		panic(fmt.Sprintf("node: queue %s has %d unsettled messages but %d leased, %d delayed and %d being settled",
+			o.r.name, len(o.state.messages), d.Leased, d.Delayed, settling))
 	}
 	return d
 }

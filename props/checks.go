@@ -1,6 +1,7 @@
 package props
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -110,6 +111,9 @@ type entryView struct {
 	Type  string
 	Epoch uint64
 	ID    wire.MessageID
+	// More is the rest of a settle record's IDs, rendered, so views
+	// compare with ==.
+	More string
 }
 
 // checkConvergence compares every replica of a queue with its owner's:
@@ -197,7 +201,7 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 func views(es []node.LogEntry) []entryView {
 	out := make([]entryView, len(es))
 	for i, e := range es {
-		out[i] = entryView{e.Index, e.Type, e.Epoch, e.ID}
+		out[i] = entryView{e.Index, e.Type, e.Epoch, e.ID, fmt.Sprint(e.More)}
 	}
 	return out
 }

@@ -91,7 +91,9 @@ func newIndex(h *sim.History) *index {
 				case "publish":
 					ix.inLog[e.ID] = true
 				case "settle":
-					ix.settledInLog[e.ID] = true
+					for _, id := range e.IDs() {
+						ix.settledInLog[id] = true
+					}
 				}
 			}
 			if r.Checkpoint != nil {
@@ -122,7 +124,9 @@ func (ix *index) addCheckpoint(r node.ReplicaDump) {
 		case e.Type == "publish":
 			live[e.ID] = true
 		case e.Type == "settle":
-			delete(live, e.ID)
+			for _, id := range e.IDs() {
+				delete(live, id)
+			}
 		}
 	}
 	for _, op := range ix.h.Ops {
@@ -201,7 +205,7 @@ func (ix *index) life(id wire.MessageID) string {
 	for _, nid := range sortedNodes(ix.h.Final) {
 		for _, r := range ix.h.Final[nid] {
 			for _, e := range r.Entries {
-				if e.ID == id && (e.Type == "publish" || e.Type == "settle") {
+				if slices.Contains(e.IDs(), id) {
 					fmt.Fprintf(&b, "\n      on-disk %s q=%s %s index=%d epoch=%d", nid, r.Queue, e.Type, e.Index, e.Epoch)
 				}
 			}

@@ -38,6 +38,8 @@ type clientProc struct {
 	replied Stamp
 	// lastSub notes when each queue's subscription last failed, to retry.
 	subscribed map[string]bool
+	// acksLingering is set while a send of held acks is scheduled.
+	acksLingering bool
 }
 
 // conn is a client connection to one incarnation of a node.

@@ -146,6 +146,23 @@ func (c *clientProc) react(d core.Delivery) {
 			return // let the lease run out
 		}
 		c.invoked(id, kind, d.Queue, d.ID, 0)
+		if kind == "ack" && wl.AckLinger > 0 {
+			c.lingerAcks(wl.AckLinger)
+			return
+		}
+		c.flush()
+	})
+}
+
+// lingerAcks sends the acks taken so far after d, together with any
+// taken meanwhile: the client's outbox packs them into one batch.
+func (c *clientProc) lingerAcks(d time.Duration) {
+	if c.acksLingering {
+		return
+	}
+	c.acksLingering = true
+	c.w.schedule(c.w.now+d, -1, 0, func() {
+		c.acksLingering = false
 		c.flush()
 	})
 }

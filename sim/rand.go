@@ -24,6 +24,9 @@ const (
 	streamDedup = "dedup"
 	// streamQuota draws a generated scenario's data quota.
 	streamQuota = "quota"
+	// streamAckLinger draws how long a generated scenario's consumers
+	// hold their acks.
+	streamAckLinger = "ack-linger"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -275,6 +275,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Checkpoint = drawCheckpoint(seed)
 		sc.Dedup = drawDedup(seed)
 		sc.Quota = drawQuota(seed, sc.Checkpoint)
+		sc.Workload.AckLinger = drawAckLinger(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc

@@ -235,6 +235,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.count("limit", &wl.PublishLimit)
 	kv.duration("probe", &wl.ProbeAt)
 	kv.duration("consume-at", &wl.ConsumeAt)
+	kv.duration("ack-linger", &wl.AckLinger)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}

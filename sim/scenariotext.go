@@ -78,6 +78,12 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			wl.PayloadMax, floatText(wl.DelayChance), wl.DelayMax, floatText(wl.AckChance), floatText(wl.NackChance),
 			wl.Lease, wl.Window, spanText(wl.Think.Min, wl.Think.Max), tailText(wl.Think), wl.RequestTimeout, wl.Quiet,
 			wl.PublishLimit, wl.ProbeAt, wl.ConsumeAt)
+		if wl.AckLinger != 0 {
+			// Written only when set, so scenarios saved before it still
+			// read back as they were.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " ack-linger=%v\n", wl.AckLinger)
+		}
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s\n", q.Name, q.Policy)
 		}

@@ -39,6 +39,10 @@ type Workload struct {
 	// ConsumeAt delays the consumers' first subscriptions, so producers
 	// build a backlog before anyone consumes (0: they start together).
 	ConsumeAt time.Duration
+	// AckLinger is how long a consumer holds its acks before sending
+	// them, so the acks of deliveries handled close together travel in
+	// one batch, as the Go client's do under load (0: each goes at once).
+	AckLinger time.Duration
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover
@@ -55,9 +59,9 @@ type QueueSpec struct {
 
 // String summarizes the workload on one line.
 func (wl Workload) String() string {
-	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v",
+	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v ack-linger=%v",
 		len(wl.Queues), wl.Producers, wl.Consumers, wl.PublishEvery, wl.PayloadMax, wl.DelayChance, wl.DelayMax,
-		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt)
+		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt, wl.AckLinger)
 }
 
 func drawWorkload(r *rand.Rand) *Workload {
@@ -89,6 +93,12 @@ func drawWorkload(r *rand.Rand) *Workload {
 		})
 	}
 	return wl
+}
+
+// drawAckLinger draws how long consumers hold their acks, from a stream
+// of its own so that adding it changed no other draw.
+func drawAckLinger(seed uint64) time.Duration {
+	return pick(newStream(seed, streamAckLinger), 0, 0, 2*time.Millisecond, 10*time.Millisecond)
 }
 
 // windowForCapacity is the smallest subscription window that lets the

@@ -90,7 +90,8 @@ func (s Status) String() string {
 }
 
 // RequestID returns the request ID a client request carries; ok is false
-// for any message that is not a client request.
+// for any message that is not a client request. A SettleBatch carries one
+// per item: RequestID gives the first, RequestIDs all of them.
 func RequestID(m Message) (id uint64, ok bool) {
 	switch m := m.(type) {
 	case *CreateQueue:
@@ -105,6 +106,11 @@ func RequestID(m Message) (id uint64, ok bool) {
 		return m.ReqID, true
 	case *SetDetection:
 		return m.ReqID, true
+	case *SettleBatch:
+		if len(m.Items) > 0 {
+			return m.Items[0].ReqID, true
+		}
+		return 0, true
 	}
 	return 0, false
 }

@@ -42,6 +42,7 @@ const (
 	KindDelivery    Kind = 46
 
 	KindSetDetection Kind = 47
+	KindSettleBatch  Kind = 48
 )
 
 var kindNames = map[Kind]string{
@@ -70,6 +71,7 @@ var kindNames = map[Kind]string{
 	KindReply:             "Reply",
 	KindDelivery:          "Delivery",
 	KindSetDetection:      "SetDetection",
+	KindSettleBatch:       "SettleBatch",
 }
 
 // String names the kind for traces and logs.
@@ -134,6 +136,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeDelivery(d), nil
 	case KindSetDetection:
 		return decodeSetDetection(d), nil
+	case KindSettleBatch:
+		return decodeSettleBatch(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

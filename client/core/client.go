@@ -146,9 +146,45 @@ func New(cfg Config, rng *rand.Rand) *Client {
 // Outbox returns the messages to send, in the order they were produced,
 // and forgets them.
 func (c *Client) Outbox() []Outgoing {
-	out := c.outbox
+	out := coalesceSettles(c.outbox)
 	c.outbox = nil
 	return out
+}
+
+// maxSettleBatch bounds the settles one SettleBatch carries (33 bytes
+// each), far below a frame's limit.
+const maxSettleBatch = 1024
+
+// coalesceSettles packs settles queued one after another for the same
+// node and queue into SettleBatch frames. Each keeps its own ReqID and
+// gets its own reply, so nothing else in the client changes: the batch
+// only saves the owner a request, and the log a record, per ack.
+func coalesceSettles(out []Outgoing) []Outgoing {
+	merged := out[:0]
+	for _, o := range out {
+		s, ok := o.Msg.(*wire.Settle)
+		if !ok || len(merged) == 0 {
+			merged = append(merged, o)
+			continue
+		}
+		prev := &merged[len(merged)-1]
+		item := wire.SettleItem{ReqID: s.ReqID, ID: s.ID, Lease: s.Lease, Nack: s.Nack}
+		switch p := prev.Msg.(type) {
+		case *wire.Settle:
+			if prev.To == o.To && p.Queue == s.Queue {
+				prev.Msg = &wire.SettleBatch{Queue: s.Queue, Items: []wire.SettleItem{
+					{ReqID: p.ReqID, ID: p.ID, Lease: p.Lease, Nack: p.Nack}, item}}
+				continue
+			}
+		case *wire.SettleBatch:
+			if prev.To == o.To && p.Queue == s.Queue && len(p.Items) < maxSettleBatch {
+				p.Items = append(p.Items, item)
+				continue
+			}
+		}
+		merged = append(merged, o)
+	}
+	return merged
 }
 
 // Events returns finished operations and deliveries, in the order they

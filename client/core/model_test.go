@@ -100,6 +100,14 @@ func (m *model) exchange() {
 		}
 		for _, o := range out {
 			fmt.Fprintf(&m.log, "%v n%d<-%s\n", m.now.Sub(t0), o.To, wire.Describe(o.Msg))
+			if b, ok := o.Msg.(*wire.SettleBatch); ok {
+				// Each settle of a batch is a request of its own, with
+				// its own fate.
+				for _, s := range b.Settles() {
+					m.serve(o.To, s)
+				}
+				continue
+			}
 			m.serve(o.To, o.Msg)
 		}
 	}

@@ -1,0 +1,124 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// An owner works in turns. Requests that arrive close together (what the
+// environment delivers before the node's flush timer, armed with no
+// delay, fires) share the work a request used to do alone: the acks of a
+// turn are written as one settles record, and new records go to the
+// followers in one replication page per turn instead of one per record.
+// Nothing is confirmed before it was written, synced and replicated as
+// before; a turn only groups the writing and the sending.
+
+// timerFlush ends the turn: it writes the pending acks and replicates.
+const timerFlush TimerKind = 5
+
+// pendingSettle is an ack taken this turn, answered once the record that
+// settles its message is confirmed.
+type pendingSettle struct {
+	conn  ConnID
+	reqID uint64
+	id    wire.MessageID
+}
+
+// scheduleFlush arms the flush timer, once per turn.
+func (n *Node) scheduleFlush() {
+	if !n.flushScheduled {
+		n.flushScheduled = true
+		n.env.After(0, Timer{Kind: timerFlush})
+	}
+}
+
+// onFlushTimer ends the turn of every queue this node owns.
+func (n *Node) onFlushTimer() {
+	n.flushScheduled = false
+	for _, name := range n.names {
+		if r := n.queues[name]; r.own != nil {
+			r.own.flush()
+		}
+	}
+}
+
+// replicateSoon asks for the new records to go to the followers at the
+// end of the turn.
+func (o *ownerState) replicateSoon() {
+	o.replicatePending = true
+	o.r.n.scheduleFlush()
+}
+
+// settleSoon takes an ack of an unsettled message whose lease was already
+// released; the record that settles it is written at the end of the turn.
+func (o *ownerState) settleSoon(conn ConnID, reqID uint64, id wire.MessageID) {
+	o.settling = append(o.settling, pendingSettle{conn: conn, reqID: reqID, id: id})
+	o.r.n.scheduleFlush()
+}
+
+// flush ends this owner's turn.
+func (o *ownerState) flush() {
+	if len(o.settling) > 0 {
+		o.writeSettles()
+	}
+	if o.replicatePending {
+		o.replicatePending = false
+		o.replicate()
+	}
+}
+
+// writeSettles writes the turn's acks as one record and parks each ack
+// until that record is confirmed. An owner that stopped serving during
+// the turn wrote none of them, and says so: the client may try again.
+func (o *ownerState) writeSettles() {
+	pending := o.settling
+	o.settling = nil
+	if !o.r.serving() {
+		for _, p := range pending {
+			o.r.n.reply(p.conn, p.reqID, wire.StatusUnavailable, fmt.Sprintf("queue %s stopped serving here before the ack was written", o.r.name))
+		}
+		return
+	}
+	ids := make([]wire.MessageID, 0, len(pending))
+	seen := make(map[wire.MessageID]bool, len(pending))
+	for _, p := range pending {
+		if _, live := o.state.messages[p.id]; live && !seen[p.id] {
+			seen[p.id] = true
+			ids = append(ids, p.id)
+		}
+	}
+	if bugs.Active(bugs.AckBatchDropsOne) && len(ids) > 1 {
+		ids = ids[:len(ids)-1]
+	}
+	index := uint64(0)
+	if len(ids) > 0 {
+		index = o.append(record{typ: recordSettles, ids: ids})
+	}
+	for _, p := range pending {
+		if seen[p.id] {
+			o.wait(p.conn, p.reqID, index)
+			continue
+		}
+		// Settled before this turn ended: an ack is idempotent, and its
+		// answer waits for the record that settled the message.
+		if at, ok := o.state.settled[p.id]; ok {
+			o.wait(p.conn, p.reqID, at)
+			continue
+		}
+		o.r.n.reply(p.conn, p.reqID, wire.StatusNotLeased, "no unsettled message "+p.id.String())
+	}
+}
+
+// settlingCount counts the distinct messages acked this turn that are
+// still unsettled: the depth counts them as neither ready nor leased.
+func (o *ownerState) settlingCount() int {
+	seen := make(map[wire.MessageID]bool, len(o.settling))
+	for _, p := range o.settling {
+		if m, live := o.state.messages[p.id]; live && !m.delayed && m.lease == nil {
+			seen[p.id] = true
+		}
+	}
+	return len(seen)
+}
