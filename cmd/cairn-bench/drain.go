@@ -24,6 +24,7 @@ type drainConfig struct {
 	modes    []string // "async" (Ack) and/or "sync" (AckSync)
 	window   uint
 	bin      string
+	settings string // TOML lines added to every node's configuration
 	peer     string // a peer harness command run side by side, or ""
 }
 
@@ -41,6 +42,7 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 	fs.StringVar(&modes, "ack", "async,sync", "ack modes, comma-separated: async (Delivery.Ack) and sync (Delivery.AckSync)")
 	fs.UintVar(&c.window, "window", 0, "the subscription window (default: the client's)")
 	fs.StringVar(&c.bin, "node-bin", "", "the cairn-node binary (default: build it from this module)")
+	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration, e.g. 'checkpoint_records = -1'")
 	fs.StringVar(&c.peer, "peer", "", "a peer harness command that drains the same workload on another system (see bench/)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -86,7 +88,7 @@ func cmdDrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.bin, err = nodeBinary(ctx, cfg.bin, tmp); err != nil {
 		return rep.failed(err)
 	}
-	cl, err := startCluster(cfg.bin, tmp, 3, "info", "")
+	cl, err := startCluster(cfg.bin, tmp, 3, "info", cfg.settings)
 	if err != nil {
 		return rep.failed(err)
 	}
