@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"fmt"
+	"hash"
 	"maps"
 	"slices"
 
@@ -34,11 +35,80 @@ func encodeState(s *queueState) []byte { return encodeStateForm(s, false) }
 func encodeStateJournaled(s *queueState) []byte { return encodeStateForm(s, true) }
 
 func encodeStateForm(s *queueState, journaled bool) []byte {
+	msgs := encodedMessages(s)
+	b := make([]byte, 0, encodedStateSize(s, msgs, journaled))
+	b = appendStateHead(b, s, len(msgs))
+	for _, m := range msgs {
+		b = appendMessage(b, m)
+	}
+	return appendStateTail(b, s, journaled)
+}
+
+// stateEncoding is a state's journaled encoding written over several
+// steps, and its digest computed as it grows: the same bytes and digest
+// as encodeStateJournaled and stateDigest give at once. The state must
+// not change until it is done.
+type stateEncoding struct {
+	s      *queueState
+	msgs   []*message
+	next   int // the next message to write
+	buf    []byte
+	hashed int // how much of buf the hash has taken
+	h      hash.Hash
+}
+
+func newStateEncoding(s *queueState) *stateEncoding {
+	msgs := encodedMessages(s)
+	buf := make([]byte, 0, encodedStateSize(s, msgs, true))
+	return &stateEncoding{s: s, msgs: msgs, buf: appendStateHead(buf, s, len(msgs)), h: sha256.New()}
+}
+
+// step writes about budget bytes more of messages, and reports whether
+// the encoding is complete.
+func (e *stateEncoding) step(budget int) bool {
+	start := len(e.buf)
+	for e.next < len(e.msgs) && len(e.buf)-start < budget {
+		e.buf = appendMessage(e.buf, e.msgs[e.next])
+		e.next++
+	}
+	done := e.next == len(e.msgs)
+	if done {
+		e.buf = appendStateTail(e.buf, e.s, true)
+	}
+	e.h.Write(e.buf[e.hashed:])
+	e.hashed = len(e.buf)
+	return done
+}
+
+// sum is the digest of the complete encoding.
+func (e *stateEncoding) sum() [32]byte {
+	if e.next < len(e.msgs) || e.hashed != len(e.buf) {
+		panic(fmt.Sprintf("node: queue %s: digest of an encoding %d of %d messages in", e.s.name, e.next, len(e.msgs)))
+	}
+	var d [32]byte
+	e.h.Sum(d[:0])
+	return d
+}
+
+// encodedMessages lists the live messages a state's encoding holds, in
+// publish order.
+func encodedMessages(s *queueState) []*message {
 	if s.sumStale {
 		panic(fmt.Sprintf("node: queue %s encodes a state whose window digest was not kept", s.name))
 	}
 	msgs := sortedMessages(s)
-	b := make([]byte, 0, encodedStateSize(s, msgs, journaled))
+	if bugs.Active(bugs.CheckpointDropsUnacked) && len(msgs) > 0 {
+		msgs = msgs[:len(msgs)-1] // planted: the newest live message is left out
+	}
+	return msgs
+}
+
+// appendStateHead writes what comes before a state's live messages: the
+// queue's settings, the applied index and the count of messages that
+// follow. An encoding is the head, each message in publish order
+// (appendMessage), then the tail (appendStateTail); a checkpoint build
+// writes the messages over several steps.
+func appendStateHead(b []byte, s *queueState, messages int) []byte {
 	b = wire.AppendUint8(b, stateCodecVersion)
 	b = wire.AppendBool(b, s.created)
 	b = wire.AppendBool(b, s.deleted)
@@ -48,18 +118,23 @@ func encodeStateForm(s *queueState, journaled bool) []byte {
 		b = wire.AppendUint32(b, uint32(m))
 	}
 	b = wire.AppendUint64(b, s.applied)
-	if bugs.Active(bugs.CheckpointDropsUnacked) && len(msgs) > 0 {
-		msgs = msgs[:len(msgs)-1] // planted: the newest live message is left out
-	}
-	b = wire.AppendUint32(b, uint32(len(msgs)))
-	for _, m := range msgs {
-		b = appendID(b, m.id)
-		b = wire.AppendUint64(b, m.index)
-		b = wire.AppendInt64(b, m.readyAt)
-		b = wire.AppendBool(b, m.delayed)
-		b = wire.AppendUint64(b, m.key.at)
-		b = wire.AppendBytes(b, m.payload)
-	}
+	return wire.AppendUint32(b, uint32(messages))
+}
+
+// appendMessage writes one live message.
+func appendMessage(b []byte, m *message) []byte {
+	b = appendID(b, m.id)
+	b = wire.AppendUint64(b, m.index)
+	b = wire.AppendInt64(b, m.readyAt)
+	b = wire.AppendBool(b, m.delayed)
+	b = wire.AppendUint64(b, m.key.at)
+	return wire.AppendBytes(b, m.payload)
+}
+
+// appendStateTail writes what follows the live messages: the ID sets and
+// the deduplication window, its entries inline or (journaled) left to
+// the window journal.
+func appendStateTail(b []byte, s *queueState, journaled bool) []byte {
 	// The ID sets are what recent lists, unless some IDs came from
 	// records without stamps: only then are they written out whole,
 	// sorted, which for a busy queue costs more than the rest together.

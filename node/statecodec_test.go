@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/cairnmq/cairn/wire"
 )
@@ -131,4 +132,30 @@ func TestAStateWithoutItsWindowDigestIsNotEncoded(t *testing.T) {
 		}
 	}()
 	encodeState(s)
+}
+
+// A state encoded a few messages at a time, as a checkpoint build does,
+// gives the same bytes and digest as encoding it at once, whatever the
+// step.
+func TestAStateEncodedInStepsMatchesItsEncodingAtOnce(t *testing.T) {
+	s := builderState("orders")
+	s.apply(1, record{typ: recordEpochMark, at: 1, window: int64(time.Minute)})
+	for i := uint64(2); i < 40; i++ {
+		s.apply(i, record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: i}, at: int64(i), payload: bytes.Repeat([]byte{byte(i)}, int(i))})
+	}
+	s.apply(40, record{typ: recordSettles, ids: []wire.MessageID{{Producer: 1, Seq: 3}, {Producer: 1, Seq: 9}}, at: 40})
+	want, wantDigest := encodeStateJournaled(s), stateDigest(s)
+	for _, budget := range []int{1, 50, 400, 1 << 20} {
+		e := newStateEncoding(s)
+		steps := 1
+		for !e.step(budget) {
+			steps++
+		}
+		if !bytes.Equal(e.buf, want) || e.sum() != wantDigest {
+			t.Fatalf("budget %d: %d steps gave %d bytes (digest %x), want %d bytes (digest %x)", budget, steps, len(e.buf), e.sum(), len(want), wantDigest)
+		}
+		if budget == 1 && steps != len(s.messages) {
+			t.Fatalf("a budget of one byte took %d steps for %d messages, want one per message", steps, len(s.messages))
+		}
+	}
 }

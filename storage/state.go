@@ -33,7 +33,7 @@ type StateFile struct {
 	maxSize    int
 	newDirs    []string
 	inflight   bool
-	queued     []byte
+	queued     [][]byte
 	queuedDone []func(error)
 	failed     error
 }
@@ -109,23 +109,36 @@ func (s *StateFile) read() ([]byte, error) {
 // Write replaces the state with data and calls done once the new content
 // is durable. Writes issued while one is in flight are coalesced: only the
 // latest data is written next, and all their callbacks run when it lands.
+// The data is copied: the caller may reuse it at once.
 func (s *StateFile) Write(data []byte, done func(error)) {
-	if len(data) > s.maxSize {
-		panic(fmt.Sprintf("storage: state of %d bytes exceeds the file's limit of %d", len(data), s.maxSize))
+	s.WriteParts([][]byte{bytes.Clone(data)}, done)
+}
+
+// WriteParts is Write of the parts joined, without copying them: the
+// caller must not change them afterwards. A checkpoint's state runs to
+// hundreds of megabytes for a large backlog, and every copy of it costs
+// its node a pause and as much memory again.
+func (s *StateFile) WriteParts(parts [][]byte, done func(error)) {
+	size := 0
+	for _, p := range parts {
+		size += len(p)
+	}
+	if size > s.maxSize {
+		panic(fmt.Sprintf("storage: state of %d bytes exceeds the file's limit of %d", size, s.maxSize))
 	}
 	if s.failed != nil {
 		done(s.failed)
 		return
 	}
 	if s.inflight {
-		s.queued = append(s.queued[:0], data...)
+		s.queued = parts
 		s.queuedDone = append(s.queuedDone, done)
 		return
 	}
-	s.start(bytes.Clone(data), []func(error){done})
+	s.start(parts, []func(error){done})
 }
 
-func (s *StateFile) start(data []byte, dones []func(error)) {
+func (s *StateFile) start(parts [][]byte, dones []func(error)) {
 	s.inflight = true
 	s.host.Boundary("storage.before.write-state")
 	f, err := s.fs.Create(s.tempPath(), vfs.WriteCategoryUnspecified)
@@ -133,12 +146,22 @@ func (s *StateFile) start(data []byte, dones []func(error)) {
 		s.fail("creating temporary state file", err, dones)
 		return
 	}
-	frame := make([]byte, stateHeaderSize, stateHeaderSize+len(data))
-	copy(frame, stateMagic[:])
-	binary.LittleEndian.PutUint32(frame[8:12], uint32(len(data)))
-	binary.LittleEndian.PutUint32(frame[12:16], crc32.Checksum(data, castagnoli))
-	frame = append(frame, data...)
-	if _, err := f.Write(frame); err != nil {
+	size, crc := 0, uint32(0)
+	for _, p := range parts {
+		size += len(p)
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	header := make([]byte, stateHeaderSize)
+	copy(header, stateMagic[:])
+	binary.LittleEndian.PutUint32(header[8:12], uint32(size))
+	binary.LittleEndian.PutUint32(header[12:16], crc)
+	_, err = f.Write(header)
+	for _, p := range parts {
+		if err == nil {
+			_, err = f.Write(p)
+		}
+	}
+	if err != nil {
 		f.Close()
 		s.fail("writing temporary state file", err, dones)
 		return
@@ -179,9 +202,9 @@ func (s *StateFile) dirSynced(err error, dones []func(error)) {
 		done(nil)
 	}
 	if len(s.queuedDone) > 0 && !s.inflight {
-		data, next := bytes.Clone(s.queued), s.queuedDone
-		s.queued, s.queuedDone = s.queued[:0], nil
-		s.start(data, next)
+		parts, next := s.queued, s.queuedDone
+		s.queued, s.queuedDone = nil, nil
+		s.start(parts, next)
 	}
 }
 
