@@ -28,14 +28,11 @@ func (r *Runtime) post(ev func()) {
 func (r *Runtime) runLoop() {
 	defer close(r.loopDone)
 	for {
-		if len(r.soon) == 0 {
-			select {
-			case <-r.loopStop:
+		// Only this goroutine takes from the inbox, so an input seen
+		// waiting is still there for the select.
+		if len(r.soon) > 0 && (len(r.inbox) == 0 || r.turn >= maxTurn) {
+			if !r.runSoon() {
 				return
-			case ev := <-r.inbox:
-				if !r.handle(ev) {
-					return
-				}
 			}
 			continue
 		}
@@ -46,13 +43,9 @@ func (r *Runtime) runLoop() {
 			if !r.handle(ev) {
 				return
 			}
-			if r.turn++; r.turn < maxTurn {
-				continue
+			if len(r.soon) > 0 {
+				r.turn++
 			}
-		default:
-		}
-		if !r.runSoon() {
-			return
 		}
 	}
 }

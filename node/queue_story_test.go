@@ -302,15 +302,10 @@ func TestRequestsToANonOwnerAreRedirected(t *testing.T) {
 // followers, which do not know leases, report no depth at all.
 func TestTheOwnerCountsItsBacklog(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
 	const consumer node.ConnID = 5
-	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 2, Lease: time.Minute})
-	for seq := uint64(1); seq <= 4; seq++ {
-		c.request(owner, node.ConnID(seq), &wire.Publish{ReqID: seq, Queue: "orders", ID: msgID(seq), Payload: []byte("job")})
-	}
+	owner, d := c.leaseBacklog(2, 4)
 	c.request(owner, 5, &wire.Publish{ReqID: 5, Queue: "orders", ID: msgID(5), Delay: time.Hour})
 	c.settle()
-	d := c.deliveries(consumer)
 	if len(d) != 2 {
 		t.Fatalf("a window of 2 got %d deliveries", len(d))
 	}

@@ -9,20 +9,27 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
+// leaseBacklog creates the queue "orders", subscribes consumer 5 with
+// the given window and a minute's lease, publishes n messages, one
+// request each, and returns the owner and what it delivered.
+func (c *cluster) leaseBacklog(window uint32, n uint64) (node.NodeID, []*wire.Delivery) {
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: window, Lease: time.Minute})
+	for seq := uint64(1); seq <= n; seq++ {
+		c.request(owner, node.ConnID(seq), &wire.Publish{ReqID: seq, Queue: "orders", ID: msgID(seq), Payload: []byte("job")})
+	}
+	c.settle()
+	return owner, c.deliveries(5)
+}
+
 // Acks that reach the owner in one turn, in a batch frame or as separate
 // requests, are written as one settles record; every replica holds that
 // record, each ack is answered at its index, and an owner that restarts
 // from the log still knows every one of them settled.
 func TestAcksOfOneTurnShareOneRecord(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
 	const consumer node.ConnID = 5
-	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 8, Lease: time.Minute})
-	for seq := uint64(1); seq <= 4; seq++ {
-		c.request(owner, node.ConnID(seq), &wire.Publish{ReqID: seq, Queue: "orders", ID: msgID(seq), Payload: []byte("job")})
-	}
-	c.settle()
-	d := c.deliveries(consumer)
+	owner, d := c.leaseBacklog(8, 4)
 	if len(d) != 4 {
 		t.Fatalf("got %d deliveries, want 4", len(d))
 	}
@@ -74,12 +81,8 @@ func TestAcksOfOneTurnShareOneRecord(t *testing.T) {
 // count it as waiting for a subscriber.
 func TestAnAckInItsTurnIsNotReady(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
 	const consumer node.ConnID = 5
-	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
-	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
-	c.settle()
-	d := c.deliveries(consumer)
+	owner, d := c.leaseBacklog(1, 1)
 	if len(d) != 1 {
 		t.Fatalf("got %d deliveries, want 1", len(d))
 	}
