@@ -57,7 +57,7 @@ type Subscription struct {
 // matters. It fails if a node refused it for good (no such queue, for
 // instance). A client holds at most one subscription per queue.
 func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, opts ...SubscribeOption) (*Subscription, error) {
-	so := subscribeOptions{window: 64, lease: 30 * time.Second}
+	so := subscribeOptions{window: DefaultWindow, lease: 30 * time.Second}
 	for _, o := range opts {
 		o(&so)
 	}
