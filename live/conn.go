@@ -69,13 +69,21 @@ func (c *frameConn) setTimeouts(idle, frame time.Duration) {
 }
 
 // enqueue queues an encoded frame for the writer. It never blocks: a
-// full queue drops the frame and counts it. The node tolerates loss
-// (peers resend, clients time out and retry), but not a stalled handler.
+// full queue drops the frame and counts it, since the node tolerates loss
+// but not a stalled handler. Peers resend what matters. A client does
+// not get a dropped delivery again until its lease runs out (30 s by
+// default), so a client connection that falls that far behind is closed
+// instead: its leases go back to the queue at once, and the client
+// reconnects and subscribes again, as it does after any broken
+// connection.
 func (c *frameConn) enqueue(frame []byte) {
 	select {
 	case c.out <- frame:
 	default:
 		c.overflow.Inc()
+		if c.side == sideClient {
+			c.close("send-queue-full", slog.LevelWarn, nil)
+		}
 	}
 }
 

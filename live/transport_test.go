@@ -170,8 +170,9 @@ func TestWrongSecretIsRefused(t *testing.T) {
 }
 
 // TestReplyOverflowIsCountedNeverBlocks floods a client that never reads:
-// the node's goroutine must not stall, and every dropped reply is
-// counted.
+// the node's goroutine must not stall, every dropped reply is counted,
+// and the client's connection is closed, so its leases do not wait out
+// deliveries it will never see.
 func TestReplyOverflowIsCountedNeverBlocks(t *testing.T) {
 	cfg := singleConfig(t)
 	cfg.SendQueue = 8
@@ -198,6 +199,10 @@ func TestReplyOverflowIsCountedNeverBlocks(t *testing.T) {
 	dropped := counterValue(tn.m.dropped.WithLabelValues(sideClient, "overflow"))
 	if dropped < replies/2 {
 		t.Fatalf("%v replies counted as dropped, want most of %d", dropped, replies)
+	}
+	waitFor(t, 5*time.Second, "the flooded client to be disconnected", func() bool { return tn.Status().Clients == 0 })
+	if got := counterValue(tn.m.closed.WithLabelValues(sideClient, "send-queue-full")); got != 1 {
+		t.Fatalf("%v client connections closed for a full send queue, want 1", got)
 	}
 	other := dial(t, tn.ClientAddr())
 	if err := other.CreateQueue(ctxFor(t, 10*time.Second), "still-serving", client.PolicyMajority); err != nil {
