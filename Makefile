@@ -75,3 +75,14 @@ bench-failover:
 .PHONY: bench-soak
 bench-soak:
 	$(GO) run ./cmd/cairn-bench soak --rate 1000 --duration 10m
+
+# Drain a backlog with an acking subscriber on cairn and, in turn, on a
+# three-node NATS JetStream cluster (file storage, every write synced),
+# and print both and their ratio. nats-server and the peer harness
+# (bench/, a module of its own) are installed into .bench-bin first.
+BENCH_BIN ?= $(CURDIR)/.bench-bin
+.PHONY: bench-drain
+bench-drain:
+	GOBIN="$(BENCH_BIN)" $(GO) install github.com/nats-io/nats-server/v2@v2.15.2
+	cd bench && $(GO) build -o "$(BENCH_BIN)/jetstream-peer" ./jetstream
+	$(GO) run ./cmd/cairn-bench drain --ack async,sync --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"
