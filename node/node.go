@@ -200,6 +200,8 @@ type Node struct {
 	// flushScheduled is set while the timer that ends the owners' turn
 	// is pending.
 	flushScheduled bool
+	// refused keeps each client connection's latest refusals.
+	refused map[ConnID]*refusals
 }
 
 // New returns a node; Start opens its storage. It panics on an invalid
@@ -213,7 +215,7 @@ func New(cfg Config, env Env) *Node {
 		cfg: cfg, env: env, syncs: NewSyncRouter(env),
 		place:  Placement{Nodes: cfg.Nodes, Replicas: cfg.Replicas},
 		queues: make(map[string]*replica), preparing: make(map[string]bool),
-		lifecycle: make(map[string]*queueLife), receiving: make(map[string]*checkpointAssembly),
+		lifecycle: make(map[string]*queueLife), receiving: make(map[string]*checkpointAssembly), refused: make(map[ConnID]*refusals),
 	}
 }
 
@@ -400,6 +402,9 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		}
 		return
 	}
+	if req = n.answerRefusedAgain(conn, req); req == nil {
+		return
+	}
 	switch m := req.(type) {
 	case *wire.CreateQueue:
 		n.onCreateQueue(conn, m)
@@ -425,6 +430,7 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 // OnClientGone implements Handler: the connection's subscriptions end and
 // its leases go back to their queues.
 func (n *Node) OnClientGone(conn ConnID) {
+	delete(n.refused, conn)
 	for _, name := range n.names {
 		if r := n.queues[name]; r.serving() {
 			r.dropConnection(conn)
@@ -432,7 +438,12 @@ func (n *Node) OnClientGone(conn ConnID) {
 	}
 }
 
+// reply answers a client request. Anything but OK is a refusal, and is
+// kept so that a copy of the request gets the same answer (refusals.go).
 func (n *Node) reply(conn ConnID, reqID uint64, st wire.Status, detail string) {
+	if st != wire.StatusOK {
+		n.noteRefusal(conn, reqID, st, detail)
+	}
 	n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: st, Detail: detail})
 }
 

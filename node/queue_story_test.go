@@ -326,3 +326,27 @@ func TestTheOwnerCountsItsBacklog(t *testing.T) {
 		t.Fatalf("a follower reports a depth it cannot know: %+v", got)
 	}
 }
+
+// A request the node refused stays refused: a copy of it that arrives
+// after the cause went away (here the queue, created meanwhile) gets the
+// same answer and is not acted on, since its client already reported it
+// failed.
+func TestACopyOfARefusedRequestIsRefusedAgain(t *testing.T) {
+	c := newCluster(t)
+	owner, _ := roles("later")
+	publish := &wire.Publish{ReqID: 1, Queue: "later", ID: msgID(1), Payload: []byte("early")}
+	c.request(owner, 4, publish)
+	c.advance(200 * time.Millisecond)
+	c.mustReply(1, wire.StatusNoQueue)
+	c.createQueue("later", wire.PolicyMajority)
+	c.request(owner, 4, publish)
+	c.advance(200 * time.Millisecond)
+	if r := c.mustReply(1, wire.StatusNoQueue); r.Index != 0 {
+		t.Fatalf("the copy was answered at index %d", r.Index)
+	}
+	for _, e := range node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20)[0].Entries {
+		if e.Type == "publish" {
+			t.Fatalf("the copy of a refused publish was stored: %+v", e)
+		}
+	}
+}
