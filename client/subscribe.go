@@ -106,16 +106,20 @@ func (c *Client) register(s *Subscription, so subscribeOptions, ch chan core.Eve
 	return nil
 }
 
-// unregister runs on the loop: deliveries for s's queue are dropped from
-// now on, and lapse back into the queue when their leases expire.
+// unregister runs on the loop: the subscription ends at the node, which
+// hands back what it leased to it, and deliveries already on their way
+// are dropped here (they lapse back into the queue when their leases
+// expire).
 func (c *Client) unregister(s *Subscription) {
 	if c.subs[s.queue] == s {
 		delete(c.subs, s.queue)
+		c.core.Unsubscribe(time.Now(), s.queue)
 	}
 }
 
-// Stop stops calling the handler. It does not wait for a call in
-// progress; Done tells when there is none.
+// Stop stops calling the handler and ends the subscription at the node,
+// which hands the messages leased to it back to the queue. It does not
+// wait for a call in progress; Done tells when there is none.
 func (s *Subscription) Stop() { s.cancel() }
 
 // Done is closed once the handler will not be called again.

@@ -420,6 +420,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		for _, st := range m.Settles() {
 			n.onSettle(conn, st)
 		}
+	case *wire.Unsubscribe:
+		n.onUnsubscribe(conn, m)
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
 	default:

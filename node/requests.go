@@ -155,6 +155,16 @@ func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {
 	o.pump()
 }
 
+// onUnsubscribe drops the connection's subscription to the queue, if this
+// node serves it one, and hands its leased messages back at once. A node
+// that holds none has nothing to do: either way the subscription is gone.
+func (n *Node) onUnsubscribe(conn ConnID, m *wire.Unsubscribe) {
+	if r := n.queues[m.Queue]; r != nil && r.serving() {
+		r.dropConnection(conn)
+	}
+	n.reply(conn, m.ReqID, wire.StatusOK, "")
+}
+
 func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
 	if o == nil {

@@ -97,3 +97,28 @@ func TestAnAckInItsTurnIsNotReady(t *testing.T) {
 	c.settle()
 	c.mustReply(11, wire.StatusOK)
 }
+
+// An unsubscribe hands what the subscription leased back to the queue at
+// once: another subscriber gets it without waiting out the lease.
+func TestAnUnsubscribeHandsItsLeasesBack(t *testing.T) {
+	c := newCluster(t)
+	owner, d := c.leaseBacklog(2, 3)
+	if len(d) != 2 {
+		t.Fatalf("got %d deliveries, want 2", len(d))
+	}
+	c.request(owner, 6, &wire.Subscribe{ReqID: 11, Queue: "orders", Window: 8, Lease: time.Minute})
+	c.settle()
+	if got := c.deliveries(6); len(got) != 1 {
+		t.Fatalf("the second subscriber got %d, want the one message not leased", len(got))
+	}
+	c.request(owner, 5, &wire.Unsubscribe{ReqID: 12, Queue: "orders"})
+	c.settle()
+	c.mustReply(12, wire.StatusOK)
+	got := c.deliveries(6)
+	if len(got) != 2 || got[0].ID != d[0].ID || got[1].ID != d[1].ID {
+		t.Fatalf("after the unsubscribe the second subscriber got %v, want %s and %s again", got, d[0].ID, d[1].ID)
+	}
+	if again := c.deliveries(5); len(again) != 0 {
+		t.Fatalf("the unsubscribed connection still got %v", again)
+	}
+}

@@ -106,6 +106,8 @@ func RequestID(m Message) (id uint64, ok bool) {
 		return m.ReqID, true
 	case *SetDetection:
 		return m.ReqID, true
+	case *Unsubscribe:
+		return m.ReqID, true
 	case *SettleBatch:
 		if len(m.Items) > 0 {
 			return m.Items[0].ReqID, true

@@ -43,6 +43,7 @@ const (
 
 	KindSetDetection Kind = 47
 	KindSettleBatch  Kind = 48
+	KindUnsubscribe  Kind = 49
 )
 
 var kindNames = map[Kind]string{
@@ -72,6 +73,7 @@ var kindNames = map[Kind]string{
 	KindDelivery:          "Delivery",
 	KindSetDetection:      "SetDetection",
 	KindSettleBatch:       "SettleBatch",
+	KindUnsubscribe:       "Unsubscribe",
 }
 
 // String names the kind for traces and logs.
@@ -138,6 +140,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeSetDetection(d), nil
 	case KindSettleBatch:
 		return decodeSettleBatch(d), nil
+	case KindUnsubscribe:
+		return decodeUnsubscribe(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

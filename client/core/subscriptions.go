@@ -137,3 +137,31 @@ func (c *Client) refreshDue(now time.Time) {
 func (c *Client) dropSubscription(s *subscription) {
 	c.subs = slices.DeleteFunc(c.subs, func(x *subscription) bool { return x == s })
 }
+
+// Unsubscribe ends the standing subscription to queue, if there is one:
+// the client stops keeping it, and asks the node holding it (or the node
+// an attempt to establish it went to) to drop it, which hands the
+// messages leased to it back to the queue at once. The request is sent
+// once and not tracked: if it is lost, the node drops the subscription
+// when the connection closes, and its leases run out meanwhile.
+func (c *Client) Unsubscribe(now time.Time, queue string) {
+	i := slices.IndexFunc(c.subs, func(s *subscription) bool { return s.queue == queue })
+	if i < 0 {
+		return
+	}
+	s := c.subs[i]
+	c.dropSubscription(s)
+	to := s.node
+	if op := s.op; op != nil {
+		to = op.to
+		if op.phase != phaseDone {
+			op.silent = true
+			c.finish(op, OutcomeFailed)
+		}
+	}
+	if to == 0 {
+		return
+	}
+	c.lastReq++
+	c.outbox = append(c.outbox, Outgoing{To: to, Msg: &wire.Unsubscribe{ReqID: c.lastReq, Queue: queue}})
+}

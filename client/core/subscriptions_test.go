@@ -363,3 +363,24 @@ func TestUnansweredRefreshMovesTheSubscription(t *testing.T) {
 	}
 	h.expectNoOpEvents()
 }
+
+// Unsubscribing tells the node holding the subscription, once, and the
+// client stops keeping it: no refresh, and no re-subscription after a
+// disconnect.
+func TestUnsubscribeEndsTheStandingSubscription(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.c.Unsubscribe(h.now, "orders")
+	if to, u := expectSend[*wire.Unsubscribe](h); to != 1 || u.Queue != "orders" {
+		t.Fatalf("the unsubscribe went to n%d for %q, want n1 for orders", to, u.Queue)
+	}
+	if at, ok := h.c.NextDeadline(); ok {
+		t.Fatalf("an ended subscription still has work at %v", at)
+	}
+	h.disconnect(1)
+	h.advance(time.Minute)
+	h.expectNothingSent()
+	h.expectNoOpEvents()
+	h.c.Unsubscribe(h.now, "orders") // twice is nothing
+	h.expectNothingSent()
+}
