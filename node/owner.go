@@ -46,7 +46,8 @@ type ownerState struct {
 	// certify is the checkpoint certification in progress, if any;
 	// lastCertifyCut the cut of the latest attempt, and appendedBytes the
 	// record bytes appended since it started, appendedChanges the records
-	// (a settles record once per message it settles). ticks counts owner ticks.
+	// (a settles record once per message it settles). ticks counts owner
+	// ticks.
 	certify         *certifyAttempt
 	lastCertifyCut  uint64
 	appendedBytes   int64
@@ -150,8 +151,8 @@ func (o *ownerState) finishOpening() {
 }
 
 // append writes records at the owner's epoch, applies them, asks for a
-// sync and, at the end of the turn, streams them to followers. It returns the last index, or 0 if
-// the log failed (the process is then halting).
+// sync and, at the end of the turn, streams them to followers. It returns
+// the last index, or 0 if the log failed (the process is then halting).
 func (o *ownerState) append(recs ...record) uint64 {
 	r := o.r
 	if !o.built {

@@ -46,7 +46,7 @@ func (n *Node) refusedBefore(conn ConnID, reqID uint64) (refusal, bool) {
 		return refusal{}, false
 	}
 	for _, r := range rs.ring[:min(rs.next, refusalsKept)] {
-		if r.reqID == reqID && r.status != wire.StatusOK {
+		if r.reqID == reqID {
 			return r, true
 		}
 	}

@@ -145,7 +145,7 @@ func (s *requestScript) step(in *fuzzInput) {
 	op := in.byte()
 	to := node.NodeID(in.byte()%3 + 1)
 	conn := node.ConnID(in.byte()%3 + 1)
-	switch (op & 0x7f) % 9 { // the top bit says whether to settle after
+	switch (op & 0x7f) % 10 { // the top bit says whether to settle after
 	case 0:
 		s.send(to, conn, &wire.CreateQueue{Queue: in.name(), Policy: wire.Policy(in.byte() % 5)})
 	case 1:
@@ -164,6 +164,8 @@ func (s *requestScript) step(in *fuzzInput) {
 		d := time.Duration(in.byte()) * 10 * time.Millisecond
 		s.ops = append(s.ops, fmt.Sprintf("advance %v", d))
 		s.c.advance(d)
+	case 9:
+		s.send(to, conn, &wire.Unsubscribe{Queue: in.name()})
 	case 8:
 		s.ops = append(s.ops, fmt.Sprintf("client %d leaves %s", conn, to))
 		if m := s.c.node(to); !m.down {
@@ -244,6 +246,8 @@ func setReqID(req wire.Message, id uint64) {
 	case *wire.Settle:
 		m.ReqID = id
 	case *wire.SetDetection:
+		m.ReqID = id
+	case *wire.Unsubscribe:
 		m.ReqID = id
 	default:
 		panic(fmt.Sprintf("no request ID in %T", req))

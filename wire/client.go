@@ -225,6 +225,27 @@ func decodeSubscribe(d *Decoder) *Subscribe {
 	return &Subscribe{ReqID: d.Uint64(), Queue: d.String(), Window: d.Uint32(), Lease: time.Duration(d.Int64())}
 }
 
+// Unsubscribe ends the sender's subscription to a queue on this
+// connection: the node stops delivering and hands the messages it leased
+// to the subscription back to the queue at once.
+type Unsubscribe struct {
+	ReqID uint64
+	Queue string
+}
+
+// Kind implements Message.
+func (*Unsubscribe) Kind() Kind { return KindUnsubscribe }
+
+// AppendBody implements Message.
+func (m *Unsubscribe) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	return AppendString(b, m.Queue)
+}
+
+func decodeUnsubscribe(d *Decoder) *Unsubscribe {
+	return &Unsubscribe{ReqID: d.Uint64(), Queue: d.String()}
+}
+
 // Settle acks (settles for good) or nacks (asks for redelivery) a
 // delivery, named by its message ID and lease number.
 type Settle struct {

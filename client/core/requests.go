@@ -175,8 +175,14 @@ func CheckSettle(d Delivery) (detail string, ok bool) {
 		return fmt.Sprintf("delivery of %s names no node (From is 0): a settle goes to the node that delivered the message; "+
 			"pass the Delivery as it was received", d.ID), false
 	}
-	if d.Queue == "" || len(d.Queue) > wire.MaxQueueNameLen {
-		return fmt.Sprintf("queue name is %d bytes long: a name is 1 to %d bytes", len(d.Queue), wire.MaxQueueNameLen), false
+	return checkQueueName(d.Queue)
+}
+
+// checkQueueName reports whether a node would take queue as a name, and
+// if not, why.
+func checkQueueName(queue string) (detail string, ok bool) {
+	if queue == "" || len(queue) > wire.MaxQueueNameLen {
+		return fmt.Sprintf("queue name is %d bytes long: a name is 1 to %d bytes", len(queue), wire.MaxQueueNameLen), false
 	}
 	return "", true
 }
@@ -214,9 +220,8 @@ func (c *Client) SetDetection(now time.Time, p wire.SetDetection) OpID {
 // precheck rejects an operation whose queue name the server would refuse
 // anyway, and otherwise makes it live.
 func (c *Client) precheck(op *operation) (OpID, bool) {
-	if op.queue == "" || len(op.queue) > wire.MaxQueueNameLen {
-		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("queue name is %d bytes long: a name is 1 to %d bytes",
-			len(op.queue), wire.MaxQueueNameLen)), false
+	if detail, ok := checkQueueName(op.queue); !ok {
+		return c.reject(op, wire.StatusBadRequest, detail), false
 	}
 	c.live = append(c.live, op)
 	return op.id, true
