@@ -76,6 +76,9 @@ const (
 
 	// KeyLease carries a delivery lease (Lease).
 	KeyLease Key = "lease"
+	// KeyHeld carries how many unsettled messages a recovered owner held
+	// back (QueueHoldEnded).
+	KeyHeld Key = "held"
 
 	// KeyMembers carries the members a recovered owner's activation, or a
 	// checkpoint certificate, names (Members).

@@ -19,6 +19,9 @@ const (
 	// QueueDeliver: the owner sent a delivery under a lease
 	// (NewQueueDeliver).
 	QueueDeliver Name = "queue.deliver"
+	// QueueHoldEnded: a recovered owner began delivering the history it
+	// recovered (NewQueueHoldEnded).
+	QueueHoldEnded Name = "queue.hold-ended"
 	// QueueSecondWriter: a follower heard from a second writer in its
 	// epoch (NewQueueSecondWriter).
 	QueueSecondWriter Name = "queue.second-writer"
@@ -232,7 +235,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueSecondWriter, QueueBadAppend,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

@@ -32,6 +32,13 @@ func NewQueueDeliver(q, id string, lease uint64) Event {
 	return newEvent(QueueDeliver, str(KeyQueue, q), str(KeyID, id), u64(KeyLease, lease))
 }
 
+// NewQueueHoldEnded reports that q's owner of epoch, activated by a
+// recovery, began delivering the history it recovered, in which held
+// messages were unsettled.
+func NewQueueHoldEnded(q string, epoch uint64, held int) Event {
+	return newEvent(QueueHoldEnded, str(KeyQueue, q), u64(KeyEpoch, epoch), num(KeyHeld, held))
+}
+
 // NewQueueSecondWriter reports that node from appended to q in epoch,
 // whose writer this follower already knows to be another node.
 func NewQueueSecondWriter(q string, from uint32, epoch uint64) Event {

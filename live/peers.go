@@ -15,9 +15,10 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// Reconnect backoff bounds. The first retry comes quickly, so a peer that
-// restarts is back within a fraction of a second; a peer that stays down
-// is retried every couple of seconds, not hammered.
+// Reconnect backoff bounds. A connection that broke is redialed at once,
+// and the first failed dial is retried quickly, so a peer that restarts is
+// back within a fraction of a second; a peer that stays down is retried
+// every couple of seconds, not hammered.
 const (
 	dialBackoffMin = 50 * time.Millisecond
 	dialBackoffMax = 2 * time.Second
@@ -66,9 +67,15 @@ func (r *Runtime) dialLoop(l *peerLink) {
 			continue
 		}
 		failures, backoff = 0, dialBackoffMin
+		began := time.Now()
 		r.runPeer(l, conn, br)
 		r.budget.give() // dialSession took it
-		if !r.sleep(jitter(dialBackoffMin)) {
+		// Redial at once after a connection that lasted: the node is
+		// verifying the peer (detect.go), and a peer that is alive must
+		// be reachable again within a few milliseconds to answer. A
+		// connection that broke right after it was made waits first, so
+		// a peer that keeps cutting it off is not dialed in a tight loop.
+		if time.Since(began) < time.Second && !r.sleep(jitter(dialBackoffMin)) {
 			return
 		}
 	}

@@ -26,9 +26,12 @@ type watch struct {
 	id        NodeID
 	lastHeard uint64 // detector tick
 	lastPing  uint64
-	// verifyBy is set while an eager verification is pending: the tick by
-	// which the peer must have answered.
+	// verifyBy is set while a verification is pending: the tick by which
+	// the peer must have answered the ping numbered verifySeq (or a later
+	// one). An earlier ping's answer proves nothing: it may have been sent
+	// just before the process died.
 	verifyBy  uint64
+	verifySeq uint64
 	suspected bool
 	confirmed bool
 	// synced is when this leader last proposed a correction of the
@@ -43,11 +46,13 @@ type detector struct {
 	ticks   uint64
 	seq     uint64
 	watches []*watch
-	// leaderVerifyBy is a follower's deadline for hearing from a leader
-	// whose connection reset; campaignAt is when, the leader having
-	// failed to answer, this follower campaigns.
-	leaderVerifyBy uint64
-	campaignAt     uint64
+	// leaderVerifyBy is a follower's deadline for an answer to ping
+	// leaderVerifySeq from a leader whose connection reset; campaignAt is
+	// when, the leader having failed to answer, this follower campaigns.
+	leaderVerifyBy  uint64
+	leaderVerifySeq uint64
+	leaderVerified  NodeID
+	campaignAt      uint64
 }
 
 func (n *Node) startDetector() {
@@ -84,8 +89,8 @@ func (d *detector) watchOf(id NodeID) *watch {
 //
 // One exception: the leader this node replaced. The election itself proves
 // it has been silent for at least the election timeout, so its watch
-// starts that far in the past; a dead leader that owned queues is then
-// confirmed down without waiting out a fresh grace period.
+// starts that far in the past and is verified at once; a dead leader that
+// owned queues is then confirmed down within a few round trips.
 func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 	d := n.detector
 	if d == nil {
@@ -95,21 +100,10 @@ func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 		w.lastHeard, w.verifyBy, w.suspected, w.confirmed = d.ticks, 0, false, n.meta.state.down[w.id]
 		if w.id == previous {
 			w.lastHeard -= min(d.ticks, uint64(silent/detectTick))
+			if !w.confirmed {
+				d.verify(w) // it may be dead: find out in a few round trips
+			}
 		}
-	}
-}
-
-// detectHeard notes a message from a peer. Only the leader's own messages
-// answer a follower's verification; the metadata leader's view of a peer
-// is proven only by round trips (detectPong): a node that can send but not
-// receive can serve no one, and must not look alive.
-func (n *Node) detectHeard(from NodeID) {
-	d := n.detector
-	if d == nil || n.meta == nil {
-		return
-	}
-	if from == n.meta.leader {
-		d.leaderVerifyBy = 0
 	}
 }
 
@@ -119,14 +113,17 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	if d == nil || n.meta == nil {
 		return
 	}
-	if from == n.meta.leader {
+	if from == n.meta.leader && seq >= d.leaderVerifySeq {
 		d.leaderVerifyBy = 0
 	}
 	w := d.watchOf(from)
 	if w == nil {
 		return
 	}
-	w.lastHeard, w.verifyBy = d.ticks, 0
+	w.lastHeard = d.ticks
+	if seq >= w.verifySeq {
+		w.verifyBy = 0
+	}
 	if w.suspected || w.confirmed {
 		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
 		if w.confirmed && n.meta.isLeader() {
@@ -136,11 +133,15 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	}
 }
 
-// detectReset reacts to a transport reset. In eager mode it is verified at
-// once: by the leader for a peer, by a follower for its leader.
+// detectReset reacts to a transport reset, in either mode: the operating
+// system says the connection broke, which is what a killed process looks
+// like to its peers, so it is verified at once (by the leader for a peer,
+// by a follower for its leader) rather than waited out as silence. A peer
+// that is alive answers the verification over a new connection within a
+// few round trips; one whose process is gone cannot.
 func (n *Node) detectReset(peer NodeID) {
 	d := n.detector
-	if d == nil || n.meta == nil || d.policy().Mode != DetectEager {
+	if d == nil || n.meta == nil {
 		return
 	}
 	n.emit(event.NewDetectReset(uint32(peer)))
@@ -153,14 +154,14 @@ func (n *Node) detectReset(peer NodeID) {
 	if peer == n.meta.leader && d.leaderVerifyBy == 0 {
 		d.seq++
 		n.env.Send(peer, &wire.Ping{Seq: d.seq})
-		d.leaderVerifyBy = d.ticks + verifyTicks
+		d.leaderVerifyBy, d.leaderVerifySeq, d.leaderVerified = d.ticks+verifyTicks, d.seq, peer
 	}
 }
 
 func (d *detector) verify(w *watch) {
 	d.seq++
 	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
-	w.lastPing, w.verifyBy = d.ticks, d.ticks+verifyTicks
+	w.lastPing, w.verifyBy, w.verifySeq = d.ticks, d.ticks+verifyTicks, d.seq
 }
 
 // mono is the node's monotonic clock, in detector ticks: a wall-clock
@@ -195,6 +196,13 @@ func (n *Node) onDetectTimer() {
 // same moment, and campaigning together would split the vote.
 func (d *detector) checkLeader() {
 	n := d.n
+	if d.leaderVerifyBy != 0 && n.meta.leader != d.leaderVerified {
+		d.leaderVerifyBy = 0 // the group moved on to another leader meanwhile
+	}
+	if d.leaderVerifyBy != 0 && d.ticks <= d.leaderVerifyBy {
+		d.seq++ // the first ping may have found no connection to travel on
+		n.env.Send(n.meta.leader, &wire.Ping{Seq: d.seq})
+	}
 	if d.leaderVerifyBy != 0 && d.ticks > d.leaderVerifyBy {
 		d.leaderVerifyBy = 0
 		if !n.meta.isLeader() {
@@ -221,15 +229,24 @@ func (d *detector) check(w *watch) {
 		w.lastPing = d.ticks
 	}
 	silent := d.ticks - w.lastHeard
+	if p.Mode == DetectEager && w.verifyBy == 0 && silent >= interval && !w.suspected {
+		d.verify(w) // the idle-connection monitor: zero grace
+	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
+		// Ping again each tick of a verification: after a reset the first
+		// ping may have found no connection to travel on, and a peer that
+		// is alive is reconnected within a tick or two.
+		d.seq++
+		d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
+		w.lastPing = d.ticks
+	}
+	// A verification (after a reset, or the idle monitor's) that got no
+	// answer in time confirms the peer down without a grace period.
+	if w.verifyBy != 0 && d.ticks > w.verifyBy {
+		w.verifyBy = 0
+		d.suspect(w)
+		d.confirm(w)
+	}
 	if p.Mode == DetectEager {
-		if w.verifyBy == 0 && silent >= interval && !w.suspected {
-			d.verify(w) // the idle-connection monitor: zero grace
-		}
-		if w.verifyBy != 0 && d.ticks > w.verifyBy {
-			w.verifyBy = 0
-			d.suspect(w)
-			d.confirm(w)
-		}
 		d.syncView(w)
 		return
 	}

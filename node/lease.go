@@ -35,6 +35,7 @@ func (o *ownerState) pump() {
 	if !o.r.serving() || len(o.subs) == 0 || !o.leaseValid() {
 		return
 	}
+	o.endHoldIfDue()
 	for {
 		progressed := false
 		for i := range o.subs {
@@ -42,9 +43,9 @@ func (o *ownerState) pump() {
 			if uint32(len(s.leases)) >= s.window {
 				continue
 			}
-			m := o.state.peekReady()
-			if m == nil || m.key.at > o.commit {
-				return // the next ready message is not confirmed yet
+			m := o.nextReady()
+			if m == nil {
+				return
 			}
 			o.state.popReady()
 			o.deliver(s, m)

@@ -299,6 +299,7 @@ func (m *metaNode) campaign(why string) {
 	m.rn.ForgetLeader()
 	m.rn.Campaign()
 	m.resetElectionTimer()
+	m.process() // send the pre-votes now, not at the next tick
 }
 
 // forgetLeader drops the leader (and with it check-quorum's lease), so

@@ -70,8 +70,8 @@ type QueueMeta struct {
 
 // Detection modes.
 const (
-	DetectHeartbeat uint8 = 1 // the metadata leader pings; silence beyond grace is suspicion
-	DetectEager     uint8 = 2 // plus: a reset or an idle connection is verified at once, zero grace
+	DetectHeartbeat uint8 = 1 // the metadata leader pings; silence beyond grace is suspicion; a reset is verified at once
+	DetectEager     uint8 = 2 // plus: an idle connection is verified at once, zero grace
 )
 
 // DetectionPolicy configures failure detection; it is metadata, so every

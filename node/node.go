@@ -310,6 +310,9 @@ func (n *Node) OnTimer(t Timer) {
 	case timerFlush:
 		n.onFlushTimer()
 		return
+	case timerHold:
+		n.onHoldTimer()
+		return
 	}
 	if t.Kind != timerTick || t.Seq != n.tickSeq {
 		return
@@ -337,7 +340,6 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		}
 		return
 	}
-	n.detectHeard(from)
 	switch m := m.(type) {
 	case *wire.Append:
 		n.onAppend(from, m)

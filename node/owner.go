@@ -66,6 +66,9 @@ type ownerState struct {
 	// (turn.go).
 	settling         []pendingSettle
 	replicatePending bool
+	// hold keeps back, after a recovery, the messages the old owner may
+	// still be delivering (hold.go).
+	hold holdBack
 }
 
 // progress is the owner's view of one follower.

@@ -188,6 +188,7 @@ func (o *ownerState) activateRecovered(a recovery.Activate) {
 	o.recovery = nil
 	o.policy = a.Policy
 	o.commit = max(o.commit, a.Marker)
+	o.startHold(a.HoldUntil, a.Marker)
 	r.becomeOwner("the recovery activated")
 	r.noteCommit(o.commit)
 	r.trust("installed a history selected from a seal")

@@ -146,6 +146,7 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	var out []sim.Violation
 	out = append(out, checkTotalQueue(ix)...)
 	out = append(out, checkSettled(ix)...)
+	out = append(out, checkDeliveryHandover(ix)...)
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)
 	out = append(out, checkConvergence(h)...)

@@ -40,13 +40,19 @@ type clientProc struct {
 	subscribed map[string]bool
 	// acksLingering is set while a send of held acks is scheduled.
 	acksLingering bool
+	// cfg is the core's configuration, for a restart; gen counts restarts.
+	// Messages and timers of an earlier generation find the process gone.
+	cfg core.Config
+	gen uint64
 }
 
-// conn is a client connection to one incarnation of a node.
+// conn is a client connection to one incarnation of a node, from one
+// generation of the client.
 type conn struct {
 	client  *clientProc
 	node    int
 	nodeInc uint64
+	gen     uint64
 }
 
 // clientRetryFor is the retry deadline of the clients that retry until a
@@ -81,6 +87,7 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 		// MaxAttempts does: its operations end unknown more often.
 		cfg.MaxAttempts = 4
 	}
+	c.cfg = cfg
 	c.core = core.New(cfg, newStream(w.sc.Seed, streamWorkload, uint64(i), 1))
 	return c
 }
@@ -141,9 +148,12 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 	}
 	arrivals := c.w.net.Route(c.w.now, c.addr, netsim.Addr(p.id), len(frame))
 	c.tracef("send to=%s %s copies=%d", p.id, desc, len(arrivals))
-	inc := p.inc
+	inc, gen := p.inc, c.gen
 	for _, at := range arrivals {
 		c.w.schedule(at, idx, inc, func() {
+			if c.gen != gen {
+				return // the client restarted: its connection is gone
+			}
 			m, err := wire.Decode(frame)
 			if err != nil {
 				panic(fmt.Sprintf("sim: a client frame does not decode: %v", err))

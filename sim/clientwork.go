@@ -131,9 +131,10 @@ func (c *clientProc) react(d core.Delivery) {
 	wl := c.w.sc.Workload
 	think := wl.Think.Draw(c.rng)
 	roll := c.rng.Float64()
+	gen := c.gen
 	c.w.schedule(c.w.now+think, -1, 0, func() {
-		if c.quiet() {
-			return
+		if c.quiet() || c.gen != gen {
+			return // nothing to do, or the client that got it restarted
 		}
 		var id core.OpID
 		kind := "ack"
@@ -170,19 +171,19 @@ func (c *clientProc) lingerAcks(d time.Duration) {
 // connFor returns the connection between a client and a node process's
 // current incarnation, opening it on first use.
 func (w *World) connFor(c *clientProc, p *process) node.ConnID {
-	key := connKey{c.index, p.index, p.inc}
+	key := connKey{c.index, p.index, p.inc, c.gen}
 	if id, ok := w.connByKey[key]; ok {
 		return id
 	}
 	w.nextConn++
-	w.conns[w.nextConn] = &conn{client: c, node: p.index, nodeInc: p.inc}
+	w.conns[w.nextConn] = &conn{client: c, node: p.index, nodeInc: p.inc, gen: c.gen}
 	w.connByKey[key] = w.nextConn
 	return w.nextConn
 }
 
 type connKey struct {
 	client, node int
-	inc          uint64
+	inc, gen     uint64
 }
 
 // resetClient tells a client, after delay, that its connection to a
@@ -193,7 +194,11 @@ func (w *World) resetClient(c *clientProc, p *process, inc uint64, delay time.Du
 		return
 	}
 	w.clientResets[key] = inc
+	gen := c.gen
 	w.schedule(w.now+delay, -1, 0, func() {
+		if c.gen != gen {
+			return // the client restarted since
+		}
 		c.tracef("disconnect node=%s", p.id)
 		c.core.OnDisconnect(c.now(), uint32(p.id))
 		c.flush()
@@ -211,7 +216,11 @@ func (w *World) refuseClient(c *clientProc, p *process) {
 	if w.net.Blocked(netsim.Addr(p.id), c.addr) {
 		return
 	}
+	gen := c.gen
 	w.schedule(w.now+w.net.RoundTrip(c.addr, netsim.Addr(p.id)), -1, 0, func() {
+		if c.gen != gen {
+			return // the client restarted since
+		}
 		c.tracef("refused node=%s", p.id)
 		c.core.OnDisconnect(c.now(), uint32(p.id))
 		c.flush()
@@ -223,7 +232,7 @@ func (w *World) refuseClient(c *clientProc, p *process) {
 // swallows the reset.
 func (w *World) dropConnections(p *process, inc uint64) {
 	for _, c := range w.clients {
-		key := connKey{c.index, p.index, inc}
+		key := connKey{c.index, p.index, inc, c.gen}
 		id, has := w.connByKey[key]
 		if !has {
 			continue

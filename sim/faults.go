@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +29,10 @@ import (
 // crash-all, crash-leader-owner), crash at the k-th hit of a named
 // transition boundary (crash-at, k in 1..3), pause (events held, then
 // replayed), clock skew (up to ±500 ms at start) and jumps (±2 s).
+// Clients: a consumer restarts (restart-consumer): its connections close,
+// the nodes hand back what it leased, and a new client finds each
+// queue's owner afresh, so it can land on a new owner while the others
+// still work with the old one.
 //
 // Network, per link: latency with a tail (up to 5% of messages 20-220 ms
 // late), loss 0/1/5%, duplication 0/1/5%, reordering 0/2/10%; scheduled
@@ -130,6 +136,8 @@ func (w *World) applyFault(f Fault) {
 		w.applyMetaFault(f)
 	case FaultLossy:
 		w.makeLossy(p, f.Length)
+	case FaultRestartConsumer:
+		w.restartConsumer(f.Hit, f.Length)
 	}
 }
 
@@ -323,6 +331,9 @@ func (w *World) loseWrites(p *process, frames int, misdirect bool) {
 			continue
 		}
 		queue, logDir := d[:dot], fs.PathJoin("queues", d, "log")
+		if _, err := fs.Stat(logDir); errors.Is(err, iofs.ErrNotExist) {
+			continue // the crash came before the replica made its log: nothing to lose
+		}
 		policy := w.policyOf(queue)
 		if policy == wire.PolicyOwnerOnly {
 			// Its owner's storage is the only copy: a disk that loses

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // The window arithmetic on a hand-fed run: two crash windows that overlap
@@ -31,11 +32,13 @@ func TestCoverageWindowsCountEachHitOnce(t *testing.T) {
 	}
 }
 
-// ownerCrashScenario is seed 3's queue workload with one fault: the
+// ownerCrashScenario is seed 3's queue workload with one fault: the first
 // queue's owner crashes at 2s and stays down for 3s, so a failover must
-// happen while it is down.
+// happen while it is down. The queue confirms on a majority, whatever the
+// seed drew: an owner-only queue has no replica to fail over to.
 func ownerCrashScenario() Scenario {
 	sc := QueueScenario(3)
+	sc.Workload.Queues[0].Policy = wire.PolicyMajority
 	sc.Faults = []Fault{{At: 2 * time.Second, Kind: FaultCrashOwner, Length: 3 * time.Second}}
 	return sc
 }

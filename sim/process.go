@@ -243,6 +243,9 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 	from := p.id
 	for _, at := range arrivals {
 		p.w.schedule(at, -1, 0, func() {
+			if c.gen != cn.gen {
+				return // the client restarted: this connection is gone
+			}
 			m, err := wire.Decode(frame)
 			if err != nil {
 				panic(fmt.Sprintf("sim: a reply frame does not decode: %v", err))

@@ -181,12 +181,18 @@ const (
 	// FaultMisdirect is FaultLoseWrites whose lost frames landed over the
 	// segment's first frames instead: damage inside the synced range.
 	FaultMisdirect
+	// FaultRestartConsumer restarts consumer number Hit (counting from 1,
+	// modulo the consumers there are) as a process restart would: its
+	// connections close, and Length later a new client subscribes again,
+	// finding each queue's owner afresh. It can land on a new owner while
+	// other consumers still work with the old one.
+	FaultRestartConsumer
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
-	"lose-writes", "misdirect"}
+	"lose-writes", "misdirect", "restart-consumer"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -229,6 +235,8 @@ func (f Fault) String() string {
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
 	case FaultSetDetection:
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
+	case FaultRestartConsumer:
+		s = fmt.Sprintf("at=%v %s consumer=%d for=%v", f.At, f.Kind, f.Hit, f.Length)
 	default:
 		s += fmt.Sprintf(" for=%v", f.Length)
 	}
@@ -391,6 +399,15 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 	}
 	f.Peer = (f.Node + 1 + r.IntN(sc.Nodes-1)) % sc.Nodes
 	switch f.Kind {
+	case FaultCrash, FaultCrashAt, FaultCrashOwner, FaultCrashLeader, FaultCrashLeaderOwner, FaultLoseWrites, FaultMisdirect:
+		// A quarter of crashed processes come back at once, as under a
+		// supervisor that restarts them: quicker than a failover, so the
+		// restarted node still holds its roles and must prove its log.
+		if r.IntN(4) == 0 {
+			f.Length = time.Duration(5+r.IntN(30)) * time.Millisecond
+		}
+	}
+	switch f.Kind {
 	case FaultCrashAt:
 		f.Boundary = o.Boundaries[r.IntN(len(o.Boundaries))]
 		f.Hit = 1 + r.IntN(3)
@@ -408,6 +425,8 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 		f.Hit = 1 + r.IntN(2)
 	case FaultLoseWrites, FaultMisdirect:
 		f.Hit = 1 + r.IntN(30)
+	case FaultRestartConsumer:
+		f.Hit = 1 + r.IntN(3)
 	case FaultCrashOwner:
 		// In five-node clusters, a third of owner kills last long enough
 		// for the dead owner to be replaced by a node outside the set
@@ -425,7 +444,8 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
-	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner:
+	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
+		FaultRestartConsumer:
 		usesNode = false
 	case FaultSetDetection:
 		usesNode, usesLength = false, false
@@ -450,7 +470,8 @@ func (f Fault) Normalized() Fault {
 	if f.Kind != FaultCrashAt {
 		f.Boundary = ""
 	}
-	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultLoseWrites && f.Kind != FaultMisdirect {
+	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultLoseWrites && f.Kind != FaultMisdirect &&
+		f.Kind != FaultRestartConsumer {
 		f.Hit = 0
 	}
 	return f

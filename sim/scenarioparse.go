@@ -336,7 +336,7 @@ func setFaultValue(f *Fault, key, v string) error {
 		f.Extra, err = parseLength(v)
 	case "by": // a clock may jump either way
 		f.Extra, err = time.ParseDuration(v)
-	case "hit", "frames":
+	case "hit", "frames", "consumer":
 		f.Hit, err = strconv.Atoi(v)
 		if err == nil && f.Hit < 1 {
 			err = fmt.Errorf("want 1 or more")

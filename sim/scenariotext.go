@@ -136,6 +136,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultDamage:           {aimNode, []string{"for"}},
 	FaultLoseWrites:       {aimNode, []string{"frames", "for"}},
 	FaultMisdirect:        {aimNode, []string{"frames", "for"}},
+	FaultRestartConsumer:  {aimNone, []string{"consumer", "for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code
@@ -172,7 +173,7 @@ func faultValue(f Fault, key string) string {
 		return f.Length.String()
 	case "extra", "by":
 		return f.Extra.String()
-	case "hit", "mode", "frames":
+	case "hit", "mode", "frames", "consumer":
 		return strconv.Itoa(f.Hit)
 	case "boundary":
 		return f.Boundary

@@ -427,9 +427,11 @@ func (c *Core) onInstalled(in Installed) []Action {
 }
 
 // checkInstalled proposes activation once an exact quorum, this replica
-// among them, holds the marker durably, and the old owner's delivery
-// lease (with a margin for clock rates) has run out since the seal: until
-// then it might still hand out messages this owner would hand out again.
+// among them, holds the marker durably. It does not wait for the old
+// owner's delivery lease: a sealed quorum already keeps the old owner from
+// confirming anything, so publishes can be admitted at once, and the
+// messages the old owner might still hand out are held back after
+// activation instead (Activate.HoldUntil).
 func (c *Core) checkInstalled(f Facts) []Action {
 	if c.stage != StageInstall || c.activationProposed || c.marker == 0 || f.Durable < c.marker {
 		return nil
@@ -445,9 +447,6 @@ func (c *Core) checkInstalled(f Facts) []Action {
 		}
 	}
 	if len(members) < need {
-		return nil
-	}
-	if f.LeaseClock < c.sealedAt+uint64(c.cfg.DeliveryLease)*5/4 {
 		return nil
 	}
 	if bugs.Active(bugs.ActivateWithoutQuorum) {
@@ -488,10 +487,20 @@ func (c *Core) onActivated(in Activated) []Action {
 	}
 	return []Action{
 		Emit{event.NewRecoveryStageInstalled(c.endStage(in.Now), c.marker)},
-		Activate{Marker: c.marker, Policy: in.Policy},
+		Activate{Marker: c.marker, Policy: in.Policy, HoldUntil: c.holdUntil()},
 		Emit{event.NewRecoveryDone(done)},
 		Admit{},
 	}
+}
+
+// holdUntil is when, on the lease clock, the old owner's delivery lease
+// has surely run out: it could renew it only with appends accepted
+// before the seal quorum formed, and a margin covers clock rates.
+func (c *Core) holdUntil() uint64 {
+	if bugs.Active(bugs.DeliverLeasedBeforeExpiry) {
+		return 0
+	}
+	return c.sealedAt + uint64(c.cfg.DeliveryLease)*5/4
 }
 
 // ---- time, restarts.

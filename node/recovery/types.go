@@ -231,10 +231,15 @@ type Install struct{}
 type ProposeActivation struct{ Members []uint32 }
 
 // Activate makes this replica the owner: everything up to Marker is
-// confirmed, and its history, selected from a seal, is trusted.
+// confirmed, and its history, selected from a seal, is trusted. The old
+// owner may still be delivering the messages of that history until its
+// delivery lease runs out, so the new owner holds them back until
+// HoldUntil on the lease clock; what is published in the new epoch can
+// be delivered at once.
 type Activate struct {
-	Marker uint64
-	Policy wire.Policy
+	Marker    uint64
+	Policy    wire.Policy
+	HoldUntil uint64
 }
 
 // Admit starts serving clients in the new epoch.
@@ -285,7 +290,7 @@ func (a ProposeActivation) String() string {
 	return "propose-activation members=" + nodeList(a.Members)
 }
 func (a Activate) String() string {
-	return fmt.Sprintf("activate marker=%d policy=%s", a.Marker, a.Policy)
+	return fmt.Sprintf("activate marker=%d policy=%s hold-until=%v", a.Marker, a.Policy, time.Duration(a.HoldUntil))
 }
 func (Admit) String() string     { return "admit" }
 func (a Restart) String() string { return fmt.Sprintf("restart attempt=%d why=%q", a.Attempt, a.Why) }

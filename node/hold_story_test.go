@@ -1,0 +1,69 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A recovered owner is activated as soon as a quorum holds its marker and
+// confirms publishes at once. The messages it recovered wait until the old
+// owner's delivery lease has surely run out (200ms and a quarter more
+// from the seal), since a cut-off old owner might still be handing them
+// out; then they go out first, in order, and the fresh publish after them.
+func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	c.node(owner).crash()
+	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
+		if step > 400 {
+			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	var sealed emission
+	for _, e := range c.emitted {
+		if e.Name == event.RecoveryStage && sealedOK(e) {
+			sealed = e
+		}
+	}
+	if sealed.at.IsZero() {
+		t.Fatal("the recovery reported no seal stage")
+	}
+	newOwner := recoveredOwner(t, c)
+	activated := c.now
+
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Second})
+	c.request(newOwner, 1, &wire.Publish{ReqID: 60, Queue: "orders", ID: msgID(60)})
+	c.settle()
+	c.mustReply(50, wire.StatusOK)
+	c.mustReply(60, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 0 {
+		t.Fatalf("the new owner delivered %d messages %v after activation, inside the old owner's lease", len(got), c.now.Sub(activated))
+	}
+	if c.saw(event.QueueHoldEnded) {
+		t.Fatal("the hold ended before its time")
+	}
+
+	c.advance(250 * time.Millisecond)
+	held, ok := c.last(event.QueueHoldEnded)
+	if !ok {
+		t.Fatalf("the hold did not end 250ms after activation (sealed at %v)", sealed.at)
+	}
+	if wait := held.at.Sub(sealed.at); wait < 250*time.Millisecond {
+		t.Fatalf("the hold ended %v after the seal stage, before the old owner's lease (250ms) ran out", wait)
+	}
+	got := c.deliveries(7)
+	want := []wire.MessageID{msgID(1), msgID(2), msgID(3), msgID(60)}
+	if len(got) != len(want) {
+		t.Fatalf("after the hold the new owner delivered %d messages, want %d", len(got), len(want))
+	}
+	for i, d := range got {
+		if d.ID != want[i] {
+			t.Fatalf("delivery %d is %s, want %s: the recovered history goes first, in order", i, d.ID, want[i])
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/netsim"
+)
+
+// restartConsumer restarts workload consumer number hit (from 1, modulo
+// the consumers there are; probes are left alone).
+func (w *World) restartConsumer(hit int, down time.Duration) {
+	var consumers []*clientProc
+	for _, c := range w.clients {
+		if c.consumer && !c.probe {
+			consumers = append(consumers, c)
+		}
+	}
+	if len(consumers) == 0 || hit < 1 {
+		return
+	}
+	consumers[(hit-1)%len(consumers)].restart(down)
+}
+
+// restart ends this client as a killed process ends: its connections
+// close, so the nodes hand back what it leased, and everything it was
+// doing is forgotten (its operations in flight stay pending in the
+// history: their outcome is unknown). After down a new client, with no
+// owner cached, subscribes to every queue again.
+func (c *clientProc) restart(down time.Duration) {
+	c.tracef("restart down=%v", down)
+	c.w.closeClientConns(c)
+	c.gen++
+	c.core = core.New(c.cfg, newStream(c.w.sc.Seed, streamWorkload, uint64(c.index), 1, c.gen))
+	c.ops = make(map[core.OpID]int)
+	c.subscribed = make(map[string]bool)
+	c.acksLingering = false
+	c.tickGen++ // the old core's next deadline is nobody's now
+	c.tickAt = 0
+	gen := c.gen
+	c.w.schedule(c.w.now+down, -1, 0, func() {
+		if c.gen != gen {
+			return
+		}
+		for _, q := range c.w.sc.Workload.Queues {
+			c.subscribe(q.Name)
+		}
+	})
+}
+
+// closeClientConns closes c's connections to every running node; each
+// node hears of it a round trip later, unless a partition swallows it.
+func (w *World) closeClientConns(c *clientProc) {
+	for _, p := range w.procs {
+		key := connKey{c.index, p.index, p.inc, c.gen}
+		id, ok := w.connByKey[key]
+		if !ok {
+			continue
+		}
+		delete(w.connByKey, key)
+		delete(w.conns, id)
+		if p.state == stateDown || w.net.Blocked(c.addr, netsim.Addr(p.id)) {
+			continue
+		}
+		w.schedule(w.now+w.net.RoundTrip(c.addr, netsim.Addr(p.id)), p.index, p.inc, func() {
+			p.tracef("client gone conn=%d", id)
+			p.handler.OnClientGone(id)
+		})
+	}
+}
