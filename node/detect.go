@@ -53,6 +53,10 @@ type detector struct {
 	leaderVerifySeq uint64
 	leaderVerified  NodeID
 	campaignAt      uint64
+	// lostLeader is the leader this follower found dead, until it
+	// campaigns: a message the leader sent before it died may still
+	// arrive and make raft follow it again.
+	lostLeader NodeID
 }
 
 func (n *Node) startDetector() {
@@ -207,15 +211,17 @@ func (d *detector) checkLeader() {
 		d.leaderVerifyBy = 0
 		if !n.meta.isLeader() {
 			n.emit(event.NewDetectLeaderLost(uint32(n.meta.leader)))
+			d.lostLeader = n.meta.leader
 			n.meta.forgetLeader()
 			d.campaignAt = d.ticks + 1 + uint64(n.env.Rand().IntN(campaignJitterTicks))
 		}
 	}
 	if d.campaignAt != 0 && d.ticks >= d.campaignAt {
 		d.campaignAt = 0
-		if n.meta.leader == 0 {
+		if n.meta.leader == 0 || n.meta.leader == d.lostLeader {
 			n.meta.campaign("the leader's connection reset and it did not answer")
 		}
+		d.lostLeader = 0
 	}
 }
 

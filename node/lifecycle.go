@@ -288,7 +288,11 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 
 // proposeLife submits one lifecycle proposal per queue at a time. A
 // failure is left for the periodic reconcile to retry, never retried at
-// once: with no leader, it would fail again immediately.
+// once: with no leader, it would fail again immediately. A success
+// reconciles the queue at once: the command's own apply reconciled it
+// while this proposal still blocked the next step (a plan that names this
+// node, waiting to claim its epoch), which would otherwise wait for the
+// periodic reconcile.
 func (n *Node) proposeLife(name string, c command) {
 	l := n.life(name)
 	if l.proposing {
@@ -299,7 +303,9 @@ func (n *Node) proposeLife(name string, c command) {
 		l.proposing = false
 		if !res.ok {
 			n.emit(event.NewMetaProposalFailed(name, int(c.kind), res.detail))
+			return
 		}
+		n.reconcile(name)
 	})
 }
 

@@ -73,12 +73,19 @@ func TestCoverageOfAnOwnerCrash(t *testing.T) {
 	}
 }
 
+// probeSeeds is how many generated seeds must reach each common probe.
+// The rarest of them, replica-truncated, is reached in about a quarter of
+// seeds over a sweep (134 of seeds 1-500), but unevenly: when consumer
+// restarts and quick process restarts joined the swarm, its first hit
+// moved to seed 21 (5 of seeds 1-40 reach it).
+const probeSeeds = 30
+
 // Over a handful of generated seeds, the common probes are reached and
 // the counts are plausible: a probe is never counted more often than what
 // it counts could have happened.
 func TestProbesReachedAcrossSeeds(t *testing.T) {
 	seeds := map[string]int{}
-	for seed := uint64(1); seed <= 12; seed++ {
+	for seed := uint64(1); seed <= probeSeeds; seed++ {
 		sc := QueueScenario(seed)
 		res := NewWorld(sc, NewQueueSystem(sc), nil).Run()
 		h := res.History
@@ -98,7 +105,7 @@ func TestProbesReachedAcrossSeeds(t *testing.T) {
 	for _, name := range []string{ProbeRecoveryTransferred, ProbeReplicaTruncated, ProbeUnknownDelivered,
 		ProbeRedeliveredNoNack, ProbeSuspectedRunning, ProbeHaltedItself, ProbeSyncFailed} {
 		if seeds[name] == 0 {
-			t.Errorf("probe %s reached in none of seeds 1-12 (reached: %v)", name, seeds)
+			t.Errorf("probe %s reached in none of seeds 1-%d (reached: %v)", name, probeSeeds, seeds)
 		}
 	}
 	for name := range seeds {
