@@ -17,9 +17,13 @@ const verifyTicks = 3
 
 const timerDetect TimerKind = 3
 
-// campaignJitterTicks spreads the campaigns of followers that lost their
-// leader's connection together.
-const campaignJitterTicks = 10
+// campaignStaggerTicks orders the campaigns of followers that found their
+// leader dead together: each waits this long per voter ahead of it in ID
+// order (the dead leader not counted), so the first campaigns alone and
+// the next only if the first could not win (its log was behind, or it is
+// gone too). Campaigning together would split the vote and cost a whole
+// election timeout.
+const campaignStaggerTicks = 3
 
 // watch is the metadata leader's view of one peer.
 type watch struct {
@@ -104,11 +108,19 @@ func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 		w.lastHeard, w.verifyBy, w.suspected, w.confirmed = d.ticks, 0, false, n.meta.state.down[w.id]
 		if w.id == previous {
 			w.lastHeard -= min(d.ticks, uint64(silent/detectTick))
-			if !w.confirmed {
+			switch {
+			case w.confirmed:
+			case previous == d.lostLeader:
+				// This node already verified it: its connection reset and
+				// it answered no ping.
+				d.suspect(w)
+				d.confirm(w)
+			default:
 				d.verify(w) // it may be dead: find out in a few round trips
 			}
 		}
 	}
+	d.lostLeader = 0
 }
 
 // detectPong notes that a peer answered a ping: it can send and receive.
@@ -213,16 +225,30 @@ func (d *detector) checkLeader() {
 			n.emit(event.NewDetectLeaderLost(uint32(n.meta.leader)))
 			d.lostLeader = n.meta.leader
 			n.meta.forgetLeader()
-			d.campaignAt = d.ticks + 1 + uint64(n.env.Rand().IntN(campaignJitterTicks))
+			d.campaignAt = d.ticks + 1 + campaignStaggerTicks*d.campaignRank()
 		}
+	}
+	if d.lostLeader != 0 && n.meta.leader != 0 && n.meta.leader != d.lostLeader {
+		d.lostLeader, d.campaignAt = 0, 0 // another node leads now
 	}
 	if d.campaignAt != 0 && d.ticks >= d.campaignAt {
 		d.campaignAt = 0
 		if n.meta.leader == 0 || n.meta.leader == d.lostLeader {
 			n.meta.campaign("the leader's connection reset and it did not answer")
 		}
-		d.lostLeader = 0
 	}
+}
+
+// campaignRank counts the voters ahead of this node in ID order, the dead
+// leader not counted.
+func (d *detector) campaignRank() uint64 {
+	rank := uint64(0)
+	for _, id := range d.n.cfg.Nodes {
+		if id < d.n.cfg.ID && id != d.lostLeader {
+			rank++
+		}
+	}
+	return rank
 }
 
 // check pings a peer on schedule and judges its silence.

@@ -158,14 +158,21 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 
 // durableReport is the durable index a follower may claim: nothing until
 // the current epoch itself is durable.
+//
+// It never passes the entries known to agree with the current epoch's
+// owner (follow.match): past them, a durable index may name entries of an
+// older epoch. A follower that lost the owner's unsynced marker in a
+// crash holds, after its restart, the older entry at that index durably;
+// reported as durable, it would count toward a quorum holding the marker
+// (seed 417: the all-policy recovery activated naming such a follower).
 func (r *replica) durableReport() uint64 {
 	if r.epochDurable < r.epoch {
 		return 0
 	}
 	if bugs.Active(bugs.FollowerAckBeforeSync) {
-		return r.log.LastIndex()
+		return min(r.log.LastIndex(), r.follow.match)
 	}
-	return r.log.DurableIndex()
+	return min(r.log.DurableIndex(), r.follow.match)
 }
 
 func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {

@@ -436,8 +436,12 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 func (n *Node) OnClientGone(conn ConnID) {
 	delete(n.refused, conn)
 	for _, name := range n.names {
-		if r := n.queues[name]; r.serving() {
+		r := n.queues[name]
+		if r.serving() {
 			r.dropConnection(conn)
+		}
+		if r.own != nil {
+			r.own.dropParked(conn)
 		}
 	}
 }

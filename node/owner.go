@@ -69,6 +69,9 @@ type ownerState struct {
 	// hold keeps back, after a recovery, the messages the old owner may
 	// still be delivering (hold.go).
 	hold holdBack
+	// parked holds the client requests that arrived while this candidate
+	// recovers the queue (park.go).
+	parked []parkedRequest
 }
 
 // progress is the owner's view of one follower.
@@ -384,8 +387,8 @@ func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 // peerReset notes that a follower's process may have died: what it had
 // not made durable may be gone, so its position must be probed again.
 func (r *replica) peerReset(peer NodeID) {
-	if !r.serving() {
-		return
+	if !r.hasOwnerSide() || r.own == nil {
+		return // a candidate counts its followers' progress toward activation too
 	}
 	o := r.own
 	if f := o.progressOf(peer); f != nil {
@@ -404,6 +407,7 @@ func (r *replica) ownerTick() {
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Tick{Facts: o.recoveryFacts()})
 	}
+	o.checkParked(r.n.env.Now())
 	if !r.serving() && !o.installing() && o.opening == 0 {
 		return
 	}
@@ -473,6 +477,7 @@ func (o *ownerState) stop(owner NodeID) {
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Stop{Why: "the owner stopped"})
 	}
+	o.refuseParked("queue " + o.r.name + " is no longer recovering on this node")
 }
 
 // deliveryLease is how long, on the node's monotonic clock, a quorum's

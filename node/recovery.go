@@ -106,6 +106,7 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.updateCommit()
 			o.replicate()
 			o.pump()
+			o.unpark()
 		case recovery.Restart:
 			o.restartRecovery(c, a.Attempt)
 		case recovery.Abandon:

@@ -21,12 +21,15 @@ import (
 // prior set, and a replica prepared for a queue that already has a
 // history is suspect. Either suffices here; with both removed, A recovers
 // its short history and confirmed message p1.20 is lost (checked by
-// mutation).
+// mutation on seed 1's workload, before the generator's draws changed).
 //
 // The staging depends on when the owner dies relative to B's
 // ReplaceAfter, which shifts whenever boot or detection timing changes, so
 // the test tries the owner's death at several instants: every run must
-// pass every checker, and at least one must stage the case.
+// pass every checker, and at least one must stage the case. It runs on
+// seed 2's workload: on seed 1's, since the generator's draws changed, A
+// leads the metadata, confirms the owner it cannot hear from down long
+// before B may be replaced, and the case never arises.
 func laggingCandidateScenario(ownerDies time.Duration) sim.Scenario {
 	ns := NamedScenario{Name: "lagging-candidate", Nodes: 5, Build: func(owner int, others []int) []sim.Fault {
 		a, b := others[0], others[1]
@@ -36,12 +39,12 @@ func laggingCandidateScenario(ownerDies time.Duration) sim.Scenario {
 			{At: ownerDies, Kind: sim.FaultCrash, Node: owner, Length: 10 * time.Second},
 		}
 	}, Expect: []string{expect(event.MetaPlanReplace), expect(event.MetaReplicaReplaced)}}
-	return ns.Scenario(1)
+	return ns.Scenario(2)
 }
 
 func TestReplacementSealEvidenceComesFromThePriorSet(t *testing.T) {
 	staged := 0
-	for ownerDies := 5500 * time.Millisecond; ownerDies <= 6000*time.Millisecond; ownerDies += 50 * time.Millisecond {
+	for ownerDies := 5200 * time.Millisecond; ownerDies <= 5700*time.Millisecond; ownerDies += 50 * time.Millisecond {
 		var trace strings.Builder
 		rep := RunQueue(laggingCandidateScenario(ownerDies), &trace)
 		for _, v := range rep.Violations {

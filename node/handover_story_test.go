@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -66,4 +67,56 @@ func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
 			t.Fatalf("delivery %d is %s, want %s: the recovered history goes first, in order", i, d.ID, want[i])
 		}
 	}
+}
+
+// A publish that reaches the recovery candidate while it recovers waits
+// there and is answered the moment the candidate admits clients, rather
+// than refused as unavailable (which would send the client into a
+// backoff longer than the rest of the recovery). A request that waits
+// longer than the park timeout is refused after all.
+func TestCandidateParksRequestsUntilItServes(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 1)
+	// Seals are lost until further notice, so the recovery stays in its
+	// seal stage.
+	sealing := true
+	c.intercept = func(_, _ node.NodeID, msg wire.Message) bool {
+		_, seal := msg.(*wire.Seal)
+		return !(seal && sealing)
+	}
+	c.node(owner).crash()
+	var candidate node.NodeID
+	for step := 0; candidate == 0; step++ {
+		if step > 400 {
+			t.Fatalf("no recovery started in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+		if e, ok := c.last(event.RecoveryStart); ok {
+			candidate = e.node
+		}
+	}
+
+	c.request(candidate, 3, &wire.Publish{ReqID: 70, Queue: "orders", ID: msgID(70)})
+	c.advance(100 * time.Millisecond)
+	if r := c.reply(70); r != nil {
+		t.Fatalf("the candidate answered %v while it was still recovering; it should hold the request", r)
+	}
+	c.advance(500 * time.Millisecond)
+	c.mustReply(70, wire.StatusUnavailable)
+
+	c.request(candidate, 3, &wire.Publish{ReqID: 71, Queue: "orders", ID: msgID(71)})
+	c.advance(50 * time.Millisecond)
+	if r := c.reply(71); r != nil {
+		t.Fatalf("the candidate answered %v while it was still recovering", r)
+	}
+	sealing = false
+	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
+		if step > 400 {
+			t.Fatalf("no recovery completed; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	c.settle()
+	c.mustReply(71, wire.StatusOK)
 }
