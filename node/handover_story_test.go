@@ -120,3 +120,27 @@ func TestCandidateParksRequestsUntilItServes(t *testing.T) {
 	c.settle()
 	c.mustReply(71, wire.StatusOK)
 }
+
+// A node whose metadata says a queue's owner is down does not send the
+// client to the dead owner: it holds the request until a plan names the
+// next owner. An owner-only queue has no replica to fail over to, so the
+// request is refused as unavailable once the park timeout runs out.
+func TestRequestsWaitWhileTheOwnerIsConfirmedDown(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("solo", wire.PolicyOwnerOnly)
+	c.node(owner).crash()
+	for step := 0; !c.saw(event.MetaNodeDown); step++ {
+		if step > 400 {
+			t.Fatalf("the dead owner was not confirmed down in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	other := owner%3 + 1
+	c.request(other, 4, &wire.Publish{ReqID: 80, Queue: "solo", ID: msgID(80)})
+	c.advance(100 * time.Millisecond)
+	if r := c.reply(80); r != nil {
+		t.Fatalf("%s answered %v; it should hold the request while the owner is down", other, r)
+	}
+	c.advance(450 * time.Millisecond)
+	c.mustReply(80, wire.StatusUnavailable)
+}

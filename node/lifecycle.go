@@ -68,6 +68,7 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		n.emit(event.NewMetaReplicaReplaced(name, c.epoch, nodeNumbers(q.Replicas)))
 	}
 	n.reconcile(name)
+	n.checkParked(name)
 }
 
 // answerCreates replies to create requests this node holds for an

@@ -170,6 +170,9 @@ type Node struct {
 	place  Placement
 	syncs  *SyncRouter
 	queues map[string]*replica
+	// parked holds client requests waiting for their queue's failover
+	// (park.go).
+	parked []parkedRequest
 	// names lists queue names in sorted order, so every walk over the
 	// queues is deterministic.
 	names    []string
@@ -319,6 +322,7 @@ func (n *Node) OnTimer(t Timer) {
 	}
 	n.scheduleTick()
 	n.checkDisk()
+	n.checkParked("")
 	for _, name := range n.names {
 		r := n.queues[name]
 		if r.hasOwnerSide() {
@@ -440,10 +444,8 @@ func (n *Node) OnClientGone(conn ConnID) {
 		if r.serving() {
 			r.dropConnection(conn)
 		}
-		if r.own != nil {
-			r.own.dropParked(conn)
-		}
 	}
+	n.dropParked(conn)
 }
 
 // reply answers a client request. Anything but OK is a refusal, and is

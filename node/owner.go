@@ -69,9 +69,6 @@ type ownerState struct {
 	// hold keeps back, after a recovery, the messages the old owner may
 	// still be delivering (hold.go).
 	hold holdBack
-	// parked holds the client requests that arrived while this candidate
-	// recovers the queue (park.go).
-	parked []parkedRequest
 }
 
 // progress is the owner's view of one follower.
@@ -407,7 +404,6 @@ func (r *replica) ownerTick() {
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Tick{Facts: o.recoveryFacts()})
 	}
-	o.checkParked(r.n.env.Now())
 	if !r.serving() && !o.installing() && o.opening == 0 {
 		return
 	}
@@ -477,7 +473,6 @@ func (o *ownerState) stop(owner NodeID) {
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Stop{Why: "the owner stopped"})
 	}
-	o.refuseParked("queue " + o.r.name + " is no longer recovering on this node")
 }
 
 // deliveryLease is how long, on the node's monotonic clock, a quorum's

@@ -7,96 +7,89 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// Requests parked on a recovery candidate. A publish or subscribe that
-// reaches the node the metadata names as a recovering queue's next owner
-// used to be refused as unavailable, and the client backed off, often
-// for longer than the rest of the recovery took. The candidate holds it
-// instead and handles it the moment it admits clients, or says
-// unavailable if the recovery takes longer than parkTimeout, stops here,
-// or too many requests wait already.
+// Requests parked during a failover. A publish or subscribe used to be
+// refused while its queue changed hands: a node whose metadata says the
+// owner is down redirected the client to the dead owner, and the
+// recovery candidate answered "recovering"; either way the client backed
+// off, often for longer than the rest of the failover took. Now such a
+// request waits on the node it reached, and goes through the node again
+// the moment the metadata moves on (a plan names the candidate, which the
+// client is then sent to) or the candidate admits clients. It is refused
+// as unavailable (a clean refusal: nothing was done) if it waits longer
+// than parkTimeout, or if too many requests wait already.
 const (
 	parkTimeout = 500 * time.Millisecond
 	maxParked   = 4096
 )
 
-// parkedRequest is a client request waiting for its queue's recovery.
+// parkedRequest is a client request waiting for its queue's failover.
 type parkedRequest struct {
-	conn ConnID
-	req  wire.Message
-	at   time.Time
+	conn  ConnID
+	queue string
+	req   wire.Message
+	at    time.Time
 }
 
-// parkForRecovery parks req if this node is recovering queue as its
-// planned owner, and reports whether it did.
-func (n *Node) parkForRecovery(conn ConnID, queue string, req wire.Message) bool {
-	r := n.queues[queue]
-	if !n.recoveringHere(queue) || len(r.own.parked) >= maxParked {
+// parkDuringFailover parks req if its queue is changing hands as this
+// node sees it, and reports whether it did.
+func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) bool {
+	if !n.failingOver(queue) || len(n.parked) >= maxParked {
 		return false
 	}
-	r.own.parked = append(r.own.parked, parkedRequest{conn: conn, req: req, at: n.env.Now()})
+	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Now()})
 	return true
 }
 
-// recoveringHere reports whether the metadata names this node the next
-// owner of a recovering queue, and its replica has an owner side to run
-// the recovery.
-func (n *Node) recoveringHere(queue string) bool {
+// failingOver reports whether a request for queue should wait here: the
+// metadata names this node the next owner of the recovering queue and
+// its replica runs the recovery, or it still names an owner it has
+// confirmed down, before a plan names the next.
+func (n *Node) failingOver(queue string) bool {
 	q, r := n.meta.state.queues[queue], n.queues[queue]
-	return q != nil && q.State == QueueRecovering && q.Owner == n.cfg.ID &&
-		r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil
-}
-
-// unpark hands every parked request to the node again, in arrival order:
-// once the owner serves they are served; if the queue went elsewhere they
-// are redirected.
-func (o *ownerState) unpark() {
-	parked := o.parked
-	o.parked = nil
-	for _, p := range parked {
-		o.r.n.OnClient(p.conn, p.req)
+	if q == nil {
+		return false
 	}
+	switch {
+	case q.State == QueueActive && q.Owner != n.cfg.ID:
+		return n.meta.state.down[q.Owner]
+	case q.State == QueueRecovering && q.Owner == n.cfg.ID:
+		return r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil
+	}
+	return false
 }
 
-// refuseParked answers every parked request unavailable: the node did
-// not act on it, so the client may try again.
-func (o *ownerState) refuseParked(why string) {
-	parked := o.parked
-	o.parked = nil
-	for _, p := range parked {
-		for _, id := range wire.RequestIDs(p.req) {
-			o.r.n.reply(p.conn, id, wire.StatusUnavailable, why)
+// checkParked sends the parked requests of queue (every queue if queue
+// is empty) whose failover has moved on through the node again, in
+// arrival order, and refuses those that waited too long.
+func (n *Node) checkParked(queue string) {
+	if len(n.parked) == 0 {
+		return
+	}
+	now := n.env.Now()
+	var again, late []parkedRequest
+	kept := n.parked[:0:0]
+	for _, p := range n.parked {
+		switch {
+		case (queue == "" || p.queue == queue) && !n.failingOver(p.queue):
+			again = append(again, p)
+		case now.Sub(p.at) >= parkTimeout:
+			late = append(late, p)
+		default:
+			kept = append(kept, p)
 		}
 	}
-}
-
-// checkParked runs on the owner tick: requests parked too long are
-// refused, and all of them go back through the node once the queue is no
-// longer recovering here.
-func (o *ownerState) checkParked(now time.Time) {
-	if len(o.parked) == 0 {
-		return
-	}
-	if !o.r.n.recoveringHere(o.r.name) {
-		o.unpark()
-		return
-	}
-	expired := 0
-	for expired < len(o.parked) && now.Sub(o.parked[expired].at) >= parkTimeout {
-		expired++
-	}
-	if expired == 0 {
-		return
-	}
-	late := o.parked[:expired]
-	o.parked = slices.Clone(o.parked[expired:])
+	n.parked = kept
 	for _, p := range late {
 		for _, id := range wire.RequestIDs(p.req) {
-			o.r.n.reply(p.conn, id, wire.StatusUnavailable, "queue "+o.r.name+" is still recovering")
+			n.reply(p.conn, id, wire.StatusUnavailable, "queue "+p.queue+" is still failing over")
 		}
+	}
+	for _, p := range again {
+		n.OnClient(p.conn, p.req)
 	}
 }
 
 // dropParked forgets the requests of a connection that closed.
-func (o *ownerState) dropParked(conn ConnID) {
-	o.parked = slices.DeleteFunc(o.parked, func(p parkedRequest) bool { return p.conn == conn })
+func (n *Node) dropParked(conn ConnID) {
+	n.parked = slices.DeleteFunc(n.parked, func(p parkedRequest) bool { return p.conn == conn })
 }

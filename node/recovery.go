@@ -106,7 +106,7 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.updateCommit()
 			o.replicate()
 			o.pump()
-			o.unpark()
+			r.n.checkParked(r.name)
 		case recovery.Restart:
 			o.restartRecovery(c, a.Attempt)
 		case recovery.Abandon:

@@ -119,7 +119,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("delay %v is negative: a message's delay is zero or more", m.Delay))
 		return
 	}
-	if n.parkForRecovery(conn, m.Queue, m) {
+	if n.parkDuringFailover(conn, m.Queue, m) {
 		return
 	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
@@ -145,7 +145,7 @@ func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, "subscription window is 0: it must allow at least one unsettled delivery")
 		return
 	}
-	if n.parkForRecovery(conn, m.Queue, m) {
+	if n.parkDuringFailover(conn, m.Queue, m) {
 		return
 	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
