@@ -25,6 +25,13 @@ const timerDetect TimerKind = 3
 // election timeout.
 const campaignStaggerTicks = 3
 
+// campaignRetryTicks is how long after such a campaign a follower that
+// still sees no leader campaigns again (staggered the same way): the
+// vote split, most likely because a campaign crossed a slow message.
+// Raft's own election timer would retry too, but hundreds of milliseconds
+// later.
+const campaignRetryTicks = 10
+
 // watch is the metadata leader's view of one peer.
 type watch struct {
 	id        NodeID
@@ -57,6 +64,7 @@ type detector struct {
 	leaderVerifySeq uint64
 	leaderVerified  NodeID
 	campaignAt      uint64
+	retryAt         uint64
 	// lostLeader is the leader this follower found dead, until it
 	// campaigns: a message the leader sent before it died may still
 	// arrive and make raft follow it again.
@@ -229,14 +237,27 @@ func (d *detector) checkLeader() {
 		}
 	}
 	if d.lostLeader != 0 && n.meta.leader != 0 && n.meta.leader != d.lostLeader {
-		d.lostLeader, d.campaignAt = 0, 0 // another node leads now
+		d.lostLeader, d.campaignAt, d.retryAt = 0, 0, 0 // another node leads now
 	}
 	if d.campaignAt != 0 && d.ticks >= d.campaignAt {
 		d.campaignAt = 0
 		if n.meta.leader == 0 || n.meta.leader == d.lostLeader {
 			n.meta.campaign("the leader's connection reset and it did not answer")
+			d.retryAt = d.ticks + campaignRetryTicks + campaignStaggerTicks*d.campaignRank()
 		}
 	}
+	if d.retryAt != 0 && d.ticks >= d.retryAt {
+		d.retryAt = 0
+		if n.meta.leader == 0 && !n.meta.isLeader() {
+			n.meta.campaign("the campaign after the leader's loss found no winner")
+		}
+	}
+}
+
+// waitsToReplace reports whether peer is the leader this follower found
+// dead and it has not campaigned to replace it yet.
+func (d *detector) waitsToReplace(peer NodeID) bool {
+	return d != nil && d.campaignAt != 0 && peer == d.lostLeader
 }
 
 // campaignRank counts the voters ahead of this node in ID order, the dead

@@ -323,6 +323,12 @@ func (m *metaNode) step(from NodeID, data []byte) {
 	}
 	switch msg.GetType() {
 	case pb.MessageType_MsgApp, pb.MessageType_MsgHeartbeat, pb.MessageType_MsgSnap:
+		if m.n.detector.waitsToReplace(from) {
+			// Sent before the leader died and still in flight: followed,
+			// it would restore the leader's lease here and this node
+			// would refuse the vote of the follower replacing it.
+			return
+		}
 		m.silentTicks = 0 // only a leader sends these
 		m.noteLeaderCommit(from, msg)
 	case pb.MessageType_MsgPreVote, pb.MessageType_MsgVote:

@@ -170,9 +170,11 @@ type Node struct {
 	place  Placement
 	syncs  *SyncRouter
 	queues map[string]*replica
-	// parked holds client requests waiting for their queue's failover
-	// (park.go).
-	parked []parkedRequest
+	// parked holds client requests waiting for their queue's failover,
+	// and resetAt when each peer's connection last reset with nothing
+	// heard from it since (park.go).
+	parked  []parkedRequest
+	resetAt map[NodeID]time.Time
 	// names lists queue names in sorted order, so every walk over the
 	// queues is deterministic.
 	names    []string
@@ -344,6 +346,7 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		}
 		return
 	}
+	n.notePeerHeard(from)
 	switch m := m.(type) {
 	case *wire.Append:
 		n.onAppend(from, m)
@@ -393,8 +396,9 @@ func (n *Node) OnSynced(tok SyncToken, err error) {
 // messages by itself; a reset only means the next heartbeat may probe.
 func (n *Node) OnDisconnect(peer NodeID) {
 	n.detectReset(peer)
+	n.notePeerReset(peer)
 	for _, name := range n.names {
-		if r := n.queues[name]; r.serving() {
+		if r := n.queues[name]; r.hasOwnerSide() {
 			r.peerReset(peer)
 		}
 	}

@@ -20,6 +20,12 @@ import (
 const (
 	parkTimeout = 500 * time.Millisecond
 	maxParked   = 4096
+	// resetParkWindow is how long after an owner's connection reset,
+	// with nothing heard from it since, its queues' requests wait here
+	// rather than being sent to it: long enough for the failure detector
+	// to confirm a dead owner, short enough that an owner only cut off
+	// from this node is redirected to soon after.
+	resetParkWindow = 200 * time.Millisecond
 )
 
 // parkedRequest is a client request waiting for its queue's failover.
@@ -51,7 +57,7 @@ func (n *Node) failingOver(queue string) bool {
 	}
 	switch {
 	case q.State == QueueActive && q.Owner != n.cfg.ID:
-		return n.meta.state.down[q.Owner]
+		return n.meta.state.down[q.Owner] || n.justReset(q.Owner)
 	case q.State == QueueRecovering && q.Owner == n.cfg.ID:
 		return r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil
 	}
@@ -87,6 +93,30 @@ func (n *Node) checkParked(queue string) {
 	for _, p := range again {
 		n.OnClient(p.conn, p.req)
 	}
+}
+
+// notePeerReset remembers when peer's connection reset.
+func (n *Node) notePeerReset(peer NodeID) {
+	if n.resetAt == nil {
+		n.resetAt = make(map[NodeID]time.Time)
+	}
+	n.resetAt[peer] = n.env.Now()
+}
+
+// notePeerHeard forgets a reset once the peer is heard from again, and
+// lets the requests that waited for it go.
+func (n *Node) notePeerHeard(peer NodeID) {
+	if _, reset := n.resetAt[peer]; reset {
+		delete(n.resetAt, peer)
+		n.checkParked("")
+	}
+}
+
+// justReset reports whether peer's connection reset within the last
+// resetParkWindow, with nothing heard from it since.
+func (n *Node) justReset(peer NodeID) bool {
+	at, reset := n.resetAt[peer]
+	return reset && n.env.Now().Sub(at) < resetParkWindow
 }
 
 // dropParked forgets the requests of a connection that closed.

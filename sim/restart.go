@@ -50,6 +50,9 @@ func (c *clientProc) restart(down time.Duration) {
 
 // closeClientConns closes c's connections to every running node; each
 // node hears of it a round trip later, unless a partition swallows it.
+// Until then the node may still send on a connection (what it sends is
+// recorded, as a real node writes into a socket whose peer is gone, and
+// lost on the way).
 func (w *World) closeClientConns(c *clientProc) {
 	for _, p := range w.procs {
 		key := connKey{c.index, p.index, p.inc, c.gen}
@@ -58,11 +61,12 @@ func (w *World) closeClientConns(c *clientProc) {
 			continue
 		}
 		delete(w.connByKey, key)
-		delete(w.conns, id)
 		if p.state == stateDown || w.net.Blocked(c.addr, netsim.Addr(p.id)) {
+			delete(w.conns, id)
 			continue
 		}
 		w.schedule(w.now+w.net.RoundTrip(c.addr, netsim.Addr(p.id)), p.index, p.inc, func() {
+			delete(w.conns, id)
 			p.tracef("client gone conn=%d", id)
 			p.handler.OnClientGone(id)
 		})
