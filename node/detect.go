@@ -103,7 +103,9 @@ func (d *detector) watchOf(id NodeID) *watch {
 // onBecameLeader starts the new leader's view from scratch: everyone is
 // presumed alive as of now.
 //
-// One exception: the leader this node replaced. The election itself proves
+// Two exceptions. Peers whose connection reset while this node followed,
+// with nothing heard since, are verified at once. And the leader this
+// node replaced: the election itself proves
 // it has been silent for at least the election timeout, so its watch
 // starts that far in the past and is verified at once; a dead leader that
 // owned queues is then confirmed down within a few round trips.
@@ -126,6 +128,13 @@ func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 			default:
 				d.verify(w) // it may be dead: find out in a few round trips
 			}
+			continue
+		}
+		if _, reset := n.resetAt[w.id]; reset && !w.confirmed {
+			// Its connection reset while this node followed, and nothing
+			// was heard from it since: a node that died with the old
+			// leader is verified now, not waited out as silence.
+			d.verify(w)
 		}
 	}
 	d.lostLeader = 0
