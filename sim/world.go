@@ -332,6 +332,10 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.MetaActivated: nil,
 	event.DetectSuspect: nodeValue,
 	event.DetectConfirm: nodeValue,
+	// The failover stages a trial breaks its time into: the leader's plan
+	// (naming the candidate) and the candidate's start.
+	event.MetaPlanRecovery: func(e event.Event) uint64 { return uint64(e.ToNode()) },
+	event.RecoveryStart:    nil,
 	// Microseconds, as the event carries them; a recovery that spans a
 	// backward clock jump wraps, as it always has.
 	event.RecoveryDone: func(e event.Event) uint64 { return uint64(e.Elapsed().Microseconds()) },

@@ -97,9 +97,28 @@ type FailoverTrial struct {
 	Unrecoverable bool
 	// OwnerLed says the killed owner also led the metadata group, so the
 	// survivors had to elect a leader before anyone could notice it.
-	OwnerLed   bool
+	OwnerLed bool
+	// Stages splits the time to the first new confirmed publish, in order:
+	// until the owner is confirmed down, until the leader plans the
+	// recovery, until the candidate starts it, until it is active, and
+	// until the first publish is confirmed. Zero where a stage was not
+	// seen (the trial is then incomplete).
+	Stages     [StageCount]time.Duration
 	Violations []sim.Violation
 }
+
+// The stages of a measured failover (FailoverTrial.Stages).
+const (
+	StageConfirm = iota
+	StagePlan
+	StageDispatch
+	StageRecover
+	StageAdmit
+	StageCount
+)
+
+// StageNames name the stages, in order.
+var StageNames = [StageCount]string{"confirm", "plan", "dispatch", "recover", "admit"}
 
 // RunFailoverTrial runs and measures one trial.
 func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
@@ -131,9 +150,16 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	t.Unrecoverable = killed >= 2
 	found := [4]bool{}
 	replaced := map[[2]uint64]bool{}
+	var instants [StageCount]time.Duration // when each stage ended, from the kill
 	for _, e := range rep.History.NodeEvents {
 		switch {
 		case e.At < failoverKillAt:
+		case e.Name == event.DetectConfirm && node.NodeID(e.Value) == owner && instants[StageConfirm] == 0:
+			instants[StageConfirm] = e.At - failoverKillAt
+		case e.Name == event.MetaPlanRecovery && e.Queue == "bench" && instants[StagePlan] == 0:
+			instants[StagePlan] = e.At - failoverKillAt
+		case e.Name == event.RecoveryStart && e.Queue == "bench" && instants[StageDispatch] == 0:
+			instants[StageDispatch] = e.At - failoverKillAt
 		case e.Name == event.MetaReplicaReplaced && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
 			// Every node emits it as it applies the activation.
 			replaced[[2]uint64{e.Inc, e.Epoch}] = true
@@ -156,11 +182,28 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 		}
 	}
 	t.Complete = found == [4]bool{true, true, true, true}
+	instants[StageRecover], instants[StageAdmit] = t.Activation, t.FirstPublish
+	t.Stages = stageSpans(instants)
 	if owner == 0 {
 		t.Violations = append(t.Violations, sim.Violation{Kind: sim.Safety, Checker: "failover-report",
 			Detail: "the queue had no running owner to kill"})
 	}
 	return t
+}
+
+// stageSpans turns the instants that end each stage into the stages'
+// lengths. A stage whose end was not seen, or came before the previous
+// one's (a plan by an earlier leader, say), is zero, and the next one
+// counts from the last instant seen.
+func stageSpans(instants [StageCount]time.Duration) [StageCount]time.Duration {
+	var spans [StageCount]time.Duration
+	from := time.Duration(0)
+	for i, at := range instants {
+		if at > from {
+			spans[i], from = at-from, at
+		}
+	}
+	return spans
 }
 
 // leaderAt names the metadata leader the simulator's leader faults aim

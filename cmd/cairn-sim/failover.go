@@ -124,6 +124,7 @@ func runTrials(first uint64, count int, c trials.FailoverCase, mode uint8, worke
 // reportCase prints one case and reports whether a trial broke a promise.
 func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.FailoverTrial) bool {
 	var sus, act, del, pub []time.Duration
+	var stages [trials.StageCount][]time.Duration
 	failed, extra, replacements, led, broken := 0, 0, 0, 0, false
 	for _, t := range skipped {
 		if len(t.Violations) > 0 {
@@ -144,6 +145,9 @@ func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.F
 			led++
 		}
 		sus, act, del, pub = append(sus, t.Suspicion), append(act, t.Activation), append(del, t.FirstDelivery), append(pub, t.FirstPublish)
+		for i, d := range t.Stages {
+			stages[i] = append(stages[i], d)
+		}
 		extra += max(0, t.Failovers-t.Replacements-1)
 		replacements += t.Replacements
 	}
@@ -157,6 +161,11 @@ func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.F
 	}
 	fmt.Fprintf(w, "%-22s %s suspicion %s | activation %s | first delivery %s | first confirmed publish %s | incomplete %d, extra reassignments %d, replacements %d, owner also led metadata in %d\n",
 		loss, history, dist(sus), dist(act), dist(del), dist(pub), failed, extra, replacements, led)
+	var parts []string
+	for i, name := range trials.StageNames {
+		parts = append(parts, name+" "+dist(stages[i]))
+	}
+	fmt.Fprintf(w, "%-22s stages to the first new confirmed publish: %s\n", "", strings.Join(parts, " | "))
 	if len(skipped) > 0 {
 		fmt.Fprintf(w, "%-22s %d more seeds lost two of the queue's three replicas and were not measured (no promise broken)\n", "", len(skipped))
 	}
