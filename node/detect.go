@@ -356,6 +356,10 @@ func (d *detector) confirm(w *watch) {
 	w.confirmed = true
 	d.n.emit(event.NewDetectConfirm(uint32(w.id)))
 	d.n.meta.propose(command{kind: cmdNodeDown, node: w.id}, lifecycleTimeoutTicks, func(result) {})
+	// Plan the dead node's failovers in the same breath: the plans ride
+	// the same raft batch as the entry that records it down, rather than
+	// waiting for that entry to commit first.
+	d.n.planFailoversFor(w.id)
 }
 
 // onMetaPolicyApplied reports liveness and policy changes.

@@ -18,7 +18,14 @@ import (
 // when it is alive), so the queue regains redundancy. Owner-only queues
 // are left alone: their confirmed history lives only on the owner's
 // storage, so only the owner can bring them back.
-func (n *Node) planFailovers() {
+func (n *Node) planFailovers() { n.planFailoversFor(0) }
+
+// planFailoversFor plans as planFailovers does, counting confirmed (if
+// not zero) as down already: its node-down entry is proposed but not yet
+// applied.
+func (n *Node) planFailoversFor(confirmed NodeID) {
+	n.meta.confirming = confirmed
+	defer func() { n.meta.confirming = 0 }()
 	s := n.meta.state
 	if !n.meta.isLeader() {
 		n.meta.downSince = nil
@@ -31,7 +38,7 @@ func (n *Node) planFailovers() {
 		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
 			continue
 		}
-		ownerDown := s.down[q.Owner] || containsSorted(q.Lost, q.Owner)
+		ownerDown := n.isDown(q.Owner) || containsSorted(q.Lost, q.Owner)
 		replicas, out, in := n.replacementSet(q, load)
 		if !ownerDown && replicas == nil {
 			// The owner is alive, serving or recovering, and no replica
@@ -51,6 +58,12 @@ func (n *Node) planFailovers() {
 		n.emit(event.NewMetaPlanRecovery(name, uint32(q.Owner), uint32(cand), q.Epoch+1))
 		n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand, members: replicas})
 	}
+}
+
+// isDown reports whether the metadata counts id down, or this leader is
+// planning as if it did (planFailoversFor).
+func (n *Node) isDown(id NodeID) bool {
+	return n.meta.state.down[id] || (id != 0 && id == n.meta.confirming)
 }
 
 // noteDownSince keeps, on the leader, the tick at which each node was
@@ -127,9 +140,8 @@ func (n *Node) recoveryCandidate(q *QueueMeta, ownerDown bool, out NodeID) (Node
 	if !ownerDown {
 		return q.Owner, true
 	}
-	s := n.meta.state
 	for _, id := range q.Replicas {
-		if id != q.Owner && id != out && !s.down[id] && !containsSorted(q.Lost, id) && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
+		if id != q.Owner && id != out && !n.isDown(id) && !containsSorted(q.Lost, id) && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
 			return id, true
 		}
 	}
