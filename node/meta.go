@@ -79,9 +79,6 @@ type metaNode struct {
 	// node confirmed down: replacement waits Config.ReplaceAfter from it.
 	// A new leader starts counting afresh, which only delays replacement.
 	downSince map[NodeID]uint64
-	// confirming is the node this leader just confirmed down, while it
-	// plans that node's failovers before the entry is applied.
-	confirming NodeID
 }
 
 type proposal struct {

@@ -174,7 +174,7 @@ type Node struct {
 	// and resetAt when each peer's connection last reset with nothing
 	// heard from it since (park.go).
 	parked  []parkedRequest
-	resetAt map[NodeID]time.Time
+	resetAt map[NodeID]time.Duration // on the monotonic clock
 	// names lists queue names in sorted order, so every walk over the
 	// queues is deterministic.
 	names    []string

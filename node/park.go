@@ -33,7 +33,7 @@ type parkedRequest struct {
 	conn  ConnID
 	queue string
 	req   wire.Message
-	at    time.Time
+	at    time.Duration // on the node's monotonic clock
 }
 
 // parkDuringFailover parks req if its queue is changing hands as this
@@ -42,7 +42,7 @@ func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) b
 	if !n.failingOver(queue) || len(n.parked) >= maxParked {
 		return false
 	}
-	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Now()})
+	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Monotonic()})
 	return true
 }
 
@@ -71,14 +71,14 @@ func (n *Node) checkParked(queue string) {
 	if len(n.parked) == 0 {
 		return
 	}
-	now := n.env.Now()
+	now := n.env.Monotonic()
 	var again, late []parkedRequest
 	kept := n.parked[:0:0]
 	for _, p := range n.parked {
 		switch {
 		case (queue == "" || p.queue == queue) && !n.failingOver(p.queue):
 			again = append(again, p)
-		case now.Sub(p.at) >= parkTimeout:
+		case now-p.at >= parkTimeout:
 			late = append(late, p)
 		default:
 			kept = append(kept, p)
@@ -98,9 +98,9 @@ func (n *Node) checkParked(queue string) {
 // notePeerReset remembers when peer's connection reset.
 func (n *Node) notePeerReset(peer NodeID) {
 	if n.resetAt == nil {
-		n.resetAt = make(map[NodeID]time.Time)
+		n.resetAt = make(map[NodeID]time.Duration)
 	}
-	n.resetAt[peer] = n.env.Now()
+	n.resetAt[peer] = n.env.Monotonic()
 }
 
 // notePeerHeard forgets a reset once the peer is heard from again, and
@@ -116,7 +116,7 @@ func (n *Node) notePeerHeard(peer NodeID) {
 // resetParkWindow, with nothing heard from it since.
 func (n *Node) justReset(peer NodeID) bool {
 	at, reset := n.resetAt[peer]
-	return reset && n.env.Now().Sub(at) < resetParkWindow
+	return reset && n.env.Monotonic()-at < resetParkWindow
 }
 
 // dropParked forgets the requests of a connection that closed.

@@ -24,9 +24,8 @@ func (n *Node) planFailovers() { n.planFailoversFor(0) }
 // not zero) as down already: its node-down entry is proposed but not yet
 // applied.
 func (n *Node) planFailoversFor(confirmed NodeID) {
-	n.meta.confirming = confirmed
-	defer func() { n.meta.confirming = 0 }()
 	s := n.meta.state
+	isDown := func(id NodeID) bool { return s.down[id] || (id != 0 && id == confirmed) }
 	if !n.meta.isLeader() {
 		n.meta.downSince = nil
 		return
@@ -38,7 +37,7 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
 			continue
 		}
-		ownerDown := n.isDown(q.Owner) || containsSorted(q.Lost, q.Owner)
+		ownerDown := isDown(q.Owner) || containsSorted(q.Lost, q.Owner)
 		replicas, out, in := n.replacementSet(q, load)
 		if !ownerDown && replicas == nil {
 			// The owner is alive, serving or recovering, and no replica
@@ -48,7 +47,7 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 			// otherwise wait forever for a replica that is gone.
 			continue
 		}
-		cand, ok := n.recoveryCandidate(q, ownerDown, out)
+		cand, ok := n.recoveryCandidate(q, ownerDown, out, isDown)
 		if !ok {
 			continue
 		}
@@ -58,12 +57,6 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 		n.emit(event.NewMetaPlanRecovery(name, uint32(q.Owner), uint32(cand), q.Epoch+1))
 		n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand, members: replicas})
 	}
-}
-
-// isDown reports whether the metadata counts id down, or this leader is
-// planning as if it did (planFailoversFor).
-func (n *Node) isDown(id NodeID) bool {
-	return n.meta.state.down[id] || (id != 0 && id == n.meta.confirming)
 }
 
 // noteDownSince keeps, on the leader, the tick at which each node was
@@ -135,13 +128,14 @@ func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []Nod
 
 // recoveryCandidate picks who leads the recovery: the owner itself when
 // it is alive (a replacement only), else the first live replica that
-// holds prior history and is not being replaced.
-func (n *Node) recoveryCandidate(q *QueueMeta, ownerDown bool, out NodeID) (NodeID, bool) {
+// holds prior history and is not being replaced; isDown says who is not
+// live.
+func (n *Node) recoveryCandidate(q *QueueMeta, ownerDown bool, out NodeID, isDown func(NodeID) bool) (NodeID, bool) {
 	if !ownerDown {
 		return q.Owner, true
 	}
 	for _, id := range q.Replicas {
-		if id != q.Owner && id != out && !n.isDown(id) && !containsSorted(q.Lost, id) && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
+		if id != q.Owner && id != out && !isDown(id) && !containsSorted(q.Lost, id) && (len(q.Prior) == 0 || slices.Contains(q.Prior, id)) {
 			return id, true
 		}
 	}
