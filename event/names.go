@@ -22,6 +22,10 @@ const (
 	// QueueHoldEnded: a recovered owner began delivering the history it
 	// recovered (NewQueueHoldEnded).
 	QueueHoldEnded Name = "queue.hold-ended"
+	// QueueLeaseLapsed: an owner with messages to deliver stopped
+	// delivering because no quorum renewed its delivery lease in time
+	// (NewQueueLeaseLapsed).
+	QueueLeaseLapsed Name = "queue.lease-lapsed"
 	// QueueSecondWriter: a follower heard from a second writer in its
 	// epoch (NewQueueSecondWriter).
 	QueueSecondWriter Name = "queue.second-writer"
@@ -235,7 +239,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueSecondWriter, QueueBadAppend,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueLeaseLapsed, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

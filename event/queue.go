@@ -1,5 +1,10 @@
 package event
 
+import (
+	"log/slog"
+	"time"
+)
+
 // The constructors of a queue replica's events. Each fixes its event's
 // attributes in the order the trace prints them.
 
@@ -37,6 +42,13 @@ func NewQueueDeliver(q, id string, lease uint64) Event {
 // messages were unsettled.
 func NewQueueHoldEnded(q string, epoch uint64, held int) Event {
 	return newEvent(QueueHoldEnded, str(KeyQueue, q), u64(KeyEpoch, epoch), num(KeyHeld, held))
+}
+
+// NewQueueLeaseLapsed reports that q's owner of epoch stopped delivering:
+// the quorum's latest renewal of its delivery lease is age old, which is
+// past the lease. It delivers again once replies renew it.
+func NewQueueLeaseLapsed(q string, epoch uint64, age time.Duration) Event {
+	return newEvent(QueueLeaseLapsed, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), age.Microseconds()))
 }
 
 // NewQueueSecondWriter reports that node from appended to q in epoch,

@@ -24,6 +24,14 @@ type followerState struct {
 	// stamp is the latest owner stamp taken in the current epoch; replies
 	// echo it.
 	stamp uint64
+	// leaseGrantedAt is, on this node's lease clock, the last moment this
+	// replica did something that could keep an owner's delivery lease
+	// alive: the last accepting reply that echoed an owner's stamp, or
+	// the moment it stopped being the owner itself. Zero is the node's
+	// start, which bounds whatever it granted before a restart. A sealed
+	// replica reports how long ago that was, so that a recovery holds the
+	// old owner's messages back no longer than its lease can last.
+	leaseGrantedAt uint64
 }
 
 func (n *Node) onAppend(from NodeID, m *wire.Append) {
@@ -180,6 +188,9 @@ func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {
 	if ok && durable > r.follow.reported {
 		r.follow.reported = durable
 		r.n.emit(event.NewQueueReported(r.name, r.epoch, durable))
+	}
+	if ok && r.follow.stamp != 0 {
+		r.follow.leaseGrantedAt = r.n.leaseClock()
 	}
 	r.n.env.Send(to, &wire.AppendReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,

@@ -69,6 +69,9 @@ type ownerState struct {
 	// hold keeps back, after a recovery, the messages the old owner may
 	// still be delivering (hold.go).
 	hold holdBack
+	// leaseHeld says the delivery lease was valid when last checked, so
+	// that its lapse is reported once.
+	leaseHeld bool
 }
 
 // progress is the owner's view of one follower.
@@ -483,7 +486,7 @@ func (o *ownerState) stop(owner NodeID) {
 // each decision, because it keeps counting while a process is stopped:
 // a count of the node's own timer ticks would not, and an owner resumed
 // after a long pause would think its lease young.
-const deliveryLease = 200 * time.Millisecond
+const deliveryLease = 60 * time.Millisecond
 
 // leaseClock is the node's monotonic clock as appends stamp it.
 func (n *Node) leaseClock() uint64 { return uint64(n.env.Monotonic()) }
@@ -491,11 +494,25 @@ func (n *Node) leaseClock() uint64 { return uint64(n.env.Monotonic()) }
 // leaseValid reports whether enough followers accepted appends this owner
 // sent within the lease to make a quorum with it: none of them can have
 // been sealed by a newer epoch before that, so no other owner can be
-// serving yet.
+// serving yet. The first time a lease that held runs out, it says so
+// once: an owner that keeps losing its lease under load delivers in fits.
 func (o *ownerState) leaseValid() bool {
+	age, ok := o.leaseAge()
+	valid := ok && age < uint64(deliveryLease)
+	if !valid && o.leaseHeld && ok {
+		o.r.n.emit(event.NewQueueLeaseLapsed(o.r.name, o.r.epoch, time.Duration(age)))
+	}
+	o.leaseHeld = valid
+	return valid
+}
+
+// leaseAge is how long ago, on the lease clock, this owner sent the
+// appends whose acceptance makes the freshest quorum with it; ok is false
+// while no quorum has accepted any.
+func (o *ownerState) leaseAge() (age uint64, ok bool) {
 	need := quorum(o.policyOf(), len(o.r.members)) - 1
 	if need <= 0 {
-		return true
+		return 0, true
 	}
 	from := make([]uint64, 0, len(o.followers))
 	for _, f := range o.followers {
@@ -503,8 +520,9 @@ func (o *ownerState) leaseValid() bool {
 	}
 	slices.Sort(from)
 	slices.Reverse(from)
-	if need > len(from) {
-		return false
+	if need > len(from) || from[need-1] == 0 {
+		return 0, false
 	}
-	return from[need-1]+uint64(deliveryLease) > o.r.n.leaseClock()
+	now := o.r.n.leaseClock()
+	return now - min(from[need-1], now), true
 }

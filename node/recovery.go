@@ -43,8 +43,18 @@ func (r *replica) witness() recovery.Witness {
 	return recovery.Witness{
 		Node: uint32(r.n.cfg.ID), First: r.log.FirstIndex(), Last: last, LastEpoch: r.epochOf(last),
 		Digest: r.log.Digest(), HistoryID: r.identity.HistoryID, Process: r.n.process,
-		Suspect: r.suspect, Commit: r.commitKnown,
+		Suspect: r.suspect, Commit: r.commitKnown, LeaseGrantAgo: r.leaseGrantAgo(),
 	}
+}
+
+// leaseGrantAgo is how long ago, on this node's lease clock, this replica
+// last did something that could keep an owner's delivery lease alive:
+// zero while it serves as the owner itself.
+func (r *replica) leaseGrantAgo() uint64 {
+	if r.serving() {
+		return 0
+	}
+	return r.n.leaseClock() - min(r.follow.leaseGrantedAt, r.n.leaseClock())
 }
 
 // recoveryFacts reads what the recovery core may need to know now.

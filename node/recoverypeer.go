@@ -38,7 +38,7 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 			n.env.Send(from, &wire.SealReply{
 				Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
 				LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),
-				Suspect: w.Suspect, Commit: w.Commit,
+				Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo,
 			})
 		})
 	})

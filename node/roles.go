@@ -81,6 +81,11 @@ func (r *replica) become(to replicaRole, why string) {
 	from := r.role
 	for _, ok := range roleTransitions[from] {
 		if ok == to {
+			if from == roleOwner {
+				// An owner stops delivering the moment it leaves the
+				// role: a later recovery's hold may count from here.
+				r.follow.leaseGrantedAt = r.n.leaseClock()
+			}
 			r.role = to
 			r.n.emit(event.NewQueueRole(r.name, from.String(), to.String(), r.epoch, why))
 			return

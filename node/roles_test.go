@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnmq/cairn/event"
 )
@@ -14,8 +15,10 @@ type nullEnv struct{ Env }
 
 func (nullEnv) Emit(event.Event) {}
 
+func (nullEnv) Monotonic() time.Duration { return time.Second }
+
 func roleReplica(role replicaRole) *replica {
-	return &replica{n: &Node{env: nullEnv{}}, name: "q", role: role}
+	return &replica{n: &Node{env: nullEnv{}}, name: "q", role: role, follow: &followerState{}}
 }
 
 // Every transition the state machine does not list panics, in every

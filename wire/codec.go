@@ -167,6 +167,11 @@ func AppendString(b []byte, v string) []byte {
 // primitive encodings (such as queue log records).
 func NewDecoder(b []byte) *Decoder { return &Decoder{buf: b} }
 
+// More reports whether bytes remain to be read and no read has failed: a
+// decoder reads a field that was added at the end of a message only if
+// the sender knew it.
+func (d *Decoder) More() bool { return d.err == nil && len(d.buf) > 0 }
+
 // Finish reports the first decoding error, or an error if bytes remain.
 func (d *Decoder) Finish() error {
 	if d.err != nil {

@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Seal asks a replica to refuse every epoch below Epoch from now on, and
 // to report what it holds. A recovery candidate seals a quorum before it
@@ -47,6 +50,12 @@ type SealReply struct {
 	// confirmed.
 	Suspect bool
 	Commit  uint64
+	// LeaseGrantAgo is how many nanoseconds before the reply the replica
+	// last let an owner of an older epoch renew its delivery lease (or
+	// stopped delivering as that owner). It is the last field: a reply
+	// from a node that predates it decodes with none, which the candidate
+	// reads as the most cautious value, the moment of its reply.
+	LeaseGrantAgo uint64
 }
 
 // Kind implements Message.
@@ -66,21 +75,26 @@ func (m *SealReply) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.Instance)
 	b = AppendUint32(b, m.Owner)
 	b = AppendBool(b, m.Suspect)
-	return AppendUint64(b, m.Commit)
+	b = AppendUint64(b, m.Commit)
+	return AppendUint64(b, m.LeaseGrantAgo)
 }
 
 func decodeSealReply(d *Decoder) *SealReply {
-	return &SealReply{
+	m := &SealReply{
 		Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(),
 		First: d.Uint64(), Last: d.Uint64(), LastEpoch: d.Uint64(), Digest: d.Bytes(),
 		HistoryID: d.Uint64(), Instance: d.Uint64(), Owner: d.Uint32(), Suspect: d.Bool(), Commit: d.Uint64(),
 	}
+	if d.More() {
+		m.LeaseGrantAgo = d.Uint64()
+	}
+	return m
 }
 
 // String describes the witness.
 func (m *SealReply) String() string {
-	return fmt.Sprintf("{q=%s epoch=%d ok=%t range=%d..%d last-epoch=%d digest=%x owner=%d suspect=%t commit=%d}",
-		m.Queue, m.Epoch, m.OK, m.First, m.Last, m.LastEpoch, m.Digest[:min(6, len(m.Digest))], m.Owner, m.Suspect, m.Commit)
+	return fmt.Sprintf("{q=%s epoch=%d ok=%t range=%d..%d last-epoch=%d digest=%x owner=%d suspect=%t commit=%d grant-ago=%v}",
+		m.Queue, m.Epoch, m.OK, m.First, m.Last, m.LastEpoch, m.Digest[:min(6, len(m.Digest))], m.Owner, m.Suspect, m.Commit, time.Duration(m.LeaseGrantAgo))
 }
 
 // Fetch asks a sealed replica (the chosen source) for the entries after

@@ -29,7 +29,7 @@ var samples = []Message{
 	&Pong{Seq: 4},
 	&SetDetection{ReqID: 9, Mode: 2, Interval: 100e6, Grace: 0},
 	&Seal{Queue: "orders", Incarnation: 5, Epoch: 4},
-	&SealReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, First: 1, Last: 9, LastEpoch: 3, Digest: []byte{1, 2}, HistoryID: 6, Instance: 7, Owner: 2},
+	&SealReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, First: 1, Last: 9, LastEpoch: 3, Digest: []byte{1, 2}, HistoryID: 6, Instance: 7, Owner: 2, LeaseGrantAgo: 5e6},
 	&Fetch{Queue: "orders", Incarnation: 5, Epoch: 4, PrevIndex: 8, PrevEpoch: 3},
 	&FetchReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, PrevIndex: 8, Hint: 0, Last: 10, Entries: []Entry{{Type: 2, Body: []byte("x")}}},
 	&CheckpointAsk{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40},
@@ -47,6 +47,28 @@ func TestRoundTrip(t *testing.T) {
 		}
 		if diff := cmp.Diff(m, got); diff != "" {
 			t.Fatalf("%s round trip (-sent +decoded):\n%s", m.Kind(), diff)
+		}
+	}
+}
+
+// A seal reply from a node that predates its last field decodes with the
+// field zero, which the candidate reads as the cautious value; the field
+// is read when it is there.
+func TestSealReplyFromAnOlderNodeDecodes(t *testing.T) {
+	m := &SealReply{Queue: "orders", Epoch: 4, OK: true, Last: 9, Digest: []byte{1}, LeaseGrantAgo: 5e6}
+	full := m.AppendBody(nil)
+	older := full[:len(full)-8]
+	for _, c := range []struct {
+		body []byte
+		want uint64
+	}{{full, 5e6}, {older, 0}} {
+		d := NewDecoder(c.body)
+		got := decodeSealReply(d)
+		if err := d.Finish(); err != nil {
+			t.Fatalf("a %d-byte body: %v", len(c.body), err)
+		}
+		if got.LeaseGrantAgo != c.want || got.Last != 9 {
+			t.Fatalf("a %d-byte body decoded grant-ago %d last %d, want %d and 9", len(c.body), got.LeaseGrantAgo, got.Last, c.want)
 		}
 	}
 }

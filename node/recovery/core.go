@@ -77,11 +77,13 @@ type Core struct {
 	// unsupported is set once the sealed witnesses were found to lack
 	// records some of them know were confirmed (reported once).
 	unsupported bool
-	// sealedAt is when the seal quorum formed, on the monotonic lease
-	// clock: the old owner's delivery lease cannot outlast it by more than
-	// the lease.
-	sealedAt   uint64
-	stageStart time.Time
+	// leaseGrantsEnd is, on this node's lease clock, the latest moment
+	// any witness may have let an older owner renew its delivery lease.
+	// The witnesses meet every quorum the old owner's lease needs, and a
+	// sealed witness grants nothing more, so the old owner's lease cannot
+	// outlast this by more than the lease.
+	leaseGrantsEnd uint64
+	stageStart     time.Time
 	// The attempt's costs, reported when it ends: messages sent and
 	// payload bytes copied.
 	rpcs   int
@@ -169,7 +171,7 @@ func (c *Core) onSealReply(in SealReply) []Action {
 		return []Action{Stale{Owner: m.Owner, Why: "a replica was sealed at a newer epoch"}}
 	case m.OK && m.Epoch == c.cfg.Epoch:
 		w := Witness{Node: in.From, First: m.First, Last: m.Last, LastEpoch: m.LastEpoch, HistoryID: m.HistoryID,
-			Process: m.Instance, Suspect: m.Suspect, Commit: m.Commit}
+			Process: m.Instance, Suspect: m.Suspect, Commit: m.Commit, LeaseGrantAgo: m.LeaseGrantAgo}
 		copy(w.Digest[:], m.Digest)
 		return c.addWitness(w, in.Facts)
 	}
@@ -192,6 +194,9 @@ func (c *Core) addWitness(w Witness, f Facts) []Action {
 		return []Action{Emit{event.NewRecoveryLostWitness(c.cfg.Queue, w.Node)}}
 	}
 	c.witnesses = append(c.witnesses, w)
+	// The witness was sent no earlier than now on this clock, so now
+	// minus its age is no earlier than its last grant.
+	c.leaseGrantsEnd = max(c.leaseGrantsEnd, f.LeaseClock-min(w.LeaseGrantAgo, f.LeaseClock))
 	slices.SortFunc(c.witnesses, func(a, b Witness) int { return cmp.Compare(a.Node, b.Node) })
 	if c.sealed(f) && c.has(c.cfg.Self) {
 		return c.choose(f)
@@ -305,7 +310,6 @@ func (c *Core) choose(f Facts) []Action {
 		return []Action{Emit{event.NewRecoveryUnsupported(c.cfg.Queue, c.cfg.Epoch, known, src.Last, src.Node, len(c.witnesses))}}
 	}
 	c.source = src
-	c.sealedAt = f.LeaseClock
 	acts := []Action{Emit{event.NewRecoveryStageSealed(c.endStage(f.Now), len(c.witnesses), src.Node, src.Last, src.LastEpoch)}}
 	if src.Node == self.Node || bugs.Active(bugs.InstallBeforeReadsDone) {
 		return append(acts, c.install(f.Now)...)
@@ -494,13 +498,13 @@ func (c *Core) onActivated(in Activated) []Action {
 }
 
 // holdUntil is when, on the lease clock, the old owner's delivery lease
-// has surely run out: it could renew it only with appends accepted
-// before the seal quorum formed, and a margin covers clock rates.
+// has surely run out: it could renew it only with appends a witness
+// accepted before its last grant, and a margin covers clock rates.
 func (c *Core) holdUntil() uint64 {
 	if bugs.Active(bugs.DeliverLeasedBeforeExpiry) {
 		return 0
 	}
-	return c.sealedAt + uint64(c.cfg.DeliveryLease)*5/4
+	return c.leaseGrantsEnd + uint64(c.cfg.DeliveryLease)*5/4
 }
 
 // ---- time, restarts.

@@ -25,12 +25,13 @@ import (
 // Commands:
 //
 //	start self=N epoch=E seal-set=(..) [attempt=A] [inc=I] [history=H]
-//	log last=L epoch=E digest=HEX [commit=C] [suspect]   this replica's log and knowledge now
+//	log last=L epoch=E digest=HEX [commit=C] [suspect] [grant-ago=D]
+//	                                                     this replica's log and knowledge now
 //	meta [policy=majority|all|owner-only] [lost=(..)] [members=(..)]
 //	clock advance=DURATION                               both clocks move on
 //	sealed                                               this replica's seal is durable
 //	seal-reply from=N last=L epoch=E digest=HEX [suspect] [commit=C]
-//	           [seal-epoch=E] [inc=I] [history=H] | from=N refused seal-epoch=E owner=N
+//	           [seal-epoch=E] [inc=I] [history=H] [grant-ago=D] | from=N refused seal-epoch=E owner=N
 //	fetch-reply from=N prev=P entries=K [bytes=B] [epoch=E] [inc=I] | from=N refused hint=H last=L
 //	checkpoint-offer from=N cut=C [epoch=E] [bytes=B]    the source's checkpoint, in place of pages
 //	truncated last=L epoch=E digest=HEX                  the driver truncated
@@ -183,7 +184,25 @@ func (h *harness) setLog(t *testing.T, d *datadriven.TestData) {
 		s.Commit, s.Suspect = 0, d.HasArg("suspect")
 	}
 	d.MaybeScanArgs(t, "commit", &s.Commit)
+	if d.HasArg("grant-ago") {
+		s.LeaseGrantAgo = grantAgo(t, d)
+	}
 	h.facts.Durable = s.Last
+}
+
+// grantAgo reads grant-ago=DURATION, how long before its witness a
+// replica last let an older owner renew its delivery lease (0 if absent).
+func grantAgo(t *testing.T, d *datadriven.TestData) uint64 {
+	if !d.HasArg("grant-ago") {
+		return 0
+	}
+	var text string
+	d.ScanArgs(t, "grant-ago", &text)
+	ago, err := time.ParseDuration(text)
+	if err != nil {
+		t.Fatalf("grant-ago=%s: %v", text, err)
+	}
+	return uint64(ago)
 }
 
 func (h *harness) describeLog() string {
@@ -228,6 +247,7 @@ func (h *harness) sealReply(t *testing.T, d *datadriven.TestData) recovery.Input
 	d.MaybeScanArgs(t, "commit", &m.Commit)
 	d.MaybeScanArgs(t, "history", &m.HistoryID)
 	m.Suspect = d.HasArg("suspect")
+	m.LeaseGrantAgo = grantAgo(t, d)
 	return recovery.SealReply{Facts: h.now(), From: from, Msg: m}
 }
 

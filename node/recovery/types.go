@@ -62,6 +62,10 @@ type Witness struct {
 	Suspect bool
 	// Commit is the highest index the replica knows was confirmed.
 	Commit uint64
+	// LeaseGrantAgo is how long before its witness, on its own lease
+	// clock, the replica last let an older owner renew its delivery lease
+	// (or stopped delivering as that owner).
+	LeaseGrantAgo uint64
 }
 
 // Follower is how far one other replica of the current set holds this
