@@ -9,14 +9,23 @@ import (
 )
 
 // eventLevels are the node events an operator sees at the default log
-// level: each marks a change in who serves what (a queue activated or
-// failed over, a metadata leader elected, a recovery or replacement
-// planned, a replica replaced), or a defect the node found and refused to
-// make worse. Every other event is logged at debug. The line's message is
-// the event's name, as at debug, so tools that read logs back find it.
+// level: each marks a change in who serves what (a queue created or
+// activated, a peer suspected or confirmed down, a metadata leader
+// elected, a recovery or replacement planned, a replica replaced), or a
+// defect the node found and refused to make worse, or a stall an operator
+// should hear of (an owner whose followers stopped renewing its delivery
+// lease in time stops delivering until they do). Every other event is
+// logged at debug. The line's message is the event's name, as at debug,
+// so tools that read logs back find it.
+//
+// A recovery this node ran is told at info by its summary line
+// (recoveryLog), which carries everything recovery.done does and the
+// stage breakdown besides, so recovery.done itself stays at debug rather
+// than say the same thing twice.
 var eventLevels = map[event.Name]slog.Level{
 	event.QueueActive:            slog.LevelInfo,
-	event.RecoveryDone:           slog.LevelInfo,
+	event.DetectSuspect:          slog.LevelInfo,
+	event.DetectConfirm:          slog.LevelInfo,
 	event.MetaLeader:             slog.LevelInfo,
 	event.MetaActivated:          slog.LevelInfo,
 	event.MetaPlanRecovery:       slog.LevelInfo,
@@ -31,6 +40,7 @@ var eventLevels = map[event.Name]slog.Level{
 	event.NodeDiskOK:             slog.LevelInfo,
 	event.CheckpointMismatch:     slog.LevelWarn,
 	event.CheckpointRefused:      slog.LevelWarn,
+	event.QueueLeaseLapsed:       slog.LevelWarn,
 }
 
 // Some of these repeat while their cause lasts (a refused truncation is
@@ -42,23 +52,40 @@ const (
 	logEvery = 10 * time.Second
 )
 
-// eventLogger writes node events to the node's log at their level.
+// eventLogger is where the runtime hands every node event: it writes
+// the event to the node's log at its level, derives the event metrics,
+// and follows recoveries to sum each up in one line.
 type eventLogger struct {
-	log    *slog.Logger
-	limits map[event.Name]*logLimiter
+	log        *slog.Logger
+	limits     map[event.Name]*logLimiter
+	metrics    *eventMetrics
+	recoveries *recoveryLog
 }
 
+// newEventLogger returns an event logger writing to log, with fresh event
+// instruments (the runtime's collector exposes them).
 func newEventLogger(log *slog.Logger) *eventLogger {
-	l := &eventLogger{log: log, limits: make(map[event.Name]*logLimiter)}
+	m := newEventMetrics()
+	l := &eventLogger{log: log, limits: make(map[event.Name]*logLimiter), metrics: m,
+		recoveries: newRecoveryLog(log, m.recoverySeconds)}
 	for name := range eventLevels {
 		l.limits[name] = newLogLimiter(logBurst, logEvery)
 	}
 	return l
 }
 
-// emit logs ev, if its level is enabled and its name is not over its
-// rate.
+// emit takes ev, stamped now with the runtime's clock. The metrics see
+// every event, whatever the log level; the event's own line comes before
+// the summary it may complete, so a debug log reads in order.
 func (l *eventLogger) emit(now time.Time, ev event.Event) {
+	l.metrics.observe(ev)
+	l.logEvent(now, ev)
+	l.recoveries.observe(now, ev)
+}
+
+// logEvent logs ev, if its level is enabled and its name is not over its
+// rate.
+func (l *eventLogger) logEvent(now time.Time, ev event.Event) {
 	level, ok := eventLevels[ev.Name]
 	if !ok {
 		level = slog.LevelDebug

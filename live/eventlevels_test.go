@@ -30,8 +30,11 @@ func TestEventLevels(t *testing.T) {
 	if strings.Contains(buf.String(), string(event.QueueDeliver)) {
 		t.Errorf("a delivery was logged at info:\n%s", buf.String())
 	}
-	if len(lines) == 0 || !strings.Contains(lines[0], "level=INFO msg="+string(event.RecoveryDone)) || !strings.Contains(lines[0], "q=orders") {
-		t.Fatalf("first line %q, want the recovery at info with its queue", lines[0])
+	if strings.Contains(buf.String(), "msg="+string(event.RecoveryDone)) {
+		t.Errorf("recovery.done was logged at info beside its summary:\n%s", buf.String())
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "level=INFO msg="+recoverySummaryMsg) || !strings.Contains(lines[0], "q=orders") {
+		t.Fatalf("first line %q, want the recovery's summary at info with its queue", lines[0])
 	}
 	warnings := lines[1:]
 	if len(warnings) != logBurst+1 {
@@ -44,5 +47,33 @@ func TestEventLevels(t *testing.T) {
 	}
 	if last := warnings[len(warnings)-1]; !strings.Contains(last, "suppressed=3") {
 		t.Errorf("the line after the burst does not count the 3 left out: %q", last)
+	}
+}
+
+// A queue's creation, a metadata election, a replica replacement and a
+// failure-detector suspicion and its confirmation each leave exactly one
+// line at info, named by its event.
+func TestOneInfoLinePerChange(t *testing.T) {
+	var buf bytes.Buffer
+	l := newEventLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	now := time.Unix(1000, 0)
+	changes := []event.Event{
+		event.NewMetaActivated("orders", 1),
+		event.NewMetaLeader(4, 2),
+		event.NewMetaReplicaReplaced("orders", 3, []uint32{1, 2, 4}),
+		event.NewDetectSuspect(3, 900*time.Millisecond),
+		event.NewDetectConfirm(3),
+	}
+	for _, ev := range changes {
+		l.emit(now, ev)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(changes) {
+		t.Fatalf("%d lines for %d changes:\n%s", len(lines), len(changes), buf.String())
+	}
+	for i, ev := range changes {
+		if !strings.Contains(lines[i], "level=INFO msg="+string(ev.Name)+" ") {
+			t.Errorf("line %d is %q, want %s at info", i, lines[i], ev.Name)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"github.com/cairnmq/cairn/event"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -27,6 +28,8 @@ type metrics struct {
 	inbox       prometheus.Gauge
 }
 
+// newMetrics builds and registers one node's transport, sync and
+// process instruments in a registry of their own.
 func newMetrics() *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
@@ -52,6 +55,7 @@ func newMetrics() *metrics {
 	return m
 }
 
+// counterVec builds a counter vector with the given labels.
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
@@ -62,3 +66,100 @@ const (
 	sideClient = "client"
 	sideHTTP   = "http"
 )
+
+// recoveryBuckets span a recovery stage or attempt from tens of
+// microseconds (a seal answered from an idle local disk) to tens of
+// seconds (a long transfer, or an attempt that waited out a silent
+// source): 20µs, doubling, up to about 21s.
+var recoveryBuckets = prometheus.ExponentialBuckets(20e-6, 2, 21)
+
+// eventMetrics are the instruments derived from the node's events rather
+// than from the transport: recovery timings, the failure detector's
+// verdicts and metadata elections. The event logger holds them, since it
+// sees every event on the node's goroutine in the order the node emitted
+// them, and the runtime's scrape-time collector exposes them
+// (queueCollector).
+type eventMetrics struct {
+	stageSeconds    *prometheus.HistogramVec // recovery stages, by stage and outcome
+	recoverySeconds *prometheus.HistogramVec // recovery attempts, by outcome
+	suspicions      *prometheus.CounterVec   // peers this node suspected, by peer
+	confirmations   *prometheus.CounterVec   // suspicions this node confirmed, by peer
+	elections       prometheus.Counter       // times this node became metadata leader
+}
+
+// newEventMetrics builds a fresh, unregistered set of event instruments.
+// Their descriptors depend only on the options below, so any two sets
+// describe alike (see eventDescs).
+func newEventMetrics() *eventMetrics {
+	return &eventMetrics{
+		stageSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cairn_recovery_stage_seconds",
+			Help:    "Duration of each owner-recovery stage this node ran, by stage and how it ended.",
+			Buckets: recoveryBuckets,
+		}, []string{"stage", "outcome"}),
+		recoverySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cairn_recovery_seconds",
+			Help:    "Duration of each owner-recovery attempt this node ran, by how it ended.",
+			Buckets: recoveryBuckets,
+		}, []string{"outcome"}),
+		suspicions:    counterVec("cairn_detector_suspicions_total", "Times this node's failure detector suspected a silent peer, by peer.", "peer"),
+		confirmations: counterVec("cairn_detector_confirmations_total", "Times this node's failure detector confirmed a suspicion, by peer.", "peer"),
+		elections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cairn_meta_leader_elections_total",
+			Help: "Times this node became metadata leader.",
+		}),
+	}
+}
+
+// collectors lists the instruments, for Describe and Collect.
+func (m *eventMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.stageSeconds, m.recoverySeconds, m.suspicions, m.confirmations, m.elections}
+}
+
+// Describe implements prometheus.Collector.
+func (m *eventMetrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *eventMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+// observe counts what ev says on its own. The duration of a whole
+// recovery attempt needs the attempt's start as well, so recoveryLog
+// observes recoverySeconds.
+func (m *eventMetrics) observe(ev event.Event) {
+	switch ev.Name {
+	case event.RecoveryStage:
+		m.stageSeconds.WithLabelValues(ev.Stage(), ev.Outcome()).Observe(ev.Elapsed().Seconds())
+	case event.DetectSuspect:
+		m.suspicions.WithLabelValues(event.NodeName(ev.Node())).Inc()
+	case event.DetectConfirm:
+		m.confirmations.WithLabelValues(event.NodeName(ev.Node())).Inc()
+	case event.MetaLeader:
+		m.elections.Inc()
+	}
+}
+
+// eventDescs returns the descriptors of the event instruments. The
+// registry asks for them when the runtime's collector is registered,
+// before the event logger that holds the live instruments exists; a
+// fresh set describes them exactly, since descriptors depend only on
+// names, help and labels.
+func eventDescs() []*prometheus.Desc {
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		newEventMetrics().Describe(ch)
+		close(ch)
+	}()
+	var descs []*prometheus.Desc
+	for d := range ch {
+		descs = append(descs, d)
+	}
+	return descs
+}

@@ -11,10 +11,17 @@ import (
 // queueCollector reports per-queue gauges at scrape time, from the same
 // view of the node's queues as /status: how much of each queue's log the
 // local replica retains, and where its checkpoints stand.
+//
+// It also exposes the instruments the runtime's event logger derives from
+// node events (eventMetrics). The runtime builds its event logger after
+// registering this collector, and hands it only the logger, so the
+// registry reaches those instruments the way this collector reaches the
+// queues: through the runtime, at scrape time.
 type queueCollector struct {
 	r          *Runtime
 	descs      []*prometheus.Desc
 	depthDescs []*prometheus.Desc
+	eventDescs []*prometheus.Desc
 }
 
 // queueGauges names each per-queue gauge, in the order descs holds them.
@@ -45,8 +52,10 @@ var depthGauges = []struct {
 // queueScrapeWait bounds how long a scrape waits for a busy node.
 const queueScrapeWait = time.Second
 
+// newQueueCollector builds the scrape-time collector of r's queues and
+// event instruments.
 func newQueueCollector(r *Runtime) *queueCollector {
-	c := &queueCollector{r: r}
+	c := &queueCollector{r: r, eventDescs: eventDescs()}
 	for _, g := range queueGauges {
 		c.descs = append(c.descs, prometheus.NewDesc(g.name, g.help, []string{"queue"}, nil))
 	}
@@ -58,14 +67,24 @@ func newQueueCollector(r *Runtime) *queueCollector {
 
 // Describe implements prometheus.Collector.
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append(slices.Clone(c.descs), c.depthDescs...) {
+	for _, d := range slices.Concat(c.descs, c.depthDescs, c.eventDescs) {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector. A node too busy to answer in
-// time contributes no queue series to this scrape.
+// time contributes no queue series to this scrape; the event instruments
+// are read without the node's goroutine, so they are always reported.
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	if l := c.r.events; l != nil {
+		l.metrics.Collect(ch)
+	}
+	c.collectQueues(ch)
+}
+
+// collectQueues reports the per-queue gauges of every replica the node
+// serves in some role.
+func (c *queueCollector) collectQueues(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), queueScrapeWait)
 	defer cancel()
 	for _, q := range c.r.status(ctx).Queues {
