@@ -70,13 +70,18 @@ const (
 	// of the history it recovered at once, while the old owner's delivery
 	// lease may still let it hand out the same messages.
 	DeliverLeasedBeforeExpiry = "deliver-leased-before-expiry"
+	// AdmitBeforeInstallQuorum: a recovery candidate becomes owner and
+	// admits clients as soon as its own copy of the epoch marker is
+	// durable, before an exact quorum holds the marker and before the
+	// metadata activated its epoch.
+	AdmitBeforeInstallQuorum = "admit-before-install-quorum"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry}
+	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -255,6 +255,12 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 			o.startRecovery(q)
 		}
 		return
+	case bugs.Active(bugs.AdmitBeforeInstallQuorum) && r.serving() && o.recovery != nil &&
+		o.recovery.Epoch() == q.Epoch && q.OwnerProcess == n.process:
+		// Planted: the recovery admitted clients before the metadata
+		// activated its epoch; now that it has, the attempt ends.
+		o.finishRecovery(q)
+		return
 	case r.serving() && r.epoch == q.Epoch || o.epochWriting || o.opening != 0:
 		return
 	case o.recovery != nil && o.recovery.Epoch() == q.Epoch && q.OwnerProcess == n.process:

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -59,9 +60,21 @@ func (n *Node) failingOver(queue string) bool {
 	case q.State == QueueActive && q.Owner != n.cfg.ID:
 		return n.meta.state.down[q.Owner] || n.justReset(q.Owner)
 	case q.State == QueueRecovering && q.Owner == n.cfg.ID:
-		return r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil
+		return r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil && !n.servesEarly(q)
 	}
 	return false
+}
+
+// servesEarly reports whether this node already serves q as the owner of
+// the epoch the metadata is still recovering into, which only the planted
+// bug admit-before-install-quorum makes happen: its clients are then
+// admitted, not parked or refused.
+func (n *Node) servesEarly(q *QueueMeta) bool {
+	if !bugs.Active(bugs.AdmitBeforeInstallQuorum) || q.State != QueueRecovering || q.Owner != n.cfg.ID {
+		return false
+	}
+	r := n.queues[q.Name]
+	return r != nil && r.inc == q.Incarnation && r.serving() && r.epoch == q.Epoch
 }
 
 // checkParked sends the parked requests of queue (every queue if queue

@@ -193,10 +193,14 @@ func (o *ownerState) finishRecovery(q *QueueMeta) {
 }
 
 // activateRecovered makes the candidate the owner: everything up to the
-// marker is the confirmed history, and this log holds it.
+// marker is the confirmed history, and this log holds it. An early
+// activation (only the planted bug admit-before-install-quorum makes
+// one) keeps the attempt, which has yet to propose the activation.
 func (o *ownerState) activateRecovered(a recovery.Activate) {
 	r := o.r
-	o.recovery = nil
+	if !a.Early {
+		o.recovery = nil
+	}
 	o.policy = a.Policy
 	o.commit = max(o.commit, a.Marker)
 	o.startHold(a.HoldUntil, a.Marker)

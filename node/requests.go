@@ -27,7 +27,7 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	case q.Owner != n.cfg.ID:
 		n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Owner: uint32(q.Owner)})
 		return nil
-	case q.State != QueueActive:
+	case q.State != QueueActive && !n.servesEarly(q):
 		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is "+q.State.String())
 		return nil
 	}

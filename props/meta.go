@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
@@ -74,6 +75,61 @@ func checkNoServiceBeforeActivation(ix *index) []sim.Violation {
 		if (!ok || op.Replied.At < first.At) && len(out) < maxReports {
 			out = append(out, safety("activation", "publish of %s to %s was confirmed at %v, before the queue was activated (%v)%s",
 				op.ID, op.Queue, op.Replied, first.At, ix.life(op.ID)))
+		}
+	}
+	return out
+}
+
+// checkRecoveredActivation: an owner that won its epoch by a recovery
+// serves only once the metadata has activated that epoch, which it does
+// only when an exact quorum holds the recovered history. Serving earlier
+// acts on a history that no quorum may hold yet, in an epoch the metadata
+// may still take back by planning another recovery.
+//
+// A queue.active is a recovered owner's when the same node started a
+// recovery into the same queue and epoch since it last opened its replica.
+// The bound matters because recovery.start names no incarnation: a
+// deleted queue's replica is retired before the next incarnation's is
+// prepared and opened, and a restarted process reopens its replicas, so an
+// opening separates every replica life (and every process) from the next.
+// Within one, an epoch the node recovered into is activated no other way:
+// the metadata hands each epoch to one process, which either recovers it
+// or, for a new queue's first epoch or a restarted owner-only owner,
+// activates it directly (activate and finishOpening in node/owner.go).
+func checkRecoveredActivation(h *sim.History) []sim.Violation {
+	type replicaKey struct {
+		node  node.NodeID
+		queue string
+	}
+	// recovering holds, per replica, when it started recovering into
+	// each epoch; activated the (queue, incarnation, epoch) activations
+	// some node has applied so far.
+	recovering := make(map[replicaKey]map[uint64]time.Duration)
+	activated := make(map[activation]bool)
+	var out []sim.Violation
+	for _, e := range h.NodeEvents {
+		k := replicaKey{e.Node, e.Queue}
+		switch e.Name {
+		case event.QueueOpen:
+			delete(recovering, k)
+		case event.RecoveryStart:
+			if recovering[k] == nil {
+				recovering[k] = make(map[uint64]time.Duration)
+			}
+			if _, ok := recovering[k][e.Epoch]; !ok {
+				recovering[k][e.Epoch] = e.At
+			}
+		case event.MetaRecoveryActivated:
+			activated[activation{e.Queue, e.Inc, e.Epoch}] = true
+		case event.QueueActive:
+			start, recovered := recovering[k][e.Epoch]
+			if !recovered || activated[activation{e.Queue, e.Inc, e.Epoch}] || len(out) >= maxReports {
+				continue
+			}
+			out = append(out, safety("recovery-activation",
+				"%s served queue %s (incarnation %x) as owner of epoch %d at %v, having recovered into that epoch since %v, "+
+					"before any node applied the metadata's activation of it%s",
+				e.Node, e.Queue, e.Inc, e.Epoch, e.At, start, queueStory(h, e.Queue, start, e.At)))
 		}
 	}
 	return out

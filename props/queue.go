@@ -155,6 +155,7 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	out = append(out, checkOneLeaderPerTerm(h)...)
 	out = append(out, checkEpochs(h)...)
 	out = append(out, checkNoServiceBeforeActivation(ix)...)
+	out = append(out, checkRecoveredActivation(h)...)
 	return out, stats(ix)
 }
 

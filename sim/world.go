@@ -336,6 +336,10 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	// (naming the candidate) and the candidate's start.
 	event.MetaPlanRecovery: func(e event.Event) uint64 { return uint64(e.ToNode()) },
 	event.RecoveryStart:    nil,
+	// A recovered owner's activation: queue, incarnation and epoch say
+	// which, and an owner that recovered its epoch may serve only after
+	// it (props checks that).
+	event.MetaRecoveryActivated: nil,
 	// Microseconds, as the event carries them; a recovery that spans a
 	// backward clock jump wraps, as it always has.
 	event.RecoveryDone: func(e event.Event) uint64 { return uint64(e.Elapsed().Microseconds()) },

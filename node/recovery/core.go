@@ -74,6 +74,10 @@ type Core struct {
 	pageBytes          int
 	marker             uint64
 	activationProposed bool
+	// admitted is set once the planted bug admit-before-install-quorum
+	// made this candidate the owner ahead of its activation; the attempt
+	// then lives on only to propose that activation and hear of it.
+	admitted bool
 	// unsupported is set once the sealed witnesses were found to lack
 	// records some of them know were confirmed (reported once).
 	unsupported bool
@@ -440,6 +444,9 @@ func (c *Core) checkInstalled(f Facts) []Action {
 	if c.stage != StageInstall || c.activationProposed || c.marker == 0 || f.Durable < c.marker {
 		return nil
 	}
+	if bugs.Active(bugs.AdmitBeforeInstallQuorum) && !c.admitted {
+		return c.admitEarly(f)
+	}
 	need := Quorum(f.Policy, len(f.Members))
 	if bugs.Active(bugs.ActivateWithoutQuorum) {
 		need = 1
@@ -459,6 +466,22 @@ func (c *Core) checkInstalled(f Facts) []Action {
 	slices.Sort(members)
 	c.activationProposed = true
 	return []Action{ProposeActivation{Members: members}}
+}
+
+// admitEarly is the planted bug admit-before-install-quorum: the
+// candidate becomes owner and admits clients as soon as its own copy of
+// the marker is durable, before an exact quorum holds it and before the
+// metadata activated the epoch. It returns no proposal: admitting makes
+// the driver report progress at once, and that progress proposes the
+// activation as usual once a quorum holds the marker. The attempt goes on
+// (Activate.Early) so that the proposal is still made.
+func (c *Core) admitEarly(f Facts) []Action {
+	c.admitted = true
+	return []Action{
+		Emit{event.NewRecoveryStageInstalled(c.endStage(f.Now), c.marker)},
+		Activate{Marker: c.marker, Policy: f.Policy, HoldUntil: c.holdUntil(), Early: true},
+		Admit{},
+	}
 }
 
 // padMembers fills a too-small member list with replicas that hold
@@ -488,6 +511,12 @@ func (c *Core) onActivated(in Activated) []Action {
 	done := event.Recovery{
 		Queue: c.cfg.Queue, Epoch: c.cfg.Epoch, Took: in.Now.Sub(c.cfg.Now), RPCs: c.rpcs, Bytes: c.copied,
 		Syncs: 1 + in.SyncBatches - c.cfg.SyncBatches, Attempt: c.cfg.Attempt,
+	}
+	if bugs.Active(bugs.AdmitBeforeInstallQuorum) && c.admitted {
+		// Planted: the owner serves already (admitEarly), so the
+		// activation only ends the attempt; activating it again would
+		// make an owner of an owner.
+		return []Action{Emit{event.NewRecoveryDone(done)}, Abandon{Why: "the metadata activated an owner that serves already"}}
 	}
 	return []Action{
 		Emit{event.NewRecoveryStageInstalled(c.endStage(in.Now), c.marker)},

@@ -239,11 +239,14 @@ type ProposeActivation struct{ Members []uint32 }
 // owner may still be delivering the messages of that history until its
 // delivery lease runs out, so the new owner holds them back until
 // HoldUntil on the lease clock; what is published in the new epoch can
-// be delivered at once.
+// be delivered at once. Early is set only by the planted bug
+// admit-before-install-quorum: the owner is made before its activation
+// was proposed, so the driver keeps the attempt running to propose it.
 type Activate struct {
 	Marker    uint64
 	Policy    wire.Policy
 	HoldUntil uint64
+	Early     bool
 }
 
 // Admit starts serving clients in the new epoch.
@@ -294,7 +297,11 @@ func (a ProposeActivation) String() string {
 	return "propose-activation members=" + nodeList(a.Members)
 }
 func (a Activate) String() string {
-	return fmt.Sprintf("activate marker=%d policy=%s hold-until=%v", a.Marker, a.Policy, time.Duration(a.HoldUntil))
+	s := fmt.Sprintf("activate marker=%d policy=%s hold-until=%v", a.Marker, a.Policy, time.Duration(a.HoldUntil))
+	if a.Early {
+		s += " early"
+	}
+	return s
 }
 func (Admit) String() string     { return "admit" }
 func (a Restart) String() string { return fmt.Sprintf("restart attempt=%d why=%q", a.Attempt, a.Why) }

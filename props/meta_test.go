@@ -1,0 +1,93 @@
+package props
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// nodeRun builds a history's node events by hand: each call to on adds
+// one node's event a millisecond after the last, recorded the way the
+// simulator records it.
+type nodeRun struct{ h sim.History }
+
+// on records event e on node id.
+func (r *nodeRun) on(id node.NodeID, e event.Event) *nodeRun {
+	at := time.Duration(len(r.h.NodeEvents)+1) * time.Millisecond
+	r.h.NodeEvents = append(r.h.NodeEvents, sim.NodeEvent{At: at, Node: id, Name: e.Name, Queue: e.Queue(),
+		Epoch: e.Epoch(), Inc: e.Inc(), Term: e.Term()})
+	return r
+}
+
+// The two incarnations of queue tq the cases below use: tinc, and the one
+// that replaced it after a delete.
+const tincNext = tinc + 1
+
+// recoveryStart, serving, opened and recoveryActivated are the events the
+// recovered-activation checker reads, for queue tq.
+func recoveryStart(epoch uint64) event.Event { return event.NewRecoveryStart(tq, epoch, 1) }
+
+func serving(inc, epoch uint64) event.Event { return event.NewQueueActive(tq, epoch, inc, 10) }
+
+func opened() event.Event { return event.NewQueueOpen(tq, 10, 1) }
+
+func recoveryActivated(inc, epoch uint64) event.Event {
+	return event.NewMetaRecoveryActivated(tq, inc, epoch, tmembers)
+}
+
+// TestRecoveredActivationChecker holds checkRecoveredActivation to its
+// rule: an owner that recovered into an epoch serves only after some node
+// applied the metadata's activation of that queue incarnation's epoch,
+// and an epoch a reopened owner activates without a recovery is not
+// judged, even where an earlier replica life of the same node recovered
+// into the same epoch number.
+func TestRecoveredActivationChecker(t *testing.T) {
+	cases := []struct {
+		name string
+		run  *nodeRun
+		want string // a fragment of the violation, or "" for none
+	}{
+		{"served before the activation", new(nodeRun).
+			on(1, recoveryStart(2)).on(1, serving(tinc, 2)).on(2, recoveryActivated(tinc, 2)).on(1, recoveryActivated(tinc, 2)),
+			"n1 served queue q0 (incarnation 7) as owner of epoch 2"},
+		{"served after the activation", new(nodeRun).
+			on(1, recoveryStart(2)).on(2, recoveryActivated(tinc, 2)).on(1, recoveryActivated(tinc, 2)).on(1, serving(tinc, 2)),
+			""},
+		{"a retried attempt served after the activation", new(nodeRun).
+			on(1, recoveryStart(2)).on(1, recoveryStart(2)).on(1, recoveryActivated(tinc, 2)).on(1, serving(tinc, 2)),
+			""},
+		{"an older epoch's activation does not count", new(nodeRun).
+			on(1, recoveryStart(2)).on(1, recoveryActivated(tinc, 2)).on(1, serving(tinc, 2)).
+			on(1, recoveryStart(3)).on(1, serving(tinc, 3)),
+			"as owner of epoch 3"},
+		{"another incarnation's activation does not count", new(nodeRun).
+			on(1, recoveryStart(2)).on(1, recoveryActivated(tincNext, 2)).on(1, serving(tinc, 2)),
+			"as owner of epoch 2"},
+		{"a reopened owner's epoch", new(nodeRun).
+			on(1, serving(tinc, 1)).on(1, opened()).on(1, serving(tinc, 2)),
+			""},
+		{"a reopened epoch a dead replica life recovered into", new(nodeRun).
+			// n1 started recovering epoch 2 of the first incarnation and
+			// never finished; the queue was deleted and created again, and
+			// n1 owns epoch 2 of the new incarnation by reopening.
+			on(1, recoveryStart(2)).on(1, opened()).on(1, serving(tincNext, 1)).
+			on(1, opened()).on(1, serving(tincNext, 2)),
+			""},
+		{"another node's recovery", new(nodeRun).
+			on(2, recoveryStart(2)).on(1, serving(tinc, 2)),
+			""},
+	}
+	for _, c := range cases {
+		got := checkRecoveredActivation(&c.run.h)
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: unexpected %v", c.name, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0].Detail, c.want) || got[0].Checker != "recovery-activation"):
+			t.Errorf("%s: got %v, want one recovery-activation violation saying %q", c.name, got, c.want)
+		}
+	}
+}
