@@ -71,6 +71,7 @@ func (w *World) applyFault(f Fault) {
 		return
 	}
 	w.trace.line(w.now, "sim", "fault %s", f)
+	w.noteFaultTouches(f)
 	p := w.procs[f.Node]
 	a, b := netsim.Addr(p.id), netsim.Addr(w.procs[f.Peer].id)
 	end := w.now + f.Length

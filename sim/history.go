@@ -112,6 +112,10 @@ type History struct {
 	// truncations and the faults that broke a replica. Checkers quote
 	// the part around a violation, so its cause reads without the trace.
 	Story []StoryEvent
+	// Reassignments are the planned moves of a queue's ownership away from
+	// a node, each judged by what the simulator knows happened to that
+	// node (see reassign.go).
+	Reassignments []Reassignment
 }
 
 // StoryEvent is one line of a queue's ownership story.

@@ -139,6 +139,8 @@ type World struct {
 	damaged map[string]bool
 	// cov records what the run reached, for sweep coverage reports.
 	cov *coverage
+	// reassign keeps what judging reassignments needs (see reassign.go).
+	reassign reassignWatch
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -364,6 +366,7 @@ func nodeValue(e event.Event) uint64 { return uint64(e.Node()) }
 func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.hist.EventCounts[e.Name]++
 	w.cov.observe(w, id, e)
+	w.watchReassign(id, e)
 	w.hist.tell(w.now, id, e)
 	value, ok := recordedEvents[e.Name]
 	if !ok {

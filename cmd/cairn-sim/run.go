@@ -200,6 +200,9 @@ type summary struct {
 	events                           int
 	simTime                          time.Duration
 	stats                            props.Stats
+	// reassign counts reassignments, and the unprovoked ones, per
+	// detection mode.
+	reassign reassignCounts
 }
 
 func (s *summary) add(o outcome) {
@@ -223,12 +226,19 @@ func (s *summary) add(o outcome) {
 	st.Duplicates += o.stats.Duplicates
 	st.Acked += o.stats.Acked
 	st.Failovers += o.stats.Failovers
+	if s.reassign == nil {
+		s.reassign = make(reassignCounts)
+	}
+	s.reassign.addSeed(o.res.Seed, o.scenario.Detection, reassignmentsByMode(o.res.History))
 }
 
 func (s *summary) print(w io.Writer, wall time.Duration) {
-	fmt.Fprintf(w, "seeds=%d %s safety-violations=%d liveness-failures=%d simulator-crashes=%d events=%d simulated=%v wall=%v (%.0f simulated s per wall s)\n",
-		s.seeds, s.stats, s.safety, s.liveness, s.crashes, s.events, s.simTime.Round(time.Millisecond), wall.Round(time.Millisecond),
-		s.simTime.Seconds()/max(wall.Seconds(), 1e-9))
+	fmt.Fprintf(w, "seeds=%d %s %s safety-violations=%d liveness-failures=%d simulator-crashes=%d events=%d simulated=%v wall=%v (%.0f simulated s per wall s)\n",
+		s.seeds, s.stats, s.reassign.text(), s.safety, s.liveness, s.crashes, s.events, s.simTime.Round(time.Millisecond),
+		wall.Round(time.Millisecond), s.simTime.Seconds()/max(wall.Seconds(), 1e-9))
+	if seeds := s.reassign.seedsText(10); seeds != "" {
+		fmt.Fprintf(w, "%s\n", seeds)
+	}
 }
 
 func (s *summary) exitCode() int {

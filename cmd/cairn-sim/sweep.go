@@ -133,6 +133,11 @@ type seedReport struct {
 	Coverage   sim.Coverage    `json:"coverage"`
 	// Faults counts the seed's scheduled faults by kind.
 	Faults map[string]int `json:"faults,omitempty"`
+	// Detection is the failure detection mode the seed started in;
+	// Reassign counts its reassignments, and the unprovoked ones, by the
+	// mode in force when each was planned.
+	Detection uint8                        `json:"detection,omitempty"`
+	Reassign  map[string]modeReassignments `json:"reassign,omitempty"`
 }
 
 // cmdSweepWorker reads seeds, one per line, and writes one JSON report per
@@ -169,6 +174,7 @@ func reportSeed(seed uint64) seedReport {
 		Seed: seed, Hash: res.TraceHash, Events: res.Events, SimTime: res.SimTime, Summary: res.Summary,
 		Stats: o.stats, Violations: res.Violations, Crash: o.crash,
 	}
+	rep.Detection, rep.Reassign = o.scenario.Detection, reassignmentsByMode(res.History)
 	if res.History != nil {
 		rep.Coverage = res.History.Coverage
 	}

@@ -45,6 +45,10 @@ type sweepSummary struct {
 	Faults map[string]int `json:"faults"`
 	// Boundaries is the full boundary × fault matrix.
 	Boundaries map[string]*boundaryTally `json:"boundaries"`
+	// Reassign counts, per detection mode, the reassignments planned
+	// while it was in force, the unprovoked ones among them, and the
+	// seeds that started in it.
+	Reassign reassignCounts `json:"reassignments"`
 }
 
 // seedSpan is an inclusive range of seeds.
@@ -80,7 +84,7 @@ type boundaryTally struct {
 
 func newSweepSummary() *sweepSummary {
 	s := &sweepSummary{Format: summaryFormat, Ranges: []seedSpan{}, Failures: []failure{}, Probes: make(map[string]tally),
-		Faults: make(map[string]int), Boundaries: make(map[string]*boundaryTally)}
+		Faults: make(map[string]int), Boundaries: make(map[string]*boundaryTally), Reassign: make(reassignCounts)}
 	for _, p := range sim.Probes {
 		s.Probes[p.Name] = tally{}
 	}
@@ -106,6 +110,7 @@ func (s *sweepSummary) add(rep seedReport, w io.Writer) {
 	for kind := range rep.Faults {
 		s.Faults[kind]++
 	}
+	s.Reassign.addSeed(rep.Seed, rep.Detection, rep.Reassign)
 	for name, hits := range rep.Coverage.Hits {
 		row := s.row(name)
 		row.Seeds++
@@ -171,7 +176,7 @@ func addInts[T any](dst *T, src T) {
 // print and its exit code.
 func (s *sweepSummary) toSummary() summary {
 	return summary{seeds: s.Seeds, safety: s.Safety, liveness: s.Liveness, crashes: s.Crashes,
-		events: s.Events, simTime: s.Simulated, stats: s.Stats}
+		events: s.Events, simTime: s.Simulated, stats: s.Stats, reassign: s.Reassign}
 }
 
 // merge adds another summary of a disjoint seed range.
@@ -193,6 +198,7 @@ func (s *sweepSummary) merge(o *sweepSummary) {
 	for kind, n := range o.Faults {
 		s.Faults[kind] += n
 	}
+	s.Reassign.merge(o.Reassign)
 	for name, b := range o.Boundaries {
 		row := s.row(name)
 		row.Seeds += b.Seeds
