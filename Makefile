@@ -65,9 +65,29 @@ cluster:
 # Kill a queue's owner once per trial, each on a fresh cluster of three
 # cairn-node processes, and print the failover times and any confirmed
 # message lost (nonzero exit if one was, or if a trial never recovered).
-.PHONY: bench-failover
+.PHONY: bench-failover bench-failover-stop bench-failover-leader bench-failover-peer
 bench-failover:
 	$(GO) run ./cmd/cairn-bench failover --trials 30 --backlog 0 --traffic idle
+
+# The same with a silent failure: SIGSTOP the owner (no connection reset,
+# only the heartbeats' silence gives it away), and check that it confirms
+# nothing sent to it once it is resumed.
+bench-failover-stop:
+	$(GO) run ./cmd/cairn-bench failover --trials 30 --fault stop
+
+# The same on five nodes, killing an owner that also leads the metadata
+# group, so that a new leader must be elected before the failover.
+bench-failover-leader:
+	$(GO) run ./cmd/cairn-bench failover --trials 30 --nodes 5 --victim owner+leader
+
+# The SIGKILL trials side by side with NATS JetStream's: each trial also
+# kills the leader of an R3 stream on a fresh three-node JetStream cluster,
+# and the report gives JetStream's times as ratios of cairn's. BENCH_BIN is
+# defined with bench-drain below; its two binaries are installed first.
+bench-failover-peer:
+	GOBIN="$(BENCH_BIN)" $(GO) install github.com/nats-io/nats-server/v2@v2.15.2
+	cd bench && $(GO) build -o "$(BENCH_BIN)/jetstream-peer" ./jetstream
+	$(GO) run ./cmd/cairn-bench failover --trials 30 --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"
 
 # Run one cluster of three cairn-node processes under a steady producer
 # and an acking subscriber for ten minutes, and print how each node's disk,

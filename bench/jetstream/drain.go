@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairnmq/cairn/bench/protocol"
 )
 
 // inFlight is the most publishes awaiting their acknowledgement at once,
@@ -36,43 +38,6 @@ const settlePoll = 5 * time.Millisecond
 // own stream, so the name never clashes.
 const consumerName = "drain"
 
-// drainRequest is one parsed drain command.
-type drainRequest struct {
-	messages int
-	size     int
-	sync     bool // ack with DoubleAck, waiting for the server's confirmation
-}
-
-// parseRequest parses "drain <messages> <payload bytes> <async|sync>".
-func parseRequest(line string) (drainRequest, error) {
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return drainRequest{}, errors.New("empty line: want \"drain <messages> <payload bytes> <async|sync>\"")
-	}
-	if f[0] != "drain" {
-		return drainRequest{}, fmt.Errorf("unknown command %q: want \"drain <messages> <payload bytes> <async|sync>\"", line)
-	}
-	if len(f) != 4 {
-		return drainRequest{}, fmt.Errorf("%q: want \"drain <messages> <payload bytes> <async|sync>\"", line)
-	}
-	var req drainRequest
-	var err error
-	if req.messages, err = strconv.Atoi(f[1]); err != nil || req.messages < 1 {
-		return req, fmt.Errorf("%q: messages must be a whole number of at least 1", line)
-	}
-	if req.size, err = strconv.Atoi(f[2]); err != nil || req.size < 0 {
-		return req, fmt.Errorf("%q: payload bytes must be a whole number of at least 0", line)
-	}
-	switch f[3] {
-	case "async":
-	case "sync":
-		req.sync = true
-	default:
-		return req, fmt.Errorf("%q: the ack mode must be async or sync", line)
-	}
-	return req, nil
-}
-
 // drainResult is one drain's timings, both measured from just before the
 // consumer started.
 type drainResult struct {
@@ -80,17 +45,66 @@ type drainResult struct {
 	settled time.Duration // until the server held no message unacknowledged
 }
 
-// peer runs drains, one at a time, on the cluster behind nc.
+// peer runs drains and failovers, one at a time. The drains share one
+// cluster, started at the first drain and kept until the harness ends;
+// each failover runs on a cluster of its own.
 type peer struct {
-	nc     *nats.Conn // for stream and consumer management and publishing
-	urls   string     // the servers' client URLs, for each drain's consumer connection
-	stderr io.Writer
-	drains int // drains started, which numbers each drain's stream
+	bin     string // the nats-server binary
+	version string // its version, for diagnostics
+	dir     string // the harness's temporary directory
+	keep    bool   // keep each failover's directory too
+	stderr  io.Writer
+
+	cl        *cluster   // the drains' cluster, once started
+	nc        *nats.Conn // for stream and consumer management and publishing
+	urls      string     // the drains' servers' client URLs, for each drain's consumer connection
+	drains    int        // drains started, which numbers each drain's stream
+	failovers int        // failovers started, which numbers each one's directory
 }
 
-// drain runs one drain: it publishes req.messages messages to a fresh
+// start starts the drains' cluster, unless it runs already, and waits
+// until it accepts a replicated stream.
+func (p *peer) start(ctx context.Context) error {
+	if p.nc != nil {
+		return nil
+	}
+	dir := filepath.Join(p.dir, "drain")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if p.cl == nil {
+		cl, err := startCluster(p.bin, dir)
+		if err != nil {
+			return err
+		}
+		p.cl = cl
+	}
+	nc, err := p.cl.waitReady(ctx, readyTimeout)
+	if err != nil {
+		// A cluster that did not form is stopped, so that the next drain
+		// tries a fresh one.
+		p.cl.stop(p.stderr)
+		p.cl = nil
+		return err
+	}
+	p.nc, p.urls = nc, strings.Join(p.cl.clientURLs(), ",")
+	fmt.Fprintf(p.stderr, "%s: three %s processes ready on %s\n", prog, p.version, strings.Join(p.cl.clientURLs(), ", "))
+	return nil
+}
+
+// stop stops the drains' cluster, if it was started.
+func (p *peer) stop() {
+	if p.nc != nil {
+		p.nc.Close()
+	}
+	if p.cl != nil {
+		p.cl.stop(p.stderr)
+	}
+}
+
+// drain runs one drain: it publishes req.Messages messages to a fresh
 // stream, then times one consumer acking them all, and deletes the stream.
-func (p *peer) drain(ctx context.Context, req drainRequest) (drainResult, error) {
+func (p *peer) drain(ctx context.Context, req protocol.Drain) (drainResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
 	p.drains++
@@ -121,7 +135,7 @@ func (p *peer) drain(ctx context.Context, req drainRequest) (drainResult, error)
 		}
 	}()
 
-	if err := publish(ctx, p.nc, subject, req.messages, req.size); err != nil {
+	if err := publish(ctx, p.nc, subject, req.Messages, req.Size); err != nil {
 		return drainResult{}, err
 	}
 	if _, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{
@@ -136,7 +150,7 @@ func (p *peer) drain(ctx context.Context, req drainRequest) (drainResult, error)
 // consume times a consumer on a fresh connection draining the stream, as
 // cairn-bench times a freshly dialled subscriber, so that neither side's
 // consumer shares a connection with the publisher.
-func (p *peer) consume(ctx context.Context, stream string, req drainRequest) (drainResult, error) {
+func (p *peer) consume(ctx context.Context, stream string, req protocol.Drain) (drainResult, error) {
 	nc, err := nats.Connect(p.urls, nats.Name(prog+" consumer"))
 	if err != nil {
 		return drainResult{}, fmt.Errorf("connecting the consumer: %w", err)
@@ -150,7 +164,7 @@ func (p *peer) consume(ctx context.Context, stream string, req drainRequest) (dr
 	if err != nil {
 		return drainResult{}, fmt.Errorf("looking up the consumer: %w", err)
 	}
-	h := &drainHandler{ctx: ctx, sync: req.sync, seen: make([]bool, req.messages+1), all: make(chan struct{})}
+	h := &drainHandler{ctx: ctx, sync: req.Sync, seen: make([]bool, req.Messages+1), all: make(chan struct{})}
 
 	start := time.Now()
 	cc, err := c.Consume(h.handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -172,7 +186,7 @@ func (p *peer) consume(ctx context.Context, stream string, req drainRequest) (dr
 	select {
 	case <-h.all:
 	case <-ctx.Done():
-		return drainResult{}, fmt.Errorf("%d of %d messages handled: %w", h.count(), req.messages, ctx.Err())
+		return drainResult{}, fmt.Errorf("%d of %d messages handled: %w", h.count(), req.Messages, ctx.Err())
 	}
 	res := drainResult{handled: time.Since(start)}
 	if err := awaitSettled(ctx, c); err != nil {
@@ -180,7 +194,7 @@ func (p *peer) consume(ctx context.Context, stream string, req drainRequest) (dr
 	}
 	res.settled = time.Since(start)
 	if n, err := h.failures(); n > 0 {
-		return res, fmt.Errorf("%d of %d acks failed; the first: %w", n, req.messages, err)
+		return res, fmt.Errorf("%d of %d acks failed; the first: %w", n, req.Messages, err)
 	}
 	return res, nil
 }

@@ -1,26 +1,29 @@
 // Command jetstream is cairn-bench's peer harness for NATS JetStream: it
-// runs the drain benchmark's workload on a three-node JetStream cluster so
-// that cairn's figures can be read as ratios of a well-known system's on
-// the same machine.
+// runs the drain and failover benchmarks' workloads on three-node
+// JetStream clusters so that cairn's figures can be read as ratios of a
+// well-known system's on the same machine.
 //
-// It starts three nats-server processes on 127.0.0.1, each with file
-// storage and every write synced (as cairn syncs), and then answers one
+// Its clusters are three nats-server processes on 127.0.0.1, each with
+// file storage and every write synced (as cairn syncs). It answers one
 // command per line of standard input with one JSON line on standard
 // output:
 //
 //	drain <messages> <payload bytes> <async|sync>
 //	{"handled_seconds": 1.23, "settled_seconds": 1.25}   or   {"error": "..."}
 //
-// cairn-bench starts it with "cairn-bench drain --peer CMD". At the end of
-// its input, or on SIGINT or SIGTERM, it stops its servers, removes its
-// files and exits 0.
+//	failover <backlog messages> <payload bytes> [<timeout seconds>]
+//	{"first_publish_seconds": 4.1, "first_delivery_seconds": 4.2}   or   {"error": "..."}
+//
+// Drains share one cluster, started at the first drain; each failover
+// starts a fresh cluster and stops it before answering. cairn-bench starts
+// the harness with "cairn-bench drain --peer CMD" or "cairn-bench failover
+// --peer CMD". At the end of its input, or on SIGINT or SIGTERM, it stops
+// its servers, removes its files and exits 0.
 package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +35,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cairnmq/cairn/bench/protocol"
 )
 
 // prog names the harness in its diagnostics, whatever its binary is called,
@@ -46,7 +51,7 @@ const (
 	exitUsage  = 2
 )
 
-// readyTimeout bounds the wait for the new cluster to elect a JetStream
+// readyTimeout bounds the wait for a new cluster to elect a JetStream
 // meta leader and accept a replicated stream; three servers on loopback
 // normally need a few seconds.
 const readyTimeout = 30 * time.Second
@@ -54,27 +59,35 @@ const readyTimeout = 30 * time.Second
 // usageText is printed by -h and after a flag error.
 const usageText = `usage: %s [--nats-server PATH] [--keep]
 
-A peer harness for "cairn-bench drain": it runs the drain benchmark's
-workload on NATS JetStream, so that cairn's drain rates can be compared with
-those of another replicated, fsyncing broker on the same machine. It is not
-meant to be run alone, but it can be, by typing commands.
+A peer harness for "cairn-bench drain" and "cairn-bench failover": it runs
+their workloads on NATS JetStream, so that cairn's figures can be compared
+with those of another replicated, fsyncing broker on the same machine. It is
+not meant to be run alone, but it can be, by typing commands.
 
-It starts a three-node JetStream cluster of nats-server processes on
-127.0.0.1 (file storage, sync_interval: always), then reads one command a
-line on standard input and answers each with one JSON line on standard
-output:
+Its clusters are three nats-server processes on 127.0.0.1 (file storage,
+sync_interval: always). It reads one command a line on standard input and
+answers each with one JSON line on standard output:
 
   drain <messages> <payload bytes> <async|sync>
       publishes the messages to a fresh three-replica stream (256 in flight),
       then times one consumer whose handler acks each message before it
       returns (async: Ack, sync: DoubleAck), and answers
-      {"handled_seconds": S, "settled_seconds": S} or {"error": "..."}
+      {"handled_seconds": S, "settled_seconds": S} or {"error": "..."};
+      the drains share one cluster, started at the first drain
+
+  failover <backlog messages> <payload bytes> [<timeout seconds>]
+      starts a fresh cluster, publishes the backlog to a three-replica
+      stream, SIGKILLs the stream's leader, and measures from the kill the
+      first newly acknowledged publish and the first delivery to a consumer
+      created after the kill (each within the timeout, 30 s by default);
+      answers {"first_publish_seconds": S, "first_delivery_seconds": S} or
+      {"error": "..."}, and stops the cluster
 
 At the end of its input, or on SIGINT or SIGTERM, it stops its servers,
 removes its temporary directory and exits 0. Diagnostics go to standard
 error; each server logs to a file in the temporary directory.
 
-Typical use: cairn-bench drain --peer "%s --nats-server /path/to/nats-server"
+Typical use: cairn-bench drain --peer "%s --nats-server PATH/nats-server"
 
 flags:
 `
@@ -84,31 +97,20 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// options are the harness's flags.
+type options struct {
+	serverBin string
+	keep      bool
+}
+
 // run is the whole program; it returns the exit code rather than exiting,
 // so that its deferred clean-ups (stopping the servers, removing the
 // temporary directory) always run.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	name := filepath.Base(os.Args[0])
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, usageText, name, name)
-		fs.PrintDefaults()
+	opts, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
-	serverBin := fs.String("nats-server", "nats-server", "the nats-server binary: a path, or a name looked up on PATH")
-	keep := fs.Bool("keep", false, "keep the temporary directory (configurations, stores and server logs) and print its path")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-
 	// A driver that goes away closes the pipe behind standard output; with
 	// SIGPIPE ignored the next answer fails with an error the loop handles,
 	// instead of the signal killing the harness before it stops its servers.
@@ -116,7 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	bin, version, err := findServer(*serverBin)
+	bin, version, err := findServer(opts.serverBin)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 		return exitFailed
@@ -127,7 +129,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer func() {
-		if *keep {
+		if opts.keep {
 			fmt.Fprintf(stderr, "%s: kept %s\n", prog, dir)
 			return
 		}
@@ -135,26 +137,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: removing %s: %v\n", prog, dir, err)
 		}
 	}()
+	p := &peer{bin: bin, version: strings.Replace(version, ":", "", 1), dir: dir, keep: opts.keep, stderr: stderr}
+	defer p.stop()
+	return p.loop(ctx, stdin, stdout)
+}
 
-	cl, err := startCluster(bin, dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitFailed
+// parseFlags parses the command line. When ok is false the harness must
+// exit with code: -h asked for help, or a flag was wrong.
+func parseFlags(args []string, stderr io.Writer) (opts options, code int, ok bool) {
+	name := filepath.Base(os.Args[0])
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, usageText, name, name)
+		fs.PrintDefaults()
 	}
-	defer cl.stop(stderr)
-	nc, err := cl.waitReady(ctx, readyTimeout)
-	if err != nil {
-		if ctx.Err() != nil {
-			// Being told to stop while the cluster forms is no failure.
-			return exitOK
+	fs.StringVar(&opts.serverBin, "nats-server", "nats-server", "the nats-server binary: a path, or a name looked up on PATH")
+	fs.BoolVar(&opts.keep, "keep", false, "keep the temporary directory (configurations, stores and server logs) and print its path")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return opts, exitOK, false
 		}
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitFailed
+		return opts, exitUsage, false
 	}
-	defer nc.Close()
-	fmt.Fprintf(stderr, "%s: three %s processes ready on %s\n", prog, strings.Replace(version, ":", "", 1), strings.Join(cl.clientURLs(), ", "))
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", prog, fs.Arg(0))
+		fs.Usage()
+		return opts, exitUsage, false
+	}
+	return opts, exitOK, true
+}
 
-	p := &peer{nc: nc, urls: strings.Join(cl.clientURLs(), ","), stderr: stderr}
+// loop answers the commands of stdin one at a time until its end or a
+// signal, and returns the exit code.
+func (p *peer) loop(ctx context.Context, stdin io.Reader, stdout io.Writer) int {
 	lines := readLines(stdin)
 	for {
 		var line string
@@ -169,13 +185,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		answer := p.serve(ctx, line)
 		if ctx.Err() != nil {
-			// A signal arrived during the drain: whoever sent it is not
-			// waiting for the answer, which would only report the
+			// A signal arrived during the command: whoever sent it is
+			// not waiting for the answer, which would only report the
 			// interruption.
 			return exitOK
 		}
 		if _, err := stdout.Write(answer); err != nil {
-			fmt.Fprintf(stderr, "%s: writing an answer: %v\n", prog, err)
+			fmt.Fprintf(p.stderr, "%s: writing an answer: %v\n", prog, err)
 			return exitFailed
 		}
 	}
@@ -219,35 +235,41 @@ func readLines(r io.Reader) <-chan string {
 // Every line gets exactly one answer, even a blank or unknown one, so that
 // a driver waiting for an answer is never left hanging.
 func (p *peer) serve(ctx context.Context, line string) []byte {
-	req, err := parseRequest(line)
+	switch protocol.Command(line) {
+	case "drain":
+		return p.serveDrain(ctx, line)
+	case "failover":
+		return p.serveFailover(ctx, line)
+	}
+	return protocol.Error(protocol.Unknown(line))
+}
+
+// serveDrain answers a drain command, starting the drains' shared
+// cluster first if this is the first drain.
+func (p *peer) serveDrain(ctx context.Context, line string) []byte {
+	req, err := protocol.ParseDrain(line)
 	if err != nil {
-		return errorAnswer(err)
+		return protocol.Error(err)
+	}
+	if err := p.start(ctx); err != nil {
+		return protocol.Error(err)
 	}
 	res, err := p.drain(ctx, req)
 	if err != nil {
-		return errorAnswer(err)
+		return protocol.Error(err)
 	}
-	return jsonLine(struct {
-		Handled float64 `json:"handled_seconds"`
-		Settled float64 `json:"settled_seconds"`
-	}{res.handled.Seconds(), res.settled.Seconds()})
+	return protocol.Line(protocol.DrainAnswer{Handled: res.handled.Seconds(), Settled: res.settled.Seconds()})
 }
 
-// errorAnswer renders a failure as the protocol's error line.
-func errorAnswer(err error) []byte {
-	return jsonLine(struct {
-		Error string `json:"error"`
-	}{err.Error()})
-}
-
-// jsonLine renders v as one line of JSON. HTML escaping is off so that an
-// error quoting the protocol's "<messages>" stays readable to a person.
-// The values given are plain structs of numbers and strings, which always
-// encode, so an encoding error cannot happen.
-func jsonLine(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	return b.Bytes()
+// serveFailover answers a failover command.
+func (p *peer) serveFailover(ctx context.Context, line string) []byte {
+	req, err := protocol.ParseFailover(line)
+	if err != nil {
+		return protocol.Error(err)
+	}
+	res, err := p.failover(ctx, req)
+	if err != nil {
+		return protocol.Error(err)
+	}
+	return protocol.Line(protocol.FailoverAnswer{FirstPublish: res.publish.Seconds(), FirstDelivery: res.delivery.Seconds()})
 }

@@ -38,7 +38,7 @@ func TestReportExitCodes(t *testing.T) {
 		{[]trialResult{slow, lost}, exitLost},
 	} {
 		var out strings.Builder
-		if got := report(&out, c.results); got != c.want {
+		if got := report(&out, c.results, "SIGKILL"); got != c.want {
 			t.Errorf("report = %d, want %d\n%s", got, c.want, out.String())
 		}
 	}

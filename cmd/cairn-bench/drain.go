@@ -206,6 +206,7 @@ type drainHandler struct {
 	all    chan struct{}
 }
 
+// handle acks d, with Ack or AckSync, and counts it once by its ID.
 func (h *drainHandler) handle(ctx context.Context, d *client.Delivery) {
 	var err error
 	if h.sync {
@@ -226,6 +227,7 @@ func (h *drainHandler) handle(ctx context.Context, d *client.Delivery) {
 	}
 }
 
+// count returns the distinct messages handled so far.
 func (h *drainHandler) count() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()

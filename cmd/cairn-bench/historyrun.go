@@ -174,7 +174,7 @@ func historyReport(w io.Writer, empty, hist *longCluster) int {
 	code := exitOK
 	for _, lc := range []*longCluster{empty, hist} {
 		fmt.Fprintf(w, "\n%s cluster:\n", lc.name)
-		code = worse(code, report(w, lc.results))
+		code = worse(code, report(w, lc.results, "SIGKILL"))
 	}
 	fmt.Fprintf(w, "\nhistory / empty%43s %10s %10s\n", "", "median", "p95")
 	for _, i := range []int{instActivation, instStatusOwner, instFirstDelivery, instFirstPublish} {

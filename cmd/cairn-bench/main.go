@@ -2,13 +2,18 @@
 // not tests: they print measurements and count broken promises, but a slow
 // run is not a failed one.
 //
-//	cairn-bench failover [--trials 30] [--backlog 0|10000|100000] [--traffic idle|warm] [--node-bin PATH]
+//	cairn-bench failover [--trials 30] [--backlog 0|10000|100000] [--traffic idle|warm] [--fault kill|stop]
+//	                     [--nodes 3|5] [--victim owner|owner+leader] [--node-bin PATH] [--peer CMD]
 //
-// failover starts a fresh three-node cluster of cairn-node processes on
-// loopback for every trial, SIGKILLs the owner of a majority queue, and
+// failover starts a fresh cluster of cairn-node processes on loopback for
+// every trial, SIGKILLs (or SIGSTOPs) the owner of a majority queue, and
 // reports how long detection, activation, the first delivery to a fresh
-// subscriber and the first new confirmed publish took, and whether every
-// confirmed message was delivered.
+// subscriber and the first new confirmed publish took, whether every
+// confirmed message was delivered, whether a stopped owner confirmed
+// anything sent to it, and where the time went, stage by stage, as the
+// survivors' logs tell it; with --peer, a peer system's harness (bench/)
+// kills the leader of its own stream in turn, and the report gives the
+// peer's times as ratios of cairn's.
 //
 //	cairn-bench history [--settled 1000000] [--backlog 10000] [--trials 30] [--checkpoints on|off] [--node-bin PATH] [--keep]
 //
@@ -54,8 +59,9 @@ import (
 	"syscall"
 )
 
-// Exit codes: a trial that lost a confirmed message is worse than one that
-// did not come back in time.
+// Exit codes: a trial that lost a confirmed message, or in which a stopped
+// owner confirmed a publish, is worse than one that did not come back in
+// time.
 const (
 	exitOK         = 0
 	exitLost       = 1
@@ -64,14 +70,18 @@ const (
 	exitUsage      = 64
 )
 
+// usage is the command's help, printed by "help" and after a wrong command.
 const usage = `usage: cairn-bench <command> [flags]
 
 commands:
-  failover  kill a queue's owner once per trial, on a fresh three-node cluster of
+  failover  kill (or stop) a queue's owner once per trial, on a fresh cluster of
             cairn-node processes, and report the time from the kill to detection,
-            activation, first delivery and first confirmed publish, and any
-            confirmed message lost: [--trials 30] [--backlog N] [--traffic idle|warm]
-            [--node-bin PATH] (run "cairn-bench failover -h" for every flag)
+            activation, first delivery and first confirmed publish, any confirmed
+            message lost, and each stage of the failover from the nodes' logs,
+            optionally side by side with a peer system's harness: [--trials 30]
+            [--backlog N] [--traffic idle|warm] [--fault kill|stop] [--nodes 3|5]
+            [--victim owner|owner+leader] [--node-bin PATH] [--peer CMD]
+            (run "cairn-bench failover -h" for every flag)
   history   kill, in turn, the owners of two long-lived clusters, one with an
             empty queue and one whose queue carried a long settled history and
             holds a backlog, restart each killed node, and report both
@@ -96,9 +106,10 @@ commands:
             [--ack async,sync] [--window N] [--node-bin PATH] [--peer CMD]
             (run "cairn-bench drain -h" for every flag)
 
-exit codes: 0 ok, 1 a confirmed message was lost, 2 a trial did not recover in
-time (soak: a node exited early or did not stop cleanly on SIGTERM), 3 the
-benchmark could not run, 64 usage
+exit codes: 0 ok, 1 a confirmed message was lost (or a stopped owner confirmed a
+publish sent to it), 2 a trial did not recover in time (soak: a node exited
+early or did not stop cleanly on SIGTERM), 3 the benchmark could not run,
+64 usage
 `
 
 func main() {

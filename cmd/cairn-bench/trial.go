@@ -12,7 +12,9 @@ import (
 	"github.com/cairnmq/cairn/live/eventlog"
 )
 
-// benchQueue is the queue every trial creates and kills the owner of.
+// benchQueue is the queue every trial creates first, and kills the owner
+// of unless the trial needs an owner that also leads the metadata group
+// and must create others (see placeQueue).
 const benchQueue = "bench"
 
 // The instants measured from the kill, in the order they are reported.
@@ -36,13 +38,20 @@ var instantNames = [numInstants]string{
 
 // trialResult is what one trial measured and checked.
 type trialResult struct {
-	killed, next int  // the killed owner and the node that replaced it
-	ownerLed     bool // the killed owner also led the metadata group
+	queue        string // the queue whose owner was failed
+	queues       int    // queues the trial created, the last the one whose owner was failed
+	killed, next int    // the killed (or stopped) owner and the node that replaced it
+	ownerLed     bool   // the killed owner also led the metadata group
 	at           [numInstants]time.Duration
 	seen         [numInstants]bool
 	confirmed    int // confirmed publishes the subscriber had to receive
 	unknown      int // publishes with an unknown outcome (not checked)
 	lost         int // confirmed publishes never delivered: RPO violations
+	// stale is what the stopped owner answered to the publishes sent to
+	// it while it was stopped (the stop fault only).
+	stale staleOutcome
+	// stages is the failover's breakdown as the survivors logged it.
+	stages stageTimes
 	// failure says why the trial did not complete (empty if it did). An
 	// incomplete trial may still have checked RPO.
 	failure string
@@ -53,15 +62,18 @@ type trialResult struct {
 type trialEnv struct {
 	cfg failoverConfig
 	bin string
-	// infoLogs says the cluster logs at info, where suspicions are not
-	// logged: detection is then not measured and its absence is no
-	// failure.
+	// infoLogs says the cluster logs at info. Suspicions are logged
+	// there too, but not every event the stage breakdown reads, so a
+	// missing detection instant is no failure.
 	infoLogs bool
 	// settleAcks makes a trial wait, after the RPO check, for the
 	// subscriber's acks to come back, so that the next trial on the same
 	// cluster starts from the backlog it publishes and not from
 	// redeliveries of this one's.
 	settleAcks bool
+	// stages makes a trial read its stage breakdown from the survivors'
+	// debug logs.
+	stages bool
 }
 
 // runTrial runs one trial in a fresh cluster under a new directory and
@@ -74,7 +86,8 @@ func (te *trialEnv) runTrial(ctx context.Context) trialResult {
 		res.failure = err.Error()
 		return res
 	}
-	cl, err := startCluster(te.bin, dir, 3, "debug", "")
+	// A configuration that names no cluster size means three nodes.
+	cl, err := startCluster(te.bin, dir, max(te.cfg.nodes, 3), "debug", "")
 	if err == nil {
 		err = te.measure(ctx, cl, &res)
 		cl.stop()
@@ -82,7 +95,7 @@ func (te *trialEnv) runTrial(ctx context.Context) trialResult {
 	if err != nil {
 		res.failure = err.Error()
 	}
-	failed := res.failure != "" || res.lost > 0
+	failed := res.failure != "" || res.lost > 0 || res.stale.confirmed > 0
 	if te.cfg.keep == "all" || failed && te.cfg.keep == "failed" {
 		res.dir = dir
 	} else {
@@ -102,10 +115,10 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 		return err
 	}
 	defer setup.Close()
-	if err := createQueue(ctx, setup, 30*time.Second); err != nil {
+	if res.queue, res.queues, err = te.placeQueue(ctx, cl, setup); err != nil {
 		return err
 	}
-	backlog := publishBacklog(ctx, setup, benchQueue, te.cfg.backlog, 512)
+	backlog := publishBacklog(ctx, setup, res.queue, te.cfg.backlog, 512)
 	var warm *steadyPublisher
 	if te.cfg.warm() {
 		wc, err := client.Dial(ctx, fastOptions(), cl.clientAddrs()...)
@@ -113,7 +126,7 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 			return err
 		}
 		defer wc.Close()
-		warm = startSteady(ctx, wc, benchQueue, te.cfg.rate, payload, 1<<16)
+		warm = startSteady(ctx, wc, res.queue, te.cfg.rate, payload, 1<<16)
 		sleep(ctx, te.cfg.warmup)
 	}
 	return te.killAndWatch(ctx, cl, res, backlog, warm)
@@ -122,9 +135,15 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 // createQueue creates the benchmark's queue, retrying while the metadata
 // group elects its first leader.
 func createQueue(ctx context.Context, c *client.Client, timeout time.Duration) error {
+	return createQueueNamed(ctx, c, benchQueue, timeout)
+}
+
+// createQueueNamed creates a majority queue, retrying while the metadata
+// group elects its first leader.
+func createQueueNamed(ctx context.Context, c *client.Client, name string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := c.CreateQueue(ctx, benchQueue, client.PolicyMajority)
+		err := c.CreateQueue(ctx, name, client.PolicyMajority)
 		if err == nil {
 			return nil
 		}
@@ -137,26 +156,39 @@ func createQueue(ctx context.Context, c *client.Client, timeout time.Duration) e
 	}
 }
 
-// killAndWatch kills the owner, waits for the four client-visible signs
-// of recovery, checks that every confirmed message is delivered, and reads
-// detection and activation from the survivors' logs.
+// killAndWatch fails the owner (a kill, or a stop), waits for the four
+// client-visible signs of recovery, checks that every confirmed message
+// is delivered, and reads detection, activation and the stages from the
+// survivors' logs.
 func (te *trialEnv) killAndWatch(ctx context.Context, cl *cluster, res *trialResult, backlog *outcomes, warm *steadyPublisher) error {
+	if res.queue == "" {
+		res.queue = benchQueue
+	}
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	owner, node, q, _, err := servingOwner(octx, cl.members, benchQueue, 0, 10*time.Millisecond)
+	owner, node, q, _, err := servingOwner(octx, cl.members, res.queue, 0, 10*time.Millisecond)
 	cancel()
 	if err != nil {
 		return err
 	}
 	res.killed, res.ownerLed = owner.id, node.MetaLeader == node.ID
+	var stale *staleCheck
+	if te.cfg.stop() {
+		if stale, err = startStaleCheck(ctx, owner, res.queue, te.cfg.timeout); err != nil {
+			return err
+		}
+		defer stale.close()
+		backlog = merge(backlog, stale.before)
+	}
 	kill := time.Now()
-	owner.kill()
-
-	watch, err := startWatch(ctx, cl, kill, te.cfg.timeout)
+	if err := te.fail(owner, stale); err != nil {
+		return err
+	}
+	watch, err := startWatch(ctx, cl, owner, res.queue, kill, te.cfg.timeout)
 	if err != nil {
 		return err
 	}
 	defer watch.close()
-	next, _, _, seen, err := servingOwner(watch.ctx, cl.others(owner), benchQueue, q.Epoch, 10*time.Millisecond)
+	next, _, _, seen, err := servingOwner(watch.ctx, cl.others(owner), res.queue, q.Epoch, 10*time.Millisecond)
 	if err == nil {
 		res.next = next.id
 		res.set(instStatusOwner, seen.Sub(kill))
@@ -170,15 +202,40 @@ func (te *trialEnv) killAndWatch(ctx context.Context, cl *cluster, res *trialRes
 	}
 	te.checkRPO(ctx, res, watch, backlog)
 	te.readLogs(cl, owner, kill, res)
-	if res.failure == "" {
-		for i, ok := range res.seen {
-			if !ok && !(i == instDetection && te.infoLogs) {
-				res.failure = fmt.Sprintf("no %s within %v", instantNames[i], te.cfg.timeout)
-				break
-			}
+	if stale != nil {
+		res.stale = stale.finish(ctx, owner)
+	}
+	te.noteMissing(res)
+	return nil
+}
+
+// fail inflicts the configured fault on the owner: SIGKILL, or SIGSTOP
+// followed by the publishes the stopped owner must not confirm.
+func (te *trialEnv) fail(owner *member, stale *staleCheck) error {
+	if !te.cfg.stop() {
+		owner.kill()
+		return nil
+	}
+	if err := owner.pause(); err != nil {
+		return err
+	}
+	stale.send()
+	return nil
+}
+
+// noteMissing fails a trial that completed its checks but did not see
+// every instant in time. Without debug logs, detection is not logged and
+// its absence is no failure.
+func (te *trialEnv) noteMissing(res *trialResult) {
+	if res.failure != "" {
+		return
+	}
+	for i, ok := range res.seen {
+		if !ok && !(i == instDetection && te.infoLogs) {
+			res.failure = fmt.Sprintf("no %s within %v", instantNames[i], te.cfg.timeout)
+			return
 		}
 	}
-	return nil
 }
 
 // set records instant i.
@@ -213,7 +270,8 @@ func merge(a, b *outcomes) *outcomes {
 	return &outcomes{confirmed: append(ac, bc...), unknown: au + bu, refused: ar + br}
 }
 
-// readLogs finds detection and activation in the survivors' logs.
+// readLogs finds detection and activation in the survivors' logs, and
+// with te.stages the failover's stage breakdown.
 func (te *trialEnv) readLogs(cl *cluster, dead *member, kill time.Time, res *trialResult) {
 	var logs []string
 	for _, m := range cl.others(dead) {
@@ -224,7 +282,7 @@ func (te *trialEnv) readLogs(cl *cluster, dead *member, kill time.Time, res *tri
 		eventlog.Event
 	}{
 		{instDetection, eventlog.Event{Name: event.DetectSuspect, Key: event.KeyNode, Value: strconv.Itoa(dead.id)}},
-		{instActivation, eventlog.Event{Name: event.QueueActive, Key: event.KeyQueue, Value: benchQueue}},
+		{instActivation, eventlog.Event{Name: event.QueueActive, Key: event.KeyQueue, Value: res.queue}},
 	}
 	for _, ev := range events {
 		at, ok, err := eventlog.FirstLogged(logs, ev.Event, kill)
@@ -237,6 +295,17 @@ func (te *trialEnv) readLogs(cl *cluster, dead *member, kill time.Time, res *tri
 			res.set(ev.instant, d)
 		}
 	}
+	if !te.stages {
+		return
+	}
+	st, err := readStages(logs, uint32(dead.id), res.queue, kill)
+	if err != nil && res.failure == "" {
+		res.failure = fmt.Sprintf("reading the logs: %v", err)
+	}
+	if res.seen[instFirstPublish] {
+		st.set(markPublish, res.at[instFirstPublish])
+	}
+	res.stages = st
 }
 
 // watch is the set of fresh clients that arrive at the kill: a subscriber
@@ -251,22 +320,31 @@ type watch struct {
 	probe   *probe
 }
 
-// startWatch dials the fresh clients and starts them. They give up
-// timeout after the kill.
-func startWatch(ctx context.Context, cl *cluster, kill time.Time, timeout time.Duration) (*watch, error) {
+// startWatch dials the fresh clients and starts them on queue. They give
+// up timeout after the kill. They are given the failed node's address
+// last: a client dials the addresses in turn, and a stopped node accepts
+// the connection but never completes the handshake, so a client that
+// tried it first would spend its dial timeout there before it even asked
+// for anything, which says nothing about the cluster's recovery.
+func startWatch(ctx context.Context, cl *cluster, dead *member, queue string, kill time.Time, timeout time.Duration) (*watch, error) {
 	w := &watch{timeout: timeout}
 	w.ctx, w.cancel = context.WithDeadline(ctx, kill.Add(timeout))
+	var addrs []string
+	for _, m := range cl.others(dead) {
+		addrs = append(addrs, m.clientAddr)
+	}
+	addrs = append(addrs, dead.clientAddr)
 	var err error
-	if w.subC, err = client.Dial(ctx, fastOptions(), cl.clientAddrs()...); err != nil {
+	if w.subC, err = client.Dial(ctx, fastOptions(), addrs...); err != nil {
 		w.cancel()
 		return nil, err
 	}
-	if w.probeC, err = client.Dial(ctx, fastOptions(), cl.clientAddrs()...); err != nil {
+	if w.probeC, err = client.Dial(ctx, fastOptions(), addrs...); err != nil {
 		w.close()
 		return nil, err
 	}
-	w.col = subscribe(ctx, w.subC, benchQueue)
-	w.probe = startProbe(w.ctx, w.probeC, benchQueue)
+	w.col = subscribe(ctx, w.subC, queue)
+	w.probe = startProbe(w.ctx, w.probeC, queue)
 	return w, nil
 }
 
