@@ -11,7 +11,7 @@ import (
 // a jump of the wall clock never looks like silence.
 const detectTick = 10 * time.Millisecond
 
-// verifyTicks is how long an eager verification waits for an answer: a
+// verifyTicks is how long a verification waits for an answer: a
 // few round trips on a local network.
 const verifyTicks = 3
 
@@ -312,11 +312,16 @@ func (d *detector) check(w *watch) {
 		d.syncView(w)
 		return
 	}
+	// A peer silent past the grace is suspected and verified at once, as
+	// after a reset: a ping sent now that gets no answer within a few
+	// round trips confirms it down. A second grace would only make a
+	// stopped owner's clients wait longer; a peer that is alive but slow
+	// answers the verification, or a later ping clears it.
 	if !w.suspected && silent > interval+grace {
 		d.suspect(w)
-	}
-	if w.suspected && !w.confirmed && silent > interval+2*grace {
-		d.confirm(w)
+		if w.verifyBy == 0 && !w.confirmed {
+			d.verify(w)
+		}
 	}
 	d.syncView(w)
 }

@@ -70,7 +70,7 @@ type QueueMeta struct {
 
 // Detection modes.
 const (
-	DetectHeartbeat uint8 = 1 // the metadata leader pings; silence beyond grace is suspicion; a reset is verified at once
+	DetectHeartbeat uint8 = 1 // the metadata leader pings; silence beyond interval+grace, like a reset, is verified at once
 	DetectEager     uint8 = 2 // plus: an idle connection is verified at once, zero grace
 )
 

@@ -22,9 +22,9 @@ import (
 
 // ReassignWindow is how far back before a plan a fault on the old owner
 // still explains it. Failure detection confirms a silent owner within
-// interval + 2*grace in heartbeat mode (100 ms + 600 ms by default) and
-// within an interval plus three 50 ms ticks of verification in eager
-// mode; the leader then plans in the same breath, and the plan event is
+// interval + grace and three 10 ms ticks of verification in heartbeat
+// mode (430 ms by default) and within an interval plus the same
+// verification in eager mode; the leader then plans in the same breath, and the plan event is
 // emitted before its proposal commits. A fault that ended more than 2 s
 // before the plan (nearly three full heartbeat confirmations, or a
 // confirmation after the swarm's worst latency tail, 220 ms, and a new
