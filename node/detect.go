@@ -63,6 +63,10 @@ type detector struct {
 	leaderVerifyBy  uint64
 	leaderVerifySeq uint64
 	leaderVerified  NodeID
+	// leaderCheckedAt is when this follower last began verifying its
+	// leader, so a leader that answers pings while its raft traffic stays
+	// silent is asked again once an interval, not every tick.
+	leaderCheckedAt uint64
 	campaignAt      uint64
 	retryAt         uint64
 	// lostLeader is the leader this follower found dead, until it
@@ -185,10 +189,32 @@ func (n *Node) detectReset(peer NodeID) {
 		return
 	}
 	if peer == n.meta.leader && d.leaderVerifyBy == 0 {
-		d.seq++
-		n.env.Send(peer, &wire.Ping{Seq: d.seq})
-		d.leaderVerifyBy, d.leaderVerifySeq, d.leaderVerified = d.ticks+verifyTicks, d.seq, peer
+		d.verifyLeader(peer)
 	}
+}
+
+// verifyLeader pings this follower's leader and gives it verifyTicks to
+// answer; checkLeader pings again each tick meanwhile.
+func (d *detector) verifyLeader(leader NodeID) {
+	d.seq++
+	d.n.env.Send(leader, &wire.Ping{Seq: d.seq})
+	d.leaderVerifyBy, d.leaderVerifySeq, d.leaderVerified = d.ticks+verifyTicks, d.seq, leader
+	d.leaderCheckedAt = d.ticks
+}
+
+// leaderSilent reports whether this follower has heard nothing from its
+// leader for longer than the detection policy's interval plus grace, and
+// is not verifying or replacing it already.
+func (d *detector) leaderSilent() bool {
+	n := d.n
+	if n.meta.leader == 0 || n.meta.isLeader() || d.leaderVerifyBy != 0 || d.lostLeader != 0 || n.meta.catchingUp {
+		return false
+	}
+	p := d.policy()
+	if d.leaderCheckedAt != 0 && d.ticks-d.leaderCheckedAt < d.ticksOf(p.Interval) {
+		return false // it answered a verification lately: ask again only once an interval
+	}
+	return time.Duration(n.meta.silentTicks)*n.cfg.MetaTick > p.Interval+p.Grace
 }
 
 func (d *detector) verify(w *watch) {
@@ -231,6 +257,13 @@ func (d *detector) checkLeader() {
 	n := d.n
 	if d.leaderVerifyBy != 0 && n.meta.leader != d.leaderVerified {
 		d.leaderVerifyBy = 0 // the group moved on to another leader meanwhile
+	}
+	if d.leaderSilent() {
+		// A leader silent past the detection policy's interval and grace
+		// is verified as one whose connection reset is: a stopped or cut
+		// off leader is replaced that much sooner than raft's election
+		// timeout would, and one that answers keeps its place.
+		d.verifyLeader(n.meta.leader)
 	}
 	if d.leaderVerifyBy != 0 && d.ticks <= d.leaderVerifyBy {
 		d.seq++ // the first ping may have found no connection to travel on
