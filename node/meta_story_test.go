@@ -50,3 +50,33 @@ func TestALostLeaderIsReplaced(t *testing.T) {
 	c.settle()
 	c.mustReply(1, wire.StatusOK)
 }
+
+// A leader that falls silent without a reset (a stopped process, a cut
+// it does not notice) is verified by its followers once the detection
+// policy's interval and grace have passed, and replaced in node-ID order:
+// well before raft's own election timeout (0.5-1 s with the default
+// metadata tick) would fire.
+func TestASilentLeaderIsVerifiedAndReplaced(t *testing.T) {
+	c := newCluster(t)
+	lead := c.leader()
+	cutAt := c.now
+	c.cut[lead] = true
+	for step := 0; c.leader() == lead || c.leader() == 0; step++ {
+		if step > 200 {
+			t.Fatalf("no new leader 1s after %s fell silent; events:\n%v", lead, c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	lost, ok := c.last(event.DetectLeaderLost)
+	if !ok {
+		t.Fatalf("a new leader was elected, but no follower verified the silent leader first")
+	}
+	// Interval 100ms + grace 300ms of silence, counted in 50ms metadata
+	// ticks, then three 10ms ticks of verification.
+	if wait := lost.at.Sub(cutAt); wait < 400*time.Millisecond || wait > 520*time.Millisecond {
+		t.Fatalf("the silent leader was found lost %v after it fell silent, want 400-520ms", wait)
+	}
+	if wait := c.now.Sub(cutAt); wait > 600*time.Millisecond {
+		t.Fatalf("the new leader took %v after the silence began", wait)
+	}
+}
