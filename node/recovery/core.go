@@ -355,6 +355,14 @@ func (c *Core) onFetchReply(in FetchReply) []Action {
 		// this log shorter.
 		return c.restart(in.Now, "the source does not hold what it witnessed")
 	}
+	if m.Hint < self.Commit && self.Last > self.Commit {
+		// The hint is where the source's run of one epoch began, not
+		// where the two logs part: the entries up to this replica's
+		// commit are confirmed, so any source worth its selection holds
+		// them too. Drop only the suffix past them and ask again from
+		// there; if the source refuses even that, it is a conflict.
+		return []Action{Emit{event.NewQueueTruncate(c.cfg.Queue, self.Commit)}, Truncate{After: self.Commit}}
+	}
 	if m.Hint < self.Commit {
 		// Only this replica's own commit knowledge counts here: another
 		// witness's commit says which indexes were confirmed, not that
