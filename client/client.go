@@ -106,6 +106,7 @@ func start(opts Options, addr string, first *handshaken) *Client {
 	c.core = core.New(core.Config{
 		Producer: producerID(), Nodes: ids, RequestTimeout: opts.RequestTimeout,
 		MaxAttempts: opts.MaxAttempts, RetryFor: opts.RetryFor, RetryBackoff: opts.RetryBackoff, MaxBackoff: opts.MaxBackoff,
+		HedgeAfter: opts.HedgeAfter,
 	}, mrand.New(mrand.NewPCG(randomUint64(), randomUint64())))
 	c.attach(c.nodes[first.welcome.Node], first)
 	c.timer = time.NewTimer(time.Hour)

@@ -24,6 +24,29 @@
 // sent in the order they are started, and a retried one keeps its message
 // ID, so the queue holds it at most once.
 //
+// # Hedged requests
+//
+// A node that stops answering without its connections breaking (a
+// paused process, a silent partition) would hold every request sent to
+// it for the whole RequestTimeout, although its queues get a new owner
+// within about half a second. So once a publish or a subscribe has
+// waited Options.HedgeAfter (200ms by default) with no reply, the client
+// sends the same request to another node too, without giving up on the
+// first: whichever node confirms it first completes the operation. The
+// other node serves the queue, or holds the request while the queue
+// fails over and then sends it on, or names the owner, and a name the
+// client is not already waiting on is followed at once. A node naming
+// the silent one only means the next hedge, one HedgeAfter later. At
+// most two attempts of an operation are in flight at once. A hedge is an
+// attempt: MaxAttempts counts it (though a hedge never takes the last
+// attempt allowed), and hedging ends with the operation's RetryFor. A
+// hedged publish keeps its message ID, so the queue stores it once
+// however many nodes were asked. Acks and nacks are never hedged, since
+// a lease belongs to the one process that delivered the message; nor are
+// queue creation and deletion, which the metadata answers and for which
+// a second attempt would race the first. Outcomes stay honest: a hedged
+// operation is reported failed only if no attempt may have acted.
+//
 // # Node identity and discovery
 //
 // Nodes are named by their uint32 IDs, because redirects name IDs. Dial

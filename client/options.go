@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cairnmq/cairn/client/core"
 	"github.com/cairnmq/cairn/session"
 )
 
@@ -38,9 +39,23 @@ type Options struct {
 	// longer than a failover takes, so an operation rides through one:
 	// it is redirected to the new owner and sees only latency.
 	RetryFor time.Duration
-	// MaxAttempts also bounds the attempts of one operation, when set.
-	// Default: no bound but RetryFor.
+	// MaxAttempts also bounds the attempts of one operation, when set:
+	// the requests it sends, hedges (see HedgeAfter) included, so with 1
+	// a request only ever reaches one node. A hedge never takes the last
+	// attempt allowed. Default: no bound but RetryFor.
 	MaxAttempts int
+	// HedgeAfter is how long a publish or subscribe waits for the reply
+	// to an attempt before the client sends the same request to another
+	// node as well, keeping the first attempt: whichever is confirmed
+	// first completes the operation. It spares an operation sent to an
+	// owner that stopped answering without its connection breaking
+	// (paused, or partitioned silently) the whole RequestTimeout, when
+	// the cluster has a new owner serving within about half a second. A
+	// hedged publish is stored once, as any retried publish is. Acks,
+	// nacks, queue creation and deletion are never hedged. Default
+	// 200ms, above a healthy cluster's confirmation time; negative turns
+	// hedging off.
+	HedgeAfter time.Duration
 	// RetryBackoff is the base of the jittered exponential backoff
 	// between attempts; MaxBackoff caps it. Defaults 50ms and 2s.
 	RetryBackoff time.Duration
@@ -67,6 +82,9 @@ func (o *Options) fill() error {
 	}
 	if o.MaxAttempts < 0 {
 		o.MaxAttempts = 0
+	}
+	if o.HedgeAfter == 0 {
+		o.HedgeAfter = core.DefaultHedgeAfter
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 50 * time.Millisecond

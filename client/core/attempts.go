@@ -14,7 +14,8 @@ import (
 const maxQuickRedirects = 3
 
 // send transmits a fresh attempt of op, under a new ReqID, to the node
-// routing picks.
+// routing picks. No attempt of op is in flight; a hedge, which goes out
+// beside one, is sent by hedge instead.
 func (c *Client) send(now time.Time, op *operation) {
 	if op.phase != phaseNew && op.phase != phaseBackoff && op.phase != phaseResolved {
 		panic(fmt.Sprintf("core: sending op %d while in phase %s", op.id, op.phase))
@@ -29,12 +30,33 @@ func (c *Client) send(now time.Time, op *operation) {
 		// retries forever from growing the attempt map.
 		c.unregister(op)
 	}
-	to := c.route(op)
+	c.launch(now, op, c.route(op))
+}
+
+// launch registers one attempt of op to node to, under a new ReqID, puts
+// it in flight and queues the request. Every attempt, first, retry,
+// redirect or hedge, goes out through here.
+func (c *Client) launch(now time.Time, op *operation, to uint32) {
+	if op.phase == phaseDone {
+		panic(fmt.Sprintf("core: launching an attempt of finished op %d", op.id))
+	}
+	if op.flightTo(to) >= 0 {
+		panic(fmt.Sprintf("core: op %d sent a second attempt to n%d while one is in flight there", op.id, to))
+	}
+	if len(op.flights) >= 2 {
+		panic(fmt.Sprintf("core: op %d sent a third attempt while two are in flight", op.id))
+	}
 	c.lastReq++
 	reqID := c.lastReq
 	op.attempts++
-	op.reqID, op.to, op.phase = reqID, to, phaseAwaiting
-	op.due = now.Add(c.cfg.RequestTimeout)
+	op.to, op.phase = to, phaseAwaiting
+	op.flights = append(op.flights, flight{reqID: reqID, to: to, due: now.Add(c.cfg.RequestTimeout)})
+	op.hedgeAt = time.Time{}
+	if c.hedges(op) {
+		// Counted from the latest attempt, whatever kind it was, so an
+		// operation sends at most one new hedge per HedgeAfter.
+		op.hedgeAt = now.Add(c.hedgeAfter)
+	}
 	op.sent = append(op.sent, reqID)
 	c.attempts[reqID] = attempt{op: op, to: to}
 	c.outbox = append(c.outbox, Outgoing{To: to, Msg: op.request(reqID)})
@@ -57,16 +79,24 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 	if op.phase == phaseDone {
 		panic(fmt.Sprintf("core: finished op %d still has attempt %d registered", op.id, r.ReqID))
 	}
-	if op.phase != phaseAwaiting || r.ReqID != op.reqID {
+	i := op.flightOf(r.ReqID)
+	if i < 0 {
 		c.onLateReply(now, op, from, r)
 		return
 	}
-	op.phase = phaseResolved
+	op.land(i)
 	c.learnOwner(now, op, from, r)
 	op.status, op.detail = r.Status, r.Detail
-	switch r.Status {
-	case wire.StatusOK:
+	switch {
+	case r.Status == wire.StatusOK:
 		c.succeed(now, op, from, r)
+		return
+	case op.phase == phaseAwaiting:
+		// Another attempt is still in flight, and it decides.
+		c.onSideRefusal(now, op, from, r)
+		return
+	}
+	switch r.Status {
 	case wire.StatusNotOwner:
 		// The node refused without acting: a clean redirect.
 		c.redirect(now, op, from, r.Owner)
@@ -98,17 +128,22 @@ func (c *Client) onLateReply(now time.Time, op *operation, from uint32, r *wire.
 	c.succeed(now, op, from, r)
 }
 
-// onNoReply handles an attempt that will get no reply we can count on: it
-// timed out, or its connection broke. Either way the node may have acted.
-func (c *Client) onNoReply(now time.Time, op *operation, disconnected bool) {
-	if op.phase != phaseAwaiting {
-		panic(fmt.Sprintf("core: op %d lost a reply while in phase %s", op.id, op.phase))
+// onNoReply handles attempt i of op in flight, which will get no reply we
+// can count on: it timed out, or its connection broke. Either way the
+// node may have acted. If another attempt is still in flight, that one
+// decides what comes next.
+func (c *Client) onNoReply(now time.Time, op *operation, i int, disconnected bool) {
+	if op.phase != phaseAwaiting || i < 0 || i >= len(op.flights) {
+		panic(fmt.Sprintf("core: op %d lost the reply to attempt %d of %d in flight, in phase %s", op.id, i, len(op.flights), op.phase))
 	}
-	op.phase = phaseResolved
+	f := op.land(i)
 	op.ambiguous = true
 	op.status, op.detail = wire.StatusUnavailable, ""
-	if c.owners[op.queue] == op.to {
+	if c.owners[op.queue] == f.to {
 		delete(c.owners, op.queue)
+	}
+	if op.phase == phaseAwaiting {
+		return
 	}
 	if op.settle != 0 && disconnected {
 		// The lease died with the connection to its owner, and a settle
@@ -148,20 +183,23 @@ func (c *Client) redirect(now time.Time, op *operation, from, owner uint32) {
 // retryLater schedules another attempt after a backoff, unless op has used
 // all its attempts.
 func (c *Client) retryLater(now time.Time, op *operation) {
+	if len(op.flights) != 0 {
+		panic(fmt.Sprintf("core: op %d backing off with %d attempts in flight", op.id, len(op.flights)))
+	}
 	if c.exhausted(now, op) {
 		c.giveUp(now, op)
 		return
 	}
 	op.phase = phaseBackoff
-	op.due = now.Add(c.backoff(op.backoffs))
+	op.retryAt = now.Add(c.backoff(op.backoffs))
 	op.backoffs++
 	op.quick = 0
 }
 
 // exhausted reports whether op may not be tried again: it used
-// MaxAttempts attempts, or RetryFor has passed since its first attempt.
-// A silent operation (the client's own re-subscription) is never
-// exhausted.
+// MaxAttempts attempts (hedges count), or RetryFor has passed since its
+// first attempt. A silent operation (the client's own re-subscription)
+// is never exhausted.
 func (c *Client) exhausted(now time.Time, op *operation) bool {
 	if op.silent {
 		return false
@@ -236,6 +274,7 @@ func (c *Client) finish(op *operation, outcome Outcome) {
 		panic(fmt.Sprintf("core: op %d finished twice", op.id))
 	}
 	c.unregister(op)
+	op.flights, op.hedgeAt = nil, time.Time{}
 	op.phase = phaseDone
 	c.doneLive++
 	if !op.silent {

@@ -25,6 +25,15 @@ func testConfig() Config {
 	}
 }
 
+// unhedgedConfig is testConfig with hedging off, for the stories of what
+// a lone attempt meets: with hedging on, a silence of HedgeAfter would
+// add a second attempt to each of them.
+func unhedgedConfig() Config {
+	cfg := testConfig()
+	cfg.HedgeAfter = -1
+	return cfg
+}
+
 // harness drives one client the way a simulator would: it owns the clock,
 // drains the outbox after every input, and lets a story assert on what
 // was sent and what the application was told.

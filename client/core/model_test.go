@@ -2,7 +2,9 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +14,11 @@ import (
 
 // model is a small, adversarial stand-in for a cluster that knows the
 // ground truth of every operation: whether some node acted on it. It drops,
-// delays, duplicates and refuses requests, moves the queue's owner and
-// breaks connections, and then checks the client's one promise: OK means
-// it happened, Failed means it did not, and everything finishes once.
+// delays, duplicates and refuses requests, moves the queue's owner, pauses
+// a node (which then answers nothing until it resumes and serves what it
+// was sent) and breaks connections, and then checks the client's one
+// promise: OK means it happened, Failed means it did not, and everything
+// finishes once.
 type model struct {
 	t      *testing.T
 	rng    *rand.Rand // the world's randomness, separate from the client's
@@ -28,7 +32,23 @@ type model struct {
 	late   []lateReply
 	sentDs int
 	gotDs  int
+	// paused is the node that answers nothing until resumeAt, zero if
+	// none; held are the requests it was sent meanwhile.
+	paused   uint32
+	resumeAt time.Time
+	held     []heldRequest
+	// hedged counts requests served while another attempt of the same
+	// operation was in flight.
+	hedged int
 	log    strings.Builder
+}
+
+// heldRequest is a request a paused node received: it serves it when it
+// resumes, whether or not the client still waits for it.
+type heldRequest struct {
+	to  uint32
+	op  OpID
+	msg wire.Message
 }
 
 type lateReply struct {
@@ -37,9 +57,12 @@ type lateReply struct {
 	r    *wire.Reply
 }
 
-func newModel(t *testing.T, clientSeed, worldSeed uint64) *model {
+// newModel builds a model world whose client hedges after hedgeAfter
+// (negative: never).
+func newModel(t *testing.T, clientSeed, worldSeed uint64, hedgeAfter time.Duration) *model {
 	cfg := testConfig()
 	cfg.MaxAttempts = 4
+	cfg.HedgeAfter = hedgeAfter
 	return &model{
 		t: t, rng: rand.New(rand.NewPCG(worldSeed, 99)), now: t0, owner: 1,
 		c:     New(cfg, rand.New(rand.NewPCG(clientSeed, 1))),
@@ -55,6 +78,7 @@ func (m *model) run(steps int) string {
 		m.step()
 	}
 	m.calm = true
+	m.resume()
 	for i := 0; len(m.done) < len(m.kinds); i++ {
 		if i > 2000 {
 			m.t.Fatalf("operations still unfinished after the calm phase: %d of %d done", len(m.done), len(m.kinds))
@@ -64,6 +88,13 @@ func (m *model) run(steps int) string {
 	}
 	if m.gotDs != m.sentDs {
 		m.t.Fatalf("sent %d deliveries, the application saw %d", m.sentDs, m.gotDs)
+	}
+	// A paused node may act on a request after the operation finished:
+	// Failed must have allowed for that too.
+	for _, op := range slices.Sorted(maps.Keys(m.done)) {
+		if m.done[op] == OutcomeFailed && m.acted[op] {
+			m.t.Fatalf("op %d was reported Failed, and a node acted on it afterwards", op)
+		}
 	}
 	return m.log.String()
 }
@@ -85,6 +116,15 @@ func (m *model) step() {
 	case 6:
 		m.sentDs++
 		m.c.OnMessage(m.now, 1+m.rng.Uint32N(3), &wire.Delivery{Queue: "q", ID: wire.MessageID{Producer: 5, Seq: 1}, Lease: 2})
+	case 7:
+		if m.paused == 0 {
+			// Most often the owner, the pause hedging is for.
+			m.paused = m.owner
+			if m.rng.IntN(3) == 0 {
+				m.paused = 1 + m.rng.Uint32N(3)
+			}
+			m.resumeAt = m.now.Add(time.Duration(m.rng.Int64N(int64(1500 * time.Millisecond))))
+		}
 	}
 	m.exchange()
 	m.advance()
@@ -98,17 +138,25 @@ func (m *model) exchange() {
 		if len(out) == 0 {
 			return
 		}
+		m.checkFlights()
 		for _, o := range out {
 			fmt.Fprintf(&m.log, "%v n%d<-%s\n", m.now.Sub(t0), o.To, wire.Describe(o.Msg))
+			reqs := []wire.Message{o.Msg}
 			if b, ok := o.Msg.(*wire.SettleBatch); ok {
 				// Each settle of a batch is a request of its own, with
 				// its own fate.
+				reqs = reqs[:0]
 				for _, s := range b.Settles() {
-					m.serve(o.To, s)
+					reqs = append(reqs, s)
 				}
-				continue
 			}
-			m.serve(o.To, o.Msg)
+			for _, r := range reqs {
+				if o.To == m.paused {
+					m.hold(o.To, r)
+				} else {
+					m.serve(o.To, r)
+				}
+			}
 		}
 	}
 }
@@ -123,6 +171,9 @@ func (m *model) serve(to uint32, msg wire.Message) {
 		return
 	}
 	op := a.op.id
+	if len(a.op.flights) > 1 {
+		m.hedged++
+	}
 	fate := m.rng.IntN(12)
 	if m.calm {
 		fate = 11
@@ -138,9 +189,13 @@ func (m *model) serve(to uint32, msg wire.Message) {
 	case 3: // a stale owner's write may survive
 		m.maybeAct(op, to)
 		m.answer(to, reqID, wire.StatusFenced, m.owner)
-	case 4: // someone else made the queue, or the lease is gone
-		if k := m.kinds[op]; k == OpCreate && !m.acted[op] {
+	case 4: // someone else made the queue, the queue is gone, or the lease is
+		switch k := m.kinds[op]; {
+		case k == OpCreate && !m.acted[op]:
 			m.answer(to, reqID, wire.StatusQueueExists, 0)
+			return
+		case k == OpPublish && !m.acted[op]:
+			m.answer(to, reqID, wire.StatusNoQueue, 0)
 			return
 		}
 		m.process(op, to, reqID, msg)
@@ -219,6 +274,9 @@ func (m *model) advance() {
 			next = l.at
 		}
 	}
+	if m.paused != 0 && m.resumeAt.Before(next) {
+		next = m.resumeAt
+	}
 	if next.Before(m.now) {
 		next = m.now
 	}
@@ -236,7 +294,50 @@ func (m *model) advance() {
 	for _, l := range due {
 		m.c.OnMessage(m.now, l.from, l.r)
 	}
+	if m.paused != 0 && !m.resumeAt.After(m.now) {
+		m.resume()
+	}
 	m.c.Tick(m.now)
+}
+
+// hold keeps a request sent to the paused node until it resumes.
+func (m *model) hold(to uint32, msg wire.Message) {
+	if a, ok := m.c.attempts[reqIDOf(msg)]; ok {
+		m.held = append(m.held, heldRequest{to: to, op: a.op.id, msg: msg})
+	}
+}
+
+// resume ends the pause: the node serves, in order, what it was sent
+// while it was paused, as a process woken by SIGCONT would, including
+// the requests whose operations finished meanwhile: it acts on them all
+// the same, and its replies find no one waiting.
+func (m *model) resume() {
+	held := m.held
+	m.paused, m.held = 0, nil
+	for _, r := range held {
+		if _, waiting := m.c.attempts[reqIDOf(r.msg)]; waiting {
+			m.serve(r.to, r.msg)
+		} else {
+			m.process(r.op, r.to, reqIDOf(r.msg), r.msg)
+		}
+	}
+}
+
+// checkFlights checks the hedging invariants on every live operation: at
+// most two attempts in flight, at different nodes, and only a publish or
+// a subscribe ever has two.
+func (m *model) checkFlights() {
+	for _, op := range m.c.live {
+		if len(op.flights) != 0 && op.phase != phaseAwaiting {
+			m.t.Fatalf("op %d has %d attempts in flight in phase %s", op.id, len(op.flights), op.phase)
+		}
+		if len(op.flights) < 2 {
+			continue
+		}
+		if len(op.flights) > 2 || op.flights[0].to == op.flights[1].to || (op.kind != OpPublish && op.kind != OpSubscribe) {
+			m.t.Fatalf("%s op %d has attempts in flight at %v", op.kind, op.id, op.flights)
+		}
+	}
 }
 
 // drainEvents checks each event against the ground truth.
@@ -266,33 +367,51 @@ func (m *model) drainEvents() {
 // Against a cluster that misbehaves in every way a network and a failover
 // can, the client never calls an operation OK that did not happen or
 // Failed that did, and finishes every operation exactly once.
+// It holds with hedging on (the default, and a short delay that hedges
+// often) and off.
 func TestModelOutcomesMatchGroundTruth(t *testing.T) {
-	outcomes := map[Outcome]int{}
-	for seed := uint64(1); seed <= 200; seed++ {
-		m := newModel(t, seed, seed*7919)
-		m.run(300)
-		for _, o := range m.done {
-			outcomes[o]++
-		}
-	}
-	t.Logf("outcomes: %v", outcomes)
-	// The storm must actually produce every outcome, or it tests little.
-	for _, o := range []Outcome{OutcomeOK, OutcomeFailed, OutcomeUnknown} {
-		if outcomes[o] == 0 {
-			t.Errorf("no operation ended %s across all seeds: %v", o, outcomes)
-		}
+	for _, tc := range []struct {
+		name       string
+		hedgeAfter time.Duration
+	}{
+		{"hedging off", -1},
+		{"default hedging", 0},
+		{"eager hedging", 30 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			outcomes := map[Outcome]int{}
+			hedged := 0
+			for seed := uint64(1); seed <= 200; seed++ {
+				m := newModel(t, seed, seed*7919, tc.hedgeAfter)
+				m.run(300)
+				for _, o := range m.done {
+					outcomes[o]++
+				}
+				hedged += m.hedged
+			}
+			t.Logf("outcomes: %v; %d requests served beside another attempt in flight", outcomes, hedged)
+			// The storm must actually produce every outcome, or it tests little.
+			for _, o := range []Outcome{OutcomeOK, OutcomeFailed, OutcomeUnknown} {
+				if outcomes[o] == 0 {
+					t.Errorf("no operation ended %s across all seeds: %v", o, outcomes)
+				}
+			}
+			if hedging := tc.hedgeAfter >= 0; hedging != (hedged > 0) {
+				t.Errorf("%d requests served beside another in flight, with hedging after %v", hedged, tc.hedgeAfter)
+			}
+		})
 	}
 }
 
 // The same inputs and the same seed give the same messages and events, in
 // the same order; a different client seed gives a different run.
 func TestDeterministicForSameSeed(t *testing.T) {
-	a := newModel(t, 42, 4242).run(400)
-	b := newModel(t, 42, 4242).run(400)
+	a := newModel(t, 42, 4242, 0).run(400)
+	b := newModel(t, 42, 4242, 0).run(400)
 	if a != b {
 		t.Fatalf("two runs with the same seeds diverged:\n%s", firstDifference(a, b))
 	}
-	if c := newModel(t, 43, 4242).run(400); c == a {
+	if c := newModel(t, 43, 4242, 0).run(400); c == a {
 		t.Fatal("a different client seed produced an identical run; the rng is not used")
 	}
 }

@@ -12,13 +12,16 @@ import (
 type phase uint8
 
 const (
-	phaseNew      phase = 0 // never sent
-	phaseBackoff  phase = 1 // no attempt outstanding; the next one is sent at due
-	phaseAwaiting phase = 2 // an attempt is outstanding; it times out at due
+	phaseNew     phase = 0 // never sent
+	phaseBackoff phase = 1 // no attempt in flight; the next one is sent at retryAt
+	// phaseAwaiting means one attempt or more is in flight (exactly when
+	// the operation's flights are not empty); each times out at its own
+	// deadline.
+	phaseAwaiting phase = 2
 	phaseDone     phase = 3 // finished; waiting to be swept out of live
-	// phaseResolved means the last attempt was just answered or given up
-	// on, and the handler running now decides what comes next. No input
-	// ever returns with an operation in this phase.
+	// phaseResolved means the last attempt in flight was just answered or
+	// given up on, and the handler running now decides what comes next.
+	// No input ever returns with an operation in this phase.
 	phaseResolved phase = 4
 )
 
@@ -53,16 +56,25 @@ type operation struct {
 	// they are the client's own re-subscriptions.
 	silent bool
 
-	phase    phase
-	due      time.Time // the reply deadline or the retry time, by phase
-	reqID    uint64    // the current (or last) attempt's ReqID
-	to       uint32    // the node the current (or last) attempt went to
+	phase   phase
+	retryAt time.Time // in phaseBackoff, when the next attempt is sent
+	// flights are the attempts awaiting their replies, oldest first,
+	// each to a different node. There are two at most: the one the
+	// operation waits on, and a hedge beside it (see Client.hedge).
+	flights []flight
+	// hedgeAt is when a hedge may go out, if one attempt alone is then in
+	// flight; zero when the operation sends no more hedges.
+	hedgeAt time.Time
+	// to is the node of the latest attempt: the one sent last or, once
+	// none is in flight, the one answered or given up on last.
+	// Discovery avoids it for the next attempt.
+	to       uint32
 	hint     uint32    // a node named by a redirect, tried next
 	sent     []uint64  // the ReqIDs registered in Client.attempts for this op
-	attempts int
+	attempts int       // requests sent, hedges included
 	began    time.Time // when the first attempt was sent; RetryFor counts from it
 	backoffs int       // backoffs taken so far; the exponent of the next one
-	quick    int       // redirects followed at once since the last backoff
+	quick    int       // redirects followed at once since the last backoff or hedge
 
 	// ambiguous records that some attempt may have been acted on: it got
 	// no reply, its connection broke, or its reply admitted that the work
@@ -71,6 +83,13 @@ type operation struct {
 	status    wire.Status // the last status seen
 	detail    string      // the explanation that came with it
 	index     uint64      // from the OK reply
+}
+
+// flight is one attempt still awaiting its reply.
+type flight struct {
+	reqID uint64
+	to    uint32
+	due   time.Time // when it times out
 }
 
 // attempt is one sent request: the operation it belongs to and the node it

@@ -109,7 +109,7 @@ func TestUnavailableBacksOffWithJitter(t *testing.T) {
 // backs off, and resends the same MessageID elsewhere; the server's
 // deduplication makes the confirmation safe.
 func TestTimeoutRetriesWithSameMessageID(t *testing.T) {
-	h := newHarness(t, testConfig())
+	h := newHarness(t, unhedgedConfig())
 	h.learnOwner("orders", 1)
 	op, id := h.c.Publish(h.now, "orders", []byte("x"), 0)
 	_, p1 := expectSend[*wire.Publish](h)
@@ -133,7 +133,7 @@ func TestTimeoutRetriesWithSameMessageID(t *testing.T) {
 // Attempts that all time out exhaust the budget and the publish is
 // Unknown, never Failed: any of them may have been appended.
 func TestTimeoutsExhaustAttemptsAsUnknown(t *testing.T) {
-	h := newHarness(t, testConfig())
+	h := newHarness(t, unhedgedConfig())
 	op, _ := h.c.Publish(h.now, "orders", []byte("x"), 0)
 	for range 5 {
 		expectSend[*wire.Publish](h)
@@ -264,7 +264,7 @@ func TestDisconnectMidFlightRetriesToRediscoveredNode(t *testing.T) {
 // reply from the wrong node, a duplicate after the operation finished,
 // and a stale refusal to an earlier attempt.
 func TestStaleAndDuplicateRepliesIgnored(t *testing.T) {
-	h := newHarness(t, testConfig())
+	h := newHarness(t, unhedgedConfig())
 	h.learnOwner("orders", 1)
 	op, _ := h.c.Publish(h.now, "orders", []byte("x"), 0)
 	_, p1 := expectSend[*wire.Publish](h)
@@ -293,7 +293,7 @@ func TestStaleAndDuplicateRepliesIgnored(t *testing.T) {
 // A late OK to an earlier attempt proves the operation happened, even
 // while a retry is outstanding; the retry's own reply is then ignored.
 func TestLateOKFromEarlierAttemptFinishes(t *testing.T) {
-	h := newHarness(t, testConfig())
+	h := newHarness(t, unhedgedConfig())
 	h.learnOwner("orders", 1)
 	op, _ := h.c.Publish(h.now, "orders", []byte("x"), 0)
 	_, p1 := expectSend[*wire.Publish](h)

@@ -139,11 +139,12 @@ func (c *Client) dropSubscription(s *subscription) {
 }
 
 // Unsubscribe ends the standing subscription to queue, if there is one:
-// the client stops keeping it, and asks the node holding it (or the node
-// an attempt to establish it went to) to drop it, which hands the
-// messages leased to it back to the queue at once. The request is sent
-// once and not tracked: if it is lost, the node drops the subscription
-// when the connection closes, and its leases run out meanwhile.
+// the client stops keeping it, and asks the node holding it (or each node
+// an attempt to establish it is in flight at, or else the node the last
+// attempt went to) to drop it, which hands the messages leased to it back
+// to the queue at once. The request is sent once and not tracked: if it
+// is lost, the node drops the subscription when the connection closes,
+// and its leases run out meanwhile.
 func (c *Client) Unsubscribe(now time.Time, queue string) {
 	i := slices.IndexFunc(c.subs, func(s *subscription) bool { return s.queue == queue })
 	if i < 0 {
@@ -151,17 +152,25 @@ func (c *Client) Unsubscribe(now time.Time, queue string) {
 	}
 	s := c.subs[i]
 	c.dropSubscription(s)
-	to := s.node
+	to := []uint32{s.node}
 	if op := s.op; op != nil {
-		to = op.to
+		to = []uint32{op.to}
+		if len(op.flights) > 0 {
+			// A hedged subscribe may be taken up by either node.
+			to = to[:0]
+			for _, f := range op.flights {
+				to = append(to, f.to)
+			}
+		}
 		if op.phase != phaseDone {
 			op.silent = true
 			c.finish(op, OutcomeFailed)
 		}
 	}
-	if to == 0 {
-		return
+	for _, node := range to {
+		if node != 0 {
+			c.lastReq++
+			c.outbox = append(c.outbox, Outgoing{To: node, Msg: &wire.Unsubscribe{ReqID: c.lastReq, Queue: queue}})
+		}
 	}
-	c.lastReq++
-	c.outbox = append(c.outbox, Outgoing{To: to, Msg: &wire.Unsubscribe{ReqID: c.lastReq, Queue: queue}})
 }

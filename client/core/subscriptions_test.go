@@ -147,7 +147,7 @@ func TestSubscribeFailedIsDropped(t *testing.T) {
 // A subscribe that runs out of attempts is reported Unknown once, then
 // keeps trying silently, and once established it delivers.
 func TestSubscribeUnknownKeepsTrying(t *testing.T) {
-	cfg := testConfig()
+	cfg := unhedgedConfig()
 	cfg.MaxAttempts = 2
 	h := newHarness(t, cfg)
 	op := h.c.Subscribe(h.now, "orders", 4, time.Second)
