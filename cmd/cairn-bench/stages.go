@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/live/eventlog"
 )
 
 // The marks of a failover: instants, from the kill, that the survivors'
@@ -195,7 +195,7 @@ func parseLogLine(line string) (time.Time, event.Event, bool) {
 	var at time.Time
 	var e event.Event
 	named, loggerNode := false, false
-	for _, f := range logFields(line) {
+	for _, f := range eventlog.Fields(line) {
 		switch {
 		case !named && f[0] == "time":
 			at, _ = time.Parse(time.RFC3339Nano, f[1])
@@ -209,32 +209,4 @@ func parseLogLine(line string) (time.Time, event.Event, bool) {
 		}
 	}
 	return at, e, named && !at.IsZero()
-}
-
-// logFields splits a line of slog's text format into key/value pairs,
-// unquoting quoted values. It stops at the first thing that is not a
-// pair.
-func logFields(line string) [][2]string {
-	var out [][2]string
-	rest := strings.TrimSpace(line)
-	for rest != "" {
-		key, after, ok := strings.Cut(rest, "=")
-		if !ok || key == "" || strings.Contains(key, " ") {
-			break
-		}
-		var value string
-		if strings.HasPrefix(after, `"`) {
-			quoted, err := strconv.QuotedPrefix(after)
-			if err != nil {
-				break
-			}
-			value, _ = strconv.Unquote(quoted)
-			after = after[len(quoted):]
-		} else {
-			value, after, _ = strings.Cut(after, " ")
-		}
-		out = append(out, [2]string{key, value})
-		rest = strings.TrimLeft(after, " ")
-	}
-	return out
 }

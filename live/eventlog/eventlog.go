@@ -72,7 +72,7 @@ func firstInLog(path string, ev Event, since time.Time) (time.Time, bool, error)
 func At(line string, ev Event) (time.Time, bool) {
 	var at time.Time
 	var named, matched bool
-	for _, f := range fields(line) {
+	for _, f := range Fields(line) {
 		switch {
 		case f[0] == "time":
 			at, _ = time.Parse(time.RFC3339Nano, f[1])
@@ -85,15 +85,15 @@ func At(line string, ev Event) (time.Time, bool) {
 	return at, named && matched && !at.IsZero()
 }
 
-// fields splits a line of slog's text format into key/value pairs,
+// Fields splits a line of slog's text format into key/value pairs,
 // unquoting quoted values. It stops at the first thing that is not a
 // pair.
-func fields(line string) [][2]string {
+func Fields(line string) [][2]string {
 	var out [][2]string
 	rest := strings.TrimSpace(line)
 	for rest != "" {
 		key, after, ok := strings.Cut(rest, "=")
-		if !ok || strings.Contains(key, " ") {
+		if !ok || key == "" || strings.Contains(key, " ") {
 			break
 		}
 		var value string

@@ -34,7 +34,7 @@ func TestEventAtComparesEveryOccurrenceOfAKey(t *testing.T) {
 }
 
 func TestLogFieldsUnquotesValues(t *testing.T) {
-	got := fields(`time=x level=INFO msg="peer connected" remote="a b=c" n=1`)
+	got := Fields(`time=x level=INFO msg="peer connected" remote="a b=c" n=1`)
 	want := [][2]string{{"time", "x"}, {"level", "INFO"}, {"msg", "peer connected"}, {"remote", "a b=c"}, {"n", "1"}}
 	if len(got) != len(want) {
 		t.Fatalf("fields = %q, want %q", got, want)
