@@ -26,6 +26,10 @@ type drainConfig struct {
 	bin      string
 	settings string // TOML lines added to every node's configuration
 	peer     string // a peer harness command run side by side, or ""
+	// keep keeps the cluster's directory (configurations, data and the
+	// nodes' logs, where warnings such as a lapsed delivery lease are)
+	// and prints its path.
+	keep bool
 }
 
 // drainModes are the ways a handler can ack.
@@ -44,6 +48,7 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 	fs.StringVar(&c.bin, "node-bin", "", "the cairn-node binary (default: build it from this module)")
 	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration, e.g. 'checkpoint_records = -1'")
 	fs.StringVar(&c.peer, "peer", "", "a peer harness command that drains the same workload on another system (see bench/)")
+	fs.BoolVar(&c.keep, "keep", false, "keep the cluster's directory (configurations, data, logs) and print its path")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -84,7 +89,11 @@ func cmdDrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return rep.failed(err)
 	}
-	defer os.RemoveAll(tmp)
+	if cfg.keep {
+		defer fmt.Fprintf(stderr, "cairn-bench drain: the cluster's directory is kept in %s\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
 	if cfg.bin, err = nodeBinary(ctx, cfg.bin, tmp); err != nil {
 		return rep.failed(err)
 	}
