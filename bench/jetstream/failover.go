@@ -200,6 +200,21 @@ func connect(ctx context.Context, urls, name string) (*nats.Conn, error) {
 	}
 }
 
+// connectJetStream connects (retrying, as connect does) and opens the
+// JetStream API on the connection, which the caller closes.
+func connectJetStream(ctx context.Context, urls, name string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := connect(ctx, urls, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
 // pause waits retryPause, or returns ctx's error if it ends first.
 func pause(ctx context.Context) error {
 	select {
@@ -213,15 +228,11 @@ func pause(ctx context.Context) error {
 // probePublish publishes, one attempt at a time, each bounded by
 // attemptTimeout, until one is acknowledged, and returns when.
 func probePublish(ctx context.Context, urls string, size int) (time.Time, error) {
-	nc, err := connect(ctx, urls, "probe")
+	nc, js, err := connectJetStream(ctx, urls, "probe")
 	if err != nil {
 		return time.Time{}, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return time.Time{}, err
-	}
 	payload := make([]byte, size)
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
@@ -240,15 +251,11 @@ func probePublish(ctx context.Context, urls string, size int) (time.Time, error)
 // until the cluster accepts it, then pulls one message at a time until
 // one arrives, acks it, and returns when it arrived.
 func firstDelivery(ctx context.Context, urls string) (time.Time, error) {
-	nc, err := connect(ctx, urls, "consumer")
+	nc, js, err := connectJetStream(ctx, urls, "consumer")
 	if err != nil {
 		return time.Time{}, err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return time.Time{}, err
-	}
 	var c jetstream.Consumer
 	for c == nil {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
