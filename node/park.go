@@ -58,7 +58,7 @@ func (n *Node) failingOver(queue string) bool {
 	}
 	switch {
 	case q.State == QueueActive && q.Owner != n.cfg.ID:
-		return n.meta.state.down[q.Owner] || n.justReset(q.Owner)
+		return n.meta.state.down[q.Owner] || n.justReset(q.Owner) || r.ownerSilent(q)
 	case q.State == QueueRecovering && q.Owner == n.cfg.ID:
 		return r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil && !n.servesEarly(q)
 	}
@@ -123,6 +123,20 @@ func (n *Node) notePeerHeard(peer NodeID) {
 		delete(n.resetAt, peer)
 		n.checkParked("")
 	}
+}
+
+// ownerSilent reports whether this replica follows q's owner in its
+// current epoch and has accepted nothing from it for resetParkWindow,
+// though an owner sends every follower an append each tick: the owner
+// is stopped or cut off, and a request that reached this node (most
+// likely a client's hedge past the silent owner) is better held here
+// until a plan names the next owner than sent back to the silent one.
+func (r *replica) ownerSilent(q *QueueMeta) bool {
+	if r == nil || r.inc != q.Incarnation || r.role != roleFollower || r.epoch != q.Epoch ||
+		r.follow.epochOwner != q.Owner || r.follow.leaseGrantedAt == 0 {
+		return false
+	}
+	return r.n.leaseClock()-r.follow.leaseGrantedAt > uint64(resetParkWindow)
 }
 
 // justReset reports whether peer's connection reset within the last
