@@ -89,17 +89,9 @@ func (c *Client) hedgeRoute(op *operation) uint32 {
 	if owner, ok := c.owners[op.queue]; ok && op.flightTo(owner) < 0 {
 		return owner
 	}
-	n := len(c.cfg.Nodes)
-	for range n {
-		node := c.cfg.Nodes[c.cursor]
-		c.cursor = (c.cursor + 1) % n
-		if op.flightTo(node) < 0 {
-			return node
-		}
-	}
 	// Hedging is off with one node, and a hedge goes out only beside a
 	// single attempt in flight, so some node always holds none.
-	panic(fmt.Sprintf("core: op %d has attempts in flight at every node of %v", op.id, c.cfg.Nodes))
+	return c.discover(func(node uint32) bool { return op.flightTo(node) >= 0 })
 }
 
 // onSideRefusal handles a refusal of one attempt of op while another is

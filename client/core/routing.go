@@ -24,24 +24,27 @@ func (c *Client) route(op *operation) uint32 {
 	if owner, ok := c.owners[op.queue]; ok {
 		return owner
 	}
-	return c.discover(op.to)
+	avoid := op.to
+	return c.discover(func(node uint32) bool { return node == avoid && len(c.cfg.Nodes) > 1 })
 }
 
-// discover returns the next node of the fallback list, skipping avoid (the
-// node op last tried, which just failed it) when there is any other
-// choice. The list is walked round-robin from a random start, so every
-// node gets its turn and a dead one is never retried forever.
-func (c *Client) discover(avoid uint32) uint32 {
+// discover returns the next node of the fallback list that skip does not
+// rule out (the node op last tried, which just failed it; or, for a
+// hedge, every node already holding one of its attempts). The list is
+// walked round-robin from a random start, so every node gets its turn
+// and a dead one is never retried forever.
+func (c *Client) discover(skip func(node uint32) bool) uint32 {
 	n := len(c.cfg.Nodes)
-	for range 2 {
+	for range n {
 		node := c.cfg.Nodes[c.cursor]
 		c.cursor = (c.cursor + 1) % n
-		if node != avoid || n == 1 {
+		if !skip(node) {
 			return node
 		}
 	}
-	// Nodes are distinct (validated), so two steps always pass avoid.
-	panic(fmt.Sprintf("core: discovery found only node %d in %v", avoid, c.cfg.Nodes))
+	// Callers rule out at most one node of several (nodes are distinct,
+	// validated), or none of one.
+	panic(fmt.Sprintf("core: discovery found no node to try in %v", c.cfg.Nodes))
 }
 
 // learnOwner updates the owner cache from a reply to the current attempt
