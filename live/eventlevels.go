@@ -41,6 +41,8 @@ var eventLevels = map[event.Name]slog.Level{
 	event.CheckpointMismatch:     slog.LevelWarn,
 	event.CheckpointRefused:      slog.LevelWarn,
 	event.QueueLeaseLapsed:       slog.LevelWarn,
+	event.QueueQuorumLost:        slog.LevelWarn,
+	event.QueueQuorumRegained:    slog.LevelInfo,
 }
 
 // Some of these repeat while their cause lasts (a refused truncation is

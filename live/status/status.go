@@ -75,6 +75,10 @@ type Queue struct {
 	// owner and has activated its epoch (Role is "owner"). It is false on
 	// every other replica, even while the queue is active.
 	Active bool `json:"serving"`
+	// NoQuorum is set on an owner that has heard from no quorum of its
+	// replicas for as long as its peers wait before replacing it: it
+	// refuses clients until it hears from one again, and Active is false.
+	NoQuorum bool `json:"no_quorum,omitempty"`
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string `json:"fenced,omitempty"`
 	// Suspect is set while this replica, reopened from a disk an earlier
