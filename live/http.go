@@ -110,19 +110,22 @@ type nodeViewer interface {
 // or already stopped, is reported without queues.
 func (r *Runtime) status(ctx context.Context) status.Node {
 	s := r.board.snapshot()
+	s.Host = hostStatus(r.cfg.DataDir)
 	v, ok := r.handler.(nodeViewer)
 	if !ok {
 		return s
 	}
 	type answer struct {
-		queues []node.QueueView
-		leader node.NodeID
-		term   uint64
+		queues  []node.QueueView
+		traffic []*status.Traffic
+		leader  node.NodeID
+		term    uint64
 	}
 	got := make(chan answer, 1)
 	ask := func() {
 		var a answer
 		a.queues = v.Queues()
+		a.traffic = r.readTraffic(a.queues)
 		a.leader, a.term = v.MetaLeader()
 		got <- a
 	}
@@ -136,8 +139,10 @@ func (r *Runtime) status(ctx context.Context) status.Node {
 	select {
 	case a := <-got:
 		s.MetaLeader, s.MetaTerm = uint32(a.leader), a.term
-		for _, q := range a.queues {
-			s.Queues = append(s.Queues, queueStatus(q))
+		for i, q := range a.queues {
+			qs := queueStatus(q)
+			qs.Traffic = a.traffic[i]
+			s.Queues = append(s.Queues, qs)
 		}
 	case <-ctx.Done():
 	case <-r.loopDone:
