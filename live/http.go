@@ -18,13 +18,15 @@ import (
 //	/metrics  Prometheus metrics
 //	/healthz  200 once the node serves, 503 while starting or draining
 //	/status   the status document (package status) as JSON
-//	/         the same, as a small HTML page
+//	/node     the same, as a small HTML page
+//	/dashboard the cluster dashboard (dashboard.go), where / leads
 func (r *Runtime) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", r.serveHealth)
 	mux.HandleFunc("GET /status", r.serveStatus)
-	mux.HandleFunc("GET /{$}", r.servePage)
+	mux.HandleFunc("GET /node", r.servePage)
+	r.routeDashboard(mux)
 	return mux
 }
 
@@ -71,10 +73,10 @@ th{background:#f3f3f3}.up{color:#080}.down{color:#b00}
 </style></head><body>
 <h1>cairn node n{{.ID}}</h1>
 <p>{{if .Draining}}<b class="down">draining</b>{{else if .Started}}<span class="up">serving</span>{{else}}starting{{end}}
- · {{.Clients}} client connection(s) · <a href="/status">JSON</a> · <a href="/metrics">metrics</a></p>
+ · {{.Clients}} client connection(s) · <a href="/dashboard">cluster dashboard</a> · <a href="/status">JSON</a> · <a href="/metrics">metrics</a></p>
 <h2>Peers</h2>
 <table><tr><th>node</th><th>peer address</th><th>connection</th></tr>
-{{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="//{{.HTTPAddr}}/">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
+{{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="//{{.HTTPAddr}}/node">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
 <td>{{if .Connected}}<span class="up">up</span>{{else}}<span class="down">down</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="3">single-node cluster</td></tr>{{end}}</table>
 <h2>Queues</h2>

@@ -1,0 +1,182 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live/status"
+)
+
+// dashboardCluster starts a three-node cluster whose members name each
+// other's HTTP addresses, as a deployment's do, so that any node's
+// dashboard can read the others. Every node requires httpAuth on its HTTP
+// port. It returns once the peers are connected and a leader is known.
+func dashboardCluster(t *testing.T, httpAuth HTTPAuth) []*testNode {
+	t.Helper()
+	cfgs := clusterConfigs(t, 3)
+	httpAddrs := freeAddrs(t, 3)
+	for i := range cfgs {
+		cfgs[i].Members[i].HTTPAddr = httpAddrs[i] // the members slice is shared
+		cfgs[i].HTTPListen = httpAddrs[i]
+		cfgs[i].HTTPAuth = httpAuth
+	}
+	var nodes []*testNode
+	for _, cfg := range cfgs {
+		nodes = append(nodes, start(t, cfg))
+	}
+	for _, tn := range nodes {
+		waitFor(t, 10*time.Second, "peers to connect", func() bool {
+			return !slices.ContainsFunc(tn.Status().Peers, func(p status.Peer) bool { return !p.Connected })
+		})
+	}
+	waitFor(t, 10*time.Second, "a metadata leader", func() bool {
+		return slices.ContainsFunc(nodes, func(tn *testNode) bool { return tn.Status().MetaLeader != 0 })
+	})
+	return nodes
+}
+
+// fillQueue creates queue q through the cluster and publishes n
+// messages to it.
+func fillQueue(t *testing.T, nodes []*testNode, q string, n int) {
+	t.Helper()
+	var addrs []string
+	for _, tn := range nodes {
+		addrs = append(addrs, tn.ClientAddr())
+	}
+	c := dial(t, addrs...)
+	ctx := ctxFor(t, 20*time.Second)
+	if err := c.CreateQueue(ctx, q, client.PolicyMajority); err != nil {
+		t.Fatalf("create %s: %v", q, err)
+	}
+	for i := range n {
+		if _, err := c.Publish(ctx, q, fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatalf("publish to %s: %v", q, err)
+		}
+	}
+}
+
+// readCluster reads /dashboard.json from addr with the bearer secret.
+func readCluster(t *testing.T, addr string, secret []byte) *status.Cluster {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxFor(t, 10*time.Second), http.MethodGet, "http://"+addr+"/dashboard.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+string(secret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /dashboard.json: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /dashboard.json: %s", resp.Status)
+	}
+	var c status.Cluster
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+// clusterQueue returns the named queue of a cluster view, or nil.
+func clusterQueue(c *status.Cluster, name string) *status.ClusterQueue {
+	for i := range c.Queues {
+		if c.Queues[i].Name == name {
+			return &c.Queues[i]
+		}
+	}
+	return nil
+}
+
+// ownerOf returns the node that serves q, as its own status says.
+func ownerOf(t *testing.T, nodes []*testNode, q string) *testNode {
+	t.Helper()
+	var owner *testNode
+	waitFor(t, 10*time.Second, "an owner of "+q, func() bool {
+		for _, tn := range nodes {
+			for _, v := range tn.Status().Queues {
+				if v.Name == q && v.Active {
+					owner = tn
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return owner
+}
+
+// Any node's dashboard shows the whole cluster, reading its peers with
+// the admin credential their ports require here; when the owner of a
+// queue stops, the others say which node they cannot read, and the
+// queue's timeline shows the recovery that moved it, with its stages.
+func TestDashboardShowsTheClusterThroughAFailover(t *testing.T) {
+	nodes := dashboardCluster(t, HTTPAuthAdmin)
+	fillQueue(t, nodes, "orders", 20)
+	owner := ownerOf(t, nodes, "orders")
+	var other *testNode
+	for _, tn := range nodes {
+		if tn != owner {
+			other = tn
+			break
+		}
+	}
+	c := readCluster(t, other.HTTPAddr(), testAdminSecret)
+	if len(c.Nodes) != 3 || slices.ContainsFunc(c.Nodes, func(n status.ClusterNode) bool { return n.State != "serving" }) {
+		t.Fatalf("nodes %+v, want three serving", c.Nodes)
+	}
+	q := clusterQueue(c, "orders")
+	if q == nil || !q.Serving || q.Owner != uint32(owner.id) || len(q.Replicas) != 3 || q.Depth == nil || q.Depth.Ready != 20 {
+		t.Fatalf("queue %+v, want orders served by n%d with 3 replicas and 20 ready", q, owner.id)
+	}
+	for _, r := range q.Replicas {
+		if r.Lag == nil {
+			t.Errorf("replica n%d has no lag while every node answered", r.Node)
+		}
+	}
+
+	owner.stop(t)
+	var after *status.Cluster
+	waitFor(t, 30*time.Second, "another owner to serve orders after the failover", func() bool {
+		time.Sleep(dashboardReuse)
+		after = readCluster(t, other.HTTPAddr(), testAdminSecret)
+		q := clusterQueue(after, "orders")
+		return q != nil && q.Serving && q.Owner != uint32(owner.id) && len(q.Recoveries) > 0 && q.Recoveries[len(q.Recoveries)-1].Outcome == outcomeOK
+	})
+	for _, n := range after.Nodes {
+		if n.ID == uint32(owner.id) && (n.State == "serving" || n.Error == "") {
+			t.Errorf("the stopped node is shown as %q (error %q)", n.State, n.Error)
+		}
+	}
+	last := clusterQueue(after, "orders").Recoveries
+	a := last[len(last)-1]
+	if len(a.Stages) == 0 || a.End.Before(a.Start) {
+		t.Errorf("the recovery %+v has no stages, or ends before it starts", a)
+	}
+}
+
+// The dashboard's page, files and JSON need the same credential as
+// /status, and a gathering answers from the nodes it can read.
+func TestDashboardNeedsTheCredential(t *testing.T) {
+	tn := start(t, singleConfig(t))
+	for _, path := range []string{"/dashboard", "/dashboard/dashboard.js", "/dashboard.json"} {
+		if got := httpGet(t, tn.HTTPAddr(), path, ""); got != http.StatusUnauthorized {
+			t.Errorf("GET %s without a credential: %d, want 401", path, got)
+		}
+		if got := httpGet(t, tn.HTTPAddr(), path, "Bearer "+string(testSecret)); got != http.StatusOK {
+			t.Errorf("GET %s with the client secret: %d, want 200", path, got)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := status.FetchAuth(ctx, tn.HTTPAddr(), status.Auth{Secret: testSecret})
+	if err != nil || s.Host == nil {
+		t.Errorf("/status: %v, host %+v: want the host's figures", err, s)
+	}
+}
