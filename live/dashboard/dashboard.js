@@ -135,14 +135,23 @@ function renderQueues(c) {
   }));
 }
 
+// swatch is a legend's colour sample. Its colour is set through the
+// style object: the page's content security policy refuses inline style
+// attributes.
+function swatch(colour, mark) {
+  const i = el("i", { class: mark ? "tick" : "" });
+  i.style.background = colour;
+  return i;
+}
+
 function renderLegend() {
   document.getElementById("legend").replaceChildren(
-    ...Object.entries(stageColours).map(([name, colour]) => el("span", {}, el("i", { style: "background:" + colour }), name)),
-    ...Object.entries(markColours).map(([name, colour]) => el("span", {}, el("i", { style: "background:" + colour }), "│ " + name)));
+    ...Object.entries(stageColours).filter(([name]) => name !== "transfer").map(([name, colour]) => el("span", {}, swatch(colour, false), name === "fetch" ? "fetch (transfer)" : name)),
+    ...Object.entries(markColours).map(([name, colour]) => el("span", {}, swatch(colour, true), name)));
 }
 
 // Layout of one timeline, in SVG user units.
-const layout = { width: 1100, label: 230, row: 22, markRow: 16, axis: 22 };
+const layout = { width: 1100, label: 190, right: 40, row: 22, markRow: 14, markRows: 3, axis: 22 };
 
 function renderTimelines(c) {
   const out = document.getElementById("timelines");
@@ -171,14 +180,15 @@ function timeline(c, q) {
   for (const m of marks) { from = Math.min(from, t(m.time)); to = Math.max(to, t(m.time)); }
   const span = Math.max(to - from, 1);
   from -= span * 0.02; to += span * 0.02;
-  const plot = layout.width - layout.label - 10;
+  const plot = layout.width - layout.label - layout.right;
   const x = (ms) => layout.label + ((ms - from) / (to - from)) * plot;
-  const top = layout.markRow * 2;
+  const top = layout.markRow * layout.markRows + 4;
   const height = top + q.recoveries.length * layout.row + layout.axis;
   const root = svg("svg", { viewBox: "0 0 " + layout.width + " " + height, role: "img", "aria-label": "recovery timeline of " + q.name });
   root.append(axis(x, from, to, top, height));
   q.recoveries.forEach((a, i) => root.append(attemptRow(a, i, x, t, top, at)));
-  marks.forEach((m, i) => root.append(markTick(m, i, x(t(m.time)), top, height)));
+  const rowEnds = new Array(layout.markRows).fill(-Infinity);
+  for (const m of marks) root.append(markTick(m, x(t(m.time)), rowEnds, height));
   const title = "queue " + q.name + " · epoch " + q.epoch + " · window from " + new Date(from).toLocaleTimeString() + ", " + fmtSeconds((to - from) / 1000);
   return el("div", { class: "timeline", "data-queue": q.name }, el("h3", {}, title), root);
 }
@@ -221,19 +231,26 @@ function attemptRow(a, i, x, t, top, at) {
 function attemptTitle(a, took) {
   const parts = ["attempt " + a.attempt + " into epoch " + a.epoch + " on n" + a.node, (a.outcome || "running") + " after " + fmtSeconds(took)];
   if (a.why) parts.push("why: " + a.why);
-  if (a.rpcs) parts.push(a.rpcs + " RPCs, " + fmtBytes(a.bytes) + " copied, " + a.syncs + " syncs");
+  if (a.rpcs) parts.push(a.rpcs + " RPCs, " + fmtBytes(a.bytes || 0) + " copied, " + (a.syncs || 0) + " syncs");
   return parts.join("\n");
 }
 
-function markTick(m, i, mx, top, height) {
+// markTick draws a mark as a dashed line across the rows, labelled in
+// the first label row where the label does not run into the previous
+// one; a mark with no room keeps its line and its tooltip.
+function markTick(m, mx, rowEnds, height) {
   const colour = markColours[m.kind] || "#666";
   let text = m.kind + " n" + m.node;
-  if (m.kind === "leader" || m.kind === "campaign") text = m.kind + " n" + m.node + " t" + m.term;
+  if (m.kind === "leader" || m.kind === "campaign") text += " t" + m.term;
   if (m.kind === "suspect" || m.kind === "confirm" || m.kind === "recovered") text += " (by n" + m.by + ")";
   if (m.kind === "plan" || m.kind === "replace") text += " e" + m.epoch;
   const g = svg("g", { class: "mark", "data-kind": m.kind });
-  g.append(svg("line", { x1: mx, x2: mx, y1: (i % 2) * layout.markRow + 4, y2: height - layout.axis, stroke: colour }),
-    svg("text", { x: mx + 2, y: (i % 2) * layout.markRow + 12, fill: colour }, text));
+  g.append(svg("line", { x1: mx, x2: mx, y1: 4, y2: height - layout.axis, stroke: colour }));
+  const row = rowEnds.findIndex((end) => mx > end + 4);
+  if (row >= 0) {
+    rowEnds[row] = mx + 2 + text.length * 5.5;
+    g.append(svg("text", { x: mx + 2, y: row * layout.markRow + 12, fill: colour }, text));
+  }
   g.append(svg("title", {}, text + " at " + new Date(Date.parse(m.time)).toISOString()));
   return g;
 }
