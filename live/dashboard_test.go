@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/live/status"
 )
 
@@ -152,6 +153,21 @@ func TestDashboardShowsTheClusterThroughAFailover(t *testing.T) {
 	for _, n := range after.Nodes {
 		if n.ID == uint32(owner.id) && (n.State == "serving" || n.Error == "") {
 			t.Errorf("the stopped node is shown as %q (error %q)", n.State, n.Error)
+		}
+	}
+	// The logs tell the same story at info, one line a step: the queue's
+	// creation on every node, the election of a metadata leader, and the
+	// recovery with its stages on the node that ran it.
+	logged := func(fragments ...string) bool {
+		return slices.ContainsFunc(nodes, func(tn *testNode) bool { return tn.logsMention(fragments...) })
+	}
+	for _, want := range [][]string{
+		{"level=INFO", "msg=" + string(event.MetaActivated), "q=orders"},
+		{"level=INFO", "msg=" + string(event.MetaLeader)},
+		{"level=INFO", "msg=" + recoverySummaryMsg, "q=orders", "outcome=ok", "stages="},
+	} {
+		if !logged(want...) {
+			t.Errorf("no node logged a line with %q", want)
 		}
 	}
 	last := clusterQueue(after, "orders").Recoveries
