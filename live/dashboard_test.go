@@ -196,3 +196,27 @@ func TestDashboardNeedsTheCredential(t *testing.T) {
 		t.Errorf("/status: %v, host %+v: want the host's figures", err, s)
 	}
 }
+
+// Go's profiles need the admin credential, even where the other paths
+// are open to anyone.
+func TestProfilesNeedTheAdmin(t *testing.T) {
+	for _, auth := range []HTTPAuth{HTTPAuthClient, HTTPAuthNone} {
+		cfg := singleConfig(t)
+		cfg.HTTPAuth = auth
+		tn := start(t, cfg)
+		for _, c := range []struct {
+			authorization string
+			want          int
+		}{
+			{"", http.StatusUnauthorized},
+			{"Bearer " + string(testSecret), http.StatusForbidden},
+			{"Bearer " + string(testAdminSecret), http.StatusOK},
+		} {
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/cmdline"} {
+				if got := httpGet(t, tn.HTTPAddr(), path, c.authorization); got != c.want {
+					t.Errorf("HTTPAuth %d: GET %s with %q: %d, want %d", auth, path, c.authorization, got, c.want)
+				}
+			}
+		}
+	}
+}

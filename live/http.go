@@ -20,6 +20,7 @@ import (
 //	/status   the status document (package status) as JSON
 //	/node     the same, as a small HTML page
 //	/dashboard the cluster dashboard (dashboard.go), where / leads
+//	/debug/pprof/ Go's profiles, for admins only (pprof.go)
 func (r *Runtime) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{}))
@@ -27,6 +28,7 @@ func (r *Runtime) httpHandler() http.Handler {
 	mux.HandleFunc("GET /status", r.serveStatus)
 	mux.HandleFunc("GET /node", r.servePage)
 	r.routeDashboard(mux)
+	r.routeProfiles(mux)
 	return mux
 }
 
