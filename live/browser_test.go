@@ -106,6 +106,9 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Errorf("the timeline has no %s bar:\n%s", stage, dom)
 		}
 	}
+	if countMatches(dom, `<rect class="stage lead" data-stage="dispatch"`) == 0 {
+		t.Errorf("the timeline has no dispatch bar before the attempt:\n%s", dom)
+	}
 	shot := filepath.Join(t.ArtifactDir(), "dashboard-after-failover.png")
 	headless(t, chromium, page, 3*time.Second, "--screenshot="+shot, "--window-size=1400,1000", "--hide-scrollbars")
 	if info, err := os.Stat(shot); err != nil || info.Size() == 0 {

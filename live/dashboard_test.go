@@ -175,6 +175,12 @@ func TestDashboardShowsTheClusterThroughAFailover(t *testing.T) {
 	if len(a.Stages) == 0 || a.End.Before(a.Start) {
 		t.Errorf("the recovery %+v has no stages, or ends before it starts", a)
 	}
+	// The first attempt into the new epoch is led by the leader's plan,
+	// which the marks show: its lead ends with the dispatch.
+	first := slices.IndexFunc(last, func(r status.Recovery) bool { return r.Attempt == 1 && r.Epoch == a.Epoch })
+	if first < 0 || !slices.ContainsFunc(last[first].Lead, func(s status.Stage) bool { return s.Name == "dispatch" }) {
+		t.Errorf("no first attempt into epoch %d with a dispatch stage from the marks: %+v", a.Epoch, last)
+	}
 }
 
 // The dashboard's page, files and JSON need the same credential as

@@ -196,9 +196,9 @@ func markOf(self uint32, now time.Time, ev event.Event) (status.Mark, bool) {
 	case event.MetaCampaign:
 		m.Kind, m.Node, m.Term = status.MarkCampaign, self, ev.Term()
 	case event.MetaPlanRecovery:
-		m.Kind, m.Node, m.Queue, m.Epoch = status.MarkPlan, ev.ToNode(), ev.Queue(), ev.Epoch()
+		m.Kind, m.Node, m.From, m.Queue, m.Epoch = status.MarkPlan, ev.ToNode(), ev.FromNode(), ev.Queue(), ev.Epoch()
 	case event.MetaPlanReplace:
-		m.Kind, m.Node, m.Queue, m.Epoch = status.MarkReplace, ev.In(), ev.Queue(), ev.Epoch()
+		m.Kind, m.Node, m.From, m.Queue, m.Epoch = status.MarkReplace, ev.In(), ev.Out(), ev.Queue(), ev.Epoch()
 	default:
 		return status.Mark{}, false
 	}

@@ -169,7 +169,7 @@ function timeline(c, q) {
   const t = (s) => Date.parse(s);
   const at = t(c.at);
   const ends = q.recoveries.map((a) => (a.end ? t(a.end) : at));
-  let from = Math.min(...q.recoveries.map((a) => t(a.start)));
+  let from = Math.min(...q.recoveries.map((a) => Math.min(t(a.start), ...(a.lead || []).map((s) => t(s.start)))));
   let to = Math.max(...ends);
   const lead = Math.max(500, (to - from) * 0.5);
   const marks = c.marks.filter((m) => {
@@ -215,16 +215,25 @@ function attemptRow(a, i, x, t, top, at) {
   const span = svg("rect", { class: "span", x: x(t(a.start)), y: y + 3, width: Math.max(1, x(end) - x(t(a.start))), height: layout.row - 6 });
   span.append(svg("title", {}, attemptTitle(a, took)));
   g.append(span);
-  for (const s of a.stages) {
-    const sx = x(t(s.start));
-    const w = Math.max(2, x(t(s.start) + s.took_seconds * 1000) - sx);
-    const rect = svg("rect", { class: "stage", "data-stage": s.name, x: sx, y: y + 3, width: w, height: layout.row - 6,
-      fill: stageColours[s.name] || "#9ca3af", stroke: s.outcome === "ok" ? "none" : "#c0362c" });
-    rect.append(svg("title", {}, s.name + ": " + fmtSeconds(s.took_seconds) + (s.outcome === "ok" ? "" : " (" + s.outcome + ")")));
-    g.append(rect);
-    const text = s.name + " " + fmtSeconds(s.took_seconds);
-    if (w > text.length * 6 + 4) g.append(svg("text", { x: sx + 3, y: y + 15 }, text));
-  }
+  for (const s of a.lead || []) g.append(stageBar(s, x, t, y, true));
+  for (const s of a.stages) g.append(stageBar(s, x, t, y, false));
+  return g;
+}
+
+// stageBar draws one stage, labelled inside when the label fits. Stages
+// before the attempt (lead), measured from marks across nodes' clocks,
+// are drawn lighter.
+function stageBar(s, x, t, y, lead) {
+  const g = svg("g", {});
+  const sx = x(t(s.start));
+  const w = Math.max(2, x(t(s.start) + s.took_seconds * 1000) - sx);
+  const rect = svg("rect", { class: lead ? "stage lead" : "stage", "data-stage": s.name, x: sx, y: y + 3, width: w, height: layout.row - 6,
+    fill: stageColours[s.name] || "#9ca3af", stroke: s.outcome === "ok" ? "none" : "#c0362c", "fill-opacity": lead ? 0.55 : null });
+  const ended = s.outcome === "ok" ? "" : " (" + s.outcome + ")";
+  rect.append(svg("title", {}, s.name + ": " + fmtSeconds(s.took_seconds) + ended + (lead ? ", from the marks" : "")));
+  g.append(rect);
+  const text = s.name + " " + fmtSeconds(s.took_seconds);
+  if (w > text.length * 6 + 4) g.append(svg("text", { x: sx + 3, y: y + 15 }, text));
   return g;
 }
 

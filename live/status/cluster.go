@@ -142,9 +142,14 @@ func Build(self uint32, at time.Time, readings []Reading, prev *Sample) (*Cluste
 	}
 	slices.SortFunc(c.Nodes, func(x, y ClusterNode) int { return cmp.Compare(x.ID, y.ID) })
 	sample := &Sample{At: at, counts: trafficOf(readings)}
+	c.Marks = mergeMarks(readings)
 	byName, recoveries := queueViews(readings), recoveriesByQueue(readings)
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		c.Queues = append(c.Queues, clusterQueue(name, byName[name], recoveries[name], prev, sample))
+		q := clusterQueue(name, byName[name], recoveries[name], prev, sample)
+		for i := range q.Recoveries {
+			q.Recoveries[i].Lead = leadStages(q.Recoveries[i], c.Marks)
+		}
+		c.Queues = append(c.Queues, q)
 	}
 	for i := range c.Nodes {
 		for _, q := range c.Queues {
@@ -153,7 +158,6 @@ func Build(self uint32, at time.Time, readings []Reading, prev *Sample) (*Cluste
 			}
 		}
 	}
-	c.Marks = mergeMarks(readings)
 	return c, sample
 }
 

@@ -72,6 +72,12 @@ type Recovery struct {
 	Why     string `json:"why,omitempty"`
 	// Stages lists the stages that ended, in order.
 	Stages []Stage `json:"stages"`
+	// Lead lists, for the first attempt into an epoch in a cluster view,
+	// the stages before it as the marks show them: observation (the
+	// first suspicion of the old owner to its confirmation), plan (to the
+	// leader's plan) and dispatch (to the attempt's start). They are
+	// measured across the clocks of the nodes that saw each moment.
+	Lead []Stage `json:"lead,omitempty"`
 	// RPCs, Bytes and Syncs are what a completed attempt reports:
 	// requests sent, payload bytes copied, group commits of its log.
 	RPCs  int    `json:"rpcs,omitempty"`
@@ -105,9 +111,12 @@ const (
 type Mark struct {
 	Time time.Time `json:"time"`
 	Kind string    `json:"kind"`
-	// By is the node that saw it; Node the node it is about.
+	// By is the node that saw it; Node the node it is about. From is,
+	// for a plan, the owner it moves the queue from, or the replica it
+	// replaces.
 	By   uint32 `json:"by"`
 	Node uint32 `json:"node,omitempty"`
+	From uint32 `json:"from,omitempty"`
 	// Term is an election's metadata term; Queue and Epoch a plan's.
 	Term  uint64 `json:"term,omitempty"`
 	Queue string `json:"queue,omitempty"`
