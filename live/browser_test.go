@@ -110,7 +110,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the timeline has no dispatch bar before the attempt:\n%s", dom)
 	}
 	shot := filepath.Join(t.ArtifactDir(), "dashboard-after-failover.png")
-	headless(t, chromium, page, 3*time.Second, "--screenshot="+shot, "--window-size=1400,1000", "--hide-scrollbars")
+	headless(t, chromium, page, 3*time.Second, "--screenshot="+shot, "--window-size=1400,720", "--hide-scrollbars")
 	if info, err := os.Stat(shot); err != nil || info.Size() == 0 {
 		t.Errorf("no screenshot at %s: %v", shot, err)
 	}
