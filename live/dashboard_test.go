@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +145,11 @@ func TestDashboardShowsTheClusterThroughAFailover(t *testing.T) {
 		}
 	}
 
+	// The owner counts the publishes it was handed, for /metrics too.
+	if n := queueCounter(t, owner.HTTPAddr(), "cairn_queue_publish_requests_total", "orders"); n < 20 {
+		t.Errorf("cairn_queue_publish_requests_total{queue=orders} is %v on the owner, want at least the 20 publishes", n)
+	}
+
 	owner.stop(t)
 	var after *status.Cluster
 	waitFor(t, 30*time.Second, "another owner to serve orders after the failover", func() bool {
@@ -225,4 +233,30 @@ func TestProfilesNeedTheAdmin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// queueCounter scrapes addr's /metrics for family's sample of queue q,
+// returning -1 when there is none.
+func queueCounter(t *testing.T, addr, family, q string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := family + `{queue="` + q + `"} `
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
 }
