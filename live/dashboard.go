@@ -97,7 +97,9 @@ func (d *dashboard) cluster(ctx context.Context) *status.Cluster {
 	if d.last != nil && time.Since(d.last.At) < dashboardReuse {
 		return d.last
 	}
-	readings := status.Gather(ctx, d.r.statusTargets(), d.r.fetchStatus, dashboardPeerWait)
+	// The view is shared by every viewer: a viewer who leaves mid-way
+	// must not cut it short for the others (each read is bounded anyway).
+	readings := status.Gather(context.WithoutCancel(ctx), d.r.statusTargets(), d.r.fetchStatus, dashboardPeerWait)
 	d.last, d.sample = status.Build(uint32(d.r.id), time.Now(), readings, d.sample)
 	return d.last
 }
