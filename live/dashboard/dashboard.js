@@ -151,7 +151,7 @@ function renderLegend() {
 }
 
 // Layout of one timeline, in SVG user units.
-const layout = { width: 1100, label: 190, right: 40, row: 22, markRow: 14, markRows: 3, axis: 22 };
+const layout = { width: 1100, label: 250, right: 40, row: 22, markRow: 14, markRows: 3, axis: 22 };
 
 function renderTimelines(c) {
   const out = document.getElementById("timelines");
@@ -210,7 +210,9 @@ function attemptRow(a, i, x, t, top, at) {
   const outcome = a.outcome || "running";
   const took = (end - t(a.start)) / 1000;
   const g = svg("g", { class: "attempt", "data-outcome": outcome, "data-epoch": a.epoch, "data-node": a.node });
-  const label = "e" + a.epoch + " #" + a.attempt + " on n" + a.node + " · " + outcome + " · " + fmtSeconds(took);
+  let label = "e" + a.epoch + " #" + a.attempt + " on n" + a.node + " · " + outcome + " · " + fmtSeconds(took);
+  // From the first suspicion (or the plan) to the end: what clients saw.
+  if (a.lead && a.lead.length > 0 && a.end) label += " (" + fmtSeconds((end - t(a.lead[0].start)) / 1000) + " in all)";
   g.append(svg("text", { x: 0, y: y + 15, class: outcome === "ok" || outcome === "running" ? "" : outcome }, label));
   const span = svg("rect", { class: "span", x: x(t(a.start)), y: y + 3, width: Math.max(1, x(end) - x(t(a.start))), height: layout.row - 6 });
   span.append(svg("title", {}, attemptTitle(a, took)));
