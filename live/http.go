@@ -15,12 +15,12 @@ import (
 
 // httpHandler serves the node's operational endpoints:
 //
-//	/metrics  Prometheus metrics
-//	/healthz  200 once the node serves, 503 while starting or draining
-//	/status   the status document (package status) as JSON
-//	/node     the same, as a small HTML page
-//	/dashboard the cluster dashboard (dashboard.go), where / leads
-//	/debug/pprof/ Go's profiles, for admins only (pprof.go)
+//	/metrics       Prometheus metrics
+//	/healthz       200 once the node serves, 503 while starting or draining
+//	/status        the status document (package status) as JSON
+//	/node          the same, as a small HTML page
+//	/dashboard     the cluster dashboard (dashboard.go), where / leads
+//	/debug/pprof/  Go's profiles, for admins only (pprof.go)
 func (r *Runtime) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{}))
