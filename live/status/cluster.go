@@ -255,6 +255,9 @@ func replicaLag(id uint32, views []nodeQueue, p nodeQueue) ReplicaLag {
 		}
 		last := v.q.LastIndex
 		r.Role, r.LastIndex, r.Fenced = v.q.Role, &last, v.q.Fenced
+		if v.q.NoQuorum {
+			r.Role = "owner, no quorum"
+		}
 		if p.q.Active {
 			lag := p.q.LastIndex - min(last, p.q.LastIndex)
 			r.Lag = &lag

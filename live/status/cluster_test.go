@@ -119,3 +119,20 @@ func TestBuildClusterViewEdges(t *testing.T) {
 		}
 	}
 }
+
+// An owner that lost its quorum says so, and is not the queue's serving
+// owner: its row shows it as such, and the queue reads as unserved.
+func TestBuildClusterViewOwnerWithoutQuorum(t *testing.T) {
+	t0 := time.Unix(5000, 0)
+	readings := threeNodes(t0, 1000)
+	q := &readings[0].Status.Queues[0]
+	q.Active, q.NoQuorum = false, true
+	c, _ := Build(1, t0, readings, nil)
+	row := c.Queues[0]
+	if row.Serving {
+		t.Errorf("the queue reads as served by an owner without its quorum: %+v", row)
+	}
+	if got := row.Replicas[0].Role; got != "owner, no quorum" {
+		t.Errorf("the cut-off owner's replica reads %q, want %q", got, "owner, no quorum")
+	}
+}
