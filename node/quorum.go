@@ -17,7 +17,7 @@ import (
 // page went on saying it served the queue while its peers replaced it.
 //
 // Now an owner that has heard from no quorum of its replicas for as long
-// as its peers wait before they may begin replacing it (the detection
+// as its peers may wait before they begin replacing it (the detection
 // policy's silence limit) steps back: it refuses requests at once, with
 // a clean not-owner answer that names no owner, so its clients look for
 // the queue elsewhere; it appends nothing for them; it hands its
@@ -28,18 +28,22 @@ import (
 // refusals make it stale as before.
 //
 // The limit is what makes "at most one node says it serves a queue"
-// true: a new owner can start only after its peers confirmed the old one
-// down, which takes at least this much silence, plus a plan, a seal and
-// an install; the old owner counts its silence from the send stamp of the
-// last appends a quorum accepted, which is no later than when those peers
-// last heard from it. Both sides count on monotonic clocks, which keep
-// counting while a process is stopped.
+// true under heartbeat detection: a peer suspects a node once its last
+// answered ping is older than the interval and the grace, and it pings
+// once an interval, so it can suspect a node that fell silent just over
+// a grace ago, and confirm it, plan, seal and install only after that.
+// The old owner counts its silence from the send stamp of the last
+// appends a quorum accepted, no later than it fell silent, so it has
+// stepped back first. Both sides count on monotonic clocks, which keep
+// counting while a process is stopped. Eager detection starts verifying
+// after one interval of silence and confirms a few ticks later, sooner
+// than any lease a loaded owner could keep: an owner steps back after an
+// interval there, and a new owner may already serve for part of it.
 
 // ownerSilenceLimit is how long an owner may hear from no quorum of its
-// replicas before it stops serving: the silence after which its peers,
-// under the detection policy in force, begin to verify it down (eager
-// detection verifies after one interval of silence, heartbeat detection
-// after the interval and the grace).
+// replicas before it stops serving: the shortest silence after which its
+// peers, under the detection policy in force, may begin to verify it
+// down (the grace under heartbeat detection, one interval under eager).
 func (n *Node) ownerSilenceLimit() time.Duration {
 	p := n.cfg.Detection
 	if n.detector != nil {
@@ -48,7 +52,7 @@ func (n *Node) ownerSilenceLimit() time.Duration {
 	if p.Mode == DetectEager {
 		return p.Interval
 	}
-	return p.Interval + p.Grace
+	return p.Grace
 }
 
 // quorumSilence is how long, on the lease clock, this owner has gone

@@ -34,10 +34,11 @@ type queueViewer interface {
 	Queues() []node.QueueView
 }
 
-// ServingOverlap is one poll that found two nodes serving one queue.
+// ServingOverlap is a run of polls that found the same two owners of one
+// queue both serving: from At to Until.
 type ServingOverlap struct {
-	At    time.Duration
-	Queue string
+	At, Until time.Duration
+	Queue     string
 	Inc   uint64
 	// Old and New are the two nodes, at epochs OldEpoch <= NewEpoch, and
 	// NewActiveAt is when New announced its activation (zero if it did
@@ -52,8 +53,8 @@ type ServingOverlap struct {
 
 // String describes the overlap for a violation report.
 func (o ServingOverlap) String() string {
-	return fmt.Sprintf("at %v %s (incarnation %d) was served by %s at epoch %d and by %s at epoch %d, activated at %v (%v before)",
-		o.At, o.Queue, o.Inc, o.Old, o.OldEpoch, o.New, o.NewEpoch, o.NewActiveAt, o.At-o.NewActiveAt)
+	return fmt.Sprintf("from %v to %v %s (incarnation %d) was served by %s at epoch %d and by %s at epoch %d, activated at %v (%v before the last poll)",
+		o.At, o.Until, o.Queue, o.Inc, o.Old, o.OldEpoch, o.New, o.NewEpoch, o.NewActiveAt, o.Until-o.NewActiveAt)
 }
 
 // servingKey names one owner's epoch of one queue incarnation.
@@ -63,10 +64,11 @@ type servingKey struct {
 }
 
 // servingWatch keeps what the polls need between them: when each epoch
-// activated (from the nodes' events) and which overlaps were recorded.
+// activated (from the nodes' events), and where in the history each pair
+// of overlapping epochs is recorded.
 type servingWatch struct {
 	activeAt map[servingKey]time.Duration
-	seen     map[[2]servingKey]bool
+	seen     map[[2]servingKey]int
 }
 
 // observe notes activations.
@@ -84,7 +86,7 @@ func (s *servingWatch) observe(now time.Duration, e event.Event) {
 }
 
 // sampleServing polls every running process and records each pair of
-// nodes serving one queue at once, once per pair of epochs.
+// nodes serving one queue at once, one record per pair of epochs.
 func (w *World) sampleServing() {
 	type server struct {
 		id  node.NodeID
@@ -116,19 +118,20 @@ func (w *World) sampleServing() {
 	w.schedule(w.now+servingSampleEvery, -1, 0, w.sampleServing)
 }
 
-// noteOverlap records that old and new both serve, once per pair of
-// epochs.
+// noteOverlap records that old and new both serve now: a new record for
+// a new pair of epochs, a longer one for a pair seen before.
 func (w *World) noteOverlap(old, cur node.NodeID, oldKey, newKey servingKey) {
 	pair := [2]servingKey{oldKey, newKey}
-	if w.serving.seen[pair] {
+	if i, ok := w.serving.seen[pair]; ok {
+		w.hist.ServingOverlaps[i].Until = w.now
 		return
 	}
 	if w.serving.seen == nil {
-		w.serving.seen = make(map[[2]servingKey]bool)
+		w.serving.seen = make(map[[2]servingKey]int)
 	}
-	w.serving.seen[pair] = true
+	w.serving.seen[pair] = len(w.hist.ServingOverlaps)
 	w.hist.ServingOverlaps = append(w.hist.ServingOverlaps, ServingOverlap{
-		At: w.now, Queue: newKey.queue, Inc: newKey.inc, Old: old, New: cur,
+		At: w.now, Until: w.now, Queue: newKey.queue, Inc: newKey.inc, Old: old, New: cur,
 		OldEpoch: oldKey.epoch, NewEpoch: newKey.epoch, NewActiveAt: w.serving.activeAt[newKey],
 		OwnerOnly: w.ownerOnly(newKey.queue),
 	})
