@@ -39,7 +39,7 @@ type queueViewer interface {
 type ServingOverlap struct {
 	At, Until time.Duration
 	Queue     string
-	Inc   uint64
+	Inc       uint64
 	// Old and New are the two nodes, at epochs OldEpoch <= NewEpoch, and
 	// NewActiveAt is when New announced its activation (zero if it did
 	// not, which no node should do).
