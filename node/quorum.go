@@ -21,8 +21,12 @@ import (
 // policy's silence limit) steps back: it refuses requests at once, with
 // a clean not-owner answer that names no owner, so its clients look for
 // the queue elsewhere; it appends nothing for them; it hands its
-// subscribers the same answer so they subscribe elsewhere; and its view
-// reports it as not serving. It keeps its role and its epoch, and keeps
+// subscribers the same answer so they subscribe elsewhere; it tells the
+// clients still waiting for a confirmation that their outcome is unknown
+// (fenced: the record may yet be confirmed, here if the quorum answers
+// again, or in a successor's history), so they retry elsewhere at once
+// instead of waiting out their timeouts; and its view reports it as not
+// serving. It keeps its role and its epoch, and keeps
 // sending appends: when replies come back in the same epoch it serves
 // again, and if a newer epoch sealed its replicas meanwhile, their
 // refusals make it stale as before.
@@ -90,6 +94,7 @@ func (o *ownerState) noteCutOff() bool {
 		silence := o.quorumSilence()
 		o.r.n.emit(event.NewQueueQuorumLost(o.r.name, o.r.epoch, silence))
 		o.sendSubscribersAway(o.cutOffDetail(silence))
+		o.releaseWaiters(o.cutOffDetail(silence))
 	case !cut && o.cutOffNoted:
 		o.cutOffNoted = false
 		o.r.n.emit(event.NewQueueQuorumRegained(o.r.name, o.r.epoch, o.quorumSilence()))
@@ -124,4 +129,13 @@ func (o *ownerState) sendSubscribersAway(detail string) {
 		o.r.n.env.Reply(s.conn, &wire.Reply{ReqID: s.reqID, Status: wire.StatusNotOwner, Detail: detail})
 	}
 	o.subs = nil
+}
+
+// releaseWaiters answers every client waiting for a confirmation that
+// its outcome is unknown: fenced, naming no owner.
+func (o *ownerState) releaseWaiters(detail string) {
+	for _, w := range o.waiters {
+		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Detail: detail})
+	}
+	o.waiters = nil
 }

@@ -15,8 +15,9 @@ import (
 // as its peers may wait before replacing it: the 300ms grace of the
 // default heartbeat policy. Then it steps back: a publish is refused at once with
 // a not-owner answer naming no one, and nothing is appended for it; its
-// subscriber is told the same and its leased message is ready again; its
-// view says it does not serve. When replication comes back it serves
+// subscriber is told the same and its leased message is ready again; a
+// publish it took before, still waiting for a confirmation, is answered
+// fenced (its outcome unknown); its view says it does not serve. When replication comes back it serves
 // again in the same epoch, and the refused publish, sent again, is
 // confirmed.
 func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
@@ -40,8 +41,10 @@ func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
 		return !(replicating(m) && (from == owner || to == owner))
 	}
 	cutAt := c.now
+	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte{3}})
 
 	c.advance(250 * time.Millisecond)
+	c.noReply(3)
 	if v := viewOf(t, c.node(owner).n, "orders"); v.NoQuorum || c.saw(event.QueueQuorumLost) {
 		t.Fatalf("the owner stepped back %v after the cut, before the 300ms grace", c.now.Sub(cutAt))
 	}
@@ -59,6 +62,7 @@ func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
 	if r := c.mustReply(50, wire.StatusNotOwner); r.Owner != 0 {
 		t.Fatalf("the subscriber was sent to node %d; the cut-off owner knows of no other", r.Owner)
 	}
+	c.mustReply(3, wire.StatusFenced)
 
 	last := viewOf(t, c.node(owner).n, "orders").LastIndex
 	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte{2}})
@@ -78,12 +82,21 @@ func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
 		t.Fatalf("the owner's view is %+v after the cut healed: want the serving owner of epoch 1", v)
 	}
 	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte{2}})
+	c.request(owner, 1, &wire.Publish{ReqID: 4, Queue: "orders", ID: msgID(3), Payload: []byte{3}})
 	c.settle()
 	c.mustReply(2, wire.StatusOK)
+	c.mustReply(4, wire.StatusOK) // the retry of the publish answered fenced: stored once
 	c.request(owner, 8, &wire.Subscribe{ReqID: 51, Queue: "orders", Window: 10, Lease: time.Minute})
 	c.settle()
 	c.mustReply(51, wire.StatusOK)
-	if got := c.deliveries(8); len(got) != 2 || got[0].ID != msgID(1) || got[1].ID != msgID(2) {
-		t.Fatalf("a new subscriber got %d deliveries, want the message the first one held and the new one", len(got))
+	got := c.deliveries(8)
+	want := []wire.MessageID{msgID(1), msgID(3), msgID(2)}
+	if len(got) != len(want) {
+		t.Fatalf("a new subscriber got %d deliveries, want %d: the message the first one held, the publish taken before the cut, the new one", len(got), len(want))
+	}
+	for i, d := range got {
+		if d.ID != want[i] {
+			t.Fatalf("delivery %d is %s, want %s", i, d.ID, want[i])
+		}
 	}
 }
