@@ -207,7 +207,10 @@ func (d *detector) verifyLeader(leader NodeID) {
 // is not verifying or replacing it already.
 func (d *detector) leaderSilent() bool {
 	n := d.n
-	if n.meta.leader == 0 || n.meta.isLeader() || d.leaderVerifyBy != 0 || d.lostLeader != 0 || n.meta.catchingUp {
+	// The leader it knows may be itself while raft has already stepped
+	// it down and the next Ready has not said so yet: it has no leader
+	// to verify then.
+	if n.meta.leader == 0 || n.meta.leader == n.cfg.ID || n.meta.isLeader() || d.leaderVerifyBy != 0 || d.lostLeader != 0 || n.meta.catchingUp {
 		return false
 	}
 	p := d.policy()
@@ -255,7 +258,7 @@ func (n *Node) onDetectTimer() {
 // same moment, and campaigning together would split the vote.
 func (d *detector) checkLeader() {
 	n := d.n
-	if d.leaderVerifyBy != 0 && n.meta.leader != d.leaderVerified {
+	if d.leaderVerifyBy != 0 && (n.meta.leader != d.leaderVerified || n.meta.leader == n.cfg.ID) {
 		d.leaderVerifyBy = 0 // the group moved on to another leader meanwhile
 	}
 	if d.leaderSilent() {
