@@ -127,6 +127,8 @@ type Client struct {
 
 	owners map[string]uint32 // queue → the node believed to own it
 	cursor int               // the next index into cfg.Nodes for discovery
+	// staleDeliveries counts deliveries dropped as stale (onDelivery).
+	staleDeliveries uint64
 
 	subs []*subscription // standing subscriptions, in the order they were made
 

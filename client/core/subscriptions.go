@@ -33,15 +33,44 @@ func (s *subscription) establish(node uint32, reqID uint64, refreshAt time.Time)
 	s.node, s.reqID, s.op, s.refreshAt = node, reqID, nil, refreshAt
 }
 
-// onDelivery surfaces a delivery to the application. It is surfaced even
-// from a node the client holds no subscription on: after a failover a
-// node may legitimately deliver on a subscription the client considers
-// replaced, and dropping the message would only delay it until the lease
-// expires. The application decides.
+// onDelivery surfaces a delivery to the application, unless it is stale:
+// every subscription the client holds to its queue is established on
+// another node. Such a delivery comes from a subscription the client
+// left, most often from an old owner, sent before a partition and held
+// up in the network until it healed, when the client may long since have
+// had the same message from the new owner and acked it. The message is
+// not lost by dropping it: its lease on the node that sent it runs out,
+// or died with that node's ownership, and whoever serves the queue
+// delivers it again. While a subscription is being (re)established, any
+// node's delivery is surfaced, since the client cannot yet tell which
+// node will hold it; so is one for a queue it holds no subscription to.
 func (c *Client) onDelivery(from uint32, m *wire.Delivery) {
+	if c.deliveryStale(from, m.Queue) {
+		c.staleDeliveries++
+		return
+	}
 	d := &Delivery{Queue: m.Queue, ID: m.ID, Lease: m.Lease, Attempt: m.Attempt, Payload: m.Payload, From: from}
 	c.events = append(c.events, Event{Kind: OpSubscribe, Queue: m.Queue, ID: m.ID, Outcome: OutcomeOK, Delivery: d})
 }
+
+// deliveryStale reports whether every subscription the client holds to
+// queue is established on a node other than from (and there is one).
+func (c *Client) deliveryStale(from uint32, queue string) bool {
+	held := false
+	for _, s := range c.subs {
+		if s.queue != queue {
+			continue
+		}
+		if s.op != nil || s.node == from {
+			return false
+		}
+		held = true
+	}
+	return held
+}
+
+// StaleDeliveries counts the deliveries dropped as stale (see onDelivery).
+func (c *Client) StaleDeliveries() uint64 { return c.staleDeliveries }
 
 // onStandingReply handles a reply to the request that established a
 // subscription: a node may later tell its subscriber that it lost the
