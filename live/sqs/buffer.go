@@ -143,12 +143,15 @@ func (b *ClusterBackend) buffer(ctx context.Context, queue string, visibility ti
 	return buf, true, nil
 }
 
-// subscribe starts a buffer's subscription. A buffer of the same key that
-// was just closed may still hold the client's one subscription to the
-// queue for a moment, so a refusal that is not the node's is retried.
+// subscribe starts a buffer's subscription. It lives as long as the
+// backend, not the request that started it (a subscription ends with its
+// context), so the wait for it is bounded by the client's retry budget.
+// A buffer of the same key that was just closed may still hold the
+// client's one subscription to the queue for a moment, so a refusal that
+// is not the node's is retried.
 func (b *ClusterBackend) subscribe(ctx context.Context, c *client.Client, buf *buffer) (*client.Subscription, error) {
 	for attempt := 0; ; attempt++ {
-		sub, err := c.Subscribe(ctx, buf.key.queue, buf.push, client.WithLease(buf.key.visibility), client.WithWindow(uint32(b.cfg.Window)))
+		sub, err := c.Subscribe(b.life, buf.key.queue, buf.push, client.WithLease(buf.key.visibility), client.WithWindow(uint32(b.cfg.Window)))
 		var se *client.StatusError
 		if err == nil || errors.As(err, &se) || attempt == 5 || ctx.Err() != nil {
 			return sub, err
@@ -209,16 +212,19 @@ func (buf *buffer) takeFresh(n int, visibility time.Duration, nack func(*client.
 	defer buf.mu.Unlock()
 	var out []arrival
 	now := time.Now()
-	i := 0
-	for ; i < len(buf.waiting) && len(out) < n; i++ {
-		a := buf.waiting[i]
-		if now.Sub(a.at) > visibility/4 {
+	kept := buf.waiting[:0]
+	for _, a := range buf.waiting {
+		switch {
+		case now.Sub(a.at) > visibility/4:
 			nack(a.d)
-			continue
+		case len(out) < n:
+			out = append(out, a)
+		default:
+			kept = append(kept, a)
 		}
-		out = append(out, a)
 	}
-	buf.waiting = append(buf.waiting[:0], buf.waiting[i:]...)
+	clear(buf.waiting[len(kept):])
+	buf.waiting = kept
 	if len(buf.waiting) > 0 {
 		// Leave the wake set for the next receive.
 		select {
@@ -240,6 +246,22 @@ func (b *ClusterBackend) nack(d *client.Delivery) {
 	}()
 }
 
+// handBackStale nacks, in every buffer, the deliveries that waited a
+// quarter of their lease: a buffer no receive asks (say, one for a
+// visibility timeout no longer used) does not keep messages from the
+// others for longer than that.
+func (b *ClusterBackend) handBackStale() {
+	b.mu.Lock()
+	bufs := make([]*buffer, 0, len(b.buffers))
+	for _, buf := range b.buffers {
+		bufs = append(bufs, buf)
+	}
+	b.mu.Unlock()
+	for _, buf := range bufs {
+		buf.takeFresh(0, buf.key.visibility, b.nack)
+	}
+}
+
 // sweepEvery is how often expired handed-out deliveries are forgotten
 // and idle buffers closed.
 const sweepEvery = time.Second
@@ -253,6 +275,7 @@ func (b *ClusterBackend) sweepLoop() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
+			b.handBackStale()
 			for _, sub := range b.sweep(now) {
 				sub.Stop()
 				<-sub.Done()

@@ -58,8 +58,11 @@ type ClusterBackend struct {
 	leases    map[uint64]*handedOut
 	lastLease uint64
 
-	stop chan struct{}
-	done chan struct{}
+	// life ends when the backend closes; subscriptions live under it.
+	life     context.Context
+	lifeStop context.CancelFunc
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // handedOut is a delivery given to an SQS consumer and not yet settled.
@@ -91,6 +94,7 @@ func NewClusterBackend(ctx context.Context, cfg ClusterConfig) (*ClusterBackend,
 	}
 	b := &ClusterBackend{cfg: cfg, main: main, receivers: map[time.Duration]*client.Client{},
 		buffers: map[bufferKey]*buffer{}, leases: map[uint64]*handedOut{}, stop: make(chan struct{}), done: make(chan struct{})}
+	b.life, b.lifeStop = context.WithCancel(context.Background())
 	if cfg.Admin != nil {
 		opts := *cfg.Admin
 		opts.Admin = true
@@ -107,6 +111,7 @@ func NewClusterBackend(ctx context.Context, cfg ClusterConfig) (*ClusterBackend,
 func (b *ClusterBackend) Close() error {
 	close(b.stop)
 	<-b.done
+	b.lifeStop()
 	b.mu.Lock()
 	clients := []*client.Client{b.main}
 	if b.admin != nil {
