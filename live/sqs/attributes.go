@@ -108,7 +108,8 @@ func backendError(err error, queue string) *apiError {
 	case errors.Is(err, ErrLeaseGone):
 		return errReceiptHandle("%v", err)
 	case errors.Is(err, ErrUnknownOutcome):
-		return errUnavailable(fmt.Sprintf("the cluster did not answer in time, so the outcome is unknown (a retry may store a message twice): %v", err))
+		return errUnavailable(fmt.Sprintf("the cluster did not answer in time, so the outcome is unknown (a queue failing over, say); "+
+			"retrying is safe, though a retried send may store its message twice: %v", err))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return errUnavailable(fmt.Sprintf("the request ended before the cluster answered: %v", err))
 	}

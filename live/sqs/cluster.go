@@ -220,13 +220,30 @@ func (b *ClusterBackend) Send(ctx context.Context, queue string, payload []byte,
 	return MessageID{Producer: id.Producer, Seq: id.Seq}, clientError(err)
 }
 
-// Delete acks the delivery and waits until the settle is durable.
+// Delete acks the delivery and waits until the settle is durable. An ack
+// whose outcome is unknown (the owner failed over meanwhile) may have
+// settled the message or not, so its handle is kept for a retry: cairn
+// answers a repeated ack of a settled message with success.
 func (b *ClusterBackend) Delete(ctx context.Context, queue string, lease uint64) error {
 	h, err := b.take(queue, lease)
 	if err != nil {
 		return err
 	}
-	return clientError(h.d.AckSync(ctx))
+	err = clientError(h.d.AckSync(ctx))
+	if errors.Is(err, ErrUnknownOutcome) {
+		b.restore(lease, h)
+	}
+	return err
+}
+
+// restore puts back a handed-out delivery that take removed.
+func (b *ClusterBackend) restore(lease uint64, h *handedOut) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.leases[lease] = h
+	if !h.lapsed {
+		h.buf.outstanding++
+	}
 }
 
 // Release nacks the delivery, so it is delivered again at once.
