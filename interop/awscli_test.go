@@ -37,7 +37,7 @@ func (c cli) run(keyID, secret string, out any, args ...string) {
 	cmd := exec.Command(c.bin, full...)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + c.home,
-		"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_DEFAULT_REGION=" + region,
+		"AWS_ACCESS_KEY_ID=" + keyID, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_DEFAULT_REGION=" + Region,
 		"AWS_CONFIG_FILE=" + filepath.Join(c.home, "config"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(c.home, "credentials"),
 		"AWS_PAGER=", "AWS_EC2_METADATA_DISABLED=true",
 	}
@@ -65,20 +65,20 @@ func TestAWSCLI(t *testing.T) {
 		t.Skip("awscli is not installed (apt-get install awscli; .ci/run does when run as root): the AWS CLI test is skipped")
 	}
 	c := startCluster(t)
-	aws := cli{t: t, bin: bin, endpoint: c.endpoints[0], home: t.TempDir()}
+	aws := cli{t: t, bin: bin, endpoint: c.Endpoints[0], home: t.TempDir()}
 	var created struct{ QueueUrl string }
-	aws.run(appKeyID, appSecret, &created, "create-queue", "--queue-name", "cli-jobs")
+	aws.run(AppKeyID, AppSecret, &created, "create-queue", "--queue-name", "cli-jobs")
 	if !strings.HasSuffix(created.QueueUrl, "/000000000000/cli-jobs") {
 		t.Fatalf("create-queue: %+v", created)
 	}
 	var sent struct{ MessageId, MD5OfMessageBody, MD5OfMessageAttributes string }
-	aws.run(appKeyID, appSecret, &sent, "send-message", "--queue-url", created.QueueUrl, "--message-body", "from the cli & friends",
+	aws.run(AppKeyID, AppSecret, &sent, "send-message", "--queue-url", created.QueueUrl, "--message-body", "from the cli & friends",
 		"--message-attributes", `{"kind":{"DataType":"String","StringValue":"greeting"}}`)
 	if sent.MessageId == "" || sent.MD5OfMessageAttributes == "" {
 		t.Fatalf("send-message: %+v", sent)
 	}
 	var attrs struct{ Attributes map[string]string }
-	aws.run(appKeyID, appSecret, &attrs, "get-queue-attributes", "--queue-url", created.QueueUrl, "--attribute-names", "All")
+	aws.run(AppKeyID, AppSecret, &attrs, "get-queue-attributes", "--queue-url", created.QueueUrl, "--attribute-names", "All")
 	if attrs.Attributes["ApproximateNumberOfMessages"] != "1" || attrs.Attributes["VisibilityTimeout"] != "30" {
 		t.Fatalf("get-queue-attributes: %+v", attrs)
 	}
@@ -89,7 +89,7 @@ func TestAWSCLI(t *testing.T) {
 			MessageAttributes              map[string]struct{ StringValue, DataType string }
 		}
 	}
-	aws.run(appKeyID, appSecret, &got, "receive-message", "--queue-url", created.QueueUrl, "--wait-time-seconds", "5",
+	aws.run(AppKeyID, AppSecret, &got, "receive-message", "--queue-url", created.QueueUrl, "--wait-time-seconds", "5",
 		"--attribute-names", "All", "--message-attribute-names", "All")
 	if len(got.Messages) != 1 {
 		t.Fatalf("receive-message: %+v", got)
@@ -99,11 +99,11 @@ func TestAWSCLI(t *testing.T) {
 		m.Attributes["ApproximateReceiveCount"] != "1" {
 		t.Fatalf("received %+v", m)
 	}
-	aws.run(appKeyID, appSecret, nil, "delete-message", "--queue-url", created.QueueUrl, "--receipt-handle", m.ReceiptHandle)
+	aws.run(AppKeyID, AppSecret, nil, "delete-message", "--queue-url", created.QueueUrl, "--receipt-handle", m.ReceiptHandle)
 	var listed struct{ QueueUrls []string }
-	aws.run(appKeyID, appSecret, &listed, "list-queues", "--queue-name-prefix", "cli-")
+	aws.run(AppKeyID, AppSecret, &listed, "list-queues", "--queue-name-prefix", "cli-")
 	if len(listed.QueueUrls) != 1 || listed.QueueUrls[0] != created.QueueUrl {
 		t.Fatalf("list-queues: %+v", listed)
 	}
-	aws.run(opsKeyID, opsSecret, nil, "delete-queue", "--queue-url", created.QueueUrl)
+	aws.run(OpsKeyID, OpsSecret, nil, "delete-queue", "--queue-url", created.QueueUrl)
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/cairnmq/cairn/live/status"
@@ -66,7 +65,7 @@ region = %q
 id = %q
 secret = %q
 
-%s`, nd.id, nd.id, peerSecret, clientSecret, adminSecret, nd.sqsAddr, region, appKeyID, appSecret, peers.String())
+%s`, nd.id, nd.id, PeerSecret, ClientSecret, AdminSecret, nd.sqsAddr, Region, AppKeyID, AppSecret, peers.String())
 		config := filepath.Join(dir, fmt.Sprintf("n%d.toml", nd.id))
 		if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -104,17 +103,12 @@ func tail(s string, n int) string {
 	return s
 }
 
-func sdkAt(addr string) *sqs.Client {
-	return sqs.New(sqs.Options{Region: region, BaseEndpoint: aws.String("http://" + addr),
-		Credentials: credentials.NewStaticCredentialsProvider(appKeyID, appSecret, "")})
-}
-
 // ownerOf asks the nodes' status which node owns queue.
 func ownerOf(t *testing.T, nodes []*procNode, queue string) int {
 	t.Helper()
 	for _, nd := range nodes {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		st, err := status.FetchAuth(ctx, nd.httpAddr, status.Auth{Secret: clientSecret})
+		st, err := status.FetchAuth(ctx, nd.httpAddr, status.Auth{Secret: ClientSecret})
 		cancel()
 		if err != nil {
 			continue
@@ -143,7 +137,7 @@ func TestFailoverDuringSQSLoop(t *testing.T) {
 	waitFor(t, 60*time.Second, "every SQS endpoint to serve", func() bool {
 		for _, nd := range nodes {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, err := sdkAt(nd.sqsAddr).ListQueues(ctx, &sqs.ListQueuesInput{})
+			_, err := sdkAt(nd.sqsAddr, AppKeyID, AppSecret).ListQueues(ctx, &sqs.ListQueuesInput{})
 			cancel()
 			if err != nil {
 				return false
@@ -152,7 +146,7 @@ func TestFailoverDuringSQSLoop(t *testing.T) {
 		return true
 	})
 	ctx := ctxFor(t, 90*time.Second)
-	created, err := sdkAt(nodes[0].sqsAddr).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("failover")})
+	created, err := sdkAt(nodes[0].sqsAddr, AppKeyID, AppSecret).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("failover")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +154,7 @@ func TestFailoverDuringSQSLoop(t *testing.T) {
 	var owner int
 	waitFor(t, 10*time.Second, "the queue's owner", func() bool { owner = ownerOf(t, nodes, "failover"); return owner != 0 })
 	survivor := nodes[owner%3] // any node but the owner
-	api := sdkAt(survivor.sqsAddr)
+	api := sdkAt(survivor.sqsAddr, AppKeyID, AppSecret)
 	t.Logf("owner n%d; the application uses n%d's endpoint", owner, survivor.id)
 
 	const batches = 60

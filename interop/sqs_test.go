@@ -1,7 +1,3 @@
-// Package interop tests cairn's SQS endpoint with the AWS SDK for Go v2:
-// a client nobody here wrote, unmodified but for its endpoint URL, region
-// and keys, against a three-node cluster in this process. It is a module
-// of its own, so cairn's module does not depend on the SDK.
 package interop
 
 import (
@@ -44,7 +40,7 @@ func createQueue(t *testing.T, api *sqs.Client, name string) string {
 
 func TestInterop(t *testing.T) {
 	c := startCluster(t)
-	app := c.sdk(0, appKeyID, appSecret)
+	app := sdkFor(c, 0, AppKeyID, AppSecret)
 	t.Run("QueueLifecycle", func(t *testing.T) { testQueueLifecycle(t, c, app) })
 	t.Run("SendReceiveDelete", func(t *testing.T) { testSendReceiveDelete(t, c, app) })
 	t.Run("LongPoll", func(t *testing.T) { testLongPoll(t, app) })
@@ -53,7 +49,7 @@ func TestInterop(t *testing.T) {
 	t.Run("ErrorCodes", func(t *testing.T) { testErrorCodes(t, c, app) })
 }
 
-func testQueueLifecycle(t *testing.T, c *cluster, app *sqs.Client) {
+func testQueueLifecycle(t *testing.T, c *Cluster, app *sqs.Client) {
 	url := createQueue(t, app, "life-a")
 	if !strings.HasSuffix(url, "/000000000000/life-a") {
 		t.Fatalf("queue URL %s", url)
@@ -71,8 +67,8 @@ func testQueueLifecycle(t *testing.T, c *cluster, app *sqs.Client) {
 		t.Fatalf("GetQueueUrl: %v, %v", got, err)
 	}
 	// Every node's endpoint knows the queue, whichever node owns it.
-	for i := range c.endpoints {
-		if _, err := c.sdk(i, appKeyID, appSecret).GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("life-a")}); err != nil {
+	for i := range c.Endpoints {
+		if _, err := sdkFor(c, i, AppKeyID, AppSecret).GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("life-a")}); err != nil {
 			t.Fatalf("node %d's endpoint: %v", i+1, err)
 		}
 	}
@@ -94,7 +90,7 @@ func testQueueLifecycle(t *testing.T, c *cluster, app *sqs.Client) {
 	if apiCode(err) != "AccessDenied" {
 		t.Fatalf("DeleteQueue with a client key: %v", err)
 	}
-	ops := c.sdk(1, opsKeyID, opsSecret)
+	ops := sdkFor(c, 1, OpsKeyID, OpsSecret)
 	if _, err := ops.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("DeleteQueue with an admin key: %v", err)
 	}
@@ -131,7 +127,7 @@ func attributesDigest(attrs map[string]types.MessageAttributeValue) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func testSendReceiveDelete(t *testing.T, c *cluster, app *sqs.Client) {
+func testSendReceiveDelete(t *testing.T, c *Cluster, app *sqs.Client) {
 	url := createQueue(t, app, "orders")
 	ctx := ctxFor(t, 60*time.Second)
 	attrs := map[string]types.MessageAttributeValue{
@@ -157,7 +153,7 @@ func testSendReceiveDelete(t *testing.T, c *cluster, app *sqs.Client) {
 	}
 	// Receive through another node's endpoint: the queue's owner may be
 	// any node.
-	other := c.sdk(2, appKeyID, appSecret)
+	other := sdkFor(c, 2, AppKeyID, AppSecret)
 	bodies := map[string]types.Message{}
 	for len(bodies) < 11 {
 		out, err := other.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 5,
@@ -186,14 +182,14 @@ func testSendReceiveDelete(t *testing.T, c *cluster, app *sqs.Client) {
 		string(first.MessageAttributes["blob"].BinaryValue) != "\x00\x01\x02\xff" || aws.ToString(first.MessageAttributes["total"].StringValue) != "1250" {
 		t.Fatalf("received %+v", first)
 	}
-	if first.Attributes["ApproximateReceiveCount"] != "1" || first.Attributes["SenderId"] != appKeyID || first.Attributes["SentTimestamp"] == "" {
+	if first.Attributes["ApproximateReceiveCount"] != "1" || first.Attributes["SenderId"] != AppKeyID || first.Attributes["SentTimestamp"] == "" {
 		t.Fatalf("system attributes %v", first.Attributes)
 	}
 	// Everything was deleted: the owner counts nothing left.
 	waitFor(t, 10*time.Second, "the queue to count nothing", func() bool {
 		a, err := app.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{"All"}})
 		return err == nil && a.Attributes["ApproximateNumberOfMessages"] == "0" && a.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0" &&
-			a.Attributes["QueueArn"] == "arn:aws:sqs:"+region+":000000000000:orders"
+			a.Attributes["QueueArn"] == "arn:aws:sqs:"+Region+":000000000000:orders"
 	})
 }
 
@@ -280,7 +276,7 @@ func testVisibility(t *testing.T, app *sqs.Client) {
 	}
 }
 
-func testBatchFailures(t *testing.T, c *cluster, app *sqs.Client) {
+func testBatchFailures(t *testing.T, c *Cluster, app *sqs.Client) {
 	url := createQueue(t, app, "batches")
 	ctx := ctxFor(t, 60*time.Second)
 	out, err := app.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
@@ -315,7 +311,7 @@ func testBatchFailures(t *testing.T, c *cluster, app *sqs.Client) {
 	}
 	// A handle made by one node's endpoint is refused by another's, by
 	// name.
-	if _, err := c.sdk(1, appKeyID, appSecret).DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h)}); apiCode(err) != "ReceiptHandleIsInvalid" || !strings.Contains(err.Error(), "node n1") {
+	if _, err := sdkFor(c, 1, AppKeyID, AppSecret).DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h)}); apiCode(err) != "ReceiptHandleIsInvalid" || !strings.Contains(err.Error(), "node n1") {
 		t.Fatalf("another node's handle: %v", err)
 	}
 }
@@ -327,15 +323,15 @@ type codeCase struct {
 	code string
 }
 
-func testErrorCodes(t *testing.T, c *cluster, app *sqs.Client) {
+func testErrorCodes(t *testing.T, c *Cluster, app *sqs.Client) {
 	ctx := ctxFor(t, 30*time.Second)
 	var cases []codeCase
 	check := func(name, code string) func(any, error) {
 		return func(_ any, err error) { cases = append(cases, codeCase{name, err, code}) }
 	}
 	missing := aws.String("http://x/000000000000/nowhere")
-	check("wrong secret", "SignatureDoesNotMatch")(c.sdk(0, appKeyID, "not-the-secret").ListQueues(ctx, &sqs.ListQueuesInput{}))
-	check("unknown key", "InvalidClientTokenId")(c.sdk(0, "AKIDNOBODY", appSecret).ListQueues(ctx, &sqs.ListQueuesInput{}))
+	check("wrong secret", "SignatureDoesNotMatch")(sdkFor(c, 0, AppKeyID, "not-the-secret").ListQueues(ctx, &sqs.ListQueuesInput{}))
+	check("unknown key", "InvalidClientTokenId")(sdkFor(c, 0, "AKIDNOBODY", AppSecret).ListQueues(ctx, &sqs.ListQueuesInput{}))
 	check("purge", "AWS.SimpleQueueService.UnsupportedOperation")(app.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: missing}))
 	check("redrive policy", "InvalidAttributeValue")(app.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dlq-source"),
 		Attributes: map[string]string{"RedrivePolicy": `{"maxReceiveCount":"3"}`}}))
