@@ -34,7 +34,10 @@ FUZZ_TARGETS = \
 	FuzzHandshakeClient:./session:50000x \
 	FuzzLoadConfig:./cmd/cairn-node:2000x \
 	FuzzParseScenario:./sim:20000x \
-	FuzzClientRequests:./node:400x
+	FuzzClientRequests:./node:400x \
+	FuzzRequest:./live/sqs:20000x \
+	FuzzDecodeEnvelope:./live/sqs:20000x \
+	FuzzOpenHandle:./live/sqs:20000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; budget=$${rest#*:}; \

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/cairnmq/cairn/client"
@@ -102,16 +103,17 @@ func (e *Endpoint) Run(ctx context.Context, rt *live.Runtime) error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
 		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: headerBytesMax,
 		ErrorLog: slog.NewLogLogger(e.cfg.Logger.Handler(), slog.LevelDebug)}
+	ln := &limitListener{Listener: e.ln, slots: make(chan struct{}, connsMax), log: e.cfg.Logger}
 	served := make(chan error, 1)
 	go func() {
 		if e.cfg.TLS != nil {
 			t := e.cfg.TLS.Clone()
 			t.ClientAuth = tls.NoClientCert
 			srv.TLSConfig = t
-			served <- srv.ServeTLS(e.ln, "", "")
+			served <- srv.ServeTLS(ln, "", "")
 			return
 		}
-		served <- srv.Serve(e.ln)
+		served <- srv.Serve(ln)
 	}()
 	e.cfg.Logger.Info("SQS endpoint serving", slog.String("addr", e.Addr()), slog.Bool("tls", e.cfg.TLS != nil))
 	select {
@@ -153,4 +155,47 @@ func (e *Endpoint) connect(ctx context.Context, rt *live.Runtime) (*ClusterBacke
 		case <-time.After(connectRetry):
 		}
 	}
+}
+
+// connsMax bounds the endpoint's open connections: SQS clients keep a
+// pool each, and a flood of them must not exhaust the node's
+// descriptors, which its disk needs.
+const connsMax = 1024
+
+// limitListener closes connections beyond connsMax at once.
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+	log   *slog.Logger
+}
+
+// Accept returns the next connection within the bound.
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		nc, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &slotConn{Conn: nc, release: func() { <-l.slots }}, nil
+		default:
+			l.log.Debug("SQS endpoint refused a connection over its limit", slog.Int("limit", connsMax), slog.String("remote", nc.RemoteAddr().String()))
+			nc.Close()
+		}
+	}
+}
+
+// slotConn gives its slot back when closed, once.
+type slotConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+// Close closes the connection and frees its slot.
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
