@@ -113,9 +113,14 @@ func (b *ClusterBackend) buffer(ctx context.Context, queue string, visibility ti
 	key := bufferKey{queue: queue, visibility: visibility}
 	b.mu.Lock()
 	if buf := b.buffers[key]; buf != nil {
-		buf.lastUsed = time.Now()
-		b.mu.Unlock()
-		return buf, false, nil
+		if !buf.ended() {
+			buf.lastUsed = time.Now()
+			b.mu.Unlock()
+			return buf, false, nil
+		}
+		// Its subscription ended (the queue was deleted, say): a queue
+		// made again under the name needs a new one.
+		delete(b.buffers, key)
 	}
 	b.mu.Unlock()
 	c, err := b.receiver(ctx, visibility)
@@ -157,6 +162,16 @@ func (b *ClusterBackend) subscribe(ctx context.Context, c *client.Client, buf *b
 			return sub, err
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ended reports whether the buffer's subscription is over.
+func (buf *buffer) ended() bool {
+	select {
+	case <-buf.sub.Done():
+		return true
+	default:
+		return false
 	}
 }
 

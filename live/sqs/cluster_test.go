@@ -132,3 +132,46 @@ func TestClusterBackend(t *testing.T) {
 		t.Fatalf("stats of a deleted queue: %v", err)
 	}
 }
+
+// TestReceiveAfterQueueRecreated: a queue deleted and made again under
+// its name while consumers poll it gets its messages to them.
+func TestReceiveAfterQueueRecreated(t *testing.T) {
+	rt := oneNode(t)
+	b := backendFor(t, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateQueue(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Receive(ctx, "again", 10, 5*time.Second, 0); err != nil || len(r) != 0 {
+		t.Fatalf("receive on an empty queue: %+v, %v", r, err)
+	}
+	if err := b.DeleteQueue(ctx, "again", RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := b.CreateQueue(ctx, "again")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("creating the queue again: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := b.Send(ctx, "again", []byte("second life"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []Received
+	for len(got) == 0 && time.Now().Before(deadline.Add(10*time.Second)) {
+		r, err := b.Receive(ctx, "again", 10, 5*time.Second, time.Second)
+		if err != nil && !errors.Is(err, ErrNoQueue) {
+			t.Fatal(err)
+		}
+		got = r
+	}
+	if len(got) != 1 || string(got[0].Payload) != "second life" {
+		t.Fatalf("after the queue was made again: %+v", got)
+	}
+}
