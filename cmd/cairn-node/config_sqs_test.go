@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,69 @@ func TestSQSAdminKeyNeedsAdminCredential(t *testing.T) {
 	}
 	if err := fc.validate(); err == nil || !strings.Contains(err.Error(), "admin role, but the endpoint has no admin credential") {
 		t.Fatalf("validate: %v", err)
+	}
+}
+
+// tlsSQSConfig is a node configuration with [tls] and the SQS endpoint,
+// its certificates in dir; sqsCerts are the [sqs] certificate lines.
+func tlsSQSConfig(dir, sqsCerts string) string {
+	return fmt.Sprintf(`id = 1
+data_dir = "data"
+sqs_listen = "127.0.0.1:9324"
+
+[tls]
+ca = %q
+cert = %q
+key = %q
+
+[sqs]
+%s
+
+[[sqs.keys]]
+id = "AKIDOPS"
+secret = "ops-secret-0123456789"
+role = "admin"
+
+[[peers]]
+id = 1
+addr = "127.0.0.1:7101"
+client_addr = "127.0.0.1:7001"
+`, filepath.Join(dir, "ca.pem"), filepath.Join(dir, "n1.pem"), filepath.Join(dir, "n1-key.pem"), sqsCerts)
+}
+
+// TestSQSConfigWithTLS: under TLS the endpoint serves HTTPS with the
+// node's certificate and connects with the client and admin
+// certificates the [sqs] table names; without them it is refused.
+func TestSQSConfigWithTLS(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeDevCerts(dir, 1, []string{"127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	certs := fmt.Sprintf("client_cert = %q\nclient_key = %q\nadmin_cert = %q\nadmin_key = %q",
+		filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem"), filepath.Join(dir, "admin.pem"), filepath.Join(dir, "admin-key.pem"))
+	fc, err := loadConfig(writeConfig(t, tlsSQSConfig(dir, certs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.validate(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fc.liveConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec, err := fc.sqsEndpoint(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ec.TLS == nil || ec.Client.TLS == nil || len(ec.Client.TLS.Certificates) != 1 || ec.Admin == nil || ec.Admin.TLS == nil || ec.StatusAuth.TLS == nil {
+		t.Fatalf("endpoint TLS settings: %+v", ec)
+	}
+	fc, err = loadConfig(writeConfig(t, tlsSQSConfig(dir, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.validate(); err == nil || !strings.Contains(err.Error(), "needs client_cert and client_key") {
+		t.Fatalf("TLS without the endpoint's certificate: %v", err)
 	}
 }
