@@ -190,39 +190,3 @@ func deleteMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError
 	}
 	return out, nil
 }
-
-// changeVisibility serves the one change cairn can make: a visibility
-// timeout of 0 hands the message back for redelivery at once. Extending
-// or shortening a lease needs lease extension, which cairn lacks.
-func changeVisibility(ctx context.Context, s *Server, c *call) (any, *apiError) {
-	var in struct {
-		QueueUrl          string
-		ReceiptHandle     string
-		VisibilityTimeout *int
-	}
-	if aerr := c.decode(&in); aerr != nil {
-		return nil, aerr
-	}
-	queue, aerr := queueFromURL(c, in.QueueUrl)
-	if aerr != nil {
-		return nil, aerr
-	}
-	switch {
-	case in.ReceiptHandle == "":
-		return nil, errMissingParameter("ReceiptHandle")
-	case in.VisibilityTimeout == nil:
-		return nil, errMissingParameter("VisibilityTimeout")
-	case *in.VisibilityTimeout != 0:
-		return nil, errUnsupported("ChangeMessageVisibility to %d seconds is not supported: cairn cannot extend or shorten a "+
-			"delivery's lease yet. VisibilityTimeout 0 (make the message visible again now) is supported; otherwise pass the "+
-			"visibility timeout you need to ReceiveMessage.", *in.VisibilityTimeout)
-	}
-	r, aerr := s.handles.open(in.ReceiptHandle, queue)
-	if aerr != nil {
-		return nil, aerr
-	}
-	if err := s.cfg.Backend.Release(ctx, queue, r.Lease); err != nil {
-		return nil, backendError(err, queue)
-	}
-	return emptyOutput{}, nil
-}

@@ -269,18 +269,19 @@ var actions map[string]actionFunc
 
 func init() {
 	actions = map[string]actionFunc{
-		"CreateQueue":             createQueue,
-		"GetQueueUrl":             getQueueURL,
-		"ListQueues":              listQueues,
-		"DeleteQueue":             deleteQueue,
-		"GetQueueAttributes":      getQueueAttributes,
-		"SetQueueAttributes":      setQueueAttributes,
-		"SendMessage":             sendMessage,
-		"SendMessageBatch":        sendMessageBatch,
-		"ReceiveMessage":          receiveMessage,
-		"DeleteMessage":           deleteMessage,
-		"DeleteMessageBatch":      deleteMessageBatch,
-		"ChangeMessageVisibility": changeVisibility,
+		"CreateQueue":                  createQueue,
+		"GetQueueUrl":                  getQueueURL,
+		"ListQueues":                   listQueues,
+		"DeleteQueue":                  deleteQueue,
+		"GetQueueAttributes":           getQueueAttributes,
+		"SetQueueAttributes":           setQueueAttributes,
+		"SendMessage":                  sendMessage,
+		"SendMessageBatch":             sendMessageBatch,
+		"ReceiveMessage":               receiveMessage,
+		"DeleteMessage":                deleteMessage,
+		"DeleteMessageBatch":           deleteMessageBatch,
+		"ChangeMessageVisibility":      changeVisibility,
+		"ChangeMessageVisibilityBatch": changeVisibilityBatch,
 	}
 	for name, why := range unsupportedActions {
 		actions[name] = func(context.Context, *Server, *call) (any, *apiError) {
@@ -291,17 +292,16 @@ func init() {
 
 // unsupportedActions are SQS actions cairn does not serve, with why.
 var unsupportedActions = map[string]string{
-	"ChangeMessageVisibilityBatch": "cairn cannot extend a delivery's lease yet; only ChangeMessageVisibility with VisibilityTimeout 0 (hand the message back) is served",
-	"PurgeQueue":                   "cairn has no purge operation yet; delete and re-create the queue",
-	"ListDeadLetterSourceQueues":   "cairn has no dead-letter queues yet",
-	"StartMessageMoveTask":         "cairn has no dead-letter queues yet",
-	"CancelMessageMoveTask":        "cairn has no dead-letter queues yet",
-	"ListMessageMoveTasks":         "cairn has no dead-letter queues yet",
-	"TagQueue":                     "cairn stores no queue tags",
-	"UntagQueue":                   "cairn stores no queue tags",
-	"ListQueueTags":                "cairn stores no queue tags",
-	"AddPermission":                "access is granted by the endpoint's access keys and their cairn roles, not by queue policies",
-	"RemovePermission":             "access is granted by the endpoint's access keys and their cairn roles, not by queue policies",
+	"PurgeQueue":                 "cairn has no purge operation yet; delete and re-create the queue",
+	"ListDeadLetterSourceQueues": "cairn has no dead-letter queues yet",
+	"StartMessageMoveTask":       "cairn has no dead-letter queues yet",
+	"CancelMessageMoveTask":      "cairn has no dead-letter queues yet",
+	"ListMessageMoveTasks":       "cairn has no dead-letter queues yet",
+	"TagQueue":                   "cairn stores no queue tags",
+	"UntagQueue":                 "cairn stores no queue tags",
+	"ListQueueTags":              "cairn stores no queue tags",
+	"AddPermission":              "access is granted by the endpoint's access keys and their cairn roles, not by queue policies",
+	"RemovePermission":           "access is granted by the endpoint's access keys and their cairn roles, not by queue policies",
 }
 
 func xmlText(s string) string {

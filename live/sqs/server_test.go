@@ -269,3 +269,36 @@ func TestUnsupportedAttributesAreRefusedByName(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeVisibilityBatch: 0 hands a message back; any other timeout
+// fails its entry alone, naming the missing lease extension.
+func TestChangeVisibilityBatch(t *testing.T) {
+	hs, b, now := testServer(t)
+	b.CreateQueue(t.Context(), "q")
+	qurl := "http://h/000000000000/q"
+	for _, body := range []string{"one", "two"} {
+		if status, answer := queryCall(t, hs, now, testKeyID, testSecret, url.Values{"Action": {"SendMessage"}, "QueueUrl": {qurl}, "MessageBody": {body}}); status != 200 {
+			t.Fatalf("send: HTTP %d %s", status, answer)
+		}
+	}
+	_, got := queryCall(t, hs, now, testKeyID, testSecret, url.Values{"Action": {"ReceiveMessage"}, "QueueUrl": {qurl}, "MaxNumberOfMessages": {"2"}})
+	var handles []string
+	for _, part := range strings.Split(got, "<ReceiptHandle>")[1:] {
+		handles = append(handles, part[:strings.Index(part, "</ReceiptHandle>")])
+	}
+	if len(handles) != 2 {
+		t.Fatalf("received %s", got)
+	}
+	status, answer := queryCall(t, hs, now, testKeyID, testSecret, url.Values{"Action": {"ChangeMessageVisibilityBatch"}, "QueueUrl": {qurl},
+		"ChangeMessageVisibilityBatchRequestEntry.1.Id": {"back"}, "ChangeMessageVisibilityBatchRequestEntry.1.ReceiptHandle": {handles[0]},
+		"ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout": {"0"},
+		"ChangeMessageVisibilityBatchRequestEntry.2.Id":                {"longer"}, "ChangeMessageVisibilityBatchRequestEntry.2.ReceiptHandle": {handles[1]},
+		"ChangeMessageVisibilityBatchRequestEntry.2.VisibilityTimeout": {"60"}})
+	if status != 200 || !containsAll(answer, "<ChangeMessageVisibilityBatchResultEntry><Id>back</Id>", "<Id>longer</Id>",
+		"<Code>AWS.SimpleQueueService.UnsupportedOperation</Code>") {
+		t.Fatalf("HTTP %d %s", status, answer)
+	}
+	if st, _ := b.Stats(t.Context(), "q"); st.Ready != 1 || st.Leased != 1 {
+		t.Fatalf("after the batch the fake holds %+v, want one handed back and one still leased", st)
+	}
+}
