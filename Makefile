@@ -9,10 +9,13 @@ GO ?= go
 sim:
 	$(GO) run ./cmd/cairn-sim sweep --seeds 1-500
 
-# Formatting, vet, every test, and a bounded hunt for each planted bug
-# (proof that the checkers still catch what they exist to catch).
+# Formatting, vet, every test, the SQS endpoint's tests with real SQS
+# clients (interop/, a module of its own so cairn's gains no AWS
+# dependency), and a bounded hunt for each planted bug (proof that the
+# checkers still catch what they exist to catch).
 test: fmt-check vet
 	$(GO) test ./...
+	cd interop && $(GO) vet ./... && $(GO) test ./...
 	$(GO) test -timeout 30m -tags cairn_bugs -run 'HuntPlantedBugs|BugCorpus|ShrinkPlantedBug' ./props/ ./seeds/ ./shrink/
 	$(MAKE) fuzz
 
@@ -31,7 +34,10 @@ FUZZ_TARGETS = \
 	FuzzHandshakeClient:./session:50000x \
 	FuzzLoadConfig:./cmd/cairn-node:2000x \
 	FuzzParseScenario:./sim:20000x \
-	FuzzClientRequests:./node:400x
+	FuzzClientRequests:./node:400x \
+	FuzzRequest:./live/sqs:20000x \
+	FuzzDecodeEnvelope:./live/sqs:20000x \
+	FuzzOpenHandle:./live/sqs:20000x
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; budget=$${rest#*:}; \

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/cairnmq/cairn/live"
+	"github.com/cairnmq/cairn/live/sqs"
 )
 
 // Exit statuses.
@@ -60,20 +61,21 @@ func runServe(args []string, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := serveConfig(*configPath, *dataDir, *logLevel, stderr)
+	cfg, sqsCfg, err := serveConfig(*configPath, *dataDir, *logLevel, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
 	cfg.Node.Rejoin = *rejoin
-	return serve(cfg, stderr)
+	return serve(cfg, sqsCfg, stderr)
 }
 
-// serveConfig loads, overrides and validates the configuration.
-func serveConfig(path, dataDir, logLevel string, stderr io.Writer) (live.Config, error) {
+// serveConfig loads, overrides and validates the configuration: the
+// node's, and the SQS endpoint's if it has one.
+func serveConfig(path, dataDir, logLevel string, stderr io.Writer) (live.Config, *sqs.EndpointConfig, error) {
 	fc, err := loadConfig(path)
 	if err != nil {
-		return live.Config{}, err
+		return live.Config{}, nil, err
 	}
 	if dataDir != "" {
 		fc.DataDir = dataDir
@@ -82,14 +84,21 @@ func serveConfig(path, dataDir, logLevel string, stderr io.Writer) (live.Config,
 		fc.LogLevel = logLevel
 	}
 	if err := fc.validate(); err != nil {
-		return live.Config{}, err
+		return live.Config{}, nil, err
 	}
 	level, _ := parseLevel(fc.LogLevel)
-	return fc.liveConfig(newLogger(stderr, level))
+	logger := newLogger(stderr, level)
+	cfg, err := fc.liveConfig(logger)
+	if err != nil {
+		return live.Config{}, nil, err
+	}
+	sqsCfg, err := fc.sqsEndpoint(cfg, logger)
+	return cfg, sqsCfg, err
 }
 
-// serve runs one node until a signal.
-func serve(cfg live.Config, stderr io.Writer) int {
+// serve runs one node, and its SQS endpoint when sqsCfg is set, until a
+// signal.
+func serve(cfg live.Config, sqsCfg *sqs.EndpointConfig, stderr io.Writer) int {
 	rt, err := live.New(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "cairn-node:", err)
@@ -97,11 +106,38 @@ func serve(cfg live.Config, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := rt.Run(ctx); err != nil {
+	endpointDone, err := startSQS(ctx, rt, sqsCfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "cairn-node:", err)
+		return exitFailed
+	}
+	err = rt.Run(ctx)
+	stop() // the node stopped on its own: the endpoint goes too
+	if epErr := <-endpointDone; epErr != nil {
+		fmt.Fprintln(stderr, "cairn-node: SQS endpoint:", epErr)
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "cairn-node:", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// startSQS opens the SQS endpoint's port and serves it beside the node
+// until ctx ends; the channel gets its outcome. Without an endpoint it
+// gets nil at once.
+func startSQS(ctx context.Context, rt *live.Runtime, cfg *sqs.EndpointConfig) (<-chan error, error) {
+	done := make(chan error, 1)
+	if cfg == nil {
+		done <- nil
+		return done, nil
+	}
+	ep, err := sqs.Listen(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	go func() { done <- ep.Run(ctx, rt) }()
+	return done, nil
 }
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {

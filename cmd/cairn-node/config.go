@@ -35,6 +35,7 @@ import (
 //	peer_secret_file = "peer.secret"     # without TLS: one secret per role,
 //	client_secret_file = "client.secret" # each also as peer_secret = "..." etc.
 //	admin_secret_file = "admin.secret"   # optional: without it no admin connects
+//	sqs_listen = "0.0.0.0:9324"   # optional: the SQS endpoint ([sqs], see config_sqs.go)
 //
 //	[listen]                      # defaults: this node's entry in peers
 //	client = "0.0.0.0:7001"
@@ -132,6 +133,10 @@ type fileConfig struct {
 	HTTP   httpConfig   `toml:"http"`
 	Limits limitsConfig `toml:"limits"`
 	Peers  []peerEntry  `toml:"peers"`
+	// SQSListen, when set, serves the Amazon SQS-compatible endpoint
+	// there, configured by SQS; off by default.
+	SQSListen string    `toml:"sqs_listen"`
+	SQS       sqsConfig `toml:"sqs"`
 }
 
 type peerEntry struct {
@@ -162,6 +167,7 @@ func loadConfig(path string) (*fileConfig, error) {
 			*p = filepath.Join(base, *p)
 		}
 	}
+	fc.SQS.resolve(base)
 	return &fc, nil
 }
 
@@ -207,6 +213,9 @@ func (fc *fileConfig) validate() error {
 		return err
 	}
 	if err := fc.Limits.validate(); err != nil {
+		return err
+	}
+	if err := fc.validateSQS(); err != nil {
 		return err
 	}
 	return fc.validateAuth()

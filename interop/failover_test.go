@@ -1,0 +1,339 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/cairnmq/cairn/live/status"
+)
+
+// procNode is one cairn-node process with its SQS endpoint.
+type procNode struct {
+	id       int
+	httpAddr string
+	sqsAddr  string
+	cmd      *exec.Cmd
+	log      string
+}
+
+// startProcesses builds cairn-node and runs three of them on loopback,
+// each serving an SQS endpoint, until the test ends.
+func startProcesses(t *testing.T) []*procNode {
+	t.Helper()
+	dir := t.TempDir()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build cairn-node with")
+	}
+	bin := filepath.Join(dir, "cairn-node")
+	if out, err := exec.Command(goTool, "build", "-C", "..", "-buildvcs=false", "-o", bin, "./cmd/cairn-node").CombinedOutput(); err != nil {
+		t.Fatalf("building cairn-node: %v\n%s", err, out)
+	}
+	addrs := freeAddrs(t, 12)
+	var peers strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&peers, "[[peers]]\nid = %d\naddr = %q\nclient_addr = %q\nhttp_addr = %q\n\n", i+1, addrs[4*i], addrs[4*i+1], addrs[4*i+2])
+	}
+	var nodes []*procNode
+	for i := range 3 {
+		nd := &procNode{id: i + 1, httpAddr: addrs[4*i+2], sqsAddr: addrs[4*i+3], log: filepath.Join(dir, fmt.Sprintf("n%d.log", i+1))}
+		text := fmt.Sprintf(`id = %d
+data_dir = "n%d"
+peer_secret = %q
+client_secret = %q
+admin_secret = %q
+log_level = "info"
+sqs_listen = %q
+
+[sqs]
+region = %q
+
+[[sqs.keys]]
+id = %q
+secret = %q
+
+%s`, nd.id, nd.id, PeerSecret, ClientSecret, AdminSecret, nd.sqsAddr, Region, AppKeyID, AppSecret, peers.String())
+		config := filepath.Join(dir, fmt.Sprintf("n%d.toml", nd.id))
+		if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		logf, err := os.Create(nd.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.cmd = exec.Command(bin, "--config", config)
+		nd.cmd.Stdout, nd.cmd.Stderr = logf, logf
+		if err := nd.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { nd.cmd.Wait(); logf.Close() }()
+		nodes = append(nodes, nd)
+	}
+	t.Cleanup(func() {
+		for _, nd := range nodes {
+			nd.cmd.Process.Kill()
+		}
+		if t.Failed() {
+			for _, nd := range nodes {
+				b, _ := os.ReadFile(nd.log)
+				t.Logf("n%d log tail:\n%s", nd.id, tail(string(b), 3000))
+			}
+		}
+	})
+	return nodes
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// ownerOf asks the nodes' status which node owns queue.
+func ownerOf(t *testing.T, nodes []*procNode, queue string) int {
+	t.Helper()
+	for _, nd := range nodes {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st, err := status.FetchAuth(ctx, nd.httpAddr, status.Auth{Secret: ClientSecret})
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, q := range st.Queues {
+			if q.Name == queue && q.Active {
+				return int(st.ID)
+			}
+		}
+	}
+	return 0
+}
+
+// TestFailoverDuringSQSLoop SIGKILLs a queue's owner while a producer
+// sends batches and a consumer receives and deletes through another
+// node's SQS endpoint. Every message whose send succeeded must be
+// received (none lost); messages received twice are counted, not
+// failed. A delete whose answer was lost with the owner (the ack's
+// outcome is unknown, and a retry goes to the node that delivered the
+// message, which is dead) may have deleted the message or not: if not,
+// the message comes back and is deleted again, so the loop waits until
+// every message is deleted or has stayed away for two visibility
+// timeouts.
+func TestFailoverDuringSQSLoop(t *testing.T) {
+	nodes := startProcesses(t)
+	waitFor(t, 60*time.Second, "every SQS endpoint to serve", func() bool {
+		for _, nd := range nodes {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, err := sdkAt(nd.sqsAddr, AppKeyID, AppSecret).ListQueues(ctx, &sqs.ListQueuesInput{})
+			cancel()
+			if err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	ctx := ctxFor(t, 90*time.Second)
+	created, err := sdkAt(nodes[0].sqsAddr, AppKeyID, AppSecret).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("failover")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := created.QueueUrl
+	var owner int
+	waitFor(t, 10*time.Second, "the queue's owner", func() bool { owner = ownerOf(t, nodes, "failover"); return owner != 0 })
+	survivor := nodes[owner%3] // any node but the owner
+	api := sdkAt(survivor.sqsAddr, AppKeyID, AppSecret)
+	t.Logf("owner n%d; the application uses n%d's endpoint", owner, survivor.id)
+
+	const batches = 60
+	l := &loopLedger{sent: map[string]bool{}, received: map[string]int{}, deleted: map[string]bool{}}
+	var wg sync.WaitGroup
+	sendDone := make(chan struct{})
+	wg.Go(func() { defer close(sendDone); l.produce(ctx, t, api, url, batches) })
+	wg.Go(func() { l.consume(ctx, t, api, url, sendDone) })
+	waitFor(t, 60*time.Second, "a third of the batches to be sent", func() bool { return l.sentCount() >= batches*10/3 })
+	if err := nodes[owner-1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lost, undeleted := 0, 0
+	for body := range l.sent {
+		if l.received[body] == 0 {
+			lost++
+		}
+		if !l.deleted[body] {
+			undeleted++
+		}
+	}
+	redelivered := 0
+	for body, n := range l.received {
+		if !l.sent[body] && !l.unknown[body] {
+			t.Errorf("received %q, which was never sent", body)
+		}
+		redelivered += n - 1
+	}
+	t.Logf("%d sends succeeded, %d ended unknown (retried as new sends), %d deleted, %d whose delete's outcome stayed unknown "+
+		"and that never came back, %d redeliveries, %d send errors; the last delete %v after the kill",
+		len(l.sent), len(l.unknown), len(l.deleted), undeleted, redelivered, l.sendErrors, l.lastDelete.Sub(killedAt).Round(time.Millisecond))
+	if lost > 0 {
+		var missing []string
+		for body := range l.sent {
+			if l.received[body] == 0 {
+				missing = append(missing, fmt.Sprintf("%s (received %d times)", body, l.received[body]))
+			}
+		}
+		slices.Sort(missing)
+		t.Fatalf("%d messages whose send succeeded were never received: %v", lost, missing[:min(len(missing), 20)])
+	}
+}
+
+// loopLedger is what the application saw.
+type loopLedger struct {
+	mu         sync.Mutex
+	sent       map[string]bool // sends answered with success
+	unknown    map[string]bool // sends answered with an error (they may exist)
+	received   map[string]int
+	deleted    map[string]bool
+	sendErrors int
+	lastDelete time.Time
+}
+
+func (l *loopLedger) sentCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.sent)
+}
+
+// produce sends batches of ten, one batch at a time; an entry that fails
+// is sent again under a new body, the old one noted as unknown.
+func (l *loopLedger) produce(ctx context.Context, t *testing.T, api *sqs.Client, url *string, batches int) {
+	seq := 0
+	for b := 0; b < batches && ctx.Err() == nil; {
+		var entries []types.SendMessageBatchRequestEntry
+		for i := range 10 {
+			seq++
+			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String("m-" + strconv.Itoa(seq))})
+		}
+		out, err := api.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		l.mu.Lock()
+		if l.unknown == nil {
+			l.unknown = map[string]bool{}
+		}
+		if err != nil {
+			l.sendErrors++
+			for _, e := range entries {
+				l.unknown[aws.ToString(e.MessageBody)] = true
+			}
+			l.mu.Unlock()
+			continue
+		}
+		ok := map[string]bool{}
+		for _, s := range out.Successful {
+			ok[aws.ToString(s.Id)] = true
+		}
+		for _, e := range entries {
+			if ok[aws.ToString(e.Id)] {
+				l.sent[aws.ToString(e.MessageBody)] = true
+			} else {
+				l.sendErrors++
+				l.unknown[aws.ToString(e.MessageBody)] = true
+			}
+		}
+		l.mu.Unlock()
+		b++
+		// Paced, so the owner dies in the middle of the loop rather than
+		// after it.
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// consumeVisibility is the consumer's visibility timeout.
+const consumeVisibility = 10 * time.Second
+
+// consume receives and deletes until sending is over and every message
+// sent has been deleted, or nothing came for two visibility timeouts, or
+// ctx ends.
+func (l *loopLedger) consume(ctx context.Context, t *testing.T, api *sqs.Client, url *string, sendDone <-chan struct{}) {
+	quietSince := time.Time{}
+	for ctx.Err() == nil {
+		select {
+		case <-sendDone:
+			if l.allDeleted() || !quietSince.IsZero() && time.Since(quietSince) > 2*consumeVisibility {
+				return
+			}
+		default:
+		}
+		out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2,
+			VisibilityTimeout: int32(consumeVisibility / time.Second)})
+		if err != nil || len(out.Messages) == 0 {
+			if quietSince.IsZero() {
+				quietSince = time.Now()
+			}
+			continue
+		}
+		quietSince = time.Time{}
+		var del []types.DeleteMessageBatchRequestEntry
+		l.mu.Lock()
+		for i, m := range out.Messages {
+			l.received[aws.ToString(m.Body)]++
+			del = append(del, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+		}
+		l.mu.Unlock()
+		l.deleteAll(ctx, t, api, url, out.Messages, del)
+	}
+}
+
+// deleteAll deletes a received batch, retrying entries that failed for a
+// reason other than a lost lease (a lost lease means the message will be
+// delivered again), as an application would.
+func (l *loopLedger) deleteAll(ctx context.Context, t *testing.T, api *sqs.Client, url *string, msgs []types.Message, del []types.DeleteMessageBatchRequestEntry) {
+	for attempt := 0; attempt < 5 && len(del) > 0 && ctx.Err() == nil; attempt++ {
+		res, err := api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: url, Entries: del})
+		if err != nil {
+			t.Logf("DeleteMessageBatch: %v", err)
+			continue
+		}
+		l.mu.Lock()
+		for _, s := range res.Successful {
+			i, _ := strconv.Atoi(aws.ToString(s.Id))
+			l.deleted[aws.ToString(msgs[i].Body)] = true
+		}
+		l.lastDelete = time.Now()
+		l.mu.Unlock()
+		var retry []types.DeleteMessageBatchRequestEntry
+		for _, f := range res.Failed {
+			i, _ := strconv.Atoi(aws.ToString(f.Id))
+			t.Logf("deleting %s failed: %s: %s", aws.ToString(msgs[i].Body), aws.ToString(f.Code), aws.ToString(f.Message))
+			if aws.ToString(f.Code) != "ReceiptHandleIsInvalid" {
+				retry = append(retry, del[i])
+			}
+		}
+		del = retry
+	}
+}
+
+func (l *loopLedger) allDeleted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for body := range l.sent {
+		if !l.deleted[body] {
+			return false
+		}
+	}
+	return true
+}

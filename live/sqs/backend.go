@@ -1,0 +1,81 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Backend is what the endpoint needs of a queue system. The protocol
+// layer (signatures, both wire protocols, validation, message
+// attributes, receipt handles) sits above it, so it can be tested
+// against a fake, and the cluster backend (ClusterBackend) maps it onto
+// cairn's client.
+type Backend interface {
+	// CreateQueue creates a queue; ErrQueueExists if one by that name
+	// exists.
+	CreateQueue(ctx context.Context, name string) error
+	// DeleteQueue deletes a queue and its messages, acting in role.
+	DeleteQueue(ctx context.Context, name string, role Role) error
+	// QueueNames lists the queues, sorted.
+	QueueNames(ctx context.Context) ([]string, error)
+	// Stats describes one queue; ErrNoQueue if it does not exist.
+	Stats(ctx context.Context, name string) (QueueStats, error)
+	// Send stores payload and returns once the queue's confirmation
+	// policy is met, with the message's ID.
+	Send(ctx context.Context, queue string, payload []byte, delay time.Duration) (MessageID, error)
+	// Receive returns up to max messages leased for visibility, waiting
+	// up to wait for the first one.
+	Receive(ctx context.Context, queue string, max int, visibility, wait time.Duration) ([]Received, error)
+	// Delete settles the delivery lease names, durably.
+	Delete(ctx context.Context, queue string, lease uint64) error
+	// Release hands the delivery lease names back to the queue at once,
+	// to be delivered again.
+	Release(ctx context.Context, queue string, lease uint64) error
+}
+
+// MessageID names a message in the backend: a producer and a sequence
+// number, as cairn names them.
+type MessageID struct {
+	Producer uint64
+	Seq      uint64
+}
+
+// Received is one delivery handed out by Receive.
+type Received struct {
+	ID      MessageID
+	Payload []byte
+	// Lease names the delivery in the backend, for Delete.
+	Lease uint64
+	// Attempt counts deliveries of this message, from 1.
+	Attempt uint32
+}
+
+// QueueStats is what the backend can tell about a queue.
+type QueueStats struct {
+	// Known is set when the counts below were read from the queue's
+	// owner; during a failover they may not be.
+	Known bool
+	// Ready, Leased and Delayed count the queue's messages by state.
+	Ready, Leased, Delayed int
+}
+
+// Backend errors the endpoint turns into SQS's codes. A backend wraps
+// them (errors.Is) and may add detail.
+var (
+	// ErrNoQueue: the queue does not exist.
+	ErrNoQueue = errors.New("no such queue")
+	// ErrQueueExists: a queue by that name already exists.
+	ErrQueueExists = errors.New("queue exists")
+	// ErrLeaseGone: the lease a Delete names has lapsed or was settled,
+	// or the endpoint that made it restarted.
+	ErrLeaseGone = errors.New("lease gone")
+	// ErrDenied: the role may not do this.
+	ErrDenied = errors.New("permission denied")
+	// ErrUnknownOutcome: the operation may or may not have happened.
+	ErrUnknownOutcome = errors.New("outcome unknown")
+	// ErrTooLarge: the message is over the cluster's size limit.
+	ErrTooLarge = errors.New("message too large")
+	// ErrBadName: the queue name is not one cairn accepts.
+	ErrBadName = errors.New("bad queue name")
+)

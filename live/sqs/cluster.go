@@ -1,0 +1,297 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live/status"
+)
+
+// ClusterConfig configures a ClusterBackend.
+type ClusterConfig struct {
+	// Addrs are client addresses to dial, the endpoint's own node first.
+	Addrs []string
+	// Client are the options the endpoint's connections use: the client
+	// secret, or TLS with a client certificate. Admin is ignored.
+	Client client.Options
+	// Admin, when set, are the options of an admin connection, used only
+	// to delete queues for access keys with the admin role. Without it
+	// DeleteQueue is refused.
+	Admin *client.Options
+	// Status reads the endpoint's own node's status document: the queue
+	// catalogue, and the counts of the queues the node owns.
+	Status func(ctx context.Context) (status.Node, error)
+	// OwnerStatus reads another node's status document from its HTTP
+	// address, for the counts of a queue that node owns. Nil: counts are
+	// known only for queues the endpoint's node owns.
+	OwnerStatus func(ctx context.Context, httpAddr string) (*status.Node, error)
+	// Window bounds the deliveries one receive buffer (a queue and a
+	// visibility timeout) holds unsettled, handed out or not. Default
+	// 256.
+	Window int
+	// IdleAfter is how long a receive buffer nobody receives from, with
+	// nothing handed out, keeps its subscription; then it ends, and the
+	// messages it held go back to the queue at once. Default 30s.
+	IdleAfter time.Duration
+	// Logger receives the backend's logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// ClusterBackend is the endpoint's Backend over a cairn cluster, through
+// the public client: requests for a queue another node owns are sent
+// there by the client, and retried through a failover as any client's.
+type ClusterBackend struct {
+	cfg   ClusterConfig
+	main  *client.Client
+	admin *client.Client
+
+	mu sync.Mutex
+	// receivers holds one client per visibility timeout, since a client
+	// holds one subscription per queue.
+	receivers map[time.Duration]*client.Client
+	buffers   map[bufferKey]*buffer
+	leases    map[uint64]*handedOut
+	lastLease uint64
+
+	// life ends when the backend closes; subscriptions live under it.
+	life     context.Context
+	lifeStop context.CancelFunc
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// handedOut is a delivery given to an SQS consumer and not yet settled.
+type handedOut struct {
+	d       *client.Delivery
+	buf     *buffer
+	expires time.Time
+	lapsed  bool // the lease ran out; no longer counted as outstanding
+}
+
+// NewClusterBackend connects to the cluster.
+func NewClusterBackend(ctx context.Context, cfg ClusterConfig) (*ClusterBackend, error) {
+	if cfg.Window <= 0 {
+		cfg.Window = 256
+	}
+	if cfg.IdleAfter <= 0 {
+		cfg.IdleAfter = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Status == nil {
+		return nil, errors.New("sqs: ClusterConfig.Status is required")
+	}
+	cfg.Client.Admin = false
+	main, err := client.Dial(ctx, cfg.Client, cfg.Addrs...)
+	if err != nil {
+		return nil, err
+	}
+	b := &ClusterBackend{cfg: cfg, main: main, receivers: map[time.Duration]*client.Client{},
+		buffers: map[bufferKey]*buffer{}, leases: map[uint64]*handedOut{}, stop: make(chan struct{}), done: make(chan struct{})}
+	b.life, b.lifeStop = context.WithCancel(context.Background())
+	if cfg.Admin != nil {
+		opts := *cfg.Admin
+		opts.Admin = true
+		if b.admin, err = client.Dial(ctx, opts, cfg.Addrs...); err != nil {
+			main.Close()
+			return nil, fmt.Errorf("admin connection: %w", err)
+		}
+	}
+	go b.sweepLoop()
+	return b, nil
+}
+
+// Close ends every subscription and connection.
+func (b *ClusterBackend) Close() error {
+	close(b.stop)
+	<-b.done
+	b.lifeStop()
+	b.mu.Lock()
+	clients := []*client.Client{b.main}
+	if b.admin != nil {
+		clients = append(clients, b.admin)
+	}
+	for _, c := range b.receivers {
+		clients = append(clients, c)
+	}
+	b.mu.Unlock()
+	for _, c := range clients {
+		c.Close()
+	}
+	return nil
+}
+
+// CreateQueue creates a queue confirmed by a majority.
+func (b *ClusterBackend) CreateQueue(ctx context.Context, name string) error {
+	return clientError(b.main.CreateQueue(ctx, name, client.PolicyMajority))
+}
+
+// DeleteQueue deletes a queue over the admin connection.
+func (b *ClusterBackend) DeleteQueue(ctx context.Context, name string, role Role) error {
+	if role != RoleAdmin || b.admin == nil {
+		return fmt.Errorf("%w: the endpoint holds no admin credential for the cluster (configure one to delete queues)", ErrDenied)
+	}
+	return clientError(b.admin.DeleteQueue(ctx, name))
+}
+
+// QueueNames lists the queues the metadata names, as the endpoint's node
+// has applied it.
+func (b *ClusterBackend) QueueNames(ctx context.Context) ([]string, error) {
+	st, err := b.cfg.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, q := range st.Queues {
+		if exists(q) {
+			names = append(names, q.Name)
+		}
+	}
+	return names, nil
+}
+
+// Stats reads the queue's counts from its owner: the endpoint's own node
+// or, over HTTP, the one the metadata names.
+func (b *ClusterBackend) Stats(ctx context.Context, name string) (QueueStats, error) {
+	st, err := b.cfg.Status(ctx)
+	if err != nil {
+		return QueueStats{}, err
+	}
+	var q *status.Queue
+	for i := range st.Queues {
+		if st.Queues[i].Name == name && exists(st.Queues[i]) {
+			q = &st.Queues[i]
+		}
+	}
+	if q == nil {
+		return QueueStats{}, ErrNoQueue
+	}
+	if q.Active && q.Depth != nil {
+		return statsFrom(q.Depth), nil
+	}
+	return b.ownerStats(ctx, name, q.Owner), nil
+}
+
+// ownerStats asks the owner's HTTP port for the queue's counts; unknown
+// if it cannot be read or does not serve the queue.
+func (b *ClusterBackend) ownerStats(ctx context.Context, name string, owner uint32) QueueStats {
+	if b.cfg.OwnerStatus == nil {
+		return QueueStats{}
+	}
+	for _, n := range b.main.Nodes() {
+		if n.ID != owner || n.HTTPAddr == "" {
+			continue
+		}
+		st, err := b.cfg.OwnerStatus(ctx, n.HTTPAddr)
+		if err != nil {
+			b.cfg.Logger.Debug("reading the owner's status", slog.Uint64("node", uint64(owner)), slog.String("err", err.Error()))
+			return QueueStats{}
+		}
+		for _, q := range st.Queues {
+			if q.Name == name && q.Active && q.Depth != nil {
+				return statsFrom(q.Depth)
+			}
+		}
+	}
+	return QueueStats{}
+}
+
+// exists says whether the metadata has the queue: serving, or failing
+// over. A queue still being created, or deleted, is not listed.
+func exists(q status.Queue) bool { return q.State == "active" || q.State == "recovering" }
+
+func statsFrom(d *status.Depth) QueueStats {
+	return QueueStats{Known: true, Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed}
+}
+
+// Send publishes and waits for the confirmation.
+func (b *ClusterBackend) Send(ctx context.Context, queue string, payload []byte, delay time.Duration) (MessageID, error) {
+	var opts []client.PublishOption
+	if delay > 0 {
+		opts = append(opts, client.WithDelay(delay))
+	}
+	id, err := b.main.Publish(ctx, queue, payload, opts...)
+	return MessageID{Producer: id.Producer, Seq: id.Seq}, clientError(err)
+}
+
+// Delete acks the delivery and waits until the settle is durable. An ack
+// whose outcome is unknown (the owner failed over meanwhile) may have
+// settled the message or not, so its handle is kept for a retry: cairn
+// answers a repeated ack of a settled message with success.
+func (b *ClusterBackend) Delete(ctx context.Context, queue string, lease uint64) error {
+	h, err := b.take(queue, lease)
+	if err != nil {
+		return err
+	}
+	err = clientError(h.d.AckSync(ctx))
+	if errors.Is(err, ErrUnknownOutcome) {
+		b.restore(lease, h)
+	}
+	return err
+}
+
+// restore puts back a handed-out delivery that take removed.
+func (b *ClusterBackend) restore(lease uint64, h *handedOut) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.leases[lease] = h
+	if !h.lapsed {
+		h.buf.outstanding++
+	}
+}
+
+// Release nacks the delivery, so it is delivered again at once.
+func (b *ClusterBackend) Release(ctx context.Context, queue string, lease uint64) error {
+	h, err := b.take(queue, lease)
+	if err != nil {
+		return err
+	}
+	return clientError(h.d.Nack(ctx))
+}
+
+// take removes a handed-out delivery from the table, so it is settled
+// once.
+func (b *ClusterBackend) take(queue string, lease uint64) (*handedOut, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h, ok := b.leases[lease]
+	if !ok || h.buf.key.queue != queue {
+		return nil, fmt.Errorf("%w: the message was already deleted, or its visibility timeout ran out long ago "+
+			"(it will be or was delivered again with a new receipt handle)", ErrLeaseGone)
+	}
+	delete(b.leases, lease)
+	if !h.lapsed {
+		h.buf.outstanding--
+	}
+	return h, nil
+}
+
+// clientError maps the client's errors onto the backend's.
+func clientError(err error) error {
+	var se *client.StatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, client.ErrUnknownOutcome):
+		return fmt.Errorf("%w: %v", ErrUnknownOutcome, err)
+	case !errors.As(err, &se):
+		return err
+	}
+	switch se.Status {
+	case client.StatusNoQueue:
+		return fmt.Errorf("%w: %v", ErrNoQueue, err)
+	case client.StatusQueueExists:
+		return fmt.Errorf("%w: %v", ErrQueueExists, err)
+	case client.StatusTooLarge:
+		return fmt.Errorf("%w: %v", ErrTooLarge, err)
+	case client.StatusNotLeased, client.StatusOwnerChanged:
+		return fmt.Errorf("%w: the delivery's lease ended before the delete reached the queue (%v); the message will be delivered again", ErrLeaseGone, err)
+	}
+	return err
+}

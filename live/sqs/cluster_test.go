@@ -1,0 +1,177 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live"
+	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/node"
+)
+
+// oneNode runs a one-node cluster for the test and returns its runtime.
+func oneNode(t *testing.T) *live.Runtime {
+	t.Helper()
+	rt, err := live.New(live.Config{
+		Node: node.Config{ID: 1, Replicas: 1}, Members: []live.Member{{ID: 1}},
+		DataDir: t.TempDir(), ClientListen: "127.0.0.1:0", PeerListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
+		ClientSecret: []byte("sqs-test-client-secret"), PeerSecret: []byte("sqs-test-peer-secret"), AdminSecret: []byte("sqs-test-admin-secret"),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Exit:   func(code int) { t.Errorf("node exited with status %d", code) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for rt.Status().MetaLeader == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the node did not lead its metadata within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return rt
+}
+
+func backendFor(t *testing.T, rt *live.Runtime) *ClusterBackend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := NewClusterBackend(ctx, ClusterConfig{
+		Addrs: []string{rt.ClientAddr()}, Client: client.Options{Secret: []byte("sqs-test-client-secret")},
+		Admin:     &client.Options{Secret: []byte("sqs-test-admin-secret")},
+		Status:    func(context.Context) (status.Node, error) { return rt.Status(), nil },
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		IdleAfter: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestClusterBackend drives the backend against a real node: create,
+// send, a long poll, delete, a lapsed visibility timeout and a release.
+func TestClusterBackend(t *testing.T) {
+	rt := oneNode(t)
+	b := backendFor(t, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.CreateQueue(ctx, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateQueue(ctx, "jobs"); !errors.Is(err, ErrQueueExists) {
+		t.Fatalf("second create: %v, want ErrQueueExists", err)
+	}
+	if _, err := b.Send(ctx, "nope", []byte("x"), 0); !errors.Is(err, ErrNoQueue) {
+		t.Fatalf("send to a missing queue: %v, want ErrNoQueue", err)
+	}
+	// A long poll started before the send returns when it arrives.
+	got := make(chan []Received, 1)
+	go func() {
+		r, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 5*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := b.Send(ctx, "jobs", []byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	first := <-got
+	if len(first) != 1 || string(first[0].Payload) != "one" || first[0].Attempt != 1 {
+		t.Fatalf("long poll got %+v", first)
+	}
+	// Not deleted, it comes back once its 2 s visibility runs out.
+	again, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 10*time.Second)
+	if err != nil || len(again) != 1 || again[0].Attempt != 2 || again[0].ID != first[0].ID {
+		t.Fatalf("redelivery: %+v, %v", again, err)
+	}
+	// Released, it is delivered again at once.
+	if err := b.Release(ctx, "jobs", again[0].Lease); err != nil {
+		t.Fatal(err)
+	}
+	third, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 5*time.Second)
+	if err != nil || len(third) != 1 || third[0].Attempt != 3 {
+		t.Fatalf("after release: %+v, %v", third, err)
+	}
+	if err := b.Delete(ctx, "jobs", third[0].Lease); err != nil {
+		t.Fatal(err)
+	}
+	for _, lease := range []uint64{third[0].Lease, 12345} {
+		if err := b.Delete(ctx, "jobs", lease); !errors.Is(err, ErrLeaseGone) {
+			t.Fatalf("delete of lease %d, settled or never made: %v, want ErrLeaseGone", lease, err)
+		}
+	}
+	if r, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 3*time.Second); err != nil || len(r) != 0 {
+		t.Fatalf("after delete: %+v, %v", r, err)
+	}
+	st, err := b.Stats(ctx, "jobs")
+	if err != nil || !st.Known || st.Ready+st.Leased+st.Delayed != 0 {
+		t.Fatalf("stats after delete: %+v, %v", st, err)
+	}
+	if err := b.DeleteQueue(ctx, "jobs", RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Stats(ctx, "jobs"); !errors.Is(err, ErrNoQueue) {
+		t.Fatalf("stats of a deleted queue: %v", err)
+	}
+}
+
+// TestReceiveAfterQueueRecreated: a queue deleted and made again under
+// its name while consumers poll it gets its messages to them.
+func TestReceiveAfterQueueRecreated(t *testing.T) {
+	rt := oneNode(t)
+	b := backendFor(t, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateQueue(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := b.Receive(ctx, "again", 10, 5*time.Second, 0); err != nil || len(r) != 0 {
+		t.Fatalf("receive on an empty queue: %+v, %v", r, err)
+	}
+	if err := b.DeleteQueue(ctx, "again", RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := b.CreateQueue(ctx, "again")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("creating the queue again: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := b.Send(ctx, "again", []byte("second life"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []Received
+	for len(got) == 0 && time.Now().Before(deadline.Add(10*time.Second)) {
+		r, err := b.Receive(ctx, "again", 10, 5*time.Second, time.Second)
+		if err != nil && !errors.Is(err, ErrNoQueue) {
+			t.Fatal(err)
+		}
+		got = r
+	}
+	if len(got) != 1 || string(got[0].Payload) != "second life" {
+		t.Fatalf("after the queue was made again: %+v", got)
+	}
+}

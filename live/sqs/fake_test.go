@@ -1,0 +1,220 @@
+package sqs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeBackend is an in-memory Backend: queues of messages, each either
+// ready or leased, with no clocks (leases never lapse unless released).
+type fakeBackend struct {
+	mu     sync.Mutex
+	queues map[string]*fakeQueue
+	seq    uint64
+	lease  uint64
+}
+
+type fakeQueue struct {
+	ready  []Received
+	leased map[uint64]Received
+}
+
+func newFakeBackend() *fakeBackend { return &fakeBackend{queues: map[string]*fakeQueue{}} }
+
+func (f *fakeBackend) CreateQueue(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.queues[name] != nil {
+		return ErrQueueExists
+	}
+	f.queues[name] = &fakeQueue{leased: map[uint64]Received{}}
+	return nil
+}
+
+func (f *fakeBackend) DeleteQueue(_ context.Context, name string, _ Role) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.queues[name] == nil {
+		return ErrNoQueue
+	}
+	delete(f.queues, name)
+	return nil
+}
+
+func (f *fakeBackend) QueueNames(context.Context) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return sortedNames(f.queues), nil
+}
+
+func (f *fakeBackend) Stats(_ context.Context, name string) (QueueStats, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[name]
+	if q == nil {
+		return QueueStats{}, ErrNoQueue
+	}
+	return QueueStats{Known: true, Ready: len(q.ready), Leased: len(q.leased)}, nil
+}
+
+func (f *fakeBackend) Send(_ context.Context, queue string, payload []byte, _ time.Duration) (MessageID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[queue]
+	if q == nil {
+		return MessageID{}, ErrNoQueue
+	}
+	f.seq++
+	id := MessageID{Producer: 7, Seq: f.seq}
+	q.ready = append(q.ready, Received{ID: id, Payload: payload})
+	return id, nil
+}
+
+func (f *fakeBackend) Receive(_ context.Context, queue string, max int, _, _ time.Duration) ([]Received, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[queue]
+	if q == nil {
+		return nil, ErrNoQueue
+	}
+	var out []Received
+	for len(out) < max && len(q.ready) > 0 {
+		r := q.ready[0]
+		q.ready = q.ready[1:]
+		f.lease++
+		r.Lease, r.Attempt = f.lease, r.Attempt+1
+		q.leased[r.Lease] = r
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (f *fakeBackend) settle(queue string, lease uint64, back bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[queue]
+	if q == nil {
+		return ErrNoQueue
+	}
+	r, ok := q.leased[lease]
+	if !ok {
+		return fmt.Errorf("%w: lease %d", ErrLeaseGone, lease)
+	}
+	delete(q.leased, lease)
+	if back {
+		q.ready = append(q.ready, r)
+	}
+	return nil
+}
+
+func (f *fakeBackend) Delete(_ context.Context, queue string, lease uint64) error {
+	return f.settle(queue, lease, false)
+}
+
+func (f *fakeBackend) Release(_ context.Context, queue string, lease uint64) error {
+	return f.settle(queue, lease, true)
+}
+
+// Test credentials.
+const (
+	testKeyID  = "AKIDCLIENT"
+	testSecret = "client-secret-key"
+	testAdmin  = "AKIDADMIN"
+	testRegion = "eu-west-1"
+)
+
+// testServer runs an endpoint over a fake backend at a fixed clock.
+func testServer(t *testing.T) (*httptest.Server, *fakeBackend, time.Time) {
+	t.Helper()
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	b := newFakeBackend()
+	s, err := New(Config{Node: 1, Region: testRegion, Backend: b, Now: func() time.Time { return now },
+		Keys: []AccessKey{{ID: testKeyID, Secret: testSecret}, {ID: testAdmin, Secret: "admin-secret-key", Role: RoleAdmin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, b, now
+}
+
+// sign signs req as a SigV4 client does, at when, with the key and
+// secret given.
+func sign(req *http.Request, body []byte, keyID, secret string, when time.Time) {
+	stamp := when.UTC().Format(amzDateLayout)
+	req.Header.Set("X-Amz-Date", stamp)
+	signed := []string{"content-type", "host", "x-amz-date"}
+	if req.Header.Get("X-Amz-Target") != "" {
+		signed = append(signed, "x-amz-target")
+	}
+	canonical, aerr := canonicalRequest(req, body, signed)
+	if aerr != nil {
+		panic(aerr)
+	}
+	sig := signature(secret, stamp, stamp[:8], testRegion, "sqs", canonical)
+	req.Header.Set("Authorization", fmt.Sprintf("%s Credential=%s/%s/%s/sqs/aws4_request, SignedHeaders=%s, Signature=%s",
+		sigv4Algorithm, keyID, stamp[:8], testRegion, strings.Join(signed, ";"), sig))
+}
+
+// queryCall posts a query protocol request signed by keyID and returns
+// the status and body.
+func queryCall(t *testing.T, hs *httptest.Server, now time.Time, keyID, secret string, form url.Values) (int, string) {
+	t.Helper()
+	body := []byte(form.Encode())
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	req.Host = strings.TrimPrefix(hs.URL, "http://")
+	sign(req, body, keyID, secret, now)
+	return do(t, req)
+}
+
+// jsonCall posts a JSON protocol request signed by the client key.
+func jsonCall(t *testing.T, hs *httptest.Server, now time.Time, action, body string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS."+action)
+	req.Host = strings.TrimPrefix(hs.URL, "http://")
+	sign(req, []byte(body), testKeyID, testSecret, now)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func do(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// between returns the text between the first open and close tags.
+func between(s, tag string) string {
+	_, rest, ok := strings.Cut(s, "<"+tag+">")
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, "</"+tag+">")
+	return v
+}
+
+func containsAll(s string, parts ...string) bool {
+	return !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(s, p) })
+}
