@@ -85,7 +85,7 @@ func serveConfig(path, dataDir, logLevel string, stderr io.Writer) (live.Config,
 		return live.Config{}, err
 	}
 	level, _ := parseLevel(fc.LogLevel)
-	return fc.liveConfig(newLogger(stderr, level))
+	return fc.liveConfig(newLogger(stderr, level, fc.LogFormat))
 }
 
 // serve runs one node until a signal.
@@ -104,6 +104,12 @@ func serve(cfg live.Config, stderr io.Writer) int {
 	return exitOK
 }
 
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+// newLogger writes lines at level and above to w, as key=value text or,
+// for format "json", as one JSON object a line; both carry the same keys.
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == logFormatJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
