@@ -122,3 +122,17 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 		t.Errorf("the dashboard queries no cairn metric at all")
 	}
 }
+
+// The README's metrics table lists every family a node exports, so a
+// metric added to the code and not to the table fails here.
+func TestReadmeListsEveryMetric(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range nodeFamilies {
+		if !strings.Contains(string(raw), "`"+name+"`") {
+			t.Errorf("the README does not list %s", name)
+		}
+	}
+}
