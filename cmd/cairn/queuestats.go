@@ -164,8 +164,8 @@ func checkpointAge(seconds float64) string {
 }
 
 // replicaLags renders each replica and how many records it is behind
-// the owner, as "n1:0,n2:3"; "?" when it is not known (the node was not
-// read, or no owner serves).
+// the owner, as "n1:0,n2:3"; "?" when it is not known (no serving owner
+// answered).
 func replicaLags(rs []status.ReplicaLag) string {
 	parts := make([]string, 0, len(rs))
 	for _, r := range rs {
