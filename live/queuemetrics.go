@@ -10,9 +10,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// queueCollector reports per-queue gauges at scrape time, from the same
+// queueCollector reports per-queue series at scrape time, from the same
 // view of the node's queues as /status: how much of each queue's log the
-// local replica retains, and where its checkpoints stand.
+// local replica retains, where its checkpoints stand, its traffic, and,
+// on the owner, the backlog, consumers and each follower's lag. It also
+// reports the node's place in the metadata raft group from that view.
+// Since every series is rebuilt at each scrape, a queue that goes takes
+// its series with it.
 //
 // It also exposes the instruments the runtime's event logger derives from
 // node events (eventMetrics). The runtime builds its event logger after
