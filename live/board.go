@@ -102,6 +102,9 @@ func queueStatus(v node.QueueView) status.Queue {
 	for _, id := range v.Replicas {
 		q.Replicas = append(q.Replicas, uint32(id))
 	}
+	for _, f := range v.Followers {
+		q.Followers = append(q.Followers, status.Follower{Node: uint32(f.Node), Acked: f.Acked})
+	}
 	if d := v.Depth; d.Known {
 		q.Depth = &status.Depth{Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed, Consumers: d.Consumers}
 	}

@@ -46,6 +46,8 @@ type frameConn struct {
 
 	in       prometheus.Counter
 	sent     prometheus.Counter
+	bytesIn  prometheus.Counter
+	bytesOut prometheus.Counter
 	overflow prometheus.Counter
 	closed   *prometheus.CounterVec
 }
@@ -58,6 +60,8 @@ func newFrameConn(nc net.Conn, br *bufio.Reader, side string, limit, queue int, 
 		log:      log.With(slog.String("side", side), slog.String("remote", remote)),
 		in:       m.framesIn.WithLabelValues(side),
 		sent:     m.framesOut.WithLabelValues(side),
+		bytesIn:  m.bytesIn.WithLabelValues(side),
+		bytesOut: m.bytesOut.WithLabelValues(side),
 		overflow: m.dropped.WithLabelValues(side, "overflow"),
 		closed:   m.closed,
 	}
@@ -128,6 +132,7 @@ func (c *frameConn) readLoop(accept func(wire.Message) error) {
 			return
 		}
 		c.in.Inc()
+		c.bytesIn.Add(float64(len(frame)))
 		if err := accept(m); err != nil {
 			c.close("protocol-violation", slog.LevelWarn, err)
 			return
@@ -194,7 +199,22 @@ func classifyReadError(err error) (string, slog.Level) {
 // writeLoop sends the frames queued on the connection until it closes;
 // a failed write closes it.
 func (c *frameConn) writeLoop() {
-	if err := session.WriteFrames(c.nc, c.out, c.closing, writeTimeout, c.sent.Inc); err != nil {
+	w := countingWriter{Conn: c.nc, written: c.bytesOut}
+	if err := session.WriteFrames(w, c.out, c.closing, writeTimeout, c.sent.Inc); err != nil {
 		c.close("write-failed", slog.LevelInfo, err)
 	}
+}
+
+// countingWriter counts the bytes written to its connection: what the
+// writer's buffer flushes, so a batch of frames is counted as it leaves.
+type countingWriter struct {
+	net.Conn
+	written prometheus.Counter
+}
+
+// Write writes p and counts what the connection took.
+func (w countingWriter) Write(p []byte) (int, error) {
+	n, err := w.Conn.Write(p)
+	w.written.Add(float64(n))
+	return n, err
 }

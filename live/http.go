@@ -105,7 +105,7 @@ const statusWait = 2 * time.Second
 // *node.Node is one.
 type nodeViewer interface {
 	Queues() []node.QueueView
-	MetaLeader() (node.NodeID, uint64)
+	Meta() node.MetaView
 }
 
 // status builds the status document: the board, plus the node's own view
@@ -122,15 +122,14 @@ func (r *Runtime) status(ctx context.Context) status.Node {
 	type answer struct {
 		queues  []node.QueueView
 		traffic []*status.Traffic
-		leader  node.NodeID
-		term    uint64
+		meta    node.MetaView
 	}
 	got := make(chan answer, 1)
 	ask := func() {
 		var a answer
 		a.queues = v.Queues()
 		a.traffic = r.readTraffic(a.queues)
-		a.leader, a.term = v.MetaLeader()
+		a.meta = v.Meta()
 		got <- a
 	}
 	select {
@@ -142,7 +141,8 @@ func (r *Runtime) status(ctx context.Context) status.Node {
 	}
 	select {
 	case a := <-got:
-		s.MetaLeader, s.MetaTerm = uint32(a.leader), a.term
+		s.MetaLeader, s.MetaTerm = uint32(a.meta.Leader), a.meta.Term
+		s.MetaRole, s.MetaCommit, s.MetaApplied = a.meta.Role, a.meta.Commit, a.meta.Applied
 		for i, q := range a.queues {
 			qs := queueStatus(q)
 			qs.Traffic = a.traffic[i]

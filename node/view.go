@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"go.etcd.io/raft/v3"
 )
 
 // QueueView is one queue as this node sees it: the metadata it has
@@ -58,6 +60,29 @@ type QueueView struct {
 	// replicas for as long as its peers wait before replacing it: it
 	// serves no client until it hears from one again (quorum.go).
 	NoQuorum bool
+	// Followers is what an owner or candidate knows of each other
+	// replica's log, in replica-set order; nil on every other replica.
+	Followers []FollowerView
+}
+
+// FollowerView is an owner's knowledge of one follower's log: Acked is
+// the last index the follower reported durable and agreeing with the
+// owner's log, the most it counts toward confirmation. The owner's
+// LastIndex minus Acked is how far the follower is behind.
+type FollowerView struct {
+	Node  NodeID
+	Acked uint64
+}
+
+// MetaView is this node's member of the metadata raft group: its role
+// ("leader", "follower", "candidate", "pre-candidate", or "" before the
+// group starts), the term, the leader it knows (zero: none), and the
+// commit and applied indexes of its raft log.
+type MetaView struct {
+	Role            string
+	Term            uint64
+	Leader          NodeID
+	Commit, Applied uint64
 }
 
 // QueueDepth counts a queue's unsettled messages by where they stand,
@@ -126,8 +151,10 @@ func (n *Node) queueView(name string) QueueView {
 	case roleOwner:
 		v.Role, v.Commit = "owner", r.own.commit
 		v.Depth, v.NoQuorum = r.own.depth(), r.own.cutOff()
+		v.Followers = r.own.followerViews()
 	case roleCandidate:
 		v.Role, v.Commit = "candidate", r.own.commit
+		v.Followers = r.own.followerViews()
 	default:
 		// Preparing, fenced (Fenced says why) and retired replicas take
 		// no part; for a status page they are not owners.
@@ -143,6 +170,34 @@ func (n *Node) MetaLeader() (leader NodeID, term uint64) {
 		return 0, 0
 	}
 	return n.meta.leader, n.meta.term
+}
+
+// Meta returns this node's view of the metadata raft group. Like every
+// Node method it must be called on the node's goroutine.
+func (n *Node) Meta() MetaView {
+	if n.meta == nil || n.meta.rn == nil {
+		return MetaView{}
+	}
+	st := n.meta.rn.BasicStatus()
+	return MetaView{Role: metaRoleNames[st.RaftState], Term: st.HardState.GetTerm(), Leader: n.meta.leader,
+		Commit: st.HardState.GetCommit(), Applied: st.Applied}
+}
+
+// metaRoleNames names raft's states for MetaView.
+var metaRoleNames = map[raft.StateType]string{
+	raft.StateFollower:     "follower",
+	raft.StateCandidate:    "candidate",
+	raft.StateLeader:       "leader",
+	raft.StatePreCandidate: "pre-candidate",
+}
+
+// followerViews lists what the owner knows of each follower's log.
+func (o *ownerState) followerViews() []FollowerView {
+	out := make([]FollowerView, 0, len(o.followers))
+	for _, p := range o.followers {
+		out = append(out, FollowerView{Node: p.id, Acked: min(p.match, p.durable)})
+	}
+	return out
 }
 
 // depth counts the owner's unsettled messages. Every leased, delayed or

@@ -87,7 +87,7 @@ func serveConfig(path, dataDir, logLevel string, stderr io.Writer) (live.Config,
 		return live.Config{}, nil, err
 	}
 	level, _ := parseLevel(fc.LogLevel)
-	logger := newLogger(stderr, level)
+	logger := newLogger(stderr, level, fc.LogFormat)
 	cfg, err := fc.liveConfig(logger)
 	if err != nil {
 		return live.Config{}, nil, err
@@ -140,6 +140,12 @@ func startSQS(ctx context.Context, rt *live.Runtime, cfg *sqs.EndpointConfig) (<
 	return done, nil
 }
 
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+// newLogger writes lines at level and above to w, as key=value text or,
+// for format "json", as one JSON object a line; both carry the same keys.
+func newLogger(w io.Writer, level slog.Level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == logFormatJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -24,6 +24,7 @@ import (
 //	data_dir = "data/n1"          # relative to this file
 //	replication = 3
 //	log_level = "info"            # debug | info | warn | error
+//	log_format = "text"           # text (logfmt) | json: one object a line
 //	detection = "heartbeat"       # heartbeat | eager
 //	replace_after = "5m"          # replace a replica down this long; "off" never
 //	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
@@ -81,6 +82,9 @@ type fileConfig struct {
 	DataDir     string `toml:"data_dir"`
 	Replication int    `toml:"replication"`
 	LogLevel    string `toml:"log_level"`
+	// LogFormat is how log lines are written: "text" (key=value, the
+	// default) or "json" (one JSON object a line, for log shippers).
+	LogFormat string `toml:"log_format"`
 	// Detection is the failure detection policy a fresh cluster starts
 	// with. Once the metadata exists it is the metadata's policy that
 	// counts (changing it is a metadata command, not yet exposed), so
@@ -188,6 +192,9 @@ func (fc *fileConfig) validate() error {
 		return fmt.Errorf("config: replication %d: must be between 1 and the number of peers (%d)", fc.Replication, len(fc.Peers))
 	}
 	if _, err := parseLevel(fc.LogLevel); err != nil {
+		return err
+	}
+	if err := checkLogFormat(fc.LogFormat); err != nil {
 		return err
 	}
 	if err := checkClusterName(fc.Cluster); err != nil {
@@ -316,6 +323,22 @@ func parseLevel(s string) (slog.Level, error) {
 		return slog.LevelError, nil
 	}
 	return 0, fmt.Errorf("config: log_level %q: want debug, info, warn or error", s)
+}
+
+// The values of log_format.
+const (
+	logFormatText = "text"
+	logFormatJSON = "json"
+)
+
+// checkLogFormat refuses a log_format other than text or json; empty
+// means text.
+func checkLogFormat(s string) error {
+	switch s {
+	case "", logFormatText, logFormatJSON:
+		return nil
+	}
+	return fmt.Errorf("config: log_format %q: want text or json", s)
 }
 
 // detection builds the initial failure detection policy.

@@ -80,6 +80,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{`addr = "x"`, `addr = "127.0.0.1:7102"`, `config: peers[1].addr "x": missing port`},
 		{`id = 9`, `id = 2`, `config: id 9 is not among peers[].id`},
 		{`log_level = "loud"`, `log_level = "debug"`, `config: log_level "loud"`},
+		{"log_format = \"yaml\"\nreplication = 3", `replication = 3`, `config: log_format "yaml": want text or json`},
 		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
 		{"detection = \"eager\"\nreplace_after = \"soon\"", `detection = "eager"`, `config: replace_after "soon"`},
 		{"detection = \"eager\"\ncheckpoint_records = -5", `detection = "eager"`, `config: checkpoint_records -5`},

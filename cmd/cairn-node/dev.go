@@ -57,7 +57,7 @@ func runDev(args []string, stdout, stderr io.Writer) int {
 	defer cleanup()
 	var runtimes []*live.Runtime
 	for _, cfg := range devConfigs(*nodes, root, *base) {
-		cfg.Logger = newLogger(stderr, level)
+		cfg.Logger = newLogger(stderr, level, logFormatText)
 		rt, err := live.New(cfg)
 		if err != nil {
 			fmt.Fprintf(stderr, "cairn-node dev: node %s: %v\n", cfg.Node.ID, err)

@@ -35,6 +35,7 @@ const usage = `usage: cairn COMMAND [flags]
   queue create NAME [--policy majority|all|owner-only]
   queue delete NAME
   queue list
+  queue stats [NAME...] [--interval D] [--json]
   publish QUEUE [MSG...] [--delay D]     (one message per stdin line when no MSG)
   consume QUEUE [--ack] [--count N] [--window W] [--lease D]
   cluster status
@@ -187,7 +188,8 @@ func run(args []string, e env) int {
 	}
 	commands := map[string]func([]string, env) int{
 		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
-		"publish": publish, "consume": consume, "cluster status": clusterStatus,
+		"queue stats": queueStats,
+		"publish":     publish, "consume": consume, "cluster status": clusterStatus,
 	}
 	if f, ok := commands[cmd]; ok {
 		return f(append(rest, leading...), e)

@@ -90,8 +90,10 @@ type ClusterQueue struct {
 }
 
 // ReplicaLag is one replica of a queue: the node, its role, its last
-// index and how many records it is behind the owner's (nil when either
-// is not known: the node did not answer, or no owner serves).
+// index and how many records it is behind the owner's: by what the
+// serving owner says the replica acknowledged, or else by the replica's
+// own last index; nil when neither is known (no owner serves, or the
+// owner knows nothing of it and its node did not answer).
 type ReplicaLag struct {
 	Node      uint32  `json:"node"`
 	Role      string  `json:"role"`
@@ -261,6 +263,17 @@ func replicaLag(id uint32, views []nodeQueue, p nodeQueue) ReplicaLag {
 		if p.q.Active {
 			lag := p.q.LastIndex - min(last, p.q.LastIndex)
 			r.Lag = &lag
+		}
+	}
+	// The serving owner knows what each follower acknowledged durable,
+	// which is the lag that matters for confirmation, and knows it even
+	// of a follower whose node did not answer.
+	if p.q.Active {
+		for _, f := range p.q.Followers {
+			if f.Node == id {
+				lag := f.Lag(p.q.LastIndex)
+				r.Lag = &lag
+			}
 		}
 	}
 	return r

@@ -136,3 +136,23 @@ func TestBuildClusterViewOwnerWithoutQuorum(t *testing.T) {
 		t.Errorf("the cut-off owner's replica reads %q, want %q", got, "owner, no quorum")
 	}
 }
+
+// A serving owner's account of what each follower acknowledged gives
+// that follower's lag, even when the follower's node did not answer.
+func TestBuildClusterViewLagFromTheOwner(t *testing.T) {
+	t0 := time.Unix(5000, 0)
+	readings := threeNodes(t0, 1000)
+	readings[0].Status.Queues[0].Followers = []Follower{{Node: 2, Acked: 85}, {Node: 3, Acked: 60}}
+	c, _ := Build(1, t0, readings, nil)
+	var lags []string
+	for _, r := range c.Queues[0].Replicas {
+		lag := "?"
+		if r.Lag != nil {
+			lag = fmt.Sprint(*r.Lag)
+		}
+		lags = append(lags, fmt.Sprintf("n%d:%s:%s", r.Node, r.Role, lag))
+	}
+	if d := cmp.Diff([]string{"n1:owner:0", "n2:follower:15", "n3:unknown:40"}, lags); d != "" {
+		t.Errorf("replica lags (-want +got):\n%s", d)
+	}
+}

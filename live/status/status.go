@@ -25,6 +25,13 @@ type Node struct {
 	// knows none), and MetaTerm the term it knows.
 	MetaLeader uint32 `json:"meta_leader"`
 	MetaTerm   uint64 `json:"meta_term"`
+	// MetaRole is this node's raft role in the metadata group ("leader",
+	// "follower", "candidate", "pre-candidate"; "" before the group
+	// starts), and MetaCommit and MetaApplied the commit and applied
+	// indexes of its metadata log.
+	MetaRole    string `json:"meta_role,omitempty"`
+	MetaCommit  uint64 `json:"meta_commit,omitempty"`
+	MetaApplied uint64 `json:"meta_applied,omitempty"`
 	// Clients is the number of open client connections.
 	Clients int `json:"clients"`
 	// Peers lists the other nodes and whether a connection to each is up.
@@ -195,7 +202,21 @@ type Queue struct {
 	// Traffic counts the queue's requests this node handled since it
 	// started; a reader derives rates from two readings.
 	Traffic *Traffic `json:"traffic,omitempty"`
+	// Followers is, on an owner or candidate, the last index each other
+	// replica acknowledged durable; LastIndex minus it is the replica's
+	// lag. Absent on other replicas.
+	Followers []Follower `json:"followers,omitempty"`
 }
+
+// Follower is what a queue's owner knows of one other replica's log.
+type Follower struct {
+	Node  uint32 `json:"node"`
+	Acked uint64 `json:"acked"`
+}
+
+// Lag is how many records of the owner's log the follower has not
+// acknowledged; zero if it reports more than the owner holds.
+func (f Follower) Lag(ownerLast uint64) uint64 { return ownerLast - min(f.Acked, ownerLast) }
 
 // Traffic counts what one node handled for one queue since its process
 // started: publish requests handed to the node, deliveries it sent, and
