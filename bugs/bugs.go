@@ -80,6 +80,9 @@ const (
 	// serving its clients (and saying it serves) instead of stepping
 	// back until it hears from them again.
 	ServeWithoutQuorum = "serve-without-quorum"
+	// ExtendIgnored: an owner answers a lease extension OK but leaves the
+	// lease to run out when it would have anyway.
+	ExtendIgnored = "extend-ignored"
 )
 
 // All lists every planted bug.
