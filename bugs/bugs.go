@@ -89,7 +89,7 @@ const (
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum}
+	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
