@@ -80,13 +80,16 @@ const (
 	// serving its clients (and saying it serves) instead of stepping
 	// back until it hears from them again.
 	ServeWithoutQuorum = "serve-without-quorum"
+	// ExtendIgnored: an owner answers a lease extension OK but leaves the
+	// lease to run out when it would have anyway.
+	ExtendIgnored = "extend-ignored"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum}
+	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

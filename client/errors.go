@@ -20,7 +20,7 @@ var ErrClosed = errors.New("client: closed")
 // StatusError reports an operation that certainly did not happen and
 // never will, with the status the node gave.
 type StatusError struct {
-	Op     string // "create", "delete", "publish", "subscribe", "ack", "nack" or "set-detection"
+	Op     string // "create", "delete", "publish", "subscribe", "ack", "nack", "extend" or "set-detection"
 	Queue  string
 	Status Status
 	// Detail is the node's explanation, when it gave one (for example

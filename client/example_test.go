@@ -74,3 +74,42 @@ func ExampleClient_Subscribe() {
 	}
 	<-ctx.Done() // deliveries arrive on the subscription's own goroutine
 }
+
+// Work on a message for longer than the subscription's lease, keeping it
+// leased while the work goes on.
+func ExampleDelivery_Extend() {
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")}, "127.0.0.1:7001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Subscribe(ctx, "renders", func(ctx context.Context, d *client.Delivery) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(45 * time.Second) // a long job
+		}()
+		keep := time.NewTicker(10 * time.Second)
+		defer keep.Stop()
+		for {
+			select {
+			case <-done:
+				if err := d.AckSync(ctx); err != nil {
+					log.Printf("ack %s: %v", d.ID, err)
+				}
+				return
+			case <-keep.C:
+				if err := d.Extend(ctx, 30*time.Second); err != nil {
+					log.Printf("lease of %s lost: %v (it will be delivered again)", d.ID, err)
+					return
+				}
+			}
+		}
+	}, client.WithLease(30*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-ctx.Done()
+}

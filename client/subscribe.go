@@ -27,6 +27,27 @@ func (d *Delivery) Nack(ctx context.Context) error {
 	return err
 }
 
+// Extend keeps the delivery leased for extendFor from when the node
+// takes the request, instead of whatever was left of its lease, without
+// settling it: a handler that needs longer than the subscription's lease
+// (see WithLease) calls it before the lease runs out, as often as it
+// needs to. extendFor must be positive and at most 12 hours.
+//
+// It returns once the node holding the lease has extended it. The
+// request goes only to that node, never to another: if the lease has
+// already run out, or was settled, the error is a *StatusError with
+// StatusNotLeased (or StatusOwnerChanged) and the message will be (or
+// was) delivered again; an error wrapping ErrUnknownOutcome means the
+// extension may not have happened, and the message may be delivered again
+// when the old lease runs out.
+func (d *Delivery) Extend(ctx context.Context, extendFor time.Duration) error {
+	if detail, ok := core.CheckExtend(d.d, extendFor); !ok {
+		return &StatusError{Op: core.OpExtend.String(), Queue: d.d.Queue, Status: StatusBadRequest, Detail: detail}
+	}
+	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Extend(now, d.d, extendFor) })
+	return err
+}
+
 // Handler processes one delivery. Deliveries of one subscription are
 // handled one at a time, in the order they arrive.
 type Handler func(ctx context.Context, d *Delivery)

@@ -104,10 +104,11 @@ const (
 	// StatusBadRequest: the request was malformed or not allowed (for
 	// example an operation that needs the admin role); Detail says why.
 	StatusBadRequest
-	// StatusNotLeased: an ack or nack for a delivery whose lease lapsed;
+	// StatusNotLeased: an ack, nack or extension of a delivery whose
+	// lease lapsed;
 	// the message will be (or was) delivered again.
 	StatusNotLeased
-	// StatusOwnerChanged: an ack or nack reached a node that no longer
+	// StatusOwnerChanged: an ack, nack or extension reached a node that no longer
 	// owns the queue. The lease ended with the old owner, so the message
 	// will be delivered again.
 	StatusOwnerChanged

@@ -432,6 +432,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		}
 	case *wire.Unsubscribe:
 		n.onUnsubscribe(conn, m)
+	case *wire.Extend:
+		n.onExtend(conn, m)
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
 	default:

@@ -205,6 +205,39 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	o.settleSoon(conn, m.ReqID, m.ID)
 }
 
+// onExtend keeps a delivery leased for longer: the lease runs out For
+// from now on this owner's clock, whatever was left of it. Leases are
+// owner-local and die with the owner, so nothing is written or
+// replicated: an extension asks only this process to hold back. A lease
+// that has run out is not brought back, even if the tick that hands its
+// message back has not come yet: the consumer hears that it lost the
+// lease, and can expect the message to go out again.
+func (n *Node) onExtend(conn ConnID, m *wire.Extend) {
+	if m.For <= 0 || m.For > wire.MaxExtend {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf(
+			"lease extension %v is out of range: a lease is extended by more than 0 and at most %v", m.For, wire.MaxExtend))
+		return
+	}
+	o := n.liveQueue(conn, m.ReqID, m.Queue)
+	if o == nil {
+		return
+	}
+	now := n.env.Now()
+	msg, unsettled := o.state.messages[m.ID]
+	switch {
+	case !unsettled:
+		n.reply(conn, m.ReqID, wire.StatusNotLeased, "no unsettled message "+m.ID.String())
+		return
+	case msg.lease == nil || msg.lease.id != m.Lease || !now.Before(msg.lease.expires):
+		n.reply(conn, m.ReqID, wire.StatusNotLeased, "lease is no longer held")
+		return
+	}
+	if !bugs.Active(bugs.ExtendIgnored) {
+		msg.lease.expires = now.Add(m.For)
+	}
+	n.reply(conn, m.ReqID, wire.StatusOK, "")
+}
+
 // onSetDetection changes the failure detection policy through the
 // metadata, so every node switches at the same point of the log.
 func (n *Node) onSetDetection(conn ConnID, m *wire.SetDetection) {

@@ -156,7 +156,7 @@ func (s *requestScript) step(in *fuzzInput) {
 		lease := time.Duration(int8(in.byte())) * 10 * time.Millisecond
 		s.send(to, conn, &wire.Subscribe{Queue: in.name(), Window: uint32(in.byte() % 5), Lease: lease})
 	case 5:
-		s.send(to, conn, s.settle(in))
+		s.send(to, conn, s.settleOrExtend(in))
 	case 6:
 		ms := func() time.Duration { return time.Duration(int16(in.u16())) * time.Millisecond }
 		s.send(to, conn, &wire.SetDetection{Mode: in.byte() % 4, Interval: ms(), Grace: ms()})
@@ -192,17 +192,25 @@ func (s *requestScript) publish(in *fuzzInput) *wire.Publish {
 	return m
 }
 
-// settle reads an ack or a nack, usually of a delivery the script has
+// settleOrExtend reads an ack, a nack or a lease extension (by a span
+// that may be negative or zero), usually of a delivery the script has
 // seen, otherwise of an arbitrary message and lease.
-func (s *requestScript) settle(in *fuzzInput) *wire.Settle {
+func (s *requestScript) settleOrExtend(in *fuzzInput) wire.Message {
 	s.collectDeliveries()
-	pick, nack := in.byte(), in.byte()&1 == 1
+	pick, how := in.byte(), in.byte()
+	st := &wire.Settle{Nack: how&1 == 1}
 	if len(s.seen) > 0 && pick < 200 {
 		d := s.seen[int(pick)%len(s.seen)]
-		return &wire.Settle{Queue: d.Queue, ID: d.ID, Lease: d.Lease, Nack: nack}
+		st.Queue, st.ID, st.Lease = d.Queue, d.ID, d.Lease
+	} else {
+		st.ID = wire.MessageID{Producer: uint64(in.byte() % 3), Seq: uint64(in.byte() % 8)}
+		st.Queue, st.Lease = in.name(), uint64(in.byte())
 	}
-	id := wire.MessageID{Producer: uint64(in.byte() % 3), Seq: uint64(in.byte() % 8)}
-	return &wire.Settle{Queue: in.name(), ID: id, Lease: uint64(in.byte()), Nack: nack}
+	if how&2 == 0 {
+		return st
+	}
+	extendFor := time.Duration(int8(in.byte())) * 10 * time.Millisecond
+	return &wire.Extend{Queue: st.Queue, ID: st.ID, Lease: st.Lease, For: extendFor}
 }
 
 // collectDeliveries notes the deliveries sent so far, leaving them in
@@ -248,6 +256,8 @@ func setReqID(req wire.Message, id uint64) {
 	case *wire.SetDetection:
 		m.ReqID = id
 	case *wire.Unsubscribe:
+		m.ReqID = id
+	case *wire.Extend:
 		m.ReqID = id
 	default:
 		panic(fmt.Sprintf("no request ID in %T", req))

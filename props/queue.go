@@ -147,6 +147,7 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	out = append(out, checkTotalQueue(ix)...)
 	out = append(out, checkSettled(ix)...)
 	out = append(out, checkDeliveryHandover(ix)...)
+	out = append(out, checkExtendedLeases(ix)...)
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)
 	out = append(out, checkConvergence(h)...)
@@ -193,7 +194,7 @@ func (ix *index) life(id wire.MessageID) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n    life of %s:", id)
 	for _, op := range ix.h.Ops {
-		if op.ID == id && (op.Kind == "publish" || op.Kind == "ack" || op.Kind == "nack") {
+		if op.ID == id && (op.Kind == "publish" || op.Kind == "ack" || op.Kind == "nack" || op.Kind == "extend") {
 			fmt.Fprintf(&b, "\n      %-7s client=%d q=%s invoked=%v done=%v outcome=%s status=%s index=%d replied=%v",
 				op.Kind, op.Client, op.Queue, op.Invoked, op.Done, op.Outcome, op.Status, op.Index, op.Replied)
 		}

@@ -18,13 +18,17 @@ const clientAddrBase = 1000
 // simulated network by a workload role, recording everything it invokes
 // and sees into the history.
 type clientProc struct {
-	w        *World
-	index    int
-	addr     netsim.Addr
-	core     *core.Client
-	rng      *rand.Rand
-	producer bool
-	consumer bool
+	w     *World
+	index int
+	addr  netsim.Addr
+	core  *core.Client
+	rng   *rand.Rand
+	// extendRng decides which deliveries this consumer extends and for
+	// how long, apart from rng so that a workload that extends nothing
+	// draws exactly what it drew before extensions existed.
+	extendRng *rand.Rand
+	producer  bool
+	consumer  bool
 	// probe marks a probe client: it works only the first queue, starts at
 	// the workload's ProbeAt, and (as a publisher) publishes every 10ms.
 	probe     bool
@@ -71,7 +75,8 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 	rng := newStream(w.sc.Seed, streamWorkload, uint64(i))
 	c := &clientProc{
 		w: w, index: i, addr: netsim.Addr(clientAddrBase + i + 1), rng: rng,
-		producer: i < wl.Producers, consumer: i >= wl.Producers,
+		extendRng: newStream(w.sc.Seed, streamExtend, uint64(i)),
+		producer:  i < wl.Producers, consumer: i >= wl.Producers,
 		ops: make(map[core.OpID]int), subscribed: make(map[string]bool),
 	}
 	cfg := core.Config{

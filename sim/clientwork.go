@@ -126,12 +126,16 @@ func (c *clientProc) subscribe(queue string) {
 
 // react decides, after some thinking time, what to do with a delivery:
 // during the safety phase ack, nack or ignore it; in the calm phase ack
-// it; in the quiet end do nothing.
+// it; in the quiet end do nothing. Some deliveries of the safety phase
+// take longer than their lease, and the consumer extends the lease first.
 func (c *clientProc) react(d core.Delivery) {
 	wl := c.w.sc.Workload
 	think := wl.Think.Draw(c.rng)
 	roll := c.rng.Float64()
 	gen := c.gen
+	if long, ok := c.maybeExtend(d); ok {
+		think = long
+	}
 	c.w.schedule(c.w.now+think, -1, 0, func() {
 		if c.quiet() || c.gen != gen {
 			return // nothing to do, or the client that got it restarted
@@ -153,6 +157,27 @@ func (c *clientProc) react(d core.Delivery) {
 		}
 		c.flush()
 	})
+}
+
+// maybeExtend decides whether the consumer works on d for longer than
+// its lease; if so it asks the lease's node at once to extend the lease
+// past the work, and returns how long the work takes: between one and
+// two and a half leases, which outlasts the lease unless it is extended.
+// The extension covers the work and one more lease, time enough for the
+// ack that follows to arrive.
+func (c *clientProc) maybeExtend(d core.Delivery) (time.Duration, bool) {
+	wl := c.w.sc.Workload
+	if wl.ExtendChance == 0 || wl.Lease <= 0 || c.probe || c.w.Live() || c.quiet() || !chance(c.extendRng, wl.ExtendChance) {
+		return 0, false
+	}
+	think := wl.Lease + time.Duration(c.extendRng.Int64N(int64(3*wl.Lease/2))+1)
+	extendFor := think + wl.Lease
+	id := c.core.Extend(c.now(), d, extendFor)
+	c.invoked(id, "extend", d.Queue, d.ID, 0)
+	op := &c.w.hist.Ops[len(c.w.hist.Ops)-1]
+	op.Lease, op.From, op.For = d.Lease, node.NodeID(d.From), extendFor
+	c.flush()
+	return think, true
 }
 
 // lingerAcks sends the acks taken so far after d, together with any

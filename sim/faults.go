@@ -124,6 +124,7 @@ func (w *World) applyFault(f Fault) {
 		w.net.Spike(a, b, f.Extra, end)
 	case FaultClockJump:
 		p.clockOffset += f.Extra
+		w.hist.ClockJumps = append(w.hist.ClockJumps, ClockJump{At: w.now, Node: p.id, By: f.Extra})
 	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection, FaultCrashOwner,
 		FaultIsolateOwner:
 		w.applyMetaFault(f)

@@ -42,7 +42,7 @@ const (
 // OpRecord is one client operation from invocation to outcome.
 type OpRecord struct {
 	Client  int
-	Kind    string // create, delete, publish, subscribe, ack, nack
+	Kind    string // create, delete, publish, subscribe, ack, nack, extend
 	Queue   string
 	ID      wire.MessageID
 	Delay   time.Duration
@@ -54,6 +54,11 @@ type OpRecord struct {
 	// Replied stamps the node's final reply, when the outcome came from
 	// one.
 	Replied Stamp
+	// An extend names the lease it extends (its number and the node
+	// that holds it) and the span it asked for.
+	Lease uint64
+	From  node.NodeID
+	For   time.Duration
 }
 
 // DeliveryRecord is one delivery a client received.
@@ -119,6 +124,25 @@ type History struct {
 	// ServingOverlaps are the polls that found two nodes saying they
 	// serve one queue (see serving.go).
 	ServingOverlaps []ServingOverlap
+	// ClientRestarts are the restarts of workload clients, each of which
+	// closed the client's connections and so ended its leases.
+	ClientRestarts []ClientRestart
+	// ClockJumps are the jumps of node clocks, which move every deadline
+	// a node keeps on its clock, its leases' expiries among them.
+	ClockJumps []ClockJump
+}
+
+// ClientRestart is one restart of a workload client.
+type ClientRestart struct {
+	At     time.Duration
+	Client int
+}
+
+// ClockJump is one jump of a node's clock, by By (forward if positive).
+type ClockJump struct {
+	At   time.Duration
+	Node node.NodeID
+	By   time.Duration
 }
 
 // StoryEvent is one line of a queue's ownership story.

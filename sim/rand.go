@@ -27,6 +27,10 @@ const (
 	// streamAckLinger draws how long a generated scenario's consumers
 	// hold their acks.
 	streamAckLinger = "ack-linger"
+	// streamExtend draws a generated scenario's share of extended
+	// deliveries and, per consumer, which deliveries it extends and for
+	// how long, so seeds whose consumers extend nothing run as before.
+	streamExtend = "extend"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -29,6 +29,7 @@ func (w *World) restartConsumer(hit int, down time.Duration) {
 // owner cached, subscribes to every queue again.
 func (c *clientProc) restart(down time.Duration) {
 	c.tracef("restart down=%v", down)
+	c.w.hist.ClientRestarts = append(c.w.hist.ClientRestarts, ClientRestart{At: c.w.now, Client: c.index})
 	c.w.closeClientConns(c)
 	c.gen++
 	c.core = core.New(c.cfg, newStream(c.w.sc.Seed, streamWorkload, uint64(c.index), 1, c.gen))

@@ -289,6 +289,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Dedup = drawDedup(seed)
 		sc.Quota = drawQuota(seed, sc.Checkpoint)
 		sc.Workload.AckLinger = drawAckLinger(seed)
+		sc.Workload.ExtendChance = drawExtendChance(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc

@@ -84,6 +84,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " ack-linger=%v\n", wl.AckLinger)
 		}
+		if wl.ExtendChance != 0 {
+			// Likewise written only when set.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " extend=%s\n", floatText(wl.ExtendChance))
+		}
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s\n", q.Name, q.Policy)
 		}

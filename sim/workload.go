@@ -43,6 +43,11 @@ type Workload struct {
 	// them, so the acks of deliveries handled close together travel in
 	// one batch, as the Go client's do under load (0: each goes at once).
 	AckLinger time.Duration
+	// ExtendChance is the share of deliveries a consumer works on for
+	// longer than the lease during the safety phase: it extends the lease
+	// at once, thinks for longer than the lease, then acks, nacks or
+	// ignores the delivery as it would any other (0: it never extends).
+	ExtendChance float64
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover
@@ -59,9 +64,9 @@ type QueueSpec struct {
 
 // String summarizes the workload on one line.
 func (wl Workload) String() string {
-	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v ack-linger=%v",
+	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v ack-linger=%v extend=%.2f",
 		len(wl.Queues), wl.Producers, wl.Consumers, wl.PublishEvery, wl.PayloadMax, wl.DelayChance, wl.DelayMax,
-		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt, wl.AckLinger)
+		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt, wl.AckLinger, wl.ExtendChance)
 }
 
 func drawWorkload(r *rand.Rand) *Workload {
@@ -99,6 +104,12 @@ func drawWorkload(r *rand.Rand) *Workload {
 // of its own so that adding it changed no other draw.
 func drawAckLinger(seed uint64) time.Duration {
 	return pick(newStream(seed, streamAckLinger), 0, 0, 2*time.Millisecond, 10*time.Millisecond)
+}
+
+// drawExtendChance draws the share of deliveries consumers extend, from
+// a stream of its own so that adding it changed no other draw.
+func drawExtendChance(seed uint64) float64 {
+	return pick(newStream(seed, streamExtend), 0, 0, 0.1, 0.3)
 }
 
 // windowForCapacity is the smallest subscription window that lets the

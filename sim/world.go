@@ -349,7 +349,10 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	// backward clock jump wraps, as it always has.
 	event.RecoveryDone: func(e event.Event) uint64 { return uint64(e.Elapsed().Microseconds()) },
 	// A stale owner's epoch is in Epoch already.
-	event.QueueStale:        nil,
+	event.QueueStale: nil,
+	// An owner cut off from its quorum sends its subscribers away and
+	// hands their leased messages back.
+	event.QueueQuorumLost:   nil,
 	event.QueueOwnerStopped: func(e event.Event) uint64 { return uint64(e.Next()) },
 	event.QueueCommit:       event.Event.Index,
 	// meta.replica-replaced carries no number; queue and epoch say which.

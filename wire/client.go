@@ -71,7 +71,7 @@ const (
 	StatusQueueExists Status = 5
 	StatusTooLarge    Status = 6
 	StatusBadRequest  Status = 7
-	StatusNotLeased   Status = 8 // ack or nack for a delivery that is no longer leased
+	StatusNotLeased   Status = 8 // ack, nack or extension of a delivery that is no longer leased
 	// StatusDiskFull: the owner's disk is past its free-space watermark
 	// (or its data quota); it takes no new messages or queues until space
 	// returns, while deliveries and acks go on.
@@ -107,6 +107,8 @@ func RequestID(m Message) (id uint64, ok bool) {
 	case *SetDetection:
 		return m.ReqID, true
 	case *Unsubscribe:
+		return m.ReqID, true
+	case *Extend:
 		return m.ReqID, true
 	case *SettleBatch:
 		if len(m.Items) > 0 {
@@ -270,6 +272,45 @@ func (m *Settle) AppendBody(b []byte) []byte {
 
 func decodeSettle(d *Decoder) *Settle {
 	return &Settle{ReqID: d.Uint64(), Queue: d.String(), ID: d.messageID(), Lease: d.Uint64(), Nack: d.Bool()}
+}
+
+// MaxExtend bounds how far one Extend may push a lease: twelve hours,
+// the longest visibility timeout Amazon SQS allows, so the SQS endpoint
+// can map ChangeMessageVisibility onto Extend without a bound of its own.
+const MaxExtend = 12 * time.Hour
+
+// Extend keeps a delivery leased for longer without settling it: the
+// owner sets the lease, named by the message ID and lease number, to run
+// out For from when it takes the request, on its own clock. A consumer
+// that needs more time than the subscription's lease sends it before
+// the lease runs out, as often as it needs to.
+type Extend struct {
+	ReqID uint64
+	Queue string
+	ID    MessageID
+	Lease uint64
+	For   time.Duration
+}
+
+// Kind implements Message.
+func (*Extend) Kind() Kind { return KindExtend }
+
+// AppendBody implements Message.
+func (m *Extend) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	b = AppendString(b, m.Queue)
+	b = appendMessageID(b, m.ID)
+	b = AppendUint64(b, m.Lease)
+	return AppendInt64(b, int64(m.For))
+}
+
+func decodeExtend(d *Decoder) *Extend {
+	return &Extend{ReqID: d.Uint64(), Queue: d.String(), ID: d.messageID(), Lease: d.Uint64(), For: time.Duration(d.Int64())}
+}
+
+// String describes the extension.
+func (m *Extend) String() string {
+	return fmt.Sprintf("{req=%d q=%s id=%s lease=%d for=%v}", m.ReqID, m.Queue, m.ID, m.Lease, m.For)
 }
 
 // Reply answers any client request. Owner names the node to try next

@@ -44,6 +44,10 @@ const (
 	KindSetDetection Kind = 47
 	KindSettleBatch  Kind = 48
 	KindUnsubscribe  Kind = 49
+
+	// KindExtend starts a second run of client requests: 40-49 are
+	// taken.
+	KindExtend Kind = 70
 )
 
 var kindNames = map[Kind]string{
@@ -74,6 +78,7 @@ var kindNames = map[Kind]string{
 	KindSetDetection:      "SetDetection",
 	KindSettleBatch:       "SettleBatch",
 	KindUnsubscribe:       "Unsubscribe",
+	KindExtend:            "Extend",
 }
 
 // String names the kind for traces and logs.
@@ -142,6 +147,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeSettleBatch(d), nil
 	case KindUnsubscribe:
 		return decodeUnsubscribe(d), nil
+	case KindExtend:
+		return decodeExtend(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

@@ -147,7 +147,7 @@ func (c *Client) onNoReply(now time.Time, op *operation, i int, disconnected boo
 	}
 	if op.settle != 0 && disconnected {
 		// The lease died with the connection to its owner, and a settle
-		// may not be redirected; nothing more can be learned.
+		// or extension may not be redirected; nothing more can be learned.
 		c.giveUp(now, op)
 		return
 	}
@@ -159,8 +159,9 @@ func (c *Client) onNoReply(now time.Time, op *operation, i int, disconnected boo
 // still trying the named node next if there is one.
 func (c *Client) redirect(now time.Time, op *operation, from, owner uint32) {
 	if op.settle != 0 {
-		// A lease belongs to one owner process: a settle cannot follow
-		// the queue to another node. The message will be redelivered.
+		// A lease belongs to one owner process: a settle or extension
+		// cannot follow the queue to another node. The message will be
+		// redelivered.
 		c.failDefinitely(now, op)
 		return
 	}

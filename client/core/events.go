@@ -27,9 +27,11 @@ const (
 	// OpSetDetection changes the cluster's failure detection policy; it
 	// names no queue and goes to any node.
 	OpSetDetection OpKind = 7
+	// OpExtend keeps a delivery leased for longer without settling it.
+	OpExtend OpKind = 8
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {
@@ -97,8 +99,8 @@ func (e Event) String() string {
 }
 
 // Delivery is a message handed to this client under a lease. From is the
-// node that sent it: the lease belongs to that node's process, so Ack and
-// Nack go back there. Payload aliases the received message.
+// node that sent it: the lease belongs to that node's process, so Ack,
+// Nack and Extend go back there. Payload aliases the received message.
 type Delivery struct {
 	Queue   string
 	ID      wire.MessageID

@@ -202,6 +202,8 @@ func reqIDOf(m wire.Message) uint64 {
 		return m.ReqID
 	case *wire.Settle:
 		return m.ReqID
+	case *wire.Extend:
+		return m.ReqID
 	}
 	panic(fmt.Sprintf("not a client request: %T", m))
 }

@@ -45,11 +45,12 @@ type operation struct {
 
 	policy    wire.Policy       // OpCreate
 	detection wire.SetDetection // OpSetDetection
-	msgID     wire.MessageID    // OpPublish, OpAck, OpNack
+	msgID     wire.MessageID    // OpPublish, OpAck, OpNack, OpExtend
 	payload   []byte            // OpPublish; the client's own copy
 	delay     time.Duration     // OpPublish
-	lease     uint64            // OpAck, OpNack
-	settle    uint32            // OpAck, OpNack: the one node the settle may go to
+	lease     uint64            // OpAck, OpNack, OpExtend
+	settle    uint32            // OpAck, OpNack, OpExtend: the one node the request may go to
+	extendFor time.Duration     // OpExtend
 	sub       *subscription     // OpSubscribe
 
 	// silent operations report no event and never run out of attempts:
@@ -184,6 +185,29 @@ func (c *Client) startSettle(now time.Time, kind OpKind, d Delivery) OpID {
 	return c.start(now, op)
 }
 
+// Extend starts keeping d leased for extendFor from when its node takes
+// the request, instead of whatever was left of its lease. Like a settle
+// it goes only to d.From, whose process holds the lease, and is never
+// redirected or hedged: a refusal there, or the loss of that connection,
+// ends it Failed or Unknown, and the message will be delivered again.
+func (c *Client) Extend(now time.Time, d Delivery, extendFor time.Duration) OpID {
+	op := c.newOp(OpExtend, d.Queue)
+	op.msgID, op.lease, op.settle, op.extendFor = d.ID, d.Lease, d.From, extendFor
+	if detail, ok := CheckExtend(d, extendFor); !ok {
+		return c.reject(op, wire.StatusBadRequest, detail)
+	}
+	return c.start(now, op)
+}
+
+// CheckExtend reports whether d's lease can be extended by extendFor at
+// all, and if not, why, as a node would refuse it.
+func CheckExtend(d Delivery, extendFor time.Duration) (detail string, ok bool) {
+	if extendFor <= 0 || extendFor > wire.MaxExtend {
+		return fmt.Sprintf("lease extension %v is out of range: a lease is extended by more than 0 and at most %v", extendFor, wire.MaxExtend), false
+	}
+	return CheckSettle(d)
+}
+
 // CheckSettle reports whether d can be acked or nacked at all, and if
 // not, why: a driver that does not wait for a settle's outcome asks
 // first, so a bad delivery still gets its error.
@@ -270,6 +294,8 @@ func (op *operation) request(reqID uint64) wire.Message {
 		return &wire.Subscribe{ReqID: reqID, Queue: op.queue, Window: op.sub.window, Lease: op.sub.lease}
 	case OpAck, OpNack:
 		return &wire.Settle{ReqID: reqID, Queue: op.queue, ID: op.msgID, Lease: op.lease, Nack: op.kind == OpNack}
+	case OpExtend:
+		return &wire.Extend{ReqID: reqID, Queue: op.queue, ID: op.msgID, Lease: op.lease, For: op.extendFor}
 	case OpSetDetection:
 		p := op.detection
 		p.ReqID = reqID

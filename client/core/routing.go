@@ -9,8 +9,8 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// route picks the node for op's next attempt. A settle goes only where its
-// lease lives. Otherwise a node named by a redirect comes first, then the
+// route picks the node for op's next attempt. A settle or a lease
+// extension goes only where its lease lives. Otherwise a node named by a redirect comes first, then the
 // cached owner of the queue, then discovery.
 func (c *Client) route(op *operation) uint32 {
 	if op.settle != 0 {

@@ -390,3 +390,58 @@ func TestUnsubscribeEndsTheStandingSubscription(t *testing.T) {
 	h.c.Unsubscribe(h.now, "orders") // twice is nothing
 	h.expectNothingSent()
 }
+
+// An extension goes, like a settle, only to the node that delivered,
+// carrying the delivery's ID, lease and the span asked for; it is
+// retried there after a timeout and never redirected: a refusal ends it,
+// and so does the loss of that node's connection.
+func TestExtendGoesOnlyToTheDeliveringNode(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.learnOwner("orders", 1)
+	d := Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: 4}, Lease: 12, From: 2}
+	op := h.c.Extend(h.now, d, time.Minute)
+	to, x := expectSend[*wire.Extend](h)
+	if to != 2 || x.ID != d.ID || x.Lease != 12 || x.Queue != "orders" || x.For != time.Minute {
+		t.Fatalf("extension sent to n%d as %+v", to, x)
+	}
+	h.runToDeadline()
+	h.runToDeadline()
+	if to, _ = expectSend[*wire.Extend](h); to != 2 {
+		t.Fatalf("extension retry went to n%d, want n2", to)
+	}
+	h.disconnect(2)
+	h.expectFinished(op, OutcomeUnknown, wire.StatusUnavailable)
+	h.expectNothingSent()
+
+	for _, tc := range []struct {
+		status  wire.Status
+		outcome Outcome
+	}{
+		{wire.StatusOK, OutcomeOK},
+		{wire.StatusNotOwner, OutcomeFailed},
+		{wire.StatusFenced, OutcomeUnknown},
+		{wire.StatusNotLeased, OutcomeFailed},
+	} {
+		op := h.c.Extend(h.now, d, time.Minute)
+		_, x := expectSend[*wire.Extend](h)
+		h.reply(2, x.ReqID, tc.status, 3, 0)
+		h.expectNothingSent()
+		if e := h.expectFinished(op, tc.outcome, tc.status); e.Kind != OpExtend || e.ID != d.ID {
+			t.Fatalf("extension answered %s reported as %v", tc.status, e)
+		}
+	}
+}
+
+// An extension the node would refuse is refused without being sent.
+func TestExtendOutOfRangeIsRefusedLocally(t *testing.T) {
+	h := newHarness(t, testConfig())
+	d := Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: 4}, Lease: 12, From: 2}
+	for _, f := range []time.Duration{0, -time.Second, wire.MaxExtend + 1} {
+		op := h.c.Extend(h.now, d, f)
+		h.expectNothingSent()
+		h.expectFinished(op, OutcomeFailed, wire.StatusBadRequest)
+	}
+	op := h.c.Extend(h.now, Delivery{Queue: "orders", ID: d.ID, Lease: 12}, time.Second)
+	h.expectNothingSent()
+	h.expectFinished(op, OutcomeFailed, wire.StatusBadRequest)
+}

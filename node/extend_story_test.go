@@ -1,0 +1,103 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// An extended lease holds its message past the subscription's lease and
+// lets it go at the extended expiry; a lease that ended (by expiry, nack
+// or ack) cannot be extended.
+func TestExtendedLeaseOutlastsItsSubscriptionLease(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: 100 * time.Millisecond})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	d := c.deliveries(consumer)
+	if len(d) != 1 {
+		t.Fatalf("first delivery: %+v", d)
+	}
+	first := d[0].Lease
+
+	c.advance(50 * time.Millisecond)
+	c.request(owner, consumer, &wire.Extend{ReqID: 11, Queue: "orders", ID: msgID(1), Lease: first, For: 300 * time.Millisecond})
+	c.mustReply(11, wire.StatusOK)
+	c.advance(200 * time.Millisecond) // past the subscription's lease, inside the extension
+	if d = c.deliveries(consumer); len(d) != 0 {
+		t.Fatalf("an extended lease was let go at its original expiry: %+v", d)
+	}
+	c.advance(150 * time.Millisecond) // past the extension
+	if d = c.deliveries(consumer); len(d) != 1 || d[0].Attempt != 2 {
+		t.Fatalf("the extended lease did not run out at its new expiry: %+v", d)
+	}
+	second := d[0].Lease
+
+	c.request(owner, consumer, &wire.Extend{ReqID: 12, Queue: "orders", ID: msgID(1), Lease: first, For: time.Second})
+	c.mustReply(12, wire.StatusNotLeased) // expired
+
+	c.request(owner, consumer, &wire.Settle{ReqID: 13, Queue: "orders", ID: msgID(1), Lease: second, Nack: true})
+	c.mustReply(13, wire.StatusOK)
+	c.request(owner, consumer, &wire.Extend{ReqID: 14, Queue: "orders", ID: msgID(1), Lease: second, For: time.Second})
+	c.mustReply(14, wire.StatusNotLeased) // nacked
+	if d = c.deliveries(consumer); len(d) != 1 || d[0].Attempt != 3 {
+		t.Fatalf("the nack did not redeliver: %+v", d)
+	}
+
+	third := d[0].Lease
+	c.request(owner, consumer, &wire.Settle{ReqID: 15, Queue: "orders", ID: msgID(1), Lease: third})
+	c.settle()
+	c.mustReply(15, wire.StatusOK)
+	c.request(owner, consumer, &wire.Extend{ReqID: 16, Queue: "orders", ID: msgID(1), Lease: third, For: time.Second})
+	c.mustReply(16, wire.StatusNotLeased) // acked
+}
+
+// An extension must be positive and at most wire.MaxExtend; anything
+// else is a bad request that leaves the lease as it was.
+func TestExtendOutOfRangeIsABadRequest(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: 100 * time.Millisecond})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
+	c.settle()
+	d := c.deliveries(consumer)
+	if len(d) != 1 {
+		t.Fatalf("first delivery: %+v", d)
+	}
+	for i, f := range []time.Duration{0, -time.Second, wire.MaxExtend + 1} {
+		req := uint64(20 + i)
+		c.request(owner, consumer, &wire.Extend{ReqID: req, Queue: "orders", ID: msgID(1), Lease: d[0].Lease, For: f})
+		c.mustReply(req, wire.StatusBadRequest)
+	}
+	c.advance(150 * time.Millisecond)
+	if d = c.deliveries(consumer); len(d) != 1 || d[0].Attempt != 2 {
+		t.Fatalf("a refused extension changed the lease: %+v", d)
+	}
+}
+
+// A lease that has run out is not brought back by an extension that
+// arrives before the owner's tick hands its message back.
+func TestExtendOfARunOutLeaseIsRefusedBeforeItIsReaped(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Nanosecond})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
+	c.settle()
+	d := c.deliveries(consumer)
+	if len(d) != 1 {
+		t.Fatalf("first delivery: %+v", d)
+	}
+	c.advance(time.Microsecond) // too short for a tick
+	if again := c.deliveries(consumer); len(again) != 0 {
+		t.Fatalf("a tick reaped the lease already, so this tests nothing: %+v", again)
+	}
+	c.request(owner, consumer, &wire.Extend{ReqID: 11, Queue: "orders", ID: msgID(1), Lease: d[0].Lease, For: time.Second})
+	c.mustReply(11, wire.StatusNotLeased)
+}
