@@ -32,6 +32,9 @@ type Backend interface {
 	// Release hands the delivery lease names back to the queue at once,
 	// to be delivered again.
 	Release(ctx context.Context, queue string, lease uint64) error
+	// Extend keeps the delivery lease names hidden for visibility from
+	// now on, longer or shorter than its lease had left.
+	Extend(ctx context.Context, queue string, lease uint64, visibility time.Duration) error
 }
 
 // MessageID names a message in the backend: a producer and a sequence

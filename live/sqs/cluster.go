@@ -255,6 +255,30 @@ func (b *ClusterBackend) Release(ctx context.Context, queue string, lease uint64
 	return clientError(h.d.Nack(ctx))
 }
 
+// Extend asks the delivery's owner to keep its lease for visibility from
+// now on, and counts it as handed out until then.
+func (b *ClusterBackend) Extend(ctx context.Context, queue string, lease uint64, visibility time.Duration) error {
+	b.mu.Lock()
+	h, ok := b.leases[lease]
+	b.mu.Unlock()
+	if !ok || h.buf.key.queue != queue {
+		return fmt.Errorf("%w: the message was already deleted, or its visibility timeout ran out long ago", ErrLeaseGone)
+	}
+	if err := clientError(h.d.Extend(ctx, visibility)); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.leases[lease] == h {
+		h.expires = time.Now().Add(visibility)
+		if h.lapsed {
+			h.lapsed = false
+			h.buf.outstanding++
+		}
+	}
+	return nil
+}
+
 // take removes a handed-out delivery from the table, so it is settled
 // once.
 func (b *ClusterBackend) take(queue string, lease uint64) (*handedOut, error) {

@@ -21,6 +21,8 @@ type fakeBackend struct {
 	queues map[string]*fakeQueue
 	seq    uint64
 	lease  uint64
+	// extended records each visibility an Extend asked for.
+	extended []time.Duration
 }
 
 type fakeQueue struct {
@@ -122,6 +124,22 @@ func (f *fakeBackend) Delete(_ context.Context, queue string, lease uint64) erro
 
 func (f *fakeBackend) Release(_ context.Context, queue string, lease uint64) error {
 	return f.settle(queue, lease, true)
+}
+
+// Extend keeps the delivery leased; the fake has no clock to expire it,
+// so it only checks the lease is held and records the visibility.
+func (f *fakeBackend) Extend(_ context.Context, queue string, lease uint64, visibility time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[queue]
+	if q == nil {
+		return ErrNoQueue
+	}
+	if _, ok := q.leased[lease]; !ok {
+		return fmt.Errorf("%w: lease %d", ErrLeaseGone, lease)
+	}
+	f.extended = append(f.extended, visibility)
+	return nil
 }
 
 // Test credentials.

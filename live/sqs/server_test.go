@@ -293,12 +293,17 @@ func TestChangeVisibilityBatch(t *testing.T) {
 		"ChangeMessageVisibilityBatchRequestEntry.1.Id": {"back"}, "ChangeMessageVisibilityBatchRequestEntry.1.ReceiptHandle": {handles[0]},
 		"ChangeMessageVisibilityBatchRequestEntry.1.VisibilityTimeout": {"0"},
 		"ChangeMessageVisibilityBatchRequestEntry.2.Id":                {"longer"}, "ChangeMessageVisibilityBatchRequestEntry.2.ReceiptHandle": {handles[1]},
-		"ChangeMessageVisibilityBatchRequestEntry.2.VisibilityTimeout": {"60"}})
-	if status != 200 || !containsAll(answer, "<ChangeMessageVisibilityBatchResultEntry><Id>back</Id>", "<Id>longer</Id>",
-		"<Code>AWS.SimpleQueueService.UnsupportedOperation</Code>") {
+		"ChangeMessageVisibilityBatchRequestEntry.2.VisibilityTimeout": {"60"},
+		"ChangeMessageVisibilityBatchRequestEntry.3.Id":                {"too-long"}, "ChangeMessageVisibilityBatchRequestEntry.3.ReceiptHandle": {handles[1]},
+		"ChangeMessageVisibilityBatchRequestEntry.3.VisibilityTimeout": {"43201"}})
+	if status != 200 || !containsAll(answer, "<ChangeMessageVisibilityBatchResultEntry><Id>back</Id>",
+		"<ChangeMessageVisibilityBatchResultEntry><Id>longer</Id>", "<Id>too-long</Id>", "<Code>InvalidParameterValue</Code>") {
 		t.Fatalf("HTTP %d %s", status, answer)
 	}
 	if st, _ := b.Stats(t.Context(), "q"); st.Ready != 1 || st.Leased != 1 {
 		t.Fatalf("after the batch the fake holds %+v, want one handed back and one still leased", st)
+	}
+	if len(b.extended) != 1 || b.extended[0] != time.Minute {
+		t.Fatalf("the backend was asked to extend %v, want one minute once", b.extended)
 	}
 }

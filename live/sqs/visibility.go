@@ -1,10 +1,14 @@
 package sqs
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
-// changeVisibility serves the one change cairn can make: a visibility
-// timeout of 0 hands the message back for redelivery at once. Extending
-// or shortening a lease needs lease extension, which cairn lacks.
+// changeVisibility sets how long a received message stays hidden from
+// now on: 0 hands it back for redelivery at once; any other value, up to
+// the 12 hours SQS allows, extends (or shortens) its delivery's lease on
+// the queue's owner.
 func changeVisibility(ctx context.Context, s *Server, c *call) (any, *apiError) {
 	var in struct {
 		QueueUrl          string
@@ -24,23 +28,28 @@ func changeVisibility(ctx context.Context, s *Server, c *call) (any, *apiError) 
 	return emptyOutput{}, nil
 }
 
-// release serves one visibility change: 0 hands the message back.
+// release serves one visibility change: 0 hands the message back, any
+// other value extends its lease to that many seconds from now.
 func (s *Server) release(ctx context.Context, queue, handle string, visibility *int) *apiError {
 	switch {
 	case handle == "":
 		return errMissingParameter("ReceiptHandle")
 	case visibility == nil:
 		return errMissingParameter("VisibilityTimeout")
-	case *visibility != 0:
-		return errUnsupported("ChangeMessageVisibility to %d seconds is not supported: cairn cannot extend or shorten a "+
-			"delivery's lease yet. VisibilityTimeout 0 (make the message visible again now) is supported; otherwise pass the "+
-			"visibility timeout you need to ReceiveMessage.", *visibility)
+	case *visibility < 0 || *visibility > visibilityMax:
+		return errInvalidParameter("VisibilityTimeout %d is outside 0 to %d seconds", *visibility, visibilityMax)
 	}
 	r, aerr := s.handles.open(handle, queue)
 	if aerr != nil {
 		return aerr
 	}
-	if err := s.cfg.Backend.Release(ctx, queue, r.Lease); err != nil {
+	var err error
+	if *visibility == 0 {
+		err = s.cfg.Backend.Release(ctx, queue, r.Lease)
+	} else {
+		err = s.cfg.Backend.Extend(ctx, queue, r.Lease, time.Duration(*visibility)*time.Second)
+	}
+	if err != nil {
 		return backendError(err, queue)
 	}
 	return nil
@@ -53,9 +62,8 @@ type visibilityEntry struct {
 	VisibilityTimeout *int
 }
 
-// changeVisibilityBatch serves each entry as changeVisibility does: a
-// visibility timeout of 0 hands the message back, any other fails that
-// entry with UnsupportedOperation.
+// changeVisibilityBatch serves each entry as changeVisibility does; an
+// entry that fails is reported with its error, the others still apply.
 func changeVisibilityBatch(ctx context.Context, s *Server, c *call) (any, *apiError) {
 	var in struct {
 		QueueUrl string
