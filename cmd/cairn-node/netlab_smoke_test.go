@@ -78,8 +78,8 @@ func isTimeout(err error) bool {
 // with a listener in each: that the test's namespace and the peers reach
 // each node, that a cut from peers leaves the test's namespace through
 // while peers time out (silently: no reset, so no refusal), that
-// isolation cuts the test's namespace off too, and that healing restores
-// both.
+// isolation cuts the test's namespace off too, that healing restores
+// both, and that an armed cut changes nothing until fired.
 func TestNetLabCuts(t *testing.T) {
 	lab := newNetLab(t, 2)
 	for i, nd := range lab.nodes {
@@ -114,6 +114,14 @@ func TestNetLabCuts(t *testing.T) {
 	reach("n1 isolated", false, false)
 	mustLab(t, lab.heal(0))
 	reach("healed again", true, true)
+	armed, err := lab.arm(0, cutPeers)
+	mustLab(t, err)
+	armed.disarm()
+	reach("a cut armed and disarmed", true, true)
+	armed, err = lab.arm(0, cutPeers)
+	mustLab(t, err)
+	mustLab(t, armed.fire())
+	reach("an armed cut fired", true, false)
 }
 
 // helper is the helper process in node i's namespace.

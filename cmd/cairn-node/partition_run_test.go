@@ -5,10 +5,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/live/eventlog"
 	"github.com/cairnmq/cairn/live/status"
 )
 
@@ -200,4 +203,54 @@ func (sr *scenarioRun) current() int {
 		}
 	}
 	return sr.owner
+}
+
+// waitRecovering polls every node but old without pause until one
+// reports the metadata naming another node the queue's owner at an
+// epoch above epoch, and returns that node and the epoch; 0 if none did
+// within serviceBound.
+func (sr *scenarioRun) waitRecovering(old int, epoch uint64) (candidate int, at uint64) {
+	ctx, cancel := context.WithTimeout(sr.ctx, serviceBound)
+	defer cancel()
+	type found struct {
+		id    int
+		epoch uint64
+	}
+	seen := make(chan found, len(sr.pc.nodes))
+	for _, nd := range sr.pc.others(sr.pc.nodes[old-1]) {
+		go func() {
+			for ctx.Err() == nil {
+				if q, ok := queueOf(ctx, nd, sr.queue); ok && q.Owner != 0 && int(q.Owner) != old && q.Epoch > epoch {
+					seen <- found{int(q.Owner), q.Epoch}
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case f := <-seen:
+		return f.id, f.epoch
+	case <-ctx.Done():
+		return 0, 0
+	}
+}
+
+// activatedBefore reports whether node id logged activating the queue
+// at epoch before the time given.
+func (sr *scenarioRun) activatedBefore(id int, epoch uint64, before time.Time) bool {
+	at, ok, err := eventlog.FirstLogged([]string{sr.pc.nodes[id-1].log},
+		eventlog.Event{Name: event.QueueActive, Key: event.KeyEpoch, Value: strconv.FormatUint(epoch, 10)}, before.Add(-time.Minute))
+	return err == nil && ok && at.Before(before)
+}
+
+// fireArmed puts an armed cut of node id in force and records it as
+// cut would.
+func (sr *scenarioRun) fireArmed(id int, a *armedCut) {
+	sr.t.Helper()
+	v, _ := sr.lastView(id)
+	if err := a.fire(); err != nil {
+		sr.t.Fatal(err)
+	}
+	sr.episodes = append(sr.episodes, cutEpisode{node: id, kind: cutAll, owner: v.serving(), epoch: v.q.ReplicaEpoch, at: time.Now()})
+	sr.t.Logf("n%d %s by an armed cut", id, cutAll)
 }
