@@ -53,8 +53,8 @@ func (pr *partitionRun) confirmed() []client.MessageID {
 // after the in-flight bound and before it was healed, judged two ways:
 // by the confirmed index the owner's own /status reported (while the
 // test could still reach it), and by the publisher's confirmations that
-// arrived while no other node yet served the queue at a newer epoch, so
-// that only the cut-off owner can have made them.
+// arrived while no other node served the queue, so that only the
+// cut-off owner can have made them.
 func (pr *partitionRun) staleConfirmations() []string {
 	var out []string
 	for _, ep := range pr.episodes {
@@ -68,11 +68,7 @@ func (pr *partitionRun) staleConfirmations() []string {
 		if msg, _ := commitGrowth(pr.rounds, ep.node, ep.epoch, from, until); msg != "" {
 			out = append(out, msg)
 		}
-		quietUntil := until
-		if r, _, ok := newOwnerServing(pr.rounds, ep.at, ep.epoch); ok && r.began.Before(quietUntil) {
-			quietUntil = r.began
-		}
-		quiet, ok := noNewOwnerUntil(pr.rounds, quietUntil, ep.node, ep.epoch, pr.nodes)
+		quiet, ok := othersIdleUntil(pr.rounds, ep.at, until, ep.node, pr.nodes)
 		if !ok {
 			continue
 		}
@@ -102,8 +98,8 @@ func (pr *partitionRun) duplicateReport() (redelivered int, bad []string) {
 			bad = append(bad, fmt.Sprintf("%s delivered but never published", d.id))
 		}
 		if at, ok := pr.settled[d.id]; ok && d.at.After(at) {
-			bad = append(bad, fmt.Sprintf("%s delivered (attempt %d) %v after its settle was confirmed",
-				d.id, d.attempt, d.at.Sub(at).Round(time.Millisecond)))
+			bad = append(bad, fmt.Sprintf("%s delivered (attempt %d) %v after the first cut, though its settle was confirmed at %v",
+				d.id, d.attempt, d.at.Sub(pr.cut).Round(time.Millisecond), at.Sub(pr.cut).Round(time.Millisecond)))
 		}
 		if seen[d.id] {
 			redelivered++

@@ -63,7 +63,7 @@ func TestCommitGrowthFlagsAnOwnerConfirmingWhileCut(t *testing.T) {
 	}
 }
 
-func TestStaleConfirmationsFlagsConfirmsBeforeAnyNewOwner(t *testing.T) {
+func TestStaleConfirmationsFlagsConfirmsWhileNoOtherNodeServes(t *testing.T) {
 	var rounds []statusRound
 	for ms := 0; ms < 3000; ms += 25 {
 		views := map[int]nodeView{2: follower(1), 3: follower(1)}
@@ -83,6 +83,16 @@ func TestStaleConfirmationsFlagsConfirmsBeforeAnyNewOwner(t *testing.T) {
 	got := pr.staleConfirmations()
 	if len(got) != 1 || !strings.Contains(got[0], "p1.2") {
 		t.Fatalf("want only p1.2 flagged (after the in-flight bound, before n2 served), got %q", got)
+	}
+	// A node that serves at an older epoch may confirm too (the cut
+	// owner's predecessor, say): the window ends when it serves.
+	for i := range rounds {
+		if rounds[i].began.After(at(400)) {
+			rounds[i].views[3] = ownerView(0, 5)
+		}
+	}
+	if got := pr.staleConfirmations(); len(got) != 0 {
+		t.Fatalf("a confirmation while another node served was blamed on the cut owner: %q", got)
 	}
 	pr.episodes[0].owner = false
 	if got := pr.staleConfirmations(); len(got) != 0 {

@@ -186,28 +186,37 @@ func newOwnerServing(rounds []statusRound, since time.Time, epoch uint64) (statu
 	return statusRound{}, 0, false
 }
 
-// noNewOwnerUntil returns the start of the last round before until in
-// which every node but old answered and none served the queue at an
-// epoch above epoch. Each of them answered after that instant, so no
-// publish confirmed to a client by then came from a newer owner.
-func noNewOwnerUntil(rounds []statusRound, until time.Time, old int, epoch uint64, nodes int) (time.Time, bool) {
+// othersIdleUntil returns the start of the last round of the unbroken
+// run of rounds from since (and before until) in which every node but
+// old answered and none said it serves the queue, at any epoch. Each of
+// them answered after that instant, so no publish confirmed to a client
+// by then came from another node, unless one served and stopped again
+// within a round, which takes a second fault. ok is false when the very
+// first round breaks the run.
+func othersIdleUntil(rounds []statusRound, since, until time.Time, old, nodes int) (time.Time, bool) {
 	var last time.Time
 	found := false
 	for _, r := range rounds {
+		if r.began.Before(since) {
+			continue
+		}
 		if !r.began.Before(until) {
 			break
 		}
-		others, newer := 0, false
+		others := 0
 		for id, v := range r.views {
 			if id == old {
 				continue
 			}
+			if v.serving() {
+				return last, found
+			}
 			others++
-			newer = newer || (v.serving() && v.q.ReplicaEpoch > epoch)
 		}
-		if others == nodes-1 && !newer {
-			last, found = r.began, true
+		if others != nodes-1 {
+			return last, found
 		}
+		last, found = r.began, true
 	}
 	return last, found
 }
