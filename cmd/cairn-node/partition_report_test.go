@@ -16,6 +16,7 @@ type partitionMeasure struct {
 	runs, failed                          int
 	failover, firstConfirm, firstDelivery []time.Duration
 	longestGap, confirmOverFailover       []time.Duration
+	confirmGoalMet, gapGoalMet            int
 }
 
 // add records one run's timings; failed says the run failed a check.
@@ -37,6 +38,12 @@ func (m *partitionMeasure) add(pt partitionTimes, failed bool) {
 		m.confirmOverFailover = append(m.confirmOverFailover, pt.firstConfirm-pt.failover)
 	}
 	m.longestGap = append(m.longestGap, pt.longestGap)
+	if pt.confirmGoalMet() {
+		m.confirmGoalMet++
+	}
+	if pt.longestGap <= longestGapGoal {
+		m.gapGoalMet++
+	}
 }
 
 // partitionTable renders every scenario's distributions, one line per
@@ -63,6 +70,8 @@ func partitionTable(ms []partitionMeasure) string {
 			fmt.Fprintf(&b, "  %-34s p50 %v  p95 %v  max %v  (%d runs)\n", row.what,
 				s.Median.Round(time.Millisecond), s.P95.Round(time.Millisecond), s.Max.Round(time.Millisecond), s.N)
 		}
+		fmt.Fprintf(&b, "  goals: first confirm <= failover + %v in %d of %d runs with a failover; longest gap <= %v in %d of %d runs\n",
+			confirmOverFailoverGoal, m.confirmGoalMet, len(m.confirmOverFailover), longestGapGoal, m.gapGoalMet, m.runs)
 	}
 	return b.String()
 }

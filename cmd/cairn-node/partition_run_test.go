@@ -53,7 +53,7 @@ type scenarioRun struct {
 // confirmed.
 func startScenario(t *testing.T, ctx context.Context, bin string, n int, where placement) *scenarioRun {
 	lab := newNetLab(t, n)
-	pc := newProcClusterAt(t, bin, lab.addrs(), "info", nodeConfig)
+	pc := newProcClusterAt(t, bin, lab.addrs(), "info", fmt.Sprintf("detection = %q\n%s", *partitionDetection, nodeConfig))
 	for _, nd := range pc.nodes {
 		pc.waitHealthy(nd, serviceBound)
 	}

@@ -16,6 +16,10 @@ import (
 // enough for CI.
 var partitionRuns = flag.Int("partition.runs", 0, "run each partition scenario this many times at full length and print p50/p95/max of its timings")
 
+// partitionDetection is the failure detection the suite's clusters start
+// with: heartbeat (the nodes' default) or eager.
+var partitionDetection = flag.String("partition.detection", "heartbeat", "failure detection of the partition suite's clusters: heartbeat or eager")
+
 // suiteLengths are how long a scenario keeps its partitions.
 type suiteLengths struct {
 	hold    time.Duration // least time a single cut lasts
@@ -45,6 +49,8 @@ type partitionScenario struct {
 var partitionScenarios = []partitionScenario{
 	{"OwnerCutFromPeers", 3, anyOwner, actCutOwner(cutPeers)},
 	{"OwnerIsolated", 3, anyOwner, actCutOwner(cutAll)},
+	{"OwnerDeafToPeers", 3, anyOwner, actCutOwner(cutPeersInbound)},
+	{"OwnerMuteToPeers", 3, anyOwner, actCutOwner(cutPeersOutbound)},
 	{"MetaLeaderIsolated", 3, ownerNotLeader, actIsolateLeader},
 	{"OwnerLeaderIsolatedFiveNodes", 5, ownerLeader, actCutOwner(cutAll)},
 	{"FlappingOwner", 3, anyOwner, actFlapOwner},
@@ -64,6 +70,9 @@ func TestPartition(t *testing.T) {
 	if err := labPrerequisites(); err != nil {
 		t.Skipf("the partition suite needs network namespaces: %v", err)
 	}
+	if *partitionDetection != "heartbeat" && *partitionDetection != "eager" {
+		t.Fatalf("-partition.detection %q: want heartbeat or eager", *partitionDetection)
+	}
 	bin := t.TempDir()
 	buildBinaries(t, bin)
 	runs := max(1, *partitionRuns)
@@ -81,7 +90,7 @@ func TestPartition(t *testing.T) {
 		})
 	}
 	if *partitionRuns > 0 {
-		t.Logf("partition suite, %d runs per scenario:\n%s", runs, partitionTable(measured))
+		t.Logf("partition suite, %d runs per scenario, %s detection:\n%s", runs, *partitionDetection, partitionTable(measured))
 	}
 }
 
