@@ -118,9 +118,6 @@ type partitionTimes struct {
 	hasFailover    bool
 	hasConfirm     bool
 	hasDelivery    bool
-	firstCutOwner  bool // the first cut was of the queue's owner
-	firstCutNode   int
-	firstCutEpoch  uint64
 	confirmedTotal int
 }
 
@@ -129,7 +126,6 @@ func (pr *partitionRun) times() partitionTimes {
 	var pt partitionTimes
 	if len(pr.episodes) > 0 {
 		first := pr.episodes[0]
-		pt.firstCutOwner, pt.firstCutNode, pt.firstCutEpoch = first.owner, first.node, first.epoch
 		if first.owner {
 			if r, _, ok := newOwnerServing(pr.rounds, first.at, first.epoch); ok {
 				pt.failover, pt.hasFailover = r.began.Sub(pr.cut), true

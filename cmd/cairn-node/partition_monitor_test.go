@@ -23,9 +23,8 @@ const (
 
 // nodeView is what one node's /status said in one round.
 type nodeView struct {
-	metaLeader uint32
-	q          status.Queue
-	listed     bool // the node lists the queue
+	q      status.Queue
+	listed bool // the node lists the queue
 }
 
 // serving reports whether the node said it serves the queue's clients.
@@ -103,7 +102,7 @@ func (m *statusMonitor) sample(ctx context.Context) statusRound {
 			if err != nil {
 				return
 			}
-			v := nodeView{metaLeader: s.MetaLeader}
+			var v nodeView
 			for _, q := range s.Queues {
 				if q.Name == m.queue {
 					v.q, v.listed = q, true

@@ -169,18 +169,6 @@ func (ac *ackingConsumer) handle(ctx context.Context, d *client.Delivery) {
 	})
 }
 
-// deliveredAfter reports whether a message among fresh was delivered.
-func (ac *ackingConsumer) delivered(want map[client.MessageID]bool) bool {
-	ac.mu.Lock()
-	defer ac.mu.Unlock()
-	for _, d := range ac.got {
-		if want[d.id] {
-			return true
-		}
-	}
-	return false
-}
-
 // waitAll waits until every ID in want was delivered, or timeout passes,
 // and returns those never delivered.
 func (ac *ackingConsumer) waitAll(want []client.MessageID, timeout time.Duration) []client.MessageID {
