@@ -13,18 +13,24 @@ import (
 // partitionMeasure gathers one scenario's timings over its runs.
 type partitionMeasure struct {
 	name                                  string
-	runs, failed                          int
+	runs, failed, stopped                 int
 	failover, firstConfirm, firstDelivery []time.Duration
 	longestGap, confirmOverFailover       []time.Duration
 	confirmGoalMet, gapGoalMet            int
 }
 
-// add records one run's timings; failed says the run failed a check.
-func (m *partitionMeasure) add(pt partitionTimes, failed bool) {
+// add records one run's timings; failed says the run failed a check,
+// and a nil pr that it stopped before the end.
+func (m *partitionMeasure) add(pr *partitionRun, failed bool) {
 	m.runs++
 	if failed {
 		m.failed++
 	}
+	if pr == nil {
+		m.stopped++
+		return
+	}
+	pt := pr.times()
 	if pt.hasFailover {
 		m.failover = append(m.failover, pt.failover)
 	}
@@ -51,7 +57,7 @@ func (m *partitionMeasure) add(pt partitionTimes, failed bool) {
 func partitionTable(ms []partitionMeasure) string {
 	var b strings.Builder
 	for _, m := range ms {
-		fmt.Fprintf(&b, "%s: %d runs, %d failed a check\n", m.name, m.runs, m.failed)
+		fmt.Fprintf(&b, "%s: %d runs, %d failed a check (%d of them stopped before the end)\n", m.name, m.runs, m.failed, m.stopped)
 		for _, row := range []struct {
 			what string
 			ds   []time.Duration

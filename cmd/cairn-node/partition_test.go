@@ -82,8 +82,11 @@ func TestPartition(t *testing.T) {
 			m := partitionMeasure{name: sc.name}
 			for i := range runs {
 				t.Run(fmt.Sprintf("run%d", i+1), func(t *testing.T) {
-					pr := runScenario(t, bin, sc)
-					m.add(pr.times(), t.Failed())
+					// A run that stops at a fatal check has no timings,
+					// but it counts; deferred calls run after t.Fatal.
+					var pr *partitionRun
+					defer func() { m.add(pr, t.Failed()) }()
+					pr = runScenario(t, bin, sc)
 				})
 			}
 			measured = append(measured, m)
