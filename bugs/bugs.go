@@ -75,13 +75,18 @@ const (
 	// durable, before an exact quorum holds the marker and before the
 	// metadata activated its epoch.
 	AdmitBeforeInstallQuorum = "admit-before-install-quorum"
+	// ServeWithoutQuorum: an owner that has heard from no quorum of its
+	// replicas for longer than its peers wait before replacing it goes on
+	// serving its clients (and saying it serves) instead of stepping
+	// back until it hears from them again.
+	ServeWithoutQuorum = "serve-without-quorum"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum}
+	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

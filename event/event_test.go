@@ -43,6 +43,8 @@ var samples = []sample{
 	{NewQueueDeliver("orders", "c1/4", 3), "queue.deliver q=orders id=c1/4 lease=3", "S S U"},
 	{NewQueueHoldEnded("orders", 3, 12), "queue.hold-ended q=orders epoch=3 held=12", "S U I"},
 	{NewQueueLeaseLapsed("orders", 3, 61*time.Millisecond), "queue.lease-lapsed q=orders epoch=3 us=61000", "S U I"},
+	{NewQueueQuorumLost("orders", 3, 401*time.Millisecond), "queue.quorum-lost q=orders epoch=3 us=401000", "S U I"},
+	{NewQueueQuorumRegained("orders", 3, 20*time.Millisecond), "queue.quorum-regained q=orders epoch=3 us=20000", "S U I"},
 	{NewQueueSecondWriter("orders", 3, 2), "queue.second-writer q=orders from=n3 epoch=2", "S S U"},
 	{NewQueueBadAppend("orders", 2, 1, errSample), "queue.bad-append q=orders epoch=2 from=n1 err=disk on fire", "S U S S"},
 	{NewQueueRefusedTruncation("orders", 2, 1, errSample), "queue.refused-truncation q=orders epoch=2 from=n1 err=disk on fire", "S U S S"},

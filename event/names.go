@@ -26,6 +26,14 @@ const (
 	// delivering because no quorum renewed its delivery lease in time
 	// (NewQueueLeaseLapsed).
 	QueueLeaseLapsed Name = "queue.lease-lapsed"
+	// QueueQuorumLost: an owner heard from no quorum of its replicas for
+	// as long as its peers wait before replacing it, and stopped serving
+	// its clients (NewQueueQuorumLost).
+	QueueQuorumLost Name = "queue.quorum-lost"
+	// QueueQuorumRegained: an owner that had stopped serving for want of
+	// a quorum heard from one again, in the same epoch, and serves again
+	// (NewQueueQuorumRegained).
+	QueueQuorumRegained Name = "queue.quorum-regained"
 	// QueueSecondWriter: a follower heard from a second writer in its
 	// epoch (NewQueueSecondWriter).
 	QueueSecondWriter Name = "queue.second-writer"
@@ -239,7 +247,8 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueLeaseLapsed, QueueSecondWriter, QueueBadAppend,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
+	QueueQuorumRegained, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

@@ -51,6 +51,19 @@ func NewQueueLeaseLapsed(q string, epoch uint64, age time.Duration) Event {
 	return newEvent(QueueLeaseLapsed, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), age.Microseconds()))
 }
 
+// NewQueueQuorumLost reports that q's owner of epoch has heard from no
+// quorum of its replicas for silence and stopped serving its clients.
+func NewQueueQuorumLost(q string, epoch uint64, silence time.Duration) Event {
+	return newEvent(QueueQuorumLost, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
+}
+
+// NewQueueQuorumRegained reports that q's owner of epoch, which had
+// stopped serving for want of a quorum, heard from one again after
+// silence and serves again.
+func NewQueueQuorumRegained(q string, epoch uint64, silence time.Duration) Event {
+	return newEvent(QueueQuorumRegained, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
+}
+
 // NewQueueSecondWriter reports that node from appended to q in epoch,
 // whose writer this follower already knows to be another node.
 func NewQueueSecondWriter(q string, from uint32, epoch uint64) Event {

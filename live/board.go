@@ -3,6 +3,7 @@ package live
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/live/status"
@@ -21,10 +22,13 @@ type statusBoard struct {
 	leader   uint64 // the last term in which this node became leader
 	clients  int
 	peers    []status.Peer // in ID order
+	// timeline keeps the latest recovery attempts and the marks around
+	// them; it has its own lock.
+	timeline *timeline
 }
 
 func newStatusBoard(nc node.Config, members []Member) *statusBoard {
-	b := &statusBoard{self: nc.ID}
+	b := &statusBoard{self: nc.ID, timeline: newTimeline(uint32(nc.ID))}
 	for _, m := range members {
 		if m.ID != nc.ID {
 			b.peers = append(b.peers, status.Peer{ID: uint32(m.ID), Addr: m.PeerAddr, HTTPAddr: m.HTTPAddr})
@@ -34,8 +38,10 @@ func newStatusBoard(nc node.Config, members []Member) *statusBoard {
 	return b
 }
 
-// apply folds one node event into the board.
-func (b *statusBoard) apply(e event.Event) {
+// apply folds one node event, stamped now with the runtime's clock,
+// into the board.
+func (b *statusBoard) apply(now time.Time, e event.Event) {
+	b.timeline.observe(now, e)
 	switch e.Name {
 	case event.NodeStarted:
 		b.mu.Lock()
@@ -73,18 +79,22 @@ func (b *statusBoard) setDraining() {
 // snapshot copies the board into a status document without queues.
 func (b *statusBoard) snapshot() status.Node {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return status.Node{
+	s := status.Node{
 		ID: uint32(b.self), Started: b.started, Draining: b.draining, LeaderTerm: b.leader, Clients: b.clients,
 		Peers: slices.Clone(b.peers), Queues: []status.Queue{},
 	}
+	b.mu.Unlock()
+	if b.timeline != nil {
+		s.Recoveries, s.Marks = b.timeline.snapshot()
+	}
+	return s
 }
 
 // queueStatus converts the node's view of a queue for the status page.
 func queueStatus(v node.QueueView) status.Queue {
 	q := status.Queue{
 		Name: v.Name, State: v.State, Role: v.Role, Owner: uint32(v.Owner), Epoch: v.Epoch,
-		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner", Fenced: v.Fenced, Suspect: v.Suspect,
+		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner" && !v.NoQuorum, NoQuorum: v.NoQuorum, Fenced: v.Fenced, Suspect: v.Suspect,
 		FirstIndex: v.FirstIndex, RetainedBytes: v.RetainedBytes, Segments: v.Segments,
 		CheckpointIndex: v.CheckpointIndex, CheckpointBytes: v.CheckpointBytes, CertifiedIndex: v.CertifiedIndex,
 		CheckpointAgeSeconds: v.CheckpointAge.Seconds(),

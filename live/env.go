@@ -85,6 +85,7 @@ func (e *env) Reply(conn node.ConnID, m wire.Message) {
 		e.clientGone.Inc()
 		return
 	}
+	e.r.traffic.reply(m)
 	fc.enqueue(wire.Encode(nil, m))
 }
 
@@ -106,8 +107,9 @@ func (e *env) Boundary(string) {}
 // and folded into the status page.
 func (e *env) Emit(ev event.Event) {
 	e.r.m.events.WithLabelValues(string(ev.Name)).Inc()
-	e.r.board.apply(ev)
-	e.r.events.emit(time.Now(), ev)
+	now := time.Now()
+	e.r.board.apply(now, ev)
+	e.r.events.emit(now, ev)
 }
 
 // Halt implements node.Env: the process exits with status 1 and restarts

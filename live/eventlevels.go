@@ -11,7 +11,9 @@ import (
 // eventLevels are the node events an operator sees at the default log
 // level: each marks a change in who serves what (a queue created or
 // activated, a peer suspected or confirmed down, a metadata leader
-// elected, a recovery or replacement planned, a replica replaced), or a
+// elected, a recovery or replacement planned, a replica replaced, or
+// retired because its queue was deleted or it was replaced), a
+// checkpoint the metadata certified (what replicas may now drop), or a
 // defect the node found and refused to make worse, or a stall an operator
 // should hear of (an owner whose followers stopped renewing its delivery
 // lease in time stops delivering until they do). Every other event is
@@ -31,6 +33,8 @@ var eventLevels = map[event.Name]slog.Level{
 	event.MetaPlanRecovery:       slog.LevelInfo,
 	event.MetaPlanReplace:        slog.LevelInfo,
 	event.MetaReplicaReplaced:    slog.LevelInfo,
+	event.QueueRetired:           slog.LevelInfo,
+	event.CheckpointCertified:    slog.LevelInfo,
 	event.QueueFenced:            slog.LevelWarn,
 	event.QueueRefusedTruncation: slog.LevelWarn,
 	event.RecoveryUnsupported:    slog.LevelWarn,
@@ -41,6 +45,8 @@ var eventLevels = map[event.Name]slog.Level{
 	event.CheckpointMismatch:     slog.LevelWarn,
 	event.CheckpointRefused:      slog.LevelWarn,
 	event.QueueLeaseLapsed:       slog.LevelWarn,
+	event.QueueQuorumLost:        slog.LevelWarn,
+	event.QueueQuorumRegained:    slog.LevelInfo,
 }
 
 // Some of these repeat while their cause lasts (a refused truncation is

@@ -50,7 +50,8 @@ func TestEventLevels(t *testing.T) {
 	}
 }
 
-// A queue's creation, a metadata election, a replica replacement and a
+// A queue's creation, a metadata election, a replica replacement, a
+// replica retired (its queue deleted), a certified checkpoint and a
 // failure-detector suspicion and its confirmation each leave exactly one
 // line at info, named by its event.
 func TestOneInfoLinePerChange(t *testing.T) {
@@ -61,6 +62,8 @@ func TestOneInfoLinePerChange(t *testing.T) {
 		event.NewMetaActivated("orders", 1),
 		event.NewMetaLeader(4, 2),
 		event.NewMetaReplicaReplaced("orders", 3, []uint32{1, 2, 4}),
+		event.NewQueueRetired("orders", 1),
+		event.NewCheckpointCertified("orders", 1, 5000, 3, []uint32{1, 2, 4}),
 		event.NewDetectSuspect(3, 900*time.Millisecond),
 		event.NewDetectConfirm(3),
 	}

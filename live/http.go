@@ -15,16 +15,20 @@ import (
 
 // httpHandler serves the node's operational endpoints:
 //
-//	/metrics  Prometheus metrics
-//	/healthz  200 once the node serves, 503 while starting or draining
-//	/status   the status document (package status) as JSON
-//	/         the same, as a small HTML page
+//	/metrics       Prometheus metrics
+//	/healthz       200 once the node serves, 503 while starting or draining
+//	/status        the status document (package status) as JSON
+//	/node          the same, as a small HTML page
+//	/dashboard     the cluster dashboard (dashboard.go), where / leads
+//	/debug/pprof/  Go's profiles, for admins only (pprof.go)
 func (r *Runtime) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(r.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", r.serveHealth)
 	mux.HandleFunc("GET /status", r.serveStatus)
-	mux.HandleFunc("GET /{$}", r.servePage)
+	mux.HandleFunc("GET /node", r.servePage)
+	r.routeDashboard(mux)
+	r.routeProfiles(mux)
 	return mux
 }
 
@@ -71,17 +75,17 @@ th{background:#f3f3f3}.up{color:#080}.down{color:#b00}
 </style></head><body>
 <h1>cairn node n{{.ID}}</h1>
 <p>{{if .Draining}}<b class="down">draining</b>{{else if .Started}}<span class="up">serving</span>{{else}}starting{{end}}
- · {{.Clients}} client connection(s) · <a href="/status">JSON</a> · <a href="/metrics">metrics</a></p>
+ · {{.Clients}} client connection(s) · <a href="/dashboard">cluster dashboard</a> · <a href="/status">JSON</a> · <a href="/metrics">metrics</a></p>
 <h2>Peers</h2>
 <table><tr><th>node</th><th>peer address</th><th>connection</th></tr>
-{{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="//{{.HTTPAddr}}/">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
+{{range .Peers}}<tr><td>{{if .HTTPAddr}}<a href="//{{.HTTPAddr}}/node">n{{.ID}}</a>{{else}}n{{.ID}}{{end}}</td><td>{{.Addr}}</td>
 <td>{{if .Connected}}<span class="up">up</span>{{else}}<span class="down">down</span>{{end}}</td></tr>
 {{else}}<tr><td colspan="3">single-node cluster</td></tr>{{end}}</table>
 <h2>Queues</h2>
 <p>metadata leader: {{if .MetaLeader}}n{{.MetaLeader}} (term {{.MetaTerm}}){{else}}unknown{{end}}</p>
 <table><tr><th>queue</th><th>state</th><th>owner</th><th>epoch</th><th>replicas</th><th>this node</th><th>replica epoch</th><th>last index</th><th>commit</th></tr>
 {{range .Queues}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>n{{.Owner}}</td><td>{{.Epoch}}</td><td>{{range $i, $n := .Replicas}}{{if $i}}, {{end}}n{{$n}}{{end}}</td>
-<td>{{if .Fenced}}<span class="down">fenced: {{.Fenced}}</span>{{else if .Active}}<span class="up">owner</span>{{else}}{{.Role}}{{end}}</td>
+<td>{{if .Fenced}}<span class="down">fenced: {{.Fenced}}</span>{{else if .NoQuorum}}<span class="down">owner, no quorum</span>{{else if .Active}}<span class="up">owner</span>{{else}}{{.Role}}{{end}}</td>
 <td>{{.ReplicaEpoch}}</td><td>{{.LastIndex}}</td><td>{{if .Active}}{{.Commit}}{{end}}</td></tr>
 {{else}}<tr><td colspan="9">no queues</td></tr>{{end}}</table>
 </body></html>
@@ -110,19 +114,22 @@ type nodeViewer interface {
 // or already stopped, is reported without queues.
 func (r *Runtime) status(ctx context.Context) status.Node {
 	s := r.board.snapshot()
+	s.Host = hostStatus(r.cfg.DataDir)
 	v, ok := r.handler.(nodeViewer)
 	if !ok {
 		return s
 	}
 	type answer struct {
-		queues []node.QueueView
-		leader node.NodeID
-		term   uint64
+		queues  []node.QueueView
+		traffic []*status.Traffic
+		leader  node.NodeID
+		term    uint64
 	}
 	got := make(chan answer, 1)
 	ask := func() {
 		var a answer
 		a.queues = v.Queues()
+		a.traffic = r.readTraffic(a.queues)
 		a.leader, a.term = v.MetaLeader()
 		got <- a
 	}
@@ -136,8 +143,10 @@ func (r *Runtime) status(ctx context.Context) status.Node {
 	select {
 	case a := <-got:
 		s.MetaLeader, s.MetaTerm = uint32(a.leader), a.term
-		for _, q := range a.queues {
-			s.Queues = append(s.Queues, queueStatus(q))
+		for i, q := range a.queues {
+			qs := queueStatus(q)
+			qs.Traffic = a.traffic[i]
+			s.Queues = append(s.Queues, qs)
 		}
 	case <-ctx.Done():
 	case <-r.loopDone:

@@ -147,7 +147,7 @@ func TestStatusPageLinksKeepTheScheme(t *testing.T) {
 	if err := statusPage.Execute(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(b.String(), "http://127.0.0.1:9") || !strings.Contains(b.String(), `href="//127.0.0.1:9/"`) {
+	if strings.Contains(b.String(), "http://127.0.0.1:9") || !strings.Contains(b.String(), `href="//127.0.0.1:9/node"`) {
 		t.Fatal("the page links another node with http://, which a TLS node does not serve")
 	}
 }

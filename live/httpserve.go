@@ -50,7 +50,7 @@ func (r *Runtime) newHTTPServer() *http.Server {
 // secret as a bearer token or a basic-auth password.
 func (r *Runtime) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if r.cfg.HTTPAuth == HTTPAuthNone || slices.Contains(r.cfg.HTTPOpenPaths, req.URL.Path) {
+		if r.cfg.HTTPAuth == HTTPAuthNone || slices.Contains(r.cfg.HTTPOpenPaths, req.URL.Path) || peerReadsStatus(req) {
 			next.ServeHTTP(w, req)
 			return
 		}
@@ -65,6 +65,15 @@ func (r *Runtime) authorize(next http.Handler) http.Handler {
 			next.ServeHTTP(w, req)
 		}
 	})
+}
+
+// peerReadsStatus reports whether req is another node reading /status
+// with its node certificate, which the TLS layer verified against the
+// cluster CA: a dashboard gathering the cluster's status (dashboard.go)
+// needs no client or admin credential of its own.
+func peerReadsStatus(req *http.Request) bool {
+	return req.URL.Path == "/status" && req.TLS != nil && len(req.TLS.PeerCertificates) > 0 &&
+		certRole(req.TLS.PeerCertificates[0]) == session.RolePeer
 }
 
 // httpRole returns the role a request's credential grants, if any.

@@ -80,6 +80,7 @@ func (r *Runtime) runSoon() bool {
 // the client that nothing was done, so it may retry elsewhere or later.
 func (r *Runtime) onClientRequest(conn node.ConnID, m wire.Message) {
 	if !r.draining.Load() {
+		r.traffic.request(m)
 		r.handler.OnClient(conn, m)
 		return
 	}

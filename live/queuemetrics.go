@@ -18,10 +18,11 @@ import (
 // registry reaches those instruments the way this collector reaches the
 // queues: through the runtime, at scrape time.
 type queueCollector struct {
-	r          *Runtime
-	descs      []*prometheus.Desc
-	depthDescs []*prometheus.Desc
-	eventDescs []*prometheus.Desc
+	r            *Runtime
+	descs        []*prometheus.Desc
+	depthDescs   []*prometheus.Desc
+	trafficDescs []*prometheus.Desc
+	eventDescs   []*prometheus.Desc
 }
 
 // queueGauges names each per-queue gauge, in the order descs holds them.
@@ -49,6 +50,18 @@ var depthGauges = []struct {
 	{"cairn_queue_consumers", "Subscriptions the owner serves (serving owner only)."},
 }
 
+// trafficCounters count each queue's client traffic through this node
+// since its process started (trafficCounts); rate() over them gives the
+// dashboard's rates.
+var trafficCounters = []struct {
+	name, help string
+}{
+	{"cairn_queue_publish_requests_total", "Publish requests for the queue this node handed to its node."},
+	{"cairn_queue_deliveries_total", "Deliveries of the queue's messages this node sent."},
+	{"cairn_queue_acks_total", "Acks of the queue's messages this node received."},
+	{"cairn_queue_nacks_total", "Nacks of the queue's messages this node received."},
+}
+
 // queueScrapeWait bounds how long a scrape waits for a busy node.
 const queueScrapeWait = time.Second
 
@@ -62,12 +75,15 @@ func newQueueCollector(r *Runtime) *queueCollector {
 	for _, g := range depthGauges {
 		c.depthDescs = append(c.depthDescs, prometheus.NewDesc(g.name, g.help, []string{"queue"}, nil))
 	}
+	for _, g := range trafficCounters {
+		c.trafficDescs = append(c.trafficDescs, prometheus.NewDesc(g.name, g.help, []string{"queue"}, nil))
+	}
 	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range slices.Concat(c.descs, c.depthDescs, c.eventDescs) {
+	for _, d := range slices.Concat(c.descs, c.depthDescs, c.trafficDescs, c.eventDescs) {
 		ch <- d
 	}
 }
@@ -99,6 +115,11 @@ func (c *queueCollector) collectQueues(ch chan<- prometheus.Metric) {
 		if d := q.Depth; d != nil {
 			for i, v := range []int{d.Ready, d.Leased, d.Delayed, d.Consumers} {
 				ch <- prometheus.MustNewConstMetric(c.depthDescs[i], prometheus.GaugeValue, float64(v), q.Name)
+			}
+		}
+		if tr := q.Traffic; tr != nil {
+			for i, v := range []uint64{tr.Published, tr.Delivered, tr.Acked, tr.Nacked} {
+				ch <- prometheus.MustNewConstMetric(c.trafficDescs[i], prometheus.CounterValue, float64(v), q.Name)
 			}
 		}
 	}

@@ -78,6 +78,7 @@ type Runtime struct {
 	env     *env
 	clients map[node.ConnID]*frameConn
 	halted  bool
+	traffic trafficCounts
 
 	inbox chan func()
 	// soon holds the timers armed with no delay, and turn counts the

@@ -93,6 +93,16 @@ func (o *ownerState) expireLeases(now time.Time) {
 	}
 }
 
+// releaseLeases makes every leased message ready again; the
+// subscriptions stay.
+func (o *ownerState) releaseLeases() {
+	for _, s := range o.subs {
+		for _, l := range slices.Clone(s.leases) {
+			o.release(l, true)
+		}
+	}
+}
+
 // dropConnection ends the connection's subscriptions and releases their
 // leases.
 func (r *replica) dropConnection(conn ConnID) {

@@ -72,6 +72,11 @@ type ownerState struct {
 	// leaseHeld says the delivery lease was valid when last checked, so
 	// that its lapse is reported once.
 	leaseHeld bool
+	// servingFrom is when, on the lease clock, this owner began serving;
+	// cutOffNoted says it last found itself cut off from its quorum
+	// (quorum.go).
+	servingFrom uint64
+	cutOffNoted bool
 }
 
 // progress is the owner's view of one follower.
@@ -423,6 +428,7 @@ func (r *replica) ownerTick() {
 		}
 		o.sendPage(f, f.next, f.next-1) // a heartbeat: no entries, checks f.next-1
 	}
+	o.noteCutOff()
 	o.ticks++
 	o.certifyTick()
 	o.maybeCertify() // the interval trigger, on a queue that confirms nothing new
@@ -510,9 +516,22 @@ func (o *ownerState) leaseValid() bool {
 // appends whose acceptance makes the freshest quorum with it; ok is false
 // while no quorum has accepted any.
 func (o *ownerState) leaseAge() (age uint64, ok bool) {
+	at, ok := o.quorumGrantAt()
+	if !ok {
+		return 0, false
+	}
+	now := o.r.n.leaseClock()
+	return now - min(at, now), true
+}
+
+// quorumGrantAt is the send stamp, on the lease clock, of the appends
+// whose acceptance makes the freshest quorum with this owner; ok is false
+// while no quorum has accepted any. A queue whose quorum is the owner
+// alone is always granted: it is stamped now.
+func (o *ownerState) quorumGrantAt() (at uint64, ok bool) {
 	need := quorum(o.policyOf(), len(o.r.members)) - 1
 	if need <= 0 {
-		return 0, true
+		return o.r.n.leaseClock(), true
 	}
 	from := make([]uint64, 0, len(o.followers))
 	for _, f := range o.followers {
@@ -523,6 +542,5 @@ func (o *ownerState) leaseAge() (age uint64, ok bool) {
 	if need > len(from) || from[need-1] == 0 {
 		return 0, false
 	}
-	now := o.r.n.leaseClock()
-	return now - min(from[need-1], now), true
+	return from[need-1], true
 }

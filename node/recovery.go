@@ -31,6 +31,16 @@ func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 		Now: r.n.env.Now(), SyncBatches: r.log.SyncBatches(),
 	})
 	o.recovery = c
+	if r.role == roleOwner {
+		// The owner recovers into a newer epoch of its own. The recovery
+		// rebuilds the state from the history it installs, whose messages
+		// are not the ones this epoch's leases point at: a lease left on
+		// a subscription would never be settled or expire, and would hold
+		// a place in its window for good. So the leases are given back
+		// now; the recovery's hold keeps their messages from going out
+		// again before the leases could have run out.
+		o.releaseLeases()
+	}
 	if r.role != roleCandidate {
 		r.become(roleCandidate, fmt.Sprintf("recovering epoch %d", q.Epoch))
 	}

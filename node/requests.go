@@ -42,6 +42,10 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
 		return nil
 	}
+	if r.own.noteCutOff() {
+		r.own.refuseCutOff(conn, reqID)
+		return nil
+	}
 	return r.own
 }
 

@@ -127,6 +127,7 @@ func (r *replica) becomeOwner(why string) {
 	if r.own == nil {
 		panic(fmt.Sprintf("node: queue %s becoming owner without an owner side", r.name))
 	}
+	r.own.servingFrom = r.n.leaseClock()
 	r.become(roleOwner, why)
 }
 

@@ -92,6 +92,16 @@ func (o *ownerState) writeSettles() {
 	if bugs.Active(bugs.AckBatchDropsOne) && len(ids) > 1 {
 		ids = ids[:len(ids)-1]
 	}
+	// A message acked while it waited, ready, for its next delivery (its
+	// earlier lease had expired) may have gone out again under a new
+	// lease before the turn ended. Settling it ends that lease too: left
+	// on its subscription it would never be settled or expire, and would
+	// hold a place in the subscriber's window for good.
+	for _, id := range ids {
+		if l := o.state.messages[id].lease; l != nil {
+			o.release(l, false)
+		}
+	}
 	index := uint64(0)
 	if len(ids) > 0 {
 		index = o.append(record{typ: recordSettles, ids: ids})

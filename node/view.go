@@ -54,6 +54,10 @@ type QueueView struct {
 	// Depth is the queue's content as its serving owner sees it; only
 	// the owner's view carries it (Depth.Known).
 	Depth QueueDepth
+	// NoQuorum is set on an owner that has heard from no quorum of its
+	// replicas for as long as its peers wait before replacing it: it
+	// serves no client until it hears from one again (quorum.go).
+	NoQuorum bool
 }
 
 // QueueDepth counts a queue's unsettled messages by where they stand,
@@ -121,7 +125,7 @@ func (n *Node) queueView(name string) QueueView {
 		v.Role = "stale"
 	case roleOwner:
 		v.Role, v.Commit = "owner", r.own.commit
-		v.Depth = r.own.depth()
+		v.Depth, v.NoQuorum = r.own.depth(), r.own.cutOff()
 	case roleCandidate:
 		v.Role, v.Commit = "candidate", r.own.commit
 	default:

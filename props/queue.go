@@ -156,6 +156,7 @@ func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
 	out = append(out, checkEpochs(h)...)
 	out = append(out, checkNoServiceBeforeActivation(ix)...)
 	out = append(out, checkRecoveredActivation(h)...)
+	out = append(out, checkOneServingOwner(h)...)
 	return out, stats(ix)
 }
 

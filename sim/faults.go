@@ -103,16 +103,7 @@ func (w *World) applyFault(f Fault) {
 		p.pause()
 		w.schedule(end, -1, 0, p.resume)
 	case FaultIsolate:
-		all := w.addrs()
-		w.net.Isolate(a, all)
-		w.schedule(end, -1, 0, func() {
-			for _, o := range all {
-				if o != a {
-					w.net.Unblock(a, o)
-					w.net.Unblock(o, a)
-				}
-			}
-		})
+		w.isolate(p, f.Length)
 	case FaultOneWay:
 		w.net.Block(a, b)
 		w.schedule(end, -1, 0, func() { w.net.Unblock(a, b) })
@@ -133,7 +124,8 @@ func (w *World) applyFault(f Fault) {
 		w.net.Spike(a, b, f.Extra, end)
 	case FaultClockJump:
 		p.clockOffset += f.Extra
-	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection, FaultCrashOwner:
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultSetDetection, FaultCrashOwner,
+		FaultIsolateOwner:
 		w.applyMetaFault(f)
 	case FaultLossy:
 		w.makeLossy(p, f.Length)
@@ -167,6 +159,21 @@ func (w *World) makeLossy(p *process, length time.Duration) {
 	})
 }
 
+// isolate cuts p from every peer, both ways, for length; its clients
+// still reach it.
+func (w *World) isolate(p *process, length time.Duration) {
+	all, a := w.addrs(), netsim.Addr(p.id)
+	w.net.Isolate(a, all)
+	w.schedule(w.now+length, -1, 0, func() {
+		for _, o := range all {
+			if o != a {
+				w.net.Unblock(a, o)
+				w.net.Unblock(o, a)
+			}
+		}
+	})
+}
+
 // applyMetaFault applies the faults aimed at the metadata group. The
 // leader is the node that most recently announced leadership, as the
 // trace shows it.
@@ -179,16 +186,11 @@ func (w *World) applyMetaFault(f Fault) {
 		}
 	case FaultIsolateLeader:
 		if leader != nil {
-			all, a := w.addrs(), netsim.Addr(leader.id)
-			w.net.Isolate(a, all)
-			w.schedule(w.now+f.Length, -1, 0, func() {
-				for _, o := range all {
-					if o != a {
-						w.net.Unblock(a, o)
-						w.net.Unblock(o, a)
-					}
-				}
-			})
+			w.isolate(leader, f.Length)
+		}
+	case FaultIsolateOwner:
+		if owner := w.firstQueueOwner(); owner != nil {
+			w.isolate(owner, f.Length)
 		}
 	case FaultCrashAll:
 		for _, p := range w.procs {

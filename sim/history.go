@@ -116,6 +116,9 @@ type History struct {
 	// a node, each judged by what the simulator knows happened to that
 	// node (see reassign.go).
 	Reassignments []Reassignment
+	// ServingOverlaps are the polls that found two nodes saying they
+	// serve one queue (see serving.go).
+	ServingOverlaps []ServingOverlap
 }
 
 // StoryEvent is one line of a queue's ownership story.

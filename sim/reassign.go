@@ -141,6 +141,10 @@ func (w *World) noteFaultTouches(f Fault) {
 		if w.leaderProc() != nil {
 			nodes = w.everyIndex()
 		}
+	case FaultIsolateOwner:
+		if w.firstQueueOwner() != nil {
+			nodes = w.everyIndex()
+		}
 	case FaultCrashLeader, FaultCrashOwner, FaultCrashLeaderOwner:
 		nodes = w.roleTargets(f.Kind)
 	}

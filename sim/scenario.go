@@ -187,12 +187,17 @@ const (
 	// finding each queue's owner afresh. It can land on a new owner while
 	// other consumers still work with the old one.
 	FaultRestartConsumer
+	// FaultIsolateOwner cuts the first queue's current owner from every
+	// peer (its clients still reach it) for Length. The swarm draws it
+	// for 1 to 3 s, longer than a failover: the owner must step back
+	// while its peers replace it, and rejoin as a follower afterwards.
+	FaultIsolateOwner
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
-	"lose-writes", "misdirect", "restart-consumer"}
+	"lose-writes", "misdirect", "restart-consumer", "isolate-owner"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -231,7 +236,7 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" boundary=%s hit=%d down=%v", f.Boundary, f.Hit, f.Length)
 	case FaultLoseWrites, FaultMisdirect:
 		s += fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
-	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner:
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner, FaultIsolateOwner:
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
 	case FaultSetDetection:
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
@@ -332,7 +337,7 @@ var profiles = []profile{
 	{name: "crash-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultCrash, FaultCrashAt, FaultPause,
 		FaultCrashLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner}},
 	{name: "partition-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultIsolate, FaultOneWay, FaultSplit,
-		FaultClog, FaultSpike, FaultIsolateLeader, FaultLossy}, noise: func(r *rand.Rand, s *Swarm) {
+		FaultClog, FaultSpike, FaultIsolateLeader, FaultLossy, FaultIsolateOwner}, noise: func(r *rand.Rand, s *Swarm) {
 		s.Net.Loss = pick(r, 0.01, 0.05)
 	}},
 	{name: "fsync-heavy", join: 0.5, faultsMax: 6, pool: []FaultKind{FaultCrash, FaultCrashAt},
@@ -427,6 +432,8 @@ func drawFault(r *rand.Rand, sc Scenario, o GenerateOptions) Fault {
 		f.Hit = 1 + r.IntN(30)
 	case FaultRestartConsumer:
 		f.Hit = 1 + r.IntN(3)
+	case FaultIsolateOwner:
+		f.Length = time.Second + f.Length*4/3 // 1 to 3 s, from the usual draw
 	case FaultCrashOwner:
 		// In five-node clusters, a third of owner kills last long enough
 		// for the dead owner to be replaced by a node outside the set
@@ -445,7 +452,7 @@ func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
-		FaultRestartConsumer:
+		FaultRestartConsumer, FaultIsolateOwner:
 		usesNode = false
 	case FaultSetDetection:
 		usesNode, usesLength = false, false

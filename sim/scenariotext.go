@@ -137,6 +137,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultLoseWrites:       {aimNode, []string{"frames", "for"}},
 	FaultMisdirect:        {aimNode, []string{"frames", "for"}},
 	FaultRestartConsumer:  {aimNone, []string{"consumer", "for"}},
+	FaultIsolateOwner:     {aimNone, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

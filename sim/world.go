@@ -141,6 +141,8 @@ type World struct {
 	cov *coverage
 	// reassign keeps what judging reassignments needs (see reassign.go).
 	reassign reassignWatch
+	// serving keeps what polling for serving owners needs (serving.go).
+	serving servingWatch
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -214,6 +216,7 @@ func (w *World) Run() Result {
 		w.schedule(f.At, -1, 0, func() { w.applyFault(f) })
 	}
 	w.schedule(w.sc.Safety, -1, 0, w.startLiveness)
+	w.schedule(servingSampleEvery, -1, 0, w.sampleServing)
 	for _, p := range w.procs {
 		p.start()
 	}
@@ -367,6 +370,7 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.hist.EventCounts[e.Name]++
 	w.cov.observe(w, id, e)
 	w.watchReassign(id, e)
+	w.serving.observe(w.now, e)
 	w.hist.tell(w.now, id, e)
 	value, ok := recordedEvents[e.Name]
 	if !ok {

@@ -120,10 +120,10 @@ func printDevBanner(w io.Writer, runtimes []*live.Runtime, root string, temporar
 	}
 	fmt.Fprintf(w, "cairn dev cluster: %d node(s) on loopback, data in %s\n\n", len(runtimes), where)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  node\tclient\tpeer\tstatus page")
+	fmt.Fprintln(tw, "  node\tclient\tpeer\tcluster dashboard")
 	var addrs []string
 	for i, rt := range runtimes {
-		fmt.Fprintf(tw, "  n%d\t%s\t%s\thttp://%s/\n", i+1, rt.ClientAddr(), rt.PeerAddr(), rt.HTTPAddr())
+		fmt.Fprintf(tw, "  n%d\t%s\t%s\thttp://%s/dashboard\n", i+1, rt.ClientAddr(), rt.PeerAddr(), rt.HTTPAddr())
 		addrs = append(addrs, rt.ClientAddr())
 	}
 	tw.Flush()

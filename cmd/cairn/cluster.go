@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
@@ -25,23 +22,31 @@ type nodeView struct {
 }
 
 // errNoHTTPAddr stands for a node whose status cannot be asked for.
-var errNoHTTPAddr = errors.New("the cluster names no HTTP address for this node")
+var errNoHTTPAddr = status.ErrNoHTTPAddr
+
+// nodeReadWait bounds the wait for each node's status: a stopped or cut
+// off node costs the command this long, not its whole --timeout, and
+// the other nodes' rows are printed all the same.
+const nodeReadWait = 5 * time.Second
 
 // gather reads every node's /status, concurrently, proving itself with
 // auth.
 func gather(ctx context.Context, cl *client.Client, auth status.Auth) []nodeView {
-	nodes := cl.Nodes()
-	views := make([]nodeView, len(nodes))
-	var wg sync.WaitGroup
+	return gatherNodes(ctx, cl.Nodes(), auth, nodeReadWait)
+}
+
+// gatherNodes reads the status of each of nodes at once, each read
+// bounded by wait.
+func gatherNodes(ctx context.Context, nodes []client.NodeInfo, auth status.Auth, wait time.Duration) []nodeView {
+	targets := make([]status.Target, len(nodes))
 	for i, n := range nodes {
-		views[i].info = n
-		if n.HTTPAddr == "" {
-			views[i].err = errNoHTTPAddr
-			continue
-		}
-		wg.Go(func() { views[i].status, views[i].err = status.FetchAuth(ctx, n.HTTPAddr, auth) })
+		targets[i] = status.Target{ID: n.ID, HTTPAddr: n.HTTPAddr}
 	}
-	wg.Wait()
+	readings := status.Gather(ctx, targets, status.HTTPFetch(auth), wait)
+	views := make([]nodeView, len(nodes))
+	for i, r := range readings {
+		views[i] = nodeView{info: nodes[i], status: r.Status, err: r.Err}
+	}
 	return views
 }
 
@@ -140,24 +145,9 @@ func printNodes(w io.Writer, views []nodeView) {
 	}
 }
 
-// reachState names in one word why a node's status could not be read:
-// "down" when its HTTP port refused the connection (nothing listens
-// there), "unreachable" when the connection failed otherwise or timed
-// out, "unknown" when the cluster gave no address to ask, and "error"
-// when the node answered but not with its status (an HTTP error, such as
-// a refused credential, or a document that does not decode).
-func reachState(err error) string {
-	var netErr *net.OpError
-	switch {
-	case errors.Is(err, errNoHTTPAddr):
-		return "unknown"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "down"
-	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
-		return "unreachable"
-	}
-	return "error"
-}
+// reachState names in one word why a node's status could not be read
+// (see status.ReachState): down, unreachable, unknown or error.
+func reachState(err error) string { return status.ReachState(err) }
 
 func nodeState(s *status.Node) string {
 	switch {

@@ -167,3 +167,36 @@ func TestDepthColumns(t *testing.T) {
 		t.Fatalf("owner's depth: %q", got)
 	}
 }
+
+// A node that accepts the connection but never answers (stopped, or cut
+// off behind a proxy) costs cluster status the per-node wait, not the
+// whole command's timeout, and shows as unreachable beside the nodes that
+// answered.
+func TestClusterStatusBoundsASilentNode(t *testing.T) {
+	answering := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"id":1,"started":true,"peers":[],"queues":[]}`))
+	}))
+	defer answering.Close()
+	silent := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, req *http.Request) {
+		<-req.Context().Done()
+	}))
+	defer silent.Close()
+	nodes := []client.NodeInfo{
+		{ID: 1, HTTPAddr: strings.TrimPrefix(answering.URL, "http://")},
+		{ID: 2, HTTPAddr: strings.TrimPrefix(silent.URL, "http://")},
+	}
+	const wait = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	views := gatherNodes(ctx, nodes, status.Auth{}, wait)
+	if took := time.Since(start); took > wait+2*time.Second {
+		t.Errorf("gathering took %v with a per-node wait of %v", took, wait)
+	}
+	var b bytes.Buffer
+	printNodes(&b, views)
+	out := b.String()
+	if !strings.Contains(out, "serving") || !strings.Contains(out, "unreachable") || !strings.Contains(out, "n2 is unreachable: ") {
+		t.Errorf("the table does not show n1 serving and n2 unreachable with a note:\n%s", out)
+	}
+}

@@ -5,6 +5,7 @@ package status
 
 import (
 	"context"
+	"time"
 )
 
 // Node is one node's view of itself.
@@ -30,6 +31,96 @@ type Node struct {
 	Peers []Peer `json:"peers"`
 	// Queues lists the queue replicas this node holds, by name.
 	Queues []Queue `json:"queues"`
+	// Host is what the node's machine has to spare, where the node can
+	// tell cheaply; absent from older nodes.
+	Host *Host `json:"host,omitempty"`
+	// Recoveries lists the latest owner-recovery attempts this node ran,
+	// a few per queue, each as its stages; Marks the latest detector
+	// verdicts, elections and plans it saw. Both are bounded rings kept
+	// in memory, so they start empty when the process does.
+	Recoveries []Recovery `json:"recoveries,omitempty"`
+	Marks      []Mark     `json:"marks,omitempty"`
+}
+
+// Host is what a node's machine has to spare. A field is nil when the
+// node cannot tell it on its platform.
+type Host struct {
+	// Load1 is the one-minute load average.
+	Load1 *float64 `json:"load1,omitempty"`
+	// DiskFreeBytes and DiskTotalBytes describe the file system holding
+	// the data directory; free counts what an unprivileged writer may use.
+	DiskFreeBytes  *int64 `json:"disk_free_bytes,omitempty"`
+	DiskTotalBytes *int64 `json:"disk_total_bytes,omitempty"`
+}
+
+// Recovery is one attempt a node made to recover a queue's ownership
+// into an epoch, timed on that node's clock.
+type Recovery struct {
+	Queue   string `json:"queue"`
+	Epoch   uint64 `json:"epoch"`
+	Attempt int    `json:"attempt"`
+	// Node is the node that ran the attempt (the epoch's candidate).
+	Node uint32 `json:"node"`
+	// Start is when the attempt began; End when it ended, zero while it
+	// runs.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitzero"`
+	// Outcome is how the attempt ended: "ok", "retry" (the node began
+	// again in the same epoch), "abandoned", "stale", "fenced",
+	// "retired", or "" while it runs. Why says more, when known.
+	Outcome string `json:"outcome"`
+	Why     string `json:"why,omitempty"`
+	// Stages lists the stages that ended, in order.
+	Stages []Stage `json:"stages"`
+	// Lead lists, for the first attempt into an epoch in a cluster view,
+	// the stages before it as the marks show them: observation (the
+	// first suspicion of the old owner to its confirmation), plan (to the
+	// leader's plan) and dispatch (to the attempt's start). They are
+	// measured across the clocks of the nodes that saw each moment.
+	Lead []Stage `json:"lead,omitempty"`
+	// RPCs, Bytes and Syncs are what a completed attempt reports:
+	// requests sent, payload bytes copied, group commits of its log.
+	RPCs  int    `json:"rpcs,omitempty"`
+	Bytes int    `json:"bytes,omitempty"`
+	Syncs uint64 `json:"syncs,omitempty"`
+}
+
+// Stage is one stage of a recovery attempt: its name (seal, fetch,
+// install, ...), how it ended ("ok" or "retry"), when it began and how
+// long it ran.
+type Stage struct {
+	Name        string    `json:"name"`
+	Outcome     string    `json:"outcome"`
+	Start       time.Time `json:"start"`
+	TookSeconds float64   `json:"took_seconds"`
+}
+
+// The kinds of Mark.
+const (
+	MarkSuspect   = "suspect"   // Node fell silent, as this node's detector sees it
+	MarkConfirm   = "confirm"   // the detector confirmed Node down
+	MarkRecovered = "recovered" // Node was heard from again
+	MarkLeader    = "leader"    // Node became metadata leader in Term
+	MarkCampaign  = "campaign"  // this node started an election for Term
+	MarkPlan      = "plan"      // the leader planned Queue's move to Node in Epoch
+	MarkReplace   = "replace"   // the leader planned a new replica of Queue on Node
+)
+
+// Mark is one moment on a node's timeline: what its failure detector
+// concluded, an election, a plan the metadata leader made.
+type Mark struct {
+	Time time.Time `json:"time"`
+	Kind string    `json:"kind"`
+	// By is the node that saw it; Node the node it is about. From is,
+	// for a plan, the owner it moves the queue from, or the replica it
+	// replaces.
+	By   uint32 `json:"by"`
+	Node uint32 `json:"node,omitempty"`
+	From uint32 `json:"from,omitempty"`
+	// Term is an election's metadata term; Queue and Epoch a plan's.
+	Term  uint64 `json:"term,omitempty"`
+	Queue string `json:"queue,omitempty"`
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // Peer is another node as this one sees it.
@@ -75,6 +166,10 @@ type Queue struct {
 	// owner and has activated its epoch (Role is "owner"). It is false on
 	// every other replica, even while the queue is active.
 	Active bool `json:"serving"`
+	// NoQuorum is set on an owner that has heard from no quorum of its
+	// replicas for as long as its peers wait before replacing it: it
+	// refuses clients until it hears from one again, and Active is false.
+	NoQuorum bool `json:"no_quorum,omitempty"`
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string `json:"fenced,omitempty"`
 	// Suspect is set while this replica, reopened from a disk an earlier
@@ -97,6 +192,20 @@ type Queue struct {
 	CheckpointAgeSeconds float64 `json:"checkpoint_age_seconds"`
 	// Depth is the queue's backlog; only the serving owner reports it.
 	Depth *Depth `json:"depth,omitempty"`
+	// Traffic counts the queue's requests this node handled since it
+	// started; a reader derives rates from two readings.
+	Traffic *Traffic `json:"traffic,omitempty"`
+}
+
+// Traffic counts what one node handled for one queue since its process
+// started: publish requests handed to the node, deliveries it sent, and
+// acks and nacks it received. Counters only grow while the process
+// lives; a smaller reading means the node restarted.
+type Traffic struct {
+	Published uint64 `json:"published"`
+	Delivered uint64 `json:"delivered"`
+	Acked     uint64 `json:"acked"`
+	Nacked    uint64 `json:"nacked"`
 }
 
 // Depth counts a queue's unsettled messages by where they stand: Ready

@@ -1,0 +1,141 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// An owner cut off from its quorum. A partition that silently separates
+// an owner from its replicas leaves it able to take requests it can no
+// longer confirm: before this rule it appended every publish to its own
+// log and answered nothing until its clients' timeouts, and its status
+// page went on saying it served the queue while its peers replaced it.
+//
+// Now an owner that has heard from no quorum of its replicas for as long
+// as its peers may wait before they begin replacing it (the detection
+// policy's silence limit) steps back: it refuses requests at once, with
+// a clean not-owner answer that names no owner, so its clients look for
+// the queue elsewhere; it appends nothing for them; it hands its
+// subscribers the same answer so they subscribe elsewhere; it tells the
+// clients still waiting for a confirmation that their outcome is unknown
+// (fenced: the record may yet be confirmed, here if the quorum answers
+// again, or in a successor's history), so they retry elsewhere at once
+// instead of waiting out their timeouts; and its view reports it as not
+// serving. It keeps its role and its epoch, and keeps
+// sending appends: when replies come back in the same epoch it serves
+// again, and if a newer epoch sealed its replicas meanwhile, their
+// refusals make it stale as before.
+//
+// The limit is what makes "at most one node says it serves a queue"
+// true under heartbeat detection: a peer suspects a node once its last
+// answered ping is older than the interval and the grace, and it pings
+// once an interval, so it can suspect a node that fell silent just over
+// a grace ago, and confirm it, plan, seal and install only after that.
+// The old owner counts its silence from the send stamp of the last
+// appends a quorum accepted, no later than it fell silent, so it has
+// stepped back first. Both sides count on monotonic clocks, which keep
+// counting while a process is stopped. Eager detection starts verifying
+// after one interval of silence and confirms a few ticks later, sooner
+// than any lease a loaded owner could keep: an owner steps back after an
+// interval there, and a new owner may already serve for part of it.
+
+// ownerSilenceLimit is how long an owner may hear from no quorum of its
+// replicas before it stops serving: the shortest silence after which its
+// peers, under the detection policy in force, may begin to verify it
+// down (the grace under heartbeat detection, one interval under eager).
+func (n *Node) ownerSilenceLimit() time.Duration {
+	p := n.cfg.Detection
+	if n.detector != nil {
+		p = n.detector.policy()
+	}
+	if p.Mode == DetectEager {
+		return p.Interval
+	}
+	return p.Grace
+}
+
+// quorumSilence is how long, on the lease clock, this owner has gone
+// without a quorum's acceptance: since the send stamp of the appends
+// whose acceptance makes its freshest quorum, or since it began serving
+// if that is later.
+func (o *ownerState) quorumSilence() time.Duration {
+	from := o.servingFrom
+	if at, ok := o.quorumGrantAt(); ok {
+		from = max(from, at)
+	}
+	now := o.r.n.leaseClock()
+	return time.Duration(now - min(from, now))
+}
+
+// cutOff reports whether this serving owner has heard from no quorum of
+// its replicas for the silence limit. It only reads: noteCutOff acts on
+// a change.
+func (o *ownerState) cutOff() bool {
+	if !o.r.serving() || bugs.Active(bugs.ServeWithoutQuorum) {
+		return false
+	}
+	return o.quorumSilence() >= o.r.n.ownerSilenceLimit()
+}
+
+// noteCutOff reports whether this owner is cut off from its quorum, and
+// acts when that changed since it last looked: on losing the quorum it
+// says so and sends its subscribers away; on hearing from one again it
+// says it serves again.
+func (o *ownerState) noteCutOff() bool {
+	cut := o.cutOff()
+	switch {
+	case cut && !o.cutOffNoted:
+		o.cutOffNoted = true
+		silence := o.quorumSilence()
+		o.r.n.emit(event.NewQueueQuorumLost(o.r.name, o.r.epoch, silence))
+		o.sendSubscribersAway(o.cutOffDetail(silence))
+		o.releaseWaiters(o.cutOffDetail(silence))
+	case !cut && o.cutOffNoted:
+		o.cutOffNoted = false
+		o.r.n.emit(event.NewQueueQuorumRegained(o.r.name, o.r.epoch, o.quorumSilence()))
+		o.pump()
+	}
+	return cut
+}
+
+// cutOffDetail explains a refusal by an owner cut off from its quorum.
+func (o *ownerState) cutOffDetail(silence time.Duration) string {
+	return fmt.Sprintf("node %d owns queue %s at epoch %d but has heard from no quorum of its replicas for %v: try another node",
+		o.r.n.cfg.ID, o.r.name, o.r.epoch, silence.Round(time.Millisecond))
+}
+
+// refuseCutOff answers a request for the queue of this owner cut off from
+// its quorum: not-owner, naming no owner, since it does not know whether
+// another node serves yet. Nothing was done, so the client may retry
+// anywhere.
+func (o *ownerState) refuseCutOff(conn ConnID, reqID uint64) {
+	o.r.n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusNotOwner, Detail: o.cutOffDetail(o.quorumSilence())})
+}
+
+// sendSubscribersAway ends every subscription this owner serves, telling
+// each subscriber, as a late answer to its subscribe request, that this
+// node does not serve the queue now; their leased messages are ready
+// again for whoever serves next.
+func (o *ownerState) sendSubscribersAway(detail string) {
+	for _, s := range o.subs {
+		for _, l := range slices.Clone(s.leases) {
+			o.release(l, true)
+		}
+		o.r.n.env.Reply(s.conn, &wire.Reply{ReqID: s.reqID, Status: wire.StatusNotOwner, Detail: detail})
+	}
+	o.subs = nil
+}
+
+// releaseWaiters answers every client waiting for a confirmation that
+// its outcome is unknown: fenced, naming no owner.
+func (o *ownerState) releaseWaiters(detail string) {
+	for _, w := range o.waiters {
+		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Detail: detail})
+	}
+	o.waiters = nil
+}

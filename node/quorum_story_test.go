@@ -1,0 +1,102 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// An owner whose replication is cut (its appends and their replies are
+// lost, while the nodes still hear each other's pings, so no one fails
+// it over) goes on serving until it has heard from no quorum for as long
+// as its peers may wait before replacing it: the 300ms grace of the
+// default heartbeat policy. Then it steps back: a publish is refused at once with
+// a not-owner answer naming no one, and nothing is appended for it; its
+// subscriber is told the same and its leased message is ready again; a
+// publish it took before, still waiting for a confirmation, is answered
+// fenced (its outcome unknown); its view says it does not serve. When replication comes back it serves
+// again in the same epoch, and the refused publish, sent again, is
+// confirmed.
+func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 1)
+	c.request(owner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.settle()
+	c.mustReply(50, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 1 {
+		t.Fatalf("the subscriber got %d deliveries, want 1", len(got))
+	}
+	replicating := func(m wire.Message) bool {
+		switch m.(type) {
+		case *wire.Append, *wire.AppendReply:
+			return true
+		}
+		return false
+	}
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		return !(replicating(m) && (from == owner || to == owner))
+	}
+	cutAt := c.now
+	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte{3}})
+
+	c.advance(250 * time.Millisecond)
+	c.noReply(3)
+	if v := viewOf(t, c.node(owner).n, "orders"); v.NoQuorum || c.saw(event.QueueQuorumLost) {
+		t.Fatalf("the owner stepped back %v after the cut, before the 300ms grace", c.now.Sub(cutAt))
+	}
+	c.advance(100 * time.Millisecond)
+	lost, ok := c.last(event.QueueQuorumLost)
+	if !ok {
+		t.Fatalf("the owner still serves %v after the cut; events:\n%v", c.now.Sub(cutAt), c.events)
+	}
+	if silence := lost.Elapsed(); silence < 300*time.Millisecond || silence > 350*time.Millisecond {
+		t.Fatalf("the owner stepped back after %v of silence, want from 300ms, within a tick or two", silence)
+	}
+	if v := viewOf(t, c.node(owner).n, "orders"); !v.NoQuorum || v.Role != "owner" || v.Epoch != 1 {
+		t.Fatalf("the owner's view is %+v: want an owner of epoch 1 without its quorum", v)
+	}
+	if r := c.mustReply(50, wire.StatusNotOwner); r.Owner != 0 {
+		t.Fatalf("the subscriber was sent to node %d; the cut-off owner knows of no other", r.Owner)
+	}
+	c.mustReply(3, wire.StatusFenced)
+
+	last := viewOf(t, c.node(owner).n, "orders").LastIndex
+	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte{2}})
+	if r := c.mustReply(2, wire.StatusNotOwner); r.Owner != 0 || r.Detail == "" {
+		t.Fatalf("the refusal named node %d with detail %q: want no owner and a reason", r.Owner, r.Detail)
+	}
+	if got := viewOf(t, c.node(owner).n, "orders").LastIndex; got != last {
+		t.Fatalf("the refused publish moved the owner's log from %d to %d", last, got)
+	}
+
+	c.intercept = nil
+	c.advance(200 * time.Millisecond)
+	if !c.saw(event.QueueQuorumRegained, by(owner), inEpoch(1)) {
+		t.Fatalf("the owner did not serve again once replication came back; events:\n%v", c.events)
+	}
+	if v := viewOf(t, c.node(owner).n, "orders"); v.NoQuorum || v.Role != "owner" || v.Epoch != 1 {
+		t.Fatalf("the owner's view is %+v after the cut healed: want the serving owner of epoch 1", v)
+	}
+	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte{2}})
+	c.request(owner, 1, &wire.Publish{ReqID: 4, Queue: "orders", ID: msgID(3), Payload: []byte{3}})
+	c.settle()
+	c.mustReply(2, wire.StatusOK)
+	c.mustReply(4, wire.StatusOK) // the retry of the publish answered fenced: stored once
+	c.request(owner, 8, &wire.Subscribe{ReqID: 51, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.settle()
+	c.mustReply(51, wire.StatusOK)
+	got := c.deliveries(8)
+	want := []wire.MessageID{msgID(1), msgID(3), msgID(2)}
+	if len(got) != len(want) {
+		t.Fatalf("a new subscriber got %d deliveries, want %d: the message the first one held, the publish taken before the cut, the new one", len(got), len(want))
+	}
+	for i, d := range got {
+		if d.ID != want[i] {
+			t.Fatalf("delivery %d is %s, want %s", i, d.ID, want[i])
+		}
+	}
+}
