@@ -52,9 +52,9 @@ func (pr *partitionRun) confirmed() []client.MessageID {
 // staleConfirmations describes every confirmation a cut-off owner made
 // after the in-flight bound and before it was healed, judged two ways:
 // by the confirmed index the owner's own /status reported (while the
-// test could still reach it), and by the publisher's confirmations that
-// arrived while no other node served the queue, so that only the
-// cut-off owner can have made them.
+// test could still reach it), and, when clients could still reach it, by
+// the publisher's confirmations that arrived while no other node served
+// the queue, so that only the cut-off owner can have made them.
 func (pr *partitionRun) staleConfirmations() []string {
 	var out []string
 	for _, ep := range pr.episodes {
@@ -67,6 +67,11 @@ func (pr *partitionRun) staleConfirmations() []string {
 		}
 		if msg, _ := commitGrowth(pr.rounds, ep.node, ep.epoch, from, until); msg != "" {
 			out = append(out, msg)
+		}
+		// An isolated node cannot answer a client at all, so only a cut
+		// that leaves clients through can be judged by what they saw.
+		if ep.kind == cutAll {
+			continue
 		}
 		quiet, ok := othersIdleUntil(pr.rounds, ep.at, until, ep.node, pr.nodes)
 		if !ok {

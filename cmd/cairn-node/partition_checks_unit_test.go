@@ -84,6 +84,11 @@ func TestStaleConfirmationsFlagsConfirmsWhileNoOtherNodeServes(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "p1.2") {
 		t.Fatalf("want only p1.2 flagged (after the in-flight bound, before n2 served), got %q", got)
 	}
+	pr.episodes[0].kind = cutAll
+	if got := pr.staleConfirmations(); len(got) != 0 {
+		t.Fatalf("confirmations were blamed on an isolated owner, which no client can reach: %q", got)
+	}
+	pr.episodes[0].kind = cutPeers
 	// A node that serves at an older epoch may confirm too (the cut
 	// owner's predecessor, say): the window ends when it serves.
 	for i := range rounds {
