@@ -89,6 +89,13 @@ func TestStaleConfirmationsFlagsConfirmsWhileNoOtherNodeServes(t *testing.T) {
 		t.Fatalf("confirmations were blamed on an isolated owner, which no client can reach: %q", got)
 	}
 	pr.episodes[0].kind = cutPeers
+	// A node too busy to list its queues in time may already serve.
+	busy := rounds[16].views[2]
+	rounds[16].views[2] = nodeView{}
+	if got := pr.staleConfirmations(); len(got) != 0 {
+		t.Fatalf("a round in which n2 listed no queue was taken as n2 not serving: %q", got)
+	}
+	rounds[16].views[2] = busy
 	// A node that serves at an older epoch may confirm too (the cut
 	// owner's predecessor, say): the window ends when it serves.
 	for i := range rounds {

@@ -187,7 +187,8 @@ func newOwnerServing(rounds []statusRound, since time.Time, epoch uint64) (statu
 
 // othersIdleUntil returns the start of the last round of the unbroken
 // run of rounds from since (and before until) in which every node but
-// old answered and none said it serves the queue, at any epoch. Each of
+// old answered, listing the queue, and none said it serves it, at any
+// epoch. Each of
 // them answered after that instant, so no publish confirmed to a client
 // by then came from another node, unless one served and stopped again
 // within a round, which takes a second fault. ok is false when the very
@@ -207,7 +208,9 @@ func othersIdleUntil(rounds []statusRound, since, until time.Time, old, nodes in
 			if id == old {
 				continue
 			}
-			if v.serving() {
+			// A node whose loop was too busy to answer in time reports
+			// no queues: that says nothing about whether it serves.
+			if v.serving() || !v.listed {
 				return last, found
 			}
 			others++
