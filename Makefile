@@ -86,6 +86,18 @@ bench-failover-stop:
 bench-failover-leader:
 	$(GO) run ./cmd/cairn-bench failover --trials 30 --nodes 5 --victim owner+leader
 
+# The partition suite in its measuring mode: each scenario ten times,
+# flapping for 30 s rather than 8, with the median, p95 and max of the
+# times from the cut to the failover, the first confirmed publish and
+# the first fresh delivery, and of the longest gap between
+# confirmations. It needs root, iproute2 and iptables (it skips without
+# them); make test runs each scenario once. PARTITION_DETECTION=eager
+# starts the clusters with eager failure detection.
+PARTITION_DETECTION ?= heartbeat
+.PHONY: bench-partition
+bench-partition:
+	$(GO) test -count 1 -timeout 60m -run '^TestPartition$$' -v ./cmd/cairn-node -partition.runs 10 -partition.detection $(PARTITION_DETECTION)
+
 # The SIGKILL trials side by side with NATS JetStream's: each trial also
 # kills the leader of an R3 stream on a fresh three-node JetStream cluster,
 # and the report gives JetStream's times as ratios of cairn's. BENCH_BIN is

@@ -35,9 +35,28 @@ type procNode struct {
 	clientAddr string
 	httpAddr   string
 	log        string
+	netns      string // the network namespace it runs in; empty: the test's own
 	cmd        *exec.Cmd
 	exited     chan struct{} // closed once the process has exited
 	err        error         // how it exited, once exited is closed
+}
+
+// procAddrs are where one node of a test cluster listens: for peers, for
+// clients and for HTTP. netns, when set, is the network namespace the
+// node runs in, where these addresses exist.
+type procAddrs struct {
+	peer, client, http string
+	netns              string
+}
+
+// loopbackAddrs reserves the addresses of an n-node cluster on loopback.
+func loopbackAddrs(t *testing.T, n int) []procAddrs {
+	addrs := freeAddrs(t, 3*n)
+	out := make([]procAddrs, n)
+	for i := range out {
+		out[i] = procAddrs{peer: addrs[3*i], client: addrs[3*i+1], http: addrs[3*i+2]}
+	}
+	return out
 }
 
 // procCluster is a cluster of real cairn-node processes on loopback.
@@ -91,16 +110,21 @@ func newProcCluster(t *testing.T, bin string, n int, level string) *procCluster 
 // newProcClusterWith is newProcCluster with extra top-level configuration
 // lines in every node's file.
 func newProcClusterWith(t *testing.T, bin string, n int, level, extra string) *procCluster {
+	return newProcClusterAt(t, bin, loopbackAddrs(t, n), level, extra)
+}
+
+// newProcClusterAt is newProcClusterWith for nodes at the given
+// addresses, one node for each.
+func newProcClusterAt(t *testing.T, bin string, addrs []procAddrs, level, extra string) *procCluster {
 	root := t.TempDir()
-	addrs := freeAddrs(t, 3*n)
 	var peers strings.Builder
-	for i := range n {
+	for i, a := range addrs {
 		fmt.Fprintf(&peers, "[[peers]]\nid = %d\naddr = %q\nclient_addr = %q\nhttp_addr = %q\n\n",
-			i+1, addrs[3*i], addrs[3*i+1], addrs[3*i+2])
+			i+1, a.peer, a.client, a.http)
 	}
 	pc := &procCluster{t: t, bin: bin}
-	for i := range n {
-		nd := &procNode{id: i + 1, clientAddr: addrs[3*i+1], httpAddr: addrs[3*i+2],
+	for i, a := range addrs {
+		nd := &procNode{id: i + 1, clientAddr: a.client, httpAddr: a.http, netns: a.netns,
 			config: filepath.Join(root, fmt.Sprintf("n%d.toml", i+1)), log: filepath.Join(root, fmt.Sprintf("n%d.log", i+1))}
 		text := fmt.Sprintf("id = %d\ndata_dir = \"n%d\"\npeer_secret = %q\nclient_secret = %q\nadmin_secret = %q\nlog_level = %q\n%s\n%s",
 			i+1, i+1, processPeerSecret, processSecret, processAdminSecret, level, extra, peers.String())
@@ -120,8 +144,18 @@ func (pc *procCluster) start(nd *procNode, flags ...string) {
 	if err != nil {
 		pc.t.Fatal(err)
 	}
-	nd.cmd = exec.Command(filepath.Join(pc.bin, "cairn-node"), append([]string{"--config", nd.config}, flags...)...)
+	args := append([]string{filepath.Join(pc.bin, "cairn-node"), "--config", nd.config}, flags...)
+	if nd.netns != "" {
+		args = append([]string{"ip", "netns", "exec", nd.netns}, args...)
+	}
+	nd.cmd = exec.Command(args[0], args[1:]...)
 	nd.cmd.Stdout, nd.cmd.Stderr = logf, logf
+	if nd.netns != "" {
+		// ip execs the node in its place, so the node is this child
+		// itself; it must not outlive a test binary that dies without
+		// its cleanups (a timeout's panic), or its namespace would stay.
+		nd.cmd.SysProcAttr = diesWithTest()
+	}
 	if err := nd.cmd.Start(); err != nil {
 		pc.t.Fatal(err)
 	}
