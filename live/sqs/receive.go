@@ -160,18 +160,9 @@ func (s *Server) settle(ctx context.Context, queue, handle string) *apiError {
 
 func deleteMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError) {
 	var in deleteBatchInput
-	if aerr := c.decode(&in); aerr != nil {
-		return nil, aerr
-	}
-	queue, aerr := queueFromURL(c, in.QueueUrl)
+	queue, aerr := openBatch(c, &in, func() string { return in.QueueUrl },
+		func() []string { return entryIDs(in.Entries, func(e deleteEntry) string { return e.Id }) })
 	if aerr != nil {
-		return nil, aerr
-	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if aerr := checkBatchIDs(ids); aerr != nil {
 		return nil, aerr
 	}
 	errs := make([]*apiError, len(in.Entries))

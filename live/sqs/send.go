@@ -76,6 +76,32 @@ func sendMessage(ctx context.Context, s *Server, c *call) (any, *apiError) {
 	return out, nil
 }
 
+// openBatch decodes a batch request into in, then finds its queue from
+// the URL queueURL reads and checks the entry IDs ids reads, as every
+// batch action does first.
+func openBatch(c *call, in any, queueURL func() string, ids func() []string) (string, *apiError) {
+	if aerr := c.decode(in); aerr != nil {
+		return "", aerr
+	}
+	queue, aerr := queueFromURL(c, queueURL())
+	if aerr != nil {
+		return "", aerr
+	}
+	if aerr := checkBatchIDs(ids()); aerr != nil {
+		return "", aerr
+	}
+	return queue, nil
+}
+
+// entryIDs lists the IDs of a batch's entries, in order.
+func entryIDs[E any](entries []E, id func(E) string) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = id(e)
+	}
+	return out
+}
+
 // checkBatchIDs applies the rules every batch shares: 1 to 10 entries,
 // each with a distinct, well-formed ID.
 func checkBatchIDs(ids []string) *apiError {
@@ -112,18 +138,9 @@ func validBatchID(id string) bool {
 
 func sendMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError) {
 	var in sendBatchInput
-	if aerr := c.decode(&in); aerr != nil {
-		return nil, aerr
-	}
-	queue, aerr := queueFromURL(c, in.QueueUrl)
+	queue, aerr := openBatch(c, &in, func() string { return in.QueueUrl },
+		func() []string { return entryIDs(in.Entries, func(e sendEntry) string { return e.Id }) })
 	if aerr != nil {
-		return nil, aerr
-	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if aerr := checkBatchIDs(ids); aerr != nil {
 		return nil, aerr
 	}
 	out := sendBatchOutput{Successful: []sendResultEntry{}, Failed: []batchError{}}

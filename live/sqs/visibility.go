@@ -69,18 +69,9 @@ func changeVisibilityBatch(ctx context.Context, s *Server, c *call) (any, *apiEr
 		QueueUrl string
 		Entries  []visibilityEntry `query:"ChangeMessageVisibilityBatchRequestEntry"`
 	}
-	if aerr := c.decode(&in); aerr != nil {
-		return nil, aerr
-	}
-	queue, aerr := queueFromURL(c, in.QueueUrl)
+	queue, aerr := openBatch(c, &in, func() string { return in.QueueUrl },
+		func() []string { return entryIDs(in.Entries, func(e visibilityEntry) string { return e.Id }) })
 	if aerr != nil {
-		return nil, aerr
-	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if aerr := checkBatchIDs(ids); aerr != nil {
 		return nil, aerr
 	}
 	out := struct {
