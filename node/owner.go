@@ -533,14 +533,17 @@ func (o *ownerState) quorumGrantAt() (at uint64, ok bool) {
 	if need <= 0 {
 		return o.r.n.leaseClock(), true
 	}
-	from := make([]uint64, 0, len(o.followers))
+	// Every client request asks this (an owner cut off from its quorum
+	// refuses it), so the stamps are sorted in place on the stack: replica
+	// sets hold a handful of members.
+	var stamps [8]uint64
+	from := stamps[:0]
 	for _, f := range o.followers {
 		from = append(from, f.leaseFrom)
 	}
 	slices.Sort(from)
-	slices.Reverse(from)
-	if need > len(from) || from[need-1] == 0 {
+	if need > len(from) || from[len(from)-need] == 0 {
 		return 0, false
 	}
-	return from[need-1], true
+	return from[len(from)-need], true
 }
