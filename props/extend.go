@@ -25,8 +25,10 @@ var leaseEndingEvents = map[event.Name]bool{
 // request, which is later). The history must show any reason the lease
 // ended sooner: a nack of the message, a restart of the consumer (its
 // connections closed), a crash of the owner, a forward jump of its clock,
-// or the owner stopping, stepping back or recovering. Sends are the
-// simulator's ground truth.
+// the owner stopping, stepping back or recovering, or another extension
+// of the same lease (an extension sets the lease's end, so a later one
+// for less time shortens it: a consumer handed the delivery twice by the
+// network extends it twice). Sends are the simulator's ground truth.
 func checkExtendedLeases(ix *index) []sim.Violation {
 	oe := newOwnerEpochs(ix.h)
 	var out []sim.Violation
@@ -73,8 +75,14 @@ func (ix *index) leaseSend(op *sim.OpRecord) *sim.DeliveryRecord {
 // extension op names to have ended between from and to, inclusive.
 func (ix *index) leaseEnded(op *sim.OpRecord, from, to time.Duration) bool {
 	within := func(at time.Duration) bool { return at >= from && at <= to }
-	for _, o := range ix.h.Ops {
+	for i := range ix.h.Ops {
+		o := &ix.h.Ops[i]
 		if o.Kind == "nack" && o.ID == op.ID && within(o.Invoked) {
+			return true
+		}
+		// Whatever its outcome: an extension never confirmed may still
+		// have reached the owner and set the lease's end.
+		if o.Kind == "extend" && o != op && o.ID == op.ID && o.From == op.From && o.Lease == op.Lease && within(o.Invoked) {
 			return true
 		}
 	}

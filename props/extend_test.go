@@ -59,6 +59,13 @@ func TestExtendedLeaseCheckerFlagsAnEarlyResendOnly(t *testing.T) {
 			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 800 * time.Millisecond, Node: 1, Name: event.QueueActive, Queue: "q", Epoch: 2})
 		}},
 		{"an extension that failed", func(h *sim.History) { h.Ops[1].Outcome = sim.OutcomeFailed }},
+		{"a second, shorter extension of the lease", func(h *sim.History) {
+			// The network handed the consumer the delivery twice, and it
+			// extended the lease again, for less: the owner set the end
+			// to the later request's. Its outcome need not be known.
+			h.Ops = append(h.Ops, sim.OpRecord{Client: 3, Kind: "extend", Queue: "q", ID: h.Ops[1].ID, Invoked: 160 * time.Millisecond,
+				Outcome: sim.OutcomeUnknown, Lease: 1, From: 1, For: 300 * time.Millisecond})
+		}},
 	}
 	for _, e := range excuses {
 		h := extendHistory(900 * time.Millisecond)
@@ -68,6 +75,12 @@ func TestExtendedLeaseCheckerFlagsAnEarlyResendOnly(t *testing.T) {
 		}
 	}
 	h := extendHistory(900 * time.Millisecond)
+	h.Ops = append(h.Ops, sim.OpRecord{Client: 3, Kind: "extend", Queue: "q", ID: h.Ops[1].ID, Invoked: 160 * time.Millisecond,
+		Outcome: sim.OutcomeOK, Lease: 7, From: 1, For: 300 * time.Millisecond})
+	if v := checkExtendedLeases(newIndex(h)); len(v) != 1 {
+		t.Fatalf("an extension of another lease excused an early resend: %v", v)
+	}
+	h = extendHistory(900 * time.Millisecond)
 	h.ClockJumps = append(h.ClockJumps, sim.ClockJump{At: 400 * time.Millisecond, Node: 1, By: -time.Second})
 	if v := checkExtendedLeases(newIndex(h)); len(v) != 1 {
 		t.Fatalf("a backward clock jump, which only lengthens a lease, excused an early resend: %v", v)
