@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cairnmq/cairn/client/core"
 	"github.com/cairnmq/cairn/session"
 )
 
@@ -50,11 +49,13 @@ type Options struct {
 	// first completes the operation. It spares an operation sent to an
 	// owner that stopped answering without its connection breaking
 	// (paused, or partitioned silently) the whole RequestTimeout, when
-	// the cluster has a new owner serving within about half a second. A
-	// hedged publish is stored once, as any retried publish is. Acks,
-	// nacks, queue creation and deletion are never hedged. Default
-	// 200ms, above a healthy cluster's confirmation time; negative turns
-	// hedging off.
+	// the cluster has a new owner serving within a fraction of a second.
+	// A hedged publish is stored once, as any retried publish is. Acks,
+	// nacks, queue creation and deletion are never hedged. Default:
+	// adaptive, the smoothed confirmation time of this client's publishes
+	// plus four deviations, held between 50ms and 200ms (200ms until a
+	// first publish is confirmed). A positive value fixes the delay;
+	// negative turns hedging off.
 	HedgeAfter time.Duration
 	// RetryBackoff is the base of the jittered exponential backoff
 	// between attempts; MaxBackoff caps it. Defaults 50ms and 2s.
@@ -82,9 +83,6 @@ func (o *Options) fill() error {
 	}
 	if o.MaxAttempts < 0 {
 		o.MaxAttempts = 0
-	}
-	if o.HedgeAfter == 0 {
-		o.HedgeAfter = core.DefaultHedgeAfter
 	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 50 * time.Millisecond

@@ -50,12 +50,12 @@ func (c *Client) launch(now time.Time, op *operation, to uint32) {
 	reqID := c.lastReq
 	op.attempts++
 	op.to, op.phase = to, phaseAwaiting
-	op.flights = append(op.flights, flight{reqID: reqID, to: to, due: now.Add(c.cfg.RequestTimeout)})
+	op.flights = append(op.flights, flight{reqID: reqID, to: to, sent: now, due: now.Add(c.cfg.RequestTimeout)})
 	op.hedgeAt = time.Time{}
 	if c.hedges(op) {
 		// Counted from the latest attempt, whatever kind it was, so an
-		// operation sends at most one new hedge per HedgeAfter.
-		op.hedgeAt = now.Add(c.hedgeAfter)
+		// operation sends at most one new hedge per hedge delay.
+		op.hedgeAt = now.Add(c.hedgeDelay())
 	}
 	op.sent = append(op.sent, reqID)
 	c.attempts[reqID] = attempt{op: op, to: to}
@@ -84,11 +84,12 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 		c.onLateReply(now, op, from, r)
 		return
 	}
-	op.land(i)
+	f := op.land(i)
 	c.learnOwner(now, op, from, r)
 	op.status, op.detail = r.Status, r.Detail
 	switch {
 	case r.Status == wire.StatusOK:
+		c.observeConfirmation(now, op, f)
 		c.succeed(now, op, from, r)
 		return
 	case op.phase == phaseAwaiting:

@@ -51,8 +51,10 @@ type Config struct {
 	// too, without abandoning the first; whichever is confirmed first
 	// completes the operation. Hedges count towards MaxAttempts, though
 	// one never takes the last attempt allowed, and stop once RetryFor
-	// has passed. Zero means DefaultHedgeAfter; a negative value turns
-	// hedging off, as does a single node in Nodes.
+	// has passed. Zero means adaptive: the delay follows the confirmation
+	// times of this client's healthy publishes, between HedgeFloor and
+	// DefaultHedgeAfter (see rtt.go). A positive value fixes the delay; a
+	// negative value turns hedging off, as does a single node in Nodes.
 	HedgeAfter time.Duration
 }
 
@@ -60,14 +62,15 @@ type Config struct {
 // Config.SubscriptionRefresh is zero.
 const DefaultSubscriptionRefresh = 2 * time.Second
 
-// DefaultHedgeAfter is the hedge delay when Config.HedgeAfter is zero. It
-// is above what a healthy owner takes to confirm a publish (the README's
-// pipelined runs on loopback confirm at p99 in 96-144 ms), so a hedge
-// costs nothing while the cluster is well; and it is near how long the
-// other nodes take to see a silent owner (an owner whose connection reset
-// is confirmed down within about 200 ms), so a hedge that goes out then
-// usually reaches a node that parks it for the failover or names the next
-// owner, instead of one that still names the silent node.
+// DefaultHedgeAfter is the ceiling of the adaptive hedge delay, and the
+// delay itself until the client has seen a publish confirmed. It is above
+// what a healthy owner takes to confirm a publish (the README's pipelined
+// runs on loopback confirm at p99 in 96-144 ms), so a hedge costs nothing
+// while the cluster is well even on a network the client knows nothing
+// of; and it is near how long the other nodes take to see a silent owner
+// under heartbeat detection (an owner whose connection reset is confirmed
+// down within about 200 ms), so a hedge that goes out then usually
+// reaches a node that parks it for the failover or names the next owner.
 const DefaultHedgeAfter = 200 * time.Millisecond
 
 // validate panics, naming the field, if the configuration cannot work. A
@@ -111,7 +114,9 @@ type Client struct {
 	cfg                 Config
 	maxBackoff          time.Duration
 	subscriptionRefresh time.Duration
-	hedgeAfter          time.Duration // zero when hedging is off
+	hedgeAfter          time.Duration // the fixed delay, or the adaptive one's ceiling; zero when hedging is off
+	hedgeAdaptive       bool          // the delay follows rtt (Config.HedgeAfter was zero)
+	rtt                 rttEstimator  // healthy publishes' confirmation times
 	rng                 *rand.Rand
 
 	lastReq uint64 // the last ReqID handed out
@@ -153,19 +158,20 @@ func New(cfg Config, rng *rand.Rand) *Client {
 	if refresh == 0 {
 		refresh = DefaultSubscriptionRefresh
 	}
-	hedgeAfter := cfg.HedgeAfter
+	hedgeAfter, hedgeAdaptive := cfg.HedgeAfter, false
 	switch {
 	case hedgeAfter < 0 || len(cfg.Nodes) == 1:
 		// With one node there is nowhere else to send a hedge.
 		hedgeAfter = 0
 	case hedgeAfter == 0:
-		hedgeAfter = DefaultHedgeAfter
+		hedgeAfter, hedgeAdaptive = DefaultHedgeAfter, true
 	}
 	return &Client{
 		cfg:                 cfg,
 		maxBackoff:          maxBackoff,
 		subscriptionRefresh: refresh,
 		hedgeAfter:          hedgeAfter,
+		hedgeAdaptive:       hedgeAdaptive,
 		rng:                 rng,
 		attempts:            make(map[uint64]attempt),
 		owners:              make(map[string]uint32),

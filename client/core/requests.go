@@ -90,6 +90,7 @@ type operation struct {
 type flight struct {
 	reqID uint64
 	to    uint32
+	sent  time.Time // when it was sent
 	due   time.Time // when it times out
 }
 
