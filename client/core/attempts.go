@@ -55,7 +55,7 @@ func (c *Client) launch(now time.Time, op *operation, to uint32) {
 	if c.hedges(op) {
 		// Counted from the latest attempt, whatever kind it was, so an
 		// operation sends at most one new hedge per hedge delay.
-		op.hedgeAt = now.Add(c.hedgeDelay())
+		op.hedgeAt = now.Add(c.hedgeDelayOf(op))
 	}
 	op.sent = append(op.sent, reqID)
 	c.attempts[reqID] = attempt{op: op, to: to}

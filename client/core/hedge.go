@@ -55,6 +55,7 @@ func (c *Client) hedge(now time.Time, op *operation) {
 	// HedgeAfter itself, so a run that starts from it cannot loop faster
 	// than one per HedgeAfter either.
 	op.quick = 0
+	op.hedged++
 	c.launch(now, op, c.hedgeRoute(op))
 }
 

@@ -76,6 +76,7 @@ type operation struct {
 	began    time.Time // when the first attempt was sent; RetryFor counts from it
 	backoffs int       // backoffs taken so far; the exponent of the next one
 	quick    int       // redirects followed at once since the last backoff or hedge
+	hedged   int       // hedges sent so far
 
 	// ambiguous records that some attempt may have been acted on: it got
 	// no reply, its connection broke, or its reply admitted that the work

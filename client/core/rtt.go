@@ -82,8 +82,23 @@ func (c *Client) hedgeDelay() time.Duration {
 	return c.rtt.delay(HedgeFloor, c.hedgeAfter)
 }
 
-// HedgeDelay returns the delay after which an attempt sent now would be
-// hedged, or zero when hedging is off.
+// hedgeDelayOf returns how long the attempt of op launched now waits
+// before op may hedge. An adaptive delay doubles with each hedge op has
+// sent, up to the ceiling: the first hedge leaves a silent owner quickly,
+// but an owner that stays silent for seconds (down, with its node's
+// queues not yet failed over) is not worth a hedge every 50 ms from every
+// operation waiting on it; past the first few, hedges go out no more
+// often than with the fixed default.
+func (c *Client) hedgeDelayOf(op *operation) time.Duration {
+	d := c.hedgeDelay()
+	if c.hedgeAdaptive {
+		d = min(d<<min(op.hedged, 3), c.hedgeAfter)
+	}
+	return d
+}
+
+// HedgeDelay returns the delay after which the first attempt of an
+// operation sent now would be hedged, or zero when hedging is off.
 func (c *Client) HedgeDelay() time.Duration {
 	if c.hedgeAfter == 0 {
 		return 0

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -150,5 +151,43 @@ func TestHedgedPublishesTeachTheClientNothing(t *testing.T) {
 	fixed.confirmIn(1, time.Millisecond)
 	if d := fixed.c.HedgeDelay(); d != hedgeAfter {
 		t.Fatalf("a fixed HedgeAfter of %v became %v after a sample", hedgeAfter, d)
+	}
+}
+
+// Hedges to an owner that stays silent space out: the first goes at the
+// learned delay, each next one waits twice as long as the last, up to
+// the ceiling, so a long outage costs no more hedges than the fixed
+// default would send.
+func TestAdaptiveHedgesBackOffWhileTheOwnerStaysSilent(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxAttempts, cfg.RetryFor = 0, 10*time.Second // not bounded by a count
+	h := newHarness(t, cfg)
+	h.learnOwner("orders", 1)
+	for range 20 {
+		h.confirmIn(1, 2*time.Millisecond)
+	}
+	h.c.Publish(h.now, "orders", []byte("into the silence"), 0)
+	expectSend[*wire.Publish](h)
+	began := h.now
+	var at []time.Duration
+	for len(at) < 5 {
+		next, ok := h.c.NextDeadline()
+		if !ok {
+			t.Fatal("the publish has no deadline while its owner is silent")
+		}
+		h.advance(next.Sub(h.now))
+		to, p := expectSend[*wire.Publish](h)
+		at = append(at, h.now.Sub(began))
+		// The node asked names the silent owner, which is no help: the
+		// hedge's attempt is over and the next waits for its time.
+		h.reply(to, p.ReqID, wire.StatusNotOwner, 1, 0)
+		h.expectNothingSent()
+	}
+	want := []time.Duration{50, 150, 350, 550, 750}
+	for i := range want {
+		want[i] *= time.Millisecond
+	}
+	if !slices.Equal(at, want) {
+		t.Fatalf("hedges went out at %v after the first attempt, want %v", at, want)
 	}
 }
