@@ -43,8 +43,13 @@ type watch struct {
 	// just before the process died.
 	verifyBy  uint64
 	verifySeq uint64
-	suspected bool
-	confirmed bool
+	// awaited is the tick at which the oldest ping still unanswered was
+	// sent (ping awaitedSeq), or zero when every ping was answered; eager
+	// detection judges a peer by it (see check).
+	awaited    uint64
+	awaitedSeq uint64
+	suspected  bool
+	confirmed  bool
 	// synced is when this leader last proposed a correction of the
 	// metadata's liveness view for the peer.
 	synced uint64
@@ -160,6 +165,9 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	w.lastHeard = d.ticks
 	if seq >= w.verifySeq {
 		w.verifyBy = 0
+	}
+	if seq >= w.awaitedSeq {
+		w.awaited = 0
 	}
 	if w.suspected || w.confirmed {
 		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
@@ -321,13 +329,16 @@ func (d *detector) campaignRank() uint64 {
 func (d *detector) check(w *watch) {
 	p := d.policy()
 	interval, grace := d.ticksOf(p.Interval), d.ticksOf(p.Grace)
-	if d.ticks-w.lastPing >= interval {
+	if d.ticks-w.lastPing >= pingEvery(p, interval) {
 		d.seq++
 		d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
 		w.lastPing = d.ticks
+		if w.awaited == 0 {
+			w.awaited, w.awaitedSeq = d.ticks, d.seq
+		}
 	}
 	silent := d.ticks - w.lastHeard
-	if p.Mode == DetectEager && w.verifyBy == 0 && silent >= interval && !w.suspected {
+	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= interval {
 		d.verify(w) // the idle-connection monitor: zero grace
 	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
 		// Ping again each tick of a verification: after a reset the first
@@ -360,6 +371,22 @@ func (d *detector) check(w *watch) {
 		}
 	}
 	d.syncView(w)
+}
+
+// pingEvery is how many ticks apart a leader pings each peer. Eager
+// detection verifies a peer once a ping has gone unanswered for an
+// interval, not once the peer has been silent for one: the last answer
+// can be a whole ping period old when the peer falls silent, and judging
+// by it would let a replacement serve before the silent owner has counted
+// an interval without its quorum and stepped back (quorum.go). A ping
+// sent after the silence began is answered by nobody, so the verification
+// starts an interval after it; eager mode pings twice an interval so that
+// such a ping goes out soon after the silence begins.
+func pingEvery(p DetectionPolicy, interval uint64) uint64 {
+	if p.Mode == DetectEager {
+		return max(1, interval/2)
+	}
+	return interval
 }
 
 // syncView keeps the metadata's liveness view in step with this leader's

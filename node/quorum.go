@@ -39,10 +39,13 @@ import (
 // The old owner counts its silence from the send stamp of the last
 // appends a quorum accepted, no later than it fell silent, so it has
 // stepped back first. Both sides count on monotonic clocks, which keep
-// counting while a process is stopped. Eager detection starts verifying
-// after one interval of silence and confirms a few ticks later, sooner
-// than any lease a loaded owner could keep: an owner steps back after an
-// interval there, and a new owner may already serve for part of it.
+// counting while a process is stopped. Eager detection verifies a peer
+// once a ping has gone unanswered for an interval, and confirms a few
+// ticks later. A ping that goes unanswered was sent no earlier than about
+// half a round trip before the silence began, while the owner's freshest
+// grant is no later than that; so an owner that steps back after an
+// interval without its quorum has done so before the verification even
+// ends.
 
 // ownerSilenceLimit is how long an owner may hear from no quorum of its
 // replicas before it stops serving: the shortest silence after which its
