@@ -419,9 +419,13 @@ func (m *Subscribe) String() string {
 	return fmt.Sprintf("{req=%d q=%s window=%d lease=%v}", m.ReqID, m.Queue, m.Window, m.Lease)
 }
 
-// String describes the request.
+// String describes the request; the window only when it is set, so a
+// request without one reads as it did before windows.
 func (m *CreateQueue) String() string {
-	return fmt.Sprintf("{req=%d q=%s policy=%s dedup-window=%v}", m.ReqID, m.Queue, m.Policy, m.DedupWindow)
+	if m.DedupWindow != 0 {
+		return fmt.Sprintf("{req=%d q=%s policy=%s dedup-window=%v}", m.ReqID, m.Queue, m.Policy, m.DedupWindow)
+	}
+	return fmt.Sprintf("{req=%d q=%s policy=%s}", m.ReqID, m.Queue, m.Policy)
 }
 
 // SetDetection changes the cluster's failure detection policy. Any node
