@@ -52,16 +52,17 @@ func (c *cluster) ackAll(to node.NodeID, conn node.ConnID, queue string, reqID u
 }
 
 // Two queues on the same nodes, one with a 3s window and one with 20s,
-// forget the ID of a message published and acked at different times, and each keeps its window
-// across a failover: a retry inside a queue's window is stored once,
-// one after it is a new message. The nodes' default (2m) is longer than
-// both, so an owner that wrote its default in place of the queue's
-// window would remember the ID in both.
+// forget the ID of a message published and acked at different times,
+// and each keeps its window across a failover: a retry inside a queue's
+// window is stored once, one after it is a new message. The nodes'
+// default (2m) is longer than both, so an owner that wrote its default
+// in place of the queue's window would remember the ID in both.
 func TestEachQueueForgetsAfterItsOwnWindow(t *testing.T) {
 	c := newCluster(t)
 	const brief, long = "clicks", "invoices" // both owned by n1 first
-	owner := c.createQueueWindow(brief, 3*time.Second)
-	if c.createQueueWindow(long, 20*time.Second) != owner {
+	windows := map[string]time.Duration{brief: 3 * time.Second, long: 20 * time.Second}
+	owner := c.createQueueWindow(brief, windows[brief])
+	if c.createQueueWindow(long, windows[long]) != owner {
 		t.Fatal("the two queues are placed on different owners; the story needs one")
 	}
 	reqID := uint64(100)
@@ -90,8 +91,8 @@ func TestEachQueueForgetsAfterItsOwnWindow(t *testing.T) {
 			t.Fatalf("%s did not fail over; events:\n%v", q, c.events)
 		}
 		owners[q] = viewOf(t, c.node(owner%3+1).n, q).Owner
-		if v := viewOf(t, c.node(owners[q]).n, q); v.Role != "owner" || v.DedupWindow != map[string]time.Duration{brief: 3 * time.Second, long: 20 * time.Second}[q] {
-			t.Fatalf("%s after the failover: %+v", q, v)
+		if v := viewOf(t, c.node(owners[q]).n, q); v.Role != "owner" || v.DedupWindow != windows[q] || v.DedupDefault {
+			t.Fatalf("%s after the failover: %+v; want an owner with the queue's %v window", q, v, windows[q])
 		}
 	}
 
