@@ -188,6 +188,32 @@ func TestDialFallsBackToLaterAddresses(t *testing.T) {
 	}
 }
 
+// TestCreateQueueCarriesItsWindow: WithDedupWindow reaches the node in
+// the create request; without it the request carries none (the nodes'
+// default).
+func TestCreateQueueCarriesItsWindow(t *testing.T) {
+	windows := make(chan time.Duration, 2)
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		if cq, ok := m.(*wire.CreateQueue); ok {
+			windows <- cq.DedupWindow
+		}
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
+	})
+	ctx, c := dialTest(t, nodes[0].addr())
+	if err := c.CreateQueue(ctx, "q", PolicyAll, WithDedupWindow(5*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateQueue(ctx, "r", PolicyAll); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := <-windows, <-windows; a != 5*time.Minute || b != 0 {
+		t.Fatalf("the create requests carried windows %v and %v, want 5m0s and 0s", a, b)
+	}
+	if MinDedupWindow != wire.MinDedupWindow || MaxDedupWindow != wire.MaxDedupWindow {
+		t.Fatalf("the client's window bounds [%v, %v] are not the nodes' [%v, %v]", MinDedupWindow, MaxDedupWindow, wire.MinDedupWindow, wire.MaxDedupWindow)
+	}
+}
+
 // TestDefiniteFailureIsTyped: a refusal that promises nothing happened is
 // a StatusError, not an unknown outcome.
 func TestDefiniteFailureIsTyped(t *testing.T) {
@@ -250,6 +276,8 @@ func TestLocalRefusalsSayWhy(t *testing.T) {
 			"queue name is 0 bytes long: a name is 1 to 200 bytes"},
 		{"create with an unknown policy", func() error { return c.CreateQueue(ctx, "q", 7) }, StatusBadRequest,
 			"unknown confirmation policy 7: want PolicyMajority, PolicyAll or PolicyOwnerOnly"},
+		{"create with a short window", func() error { return c.CreateQueue(ctx, "q", PolicyAll, WithDedupWindow(100*time.Millisecond)) },
+			StatusBadRequest, "deduplication window 100ms is outside [1s, 24h0m0s]"},
 		{"delete with a long name", func() error { return c.DeleteQueue(ctx, long) }, StatusBadRequest,
 			"queue name is 201 bytes long: a name is 1 to 200 bytes"},
 		{"publish with an empty name", publish("", []byte("x")), StatusBadRequest, "queue name is 0 bytes long"},

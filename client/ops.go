@@ -11,14 +11,19 @@ import (
 
 // CreateQueue creates a queue whose publishes are confirmed under
 // policy. A queue that already exists fails with a *StatusError whose
-// Status is StatusQueueExists.
-func (c *Client) CreateQueue(ctx context.Context, name string, policy Policy) error {
+// Status is StatusQueueExists, whatever its options. WithDedupWindow sets
+// the queue's deduplication window.
+func (c *Client) CreateQueue(ctx context.Context, name string, policy Policy, opts ...CreateOption) error {
 	w, ok := policy.toWire()
 	if !ok {
 		return &StatusError{Op: "create", Queue: name, Status: StatusBadRequest,
 			Detail: fmt.Sprintf("unknown confirmation policy %d: want PolicyMajority, PolicyAll or PolicyOwnerOnly", uint8(policy))}
 	}
-	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.CreateQueue(now, name, w) })
+	var o createOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.CreateQueueWindow(now, name, w, o.dedupWindow) })
 	return err
 }
 

@@ -107,6 +107,30 @@ func (o *Options) role() session.Role {
 	return session.RoleClient
 }
 
+// CreateOption adjusts a queue being created.
+type CreateOption func(*createOptions)
+
+type createOptions struct {
+	dedupWindow time.Duration
+}
+
+// MinDedupWindow and MaxDedupWindow bound a queue's deduplication
+// window: the nodes refuse to create a queue with a window outside them.
+const (
+	MinDedupWindow = time.Second
+	MaxDedupWindow = 24 * time.Hour
+)
+
+// WithDedupWindow sets how long the queue remembers a published message
+// ID. A publish retried with the same ID (as the client does until its
+// deadline) within the window is stored once; one retried after it is
+// stored as a new message. The window must lie between MinDedupWindow
+// and MaxDedupWindow; without the option the queue takes the nodes'
+// default (2m unless their configuration says otherwise).
+func WithDedupWindow(d time.Duration) CreateOption {
+	return func(o *createOptions) { o.dedupWindow = d }
+}
+
 // PublishOption adjusts one publish.
 type PublishOption func(*publishOptions)
 

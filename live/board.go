@@ -98,6 +98,7 @@ func queueStatus(v node.QueueView) status.Queue {
 		FirstIndex: v.FirstIndex, RetainedBytes: v.RetainedBytes, Segments: v.Segments,
 		CheckpointIndex: v.CheckpointIndex, CheckpointBytes: v.CheckpointBytes, CertifiedIndex: v.CertifiedIndex,
 		CheckpointAgeSeconds: v.CheckpointAge.Seconds(),
+		DedupWindowSeconds:   v.DedupWindow.Seconds(), DedupDefault: v.DedupDefault,
 	}
 	for _, id := range v.Replicas {
 		q.Replicas = append(q.Replicas, uint32(id))

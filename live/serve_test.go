@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -142,4 +143,28 @@ func TestThreeNodesReplicate(t *testing.T) {
 		t.Fatalf("unexpected status %+v", s)
 	}
 	t.Logf("node 1 owns %d of 4 queues", owners)
+}
+
+// /status shows each queue's deduplication window: the one it was
+// created with, or the node's default, marked as such.
+func TestStatusShowsEachQueuesDedupWindow(t *testing.T) {
+	cfg := singleConfig(t)
+	cfg.Node.DedupWindow = 3 * time.Minute
+	tn := start(t, cfg)
+	c := dial(t, tn.ClientAddr())
+	ctx := ctxFor(t, 20*time.Second)
+	if err := c.CreateQueue(ctx, "short", client.PolicyMajority, client.WithDedupWindow(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateQueue(ctx, "plain", client.PolicyMajority); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, q := range tn.Status().Queues {
+		got[q.Name] = fmt.Sprintf("%vs default=%t", q.DedupWindowSeconds, q.DedupDefault)
+	}
+	want := map[string]string{"short": "5s default=false", "plain": "180s default=true"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("/status shows windows %v, want %v", got, want)
+	}
 }

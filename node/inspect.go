@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -25,6 +26,9 @@ type LogEntry struct {
 	// At is the owner's stamp on a stamped record, Unix nanoseconds;
 	// zero on records written before stamps and on other kinds.
 	At int64
+	// Window is the deduplication window a stamped epoch marker sets;
+	// zero on every other record.
+	Window time.Duration
 }
 
 // ReplicaDump is what a replica's storage holds.
@@ -49,6 +53,9 @@ type CheckpointDump struct {
 	// Published every ID ever published and Settled every ID settled by
 	// then, in ID order.
 	Live, Published, Settled []wire.MessageID
+	// Window is the deduplication window in force at the cut, set by the
+	// latest epoch marker before it (zero: none stamped).
+	Window time.Duration
 }
 
 var recordNames = map[storage.RecordType]string{
@@ -130,7 +137,7 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 				d.Err = err
 				return d
 			}
-			e := LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at}
+			e := LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at, Window: time.Duration(r.window)}
 			if len(r.ids) > 0 {
 				e.ID = r.ids[0]
 			}
@@ -168,7 +175,7 @@ func dumpCheckpoint(fs vfs.FS, dir, name string) (*CheckpointDump, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &CheckpointDump{Cut: c.cut, CutEpoch: c.cutEpoch, Installed: c.installed, StateDigest: stateDigest(s)}
+	out := &CheckpointDump{Cut: c.cut, CutEpoch: c.cutEpoch, Installed: c.installed, StateDigest: stateDigest(s), Window: time.Duration(s.window)}
 	for _, m := range sortedMessages(s) {
 		out.Live = append(out.Live, m.id)
 	}

@@ -11,9 +11,10 @@ import (
 
 // metaSnapshotVersion is written at the start of every metadata snapshot.
 // Version 2 added each queue's prior replica set, version 3 its damaged
-// replicas, version 4 its certified checkpoint cut; older versions are
-// still read.
-const metaSnapshotVersion = 4
+// replicas, version 4 its certified checkpoint cut, version 5 its
+// deduplication window; older versions are still read, their queues
+// with the default window.
+const metaSnapshotVersion = 5
 
 func appendNodes(b []byte, ids []NodeID) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
@@ -79,6 +80,11 @@ func encodeCommand(c command) []byte {
 	switch c.kind {
 	case cmdCreate:
 		b = appendQueueMeta(b, &c.queue)
+		// The window comes last and only when set, so a create command
+		// written before it, or without one, reads the same.
+		if c.queue.DedupWindow != 0 {
+			b = wire.AppendInt64(b, int64(c.queue.DedupWindow))
+		}
 	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		b = wire.AppendString(b, c.name)
 		b = wire.AppendUint64(b, c.inc)
@@ -109,6 +115,9 @@ func decodeCommand(data []byte) (command, error) {
 	switch c.kind {
 	case cmdCreate:
 		c.queue = decodeQueueMeta(d)
+		if d.More() {
+			c.queue.DedupWindow = time.Duration(d.Int64())
+		}
 	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
 		c.process, c.epoch, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
@@ -138,6 +147,7 @@ func (s *metaState) encode() []byte {
 		b = appendNodes(b, s.queues[name].Prior)
 		b = appendNodes(b, s.queues[name].Lost)
 		b = wire.AppendUint64(b, s.queues[name].CheckpointCut)
+		b = wire.AppendInt64(b, int64(s.queues[name].DedupWindow))
 	}
 	return b
 }
@@ -165,6 +175,9 @@ func decodeMetaState(data []byte) (*metaState, error) {
 		}
 		if v >= 4 {
 			q.CheckpointCut = d.Uint64()
+		}
+		if v >= 5 {
+			q.DedupWindow = time.Duration(d.Int64())
 		}
 		s.queues[q.Name] = &q
 	}

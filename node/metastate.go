@@ -66,6 +66,10 @@ type QueueMeta struct {
 	// of the set checkpointed the same state there, and each may drop its
 	// log before it.
 	CheckpointCut uint64
+	// DedupWindow is how long the queue remembers a published message
+	// ID, chosen when it was created; zero (a queue created without one,
+	// or before queues had one) means the owning node's default.
+	DedupWindow time.Duration
 }
 
 // Detection modes.

@@ -2,6 +2,7 @@ package node
 
 import (
 	"testing"
+	"time"
 
 	"github.com/cairnmq/cairn/wire"
 	"github.com/google/go-cmp/cmp"
@@ -112,7 +113,7 @@ func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
 		{kind: cmdNodeDown, node: 3},
 		{kind: cmdSetDetection, policy: DetectionPolicy{Mode: DetectHeartbeat, Interval: 100, Grace: 300}},
 	}
-	cmds[1].queue.Name = "r"
+	cmds[1].queue.Name, cmds[1].queue.DedupWindow = "r", 90*time.Second
 	for _, c := range cmds {
 		got, err := decodeCommand(encodeCommand(c))
 		if err != nil {
@@ -133,6 +134,39 @@ func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeCommand([]byte{cmdCreate, 1}); err == nil {
 		t.Fatal("a truncated command decoded")
+	}
+}
+
+// A snapshot written before queues had a deduplication window, and a
+// create command without one, decode with the default window (zero); one
+// with a window keeps it.
+func TestOlderSnapshotsAndCommandsDecodeWithTheDefaultWindow(t *testing.T) {
+	c := newQueueCmd("q")
+	c.queue.DedupWindow = 5 * time.Second
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	applyAll(s, c)
+	current := s.encode()
+	// A version 4 snapshot is the same but for the window, the last
+	// field of the one queue.
+	older := append([]byte{4}, current[1:len(current)-8]...)
+	for _, tc := range []struct {
+		data []byte
+		want time.Duration
+	}{{current, 5 * time.Second}, {older, 0}} {
+		back, err := decodeMetaState(tc.data)
+		if err != nil || back.queues["q"].DedupWindow != tc.want {
+			t.Fatalf("a version %d snapshot: %v, window %v, want %v", tc.data[0], err, back.queues["q"].DedupWindow, tc.want)
+		}
+	}
+	enc := encodeCommand(c)
+	for _, tc := range []struct {
+		data []byte
+		want time.Duration
+	}{{enc, 5 * time.Second}, {enc[:len(enc)-8], 0}} {
+		got, err := decodeCommand(tc.data)
+		if err != nil || got.queue.DedupWindow != tc.want {
+			t.Fatalf("a %d-byte create command: %v, window %v, want %v", len(tc.data), err, got.queue.DedupWindow, tc.want)
+		}
 	}
 }
 

@@ -52,10 +52,11 @@ type Config struct {
 	// drawn from [0.9, 1.1) for each attempt, so queues created together
 	// do not all checkpoint at once.
 	CheckpointInterval time.Duration
-	// DedupWindow is how long a queue remembers a published message ID:
-	// a publish retried with the same ID within it is stored once, one
-	// retried later is a new message. An owner writes it into the queue's
-	// log when it opens its epoch, so every replica forgets the same IDs.
+	// DedupWindow is how long a queue created without a window of its
+	// own remembers a published message ID: a publish retried with the
+	// same ID within it is stored once, one retried later is a new
+	// message. An owner writes the queue's window into the queue's log
+	// when it opens its epoch, so every replica forgets the same IDs.
 	// Default 2m, well beyond the client's default retry deadline (10s).
 	DedupWindow time.Duration
 	// DiskFreeMin is the free-space watermark: with less free space than
@@ -133,6 +134,20 @@ func (c *Config) fill() {
 // DefaultDedupWindow is Config.DedupWindow's default.
 const DefaultDedupWindow = 2 * time.Minute
 
+// dedupWindowOf is the deduplication window of a queue incarnation: the
+// one it was created with, or this node's default when it has none. An
+// owner writes it into every epoch marker, so the window follows the
+// queue from owner to owner; only a queue created without one takes its
+// owner's default.
+func (n *Node) dedupWindowOf(name string, inc uint64) time.Duration {
+	if n.meta != nil && n.meta.state != nil {
+		if q := n.meta.state.queues[name]; q != nil && q.Incarnation == inc && q.DedupWindow != 0 {
+			return q.DedupWindow
+		}
+	}
+	return n.cfg.DedupWindow
+}
+
 // Validate reports the first problem with the configuration.
 func (c Config) Validate() error {
 	switch {
@@ -144,8 +159,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("replication factor %d outside [1, %d]", c.Replicas, len(c.Nodes))
 	case c.Tick <= 0:
 		return fmt.Errorf("tick %v must be positive", c.Tick)
-	case c.DedupWindow < 0:
-		return fmt.Errorf("deduplication window %v must be positive", c.DedupWindow)
+	case wire.CheckDedupWindow(c.DedupWindow) != nil:
+		return wire.CheckDedupWindow(c.DedupWindow)
 	case len(c.Nodes) > 7:
 		return fmt.Errorf("%d nodes: every node is a metadata voter, and more than 7 is not supported", len(c.Nodes))
 	case c.Detection.Mode != DetectHeartbeat && c.Detection.Mode != DetectEager:

@@ -176,7 +176,7 @@ func (o *ownerState) append(recs ...record) uint64 {
 	for i := range recs {
 		recs[i].epoch, recs[i].at = r.epoch, at
 		if recs[i].typ == recordEpochMark {
-			recs[i].window = int64(r.n.cfg.DedupWindow)
+			recs[i].window = int64(r.n.dedupWindowOf(r.name, r.inc))
 		}
 		entries[i] = storage.Entry{Type: recs[i].storedType(), Body: encodeRecord(recs[i])}
 	}

@@ -62,6 +62,10 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
+	if err := wire.CheckDedupWindow(m.DedupWindow); err != nil {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
+		return
+	}
 	if n.refuseIfDiskFull(conn, m.ReqID, "queues") {
 		return
 	}
@@ -72,7 +76,7 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	rng := n.env.Rand()
 	q := QueueMeta{
 		Name: m.Queue, Incarnation: rng.Uint64() | 1, HistoryID: rng.Uint64() | 1, SessionID: rng.Uint64() | 1,
-		Policy: m.Policy, Replicas: n.place.ReplicaSet(m.Queue),
+		Policy: m.Policy, Replicas: n.place.ReplicaSet(m.Queue), DedupWindow: m.DedupWindow,
 	}
 	n.meta.propose(command{kind: cmdCreate, queue: q}, 2*lifecycleTimeoutTicks, func(res result) {
 		switch {

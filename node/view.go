@@ -22,6 +22,12 @@ type QueueView struct {
 	Owner    NodeID
 	Epoch    uint64
 	Replicas []NodeID
+	// DedupWindow is how long the queue remembers a published message
+	// ID: the window it was created with or, for a queue created without
+	// one, this node's default (zero while the metadata does not name it).
+	// DedupDefault says it is the default.
+	DedupWindow  time.Duration
+	DedupDefault bool
 	// Role is this node's part: "owner" (serving in its epoch),
 	// "candidate" (recovering or activating the epoch the metadata gave
 	// it), "stale" (an owner a newer epoch fenced), "follower", or "none"
@@ -123,6 +129,7 @@ func (n *Node) queueView(name string) QueueView {
 			v.Incarnation, v.Owner, v.Epoch = q.Incarnation, q.Owner, q.Epoch
 			v.Replicas, v.State = slices.Clone(q.Replicas), queueStateNames[q.State]
 			v.CertifiedIndex = q.CheckpointCut
+			v.DedupWindow, v.DedupDefault = n.dedupWindowOf(name, q.Incarnation), q.DedupWindow == 0
 		}
 	}
 	r := n.queues[name]

@@ -74,3 +74,36 @@ func TestDedupWindowChecker(t *testing.T) {
 		t.Errorf("a retry stored twice inside the window: got %v", got)
 	}
 }
+
+// Each queue is judged against the window its create asked for, or the
+// default when it asked for none: the same two publishes 1.5s apart are
+// fine in a queue with the 1s default and stored twice in one whose
+// window is 2s; and an epoch marker must set the queue's window.
+func TestDedupWindowCheckerJudgesEachQueueByItsWindow(t *testing.T) {
+	id := wire.MessageID{Producer: 1, Seq: 1}
+	replica := func(queue string, marker time.Duration) node.ReplicaDump {
+		return node.ReplicaDump{Queue: queue, Entries: []node.LogEntry{
+			{Index: 1, Type: "epoch-mark", Epoch: 1, At: 1e9, Window: marker},
+			{Index: 4, Type: "publish", ID: id, At: 1e9},
+			{Index: 9, Type: "publish", ID: id, At: 2.5e9},
+		}}
+	}
+	ops := []sim.OpRecord{{Kind: "create", Queue: "q0"}, {Kind: "create", Queue: "q1", Window: 2 * time.Second},
+		{Kind: "publish", Queue: "q1"}}
+	h := &sim.History{Ops: ops, Final: map[node.NodeID][]node.ReplicaDump{1: {replica("q0", time.Second), replica("q1", 2*time.Second)}}}
+	got := checkDedupWindow(time.Second, h)
+	if len(got) != 1 || !strings.Contains(got[0].Detail, "queue q1 on n1: p1.1 was stored at index 4 and again at 9, 1.5s apart, inside the 2s window") {
+		t.Errorf("two publishes 1.5s apart in q0 (1s default) and q1 (2s): got %v", got)
+	}
+	h.Final[1][1] = replica("q1", time.Second)
+	got = checkDedupWindow(time.Second, h)
+	if len(got) != 2 || !strings.Contains(got[0].Detail, "queue q1 on n1: the epoch marker at index 1 (epoch 1) sets a 1s window, the queue's is 2s") {
+		t.Errorf("a marker with the default window in q1: got %v", got)
+	}
+	// Compaction may leave no marker: a checkpoint's window counts.
+	h.Final[1][1] = node.ReplicaDump{Queue: "q1", Checkpoint: &node.CheckpointDump{Cut: 40, Window: time.Second}}
+	got = checkDedupWindow(time.Second, h)
+	if len(got) != 1 || !strings.Contains(got[0].Detail, "queue q1 on n1: its checkpoint at 40 holds a 1s window, the queue's is 2s") {
+		t.Errorf("a checkpoint with the default window in q1: got %v", got)
+	}
+}

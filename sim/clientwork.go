@@ -76,8 +76,9 @@ func (c *clientProc) createQueue(name string) {
 	}
 	for _, q := range c.w.sc.Workload.Queues {
 		if q.Name == name {
-			id := c.core.CreateQueue(c.now(), q.Name, q.Policy)
+			id := c.core.CreateQueueWindow(c.now(), q.Name, q.Policy, q.Dedup)
 			c.invoked(id, "create", q.Name, noID, 0)
+			c.w.hist.Ops[c.ops[id]].Window = q.Dedup
 		}
 	}
 	c.flush()

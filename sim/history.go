@@ -59,6 +59,9 @@ type OpRecord struct {
 	Lease uint64
 	From  node.NodeID
 	For   time.Duration
+	// A create names the deduplication window it asked for (zero: the
+	// nodes' default).
+	Window time.Duration
 }
 
 // DeliveryRecord is one delivery a client received.

@@ -39,8 +39,9 @@ type Scenario struct {
 	// Checkpoint is how often queue owners certify checkpoints; the zero
 	// value turns them off.
 	Checkpoint CheckpointCadence
-	// Dedup is the queues' deduplication window; zero means the node's
-	// default.
+	// Dedup is the nodes' default deduplication window, which queues
+	// created without one of their own take (QueueSpec.Dedup); zero means
+	// the node's default.
 	Dedup time.Duration
 	// Quota, when positive, caps what each node's queues may keep on
 	// disk: past it a node refuses new messages with disk-full until
@@ -287,6 +288,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	if o.Workload {
 		sc.Checkpoint = drawCheckpoint(seed)
 		sc.Dedup = drawDedup(seed)
+		drawQueueDedup(seed, sc.Workload)
 		sc.Quota = drawQuota(seed, sc.Checkpoint)
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // keyValues is one directive's key=value arguments. Each getter consumes
@@ -418,6 +419,23 @@ func (sc Scenario) Validate() error {
 	}
 	if wl := sc.Workload; wl != nil && len(wl.Queues) == 0 && (wl.Producers > 0 || wl.Consumers > 0) {
 		return fmt.Errorf("scenario: the workload has clients but no queue")
+	}
+	return sc.validateDedup()
+}
+
+// validateDedup checks the deduplication windows against the bounds the
+// nodes enforce, so a scenario fails here rather than in a node.
+func (sc Scenario) validateDedup() error {
+	if err := wire.CheckDedupWindow(sc.Dedup); err != nil {
+		return fmt.Errorf("scenario: dedup: %v", err)
+	}
+	if sc.Workload == nil {
+		return nil
+	}
+	for _, q := range sc.Workload.Queues {
+		if err := wire.CheckDedupWindow(q.Dedup); err != nil {
+			return fmt.Errorf("scenario: queue %s: %v", q.Name, err)
+		}
 	}
 	return nil
 }

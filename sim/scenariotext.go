@@ -90,7 +90,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			fmt.Fprintf(&b, " extend=%s\n", floatText(wl.ExtendChance))
 		}
 		for _, q := range wl.Queues {
-			fmt.Fprintf(&b, "queue %s %s\n", q.Name, q.Policy)
+			fmt.Fprintf(&b, "queue %s %s", q.Name, q.Policy)
+			if q.Dedup != 0 {
+				fmt.Fprintf(&b, " dedup=%v", q.Dedup)
+			}
+			b.WriteByte('\n')
 		}
 	}
 	for _, f := range sc.Faults {
@@ -301,7 +305,9 @@ func (p *scenarioParser) scalar(name, v string) error {
 	case "skew": // a bound on skew either way, so never negative
 		sc.Swarm.ClockMax, err = parseLength(v)
 	case "dedup":
-		sc.Dedup, err = parseLength(v)
+		if sc.Dedup, err = parseLength(v); err == nil {
+			err = wire.CheckDedupWindow(sc.Dedup)
+		}
 	case "quota":
 		sc.Quota, err = strconv.ParseInt(v, 10, 64)
 		if err == nil && sc.Quota < 0 {
@@ -333,14 +339,27 @@ func (p *scenarioParser) queue(args []string) error {
 	if p.sc.Workload == nil {
 		return fmt.Errorf("a queue line must follow the workload line")
 	}
-	if len(args) != 2 {
-		return fmt.Errorf("want a name and a policy")
+	if len(args) != 2 && len(args) != 3 {
+		return fmt.Errorf("want a name, a policy and optionally dedup=D")
 	}
 	policy, err := wire.ParsePolicy(args[1])
 	if err != nil {
 		return err
 	}
-	p.sc.Workload.Queues = append(p.sc.Workload.Queues, QueueSpec{Name: args[0], Policy: policy})
+	q := QueueSpec{Name: args[0], Policy: policy}
+	if len(args) == 3 {
+		v, ok := strings.CutPrefix(args[2], "dedup=")
+		if !ok {
+			return fmt.Errorf("%q: want dedup=D", args[2])
+		}
+		if q.Dedup, err = parseLength(v); err != nil {
+			return err
+		}
+		if err := wire.CheckDedupWindow(q.Dedup); err != nil {
+			return err
+		}
+	}
+	p.sc.Workload.Queues = append(p.sc.Workload.Queues, q)
 	return nil
 }
 

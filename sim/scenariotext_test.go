@@ -47,6 +47,9 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		{"net latency=1ms", "MIN..MAX"},
 		{"nodes three", "line"},
 		{"queue q9 quorum", "unknown confirmation policy"},
+		{"queue q9 all dedup=500ms", "deduplication window 500ms is outside [1s, 24h0m0s]"},
+		{"queue q9 all window=5s", `"window=5s": want dedup=D`},
+		{"dedup 100ms", "deduplication window 100ms is outside"},
 		{"teleport n1", "unknown directive"},
 
 		// Each kind takes exactly the keys it prints: a key it ignores

@@ -56,10 +56,13 @@ type Workload struct {
 	ProbeAt time.Duration
 }
 
-// QueueSpec is one queue of the workload.
+// QueueSpec is one queue of the workload. Dedup is the deduplication
+// window it is created with; zero leaves it to the nodes' default (the
+// scenario's Dedup).
 type QueueSpec struct {
 	Name   string
 	Policy wire.Policy
+	Dedup  time.Duration
 }
 
 // String summarizes the workload on one line.
@@ -98,6 +101,22 @@ func drawWorkload(r *rand.Rand) *Workload {
 		})
 	}
 	return wl
+}
+
+// drawQueueDedup gives some of a generated scenario's queues a
+// deduplication window of their own, from the scenario's dedup stream
+// (one sequence per queue), so one cluster runs queues that forget IDs
+// at different times. Three queues in four keep the nodes' default, so
+// most scenarios run as they did before queues had windows. Like the
+// scenario's draw, every window is longer than the simulated clients
+// retry (3s): a retry after the window is a new message by design.
+func drawQueueDedup(seed uint64, wl *Workload) {
+	for i := range wl.Queues {
+		r := newStream(seed, streamDedup, uint64(i)+1)
+		if r.IntN(4) == 0 {
+			wl.Queues[i].Dedup = pick(r, 5*time.Second, 8*time.Second, 2*time.Minute)
+		}
+	}
 }
 
 // drawAckLinger draws how long consumers hold their acks, from a stream

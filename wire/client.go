@@ -130,25 +130,59 @@ const MaxPayloadSize = 1 << 20
 // MaxQueueNameLen bounds a queue name.
 const MaxQueueNameLen = 200
 
-// CreateQueue asks for a new queue.
+// MinDedupWindow and MaxDedupWindow bound the deduplication window a
+// queue may be created with. A second is the shortest that still covers
+// a retry sent at once after a lost reply; a day bounds the IDs a queue
+// must hold in memory and in its checkpoints (a day of a thousand
+// publishes a second is 86 million IDs, a few gigabytes).
+const (
+	MinDedupWindow = time.Second
+	MaxDedupWindow = 24 * time.Hour
+)
+
+// CheckDedupWindow reports why d cannot be a queue's deduplication
+// window; zero, the cluster's default, is always accepted.
+func CheckDedupWindow(d time.Duration) error {
+	if d != 0 && (d < MinDedupWindow || d > MaxDedupWindow) {
+		return fmt.Errorf("deduplication window %v is outside [%v, %v]", d, MinDedupWindow, MaxDedupWindow)
+	}
+	return nil
+}
+
+// CreateQueue asks for a new queue. DedupWindow is how long the queue
+// remembers a published message ID; zero leaves it to the nodes'
+// default.
 type CreateQueue struct {
-	ReqID  uint64
-	Queue  string
-	Policy Policy
+	ReqID       uint64
+	Queue       string
+	Policy      Policy
+	DedupWindow time.Duration
 }
 
 // Kind implements Message.
 func (*CreateQueue) Kind() Kind { return KindCreateQueue }
 
-// AppendBody implements Message.
+// AppendBody implements Message. The window is the last field and is
+// written only when set, so a request without one is the same frame an
+// older client sends and an older node takes.
 func (m *CreateQueue) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.ReqID)
 	b = AppendString(b, m.Queue)
-	return AppendUint8(b, uint8(m.Policy))
+	b = AppendUint8(b, uint8(m.Policy))
+	if m.DedupWindow != 0 {
+		b = AppendInt64(b, int64(m.DedupWindow))
+	}
+	return b
 }
 
+// decodeCreateQueue reads a request with or without a window: one from
+// a client that predates the field decodes with the default.
 func decodeCreateQueue(d *Decoder) *CreateQueue {
-	return &CreateQueue{ReqID: d.Uint64(), Queue: d.String(), Policy: Policy(d.Uint8())}
+	m := &CreateQueue{ReqID: d.Uint64(), Queue: d.String(), Policy: Policy(d.Uint8())}
+	if d.More() {
+		m.DedupWindow = time.Duration(d.Int64())
+	}
+	return m
 }
 
 // DeleteQueue asks for a queue to be removed with everything in it.
@@ -385,8 +419,12 @@ func (m *Subscribe) String() string {
 	return fmt.Sprintf("{req=%d q=%s window=%d lease=%v}", m.ReqID, m.Queue, m.Window, m.Lease)
 }
 
-// String describes the request.
+// String describes the request; the window only when it is set, so a
+// request without one reads as it did before windows.
 func (m *CreateQueue) String() string {
+	if m.DedupWindow != 0 {
+		return fmt.Sprintf("{req=%d q=%s policy=%s dedup-window=%v}", m.ReqID, m.Queue, m.Policy, m.DedupWindow)
+	}
 	return fmt.Sprintf("{req=%d q=%s policy=%s}", m.ReqID, m.Queue, m.Policy)
 }
 

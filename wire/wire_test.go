@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -12,7 +13,7 @@ var samples = []Message{
 	&CounterAppend{FirstIndex: 42, Count: 3},
 	&CounterAck{LastIndex: 1 << 40, DurableIndex: 7, Probed: true},
 	&CounterProbe{LeaderLast: 99},
-	&CreateQueue{ReqID: 1, Queue: "orders", Policy: PolicyAll},
+	&CreateQueue{ReqID: 1, Queue: "orders", Policy: PolicyAll, DedupWindow: 5 * time.Minute},
 	&DeleteQueue{ReqID: 2, Queue: "orders"},
 	&Publish{ReqID: 3, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Delay: 1500, Payload: []byte("hello")},
 	&Subscribe{ReqID: 6, Queue: "orders", Window: 8, Lease: 30e9},
@@ -70,6 +71,40 @@ func TestSealReplyFromAnOlderNodeDecodes(t *testing.T) {
 		}
 		if got.LeaseGrantAgo != c.want || got.Last != 9 {
 			t.Fatalf("a %d-byte body decoded grant-ago %d last %d, want %d and 9", len(c.body), got.LeaseGrantAgo, got.Last, c.want)
+		}
+	}
+}
+
+// A create request from a client that predates the deduplication window
+// decodes with none (the nodes' default), a window is read when it is
+// there, and a request without one is encoded as the older frame, which
+// an older node still takes.
+func TestCreateQueueFromAnOlderClientDecodes(t *testing.T) {
+	older := AppendUint64(nil, 4)
+	older = AppendString(older, "orders")
+	older = AppendUint8(older, uint8(PolicyAll))
+	got, err := Decode(Encode(nil, rawBody{KindCreateQueue, older}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.(*CreateQueue); c.DedupWindow != 0 || c.Policy != PolicyAll || c.Queue != "orders" {
+		t.Fatalf("an older create request decoded as %v", Describe(got))
+	}
+	if b := (&CreateQueue{ReqID: 4, Queue: "orders", Policy: PolicyAll}).AppendBody(nil); !bytes.Equal(b, older) {
+		t.Fatalf("a create request without a window encodes as %x, not as the older %x", b, older)
+	}
+	with := (&CreateQueue{ReqID: 4, Queue: "orders", Policy: PolicyAll, DedupWindow: 90 * time.Second}).AppendBody(nil)
+	got, err = Decode(Encode(nil, rawBody{KindCreateQueue, with}))
+	if err != nil || got.(*CreateQueue).DedupWindow != 90*time.Second {
+		t.Fatalf("a create request with a 90s window decoded as %v (%v)", Describe(got), err)
+	}
+}
+
+func TestCheckDedupWindow(t *testing.T) {
+	for d, ok := range map[time.Duration]bool{0: true, time.Second: true, 5 * time.Minute: true, 24 * time.Hour: true,
+		-time.Second: false, 999 * time.Millisecond: false, 24*time.Hour + 1: false} {
+		if err := CheckDedupWindow(d); (err == nil) != ok {
+			t.Errorf("window %v: %v, want accepted %t", d, err, ok)
 		}
 	}
 }

@@ -44,6 +44,7 @@ type operation struct {
 	queue string
 
 	policy    wire.Policy       // OpCreate
+	window    time.Duration     // OpCreate: the deduplication window, zero for the default
 	detection wire.SetDetection // OpSetDetection
 	msgID     wire.MessageID    // OpPublish, OpAck, OpNack, OpExtend
 	payload   []byte            // OpPublish; the client's own copy
@@ -102,13 +103,25 @@ type attempt struct {
 	to uint32
 }
 
-// CreateQueue starts creating queue with confirmation policy p.
+// CreateQueue starts creating queue with confirmation policy p and the
+// nodes' default deduplication window.
 func (c *Client) CreateQueue(now time.Time, queue string, p wire.Policy) OpID {
+	return c.CreateQueueWindow(now, queue, p, 0)
+}
+
+// CreateQueueWindow starts creating queue with confirmation policy p and
+// deduplication window window (zero: the nodes' default). A window
+// outside wire.MinDedupWindow to wire.MaxDedupWindow is refused here, as
+// a node would refuse it.
+func (c *Client) CreateQueueWindow(now time.Time, queue string, p wire.Policy, window time.Duration) OpID {
 	op := c.newOp(OpCreate, queue)
-	op.policy = p
+	op.policy, op.window = p, window
 	if p > wire.PolicyOwnerOnly {
 		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("unknown confirmation policy %d: want %d (%s), %d (%s) or %d (%s)",
 			p, wire.PolicyMajority, wire.PolicyMajority, wire.PolicyAll, wire.PolicyAll, wire.PolicyOwnerOnly, wire.PolicyOwnerOnly))
+	}
+	if err := wire.CheckDedupWindow(window); err != nil {
+		return c.reject(op, wire.StatusBadRequest, err.Error())
 	}
 	return c.start(now, op)
 }
@@ -287,7 +300,7 @@ func (c *Client) reject(op *operation, status wire.Status, detail string) OpID {
 func (op *operation) request(reqID uint64) wire.Message {
 	switch op.kind {
 	case OpCreate:
-		return &wire.CreateQueue{ReqID: reqID, Queue: op.queue, Policy: op.policy}
+		return &wire.CreateQueue{ReqID: reqID, Queue: op.queue, Policy: op.policy, DedupWindow: op.window}
 	case OpDelete:
 		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
 	case OpPublish:

@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/cairnmq/cairn/live"
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // fileConfig is the TOML configuration file of one node. Example:
@@ -30,6 +31,7 @@ import (
 //	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
 //	checkpoint_bytes = 33554432   # or appended bytes, whichever comes first
 //	checkpoint_interval = "5m"    # or this long, if anything was confirmed
+//	dedup_window = "2m"           # for queues created without a window of their own
 //	segment_bytes = 67108864      # log segment size: compaction drops whole segments
 //	min_free_bytes = 268435456    # below this much free space, refuse new messages; -1: off
 //	max_data_bytes = 0            # a quota on what the queues keep; 0: none
@@ -105,6 +107,11 @@ type fileConfig struct {
 	CheckpointBytes    int64  `toml:"checkpoint_bytes"`
 	CheckpointInterval string `toml:"checkpoint_interval"`
 	SegmentBytes       int64  `toml:"segment_bytes"`
+	// DedupWindow is the deduplication window of the queues created
+	// without one of their own, which this node owns (empty: 2m). Give
+	// every node the same, or such a queue's window changes with its
+	// owner.
+	DedupWindow string `toml:"dedup_window"`
 	// MinFreeBytes is the free-space watermark (0: 256 MiB, -1: off) and
 	// MaxDataBytes a quota on what the queues keep (0: none): past either
 	// the node refuses new messages and queues with disk-full, and takes
@@ -414,8 +421,26 @@ func (fc *fileConfig) validateStorage() error {
 	case fc.MaxDataBytes < 0:
 		return fmt.Errorf("config: max_data_bytes %d: want a byte count, or 0 for no quota", fc.MaxDataBytes)
 	}
-	_, err := fc.checkpointInterval()
+	if _, err := fc.checkpointInterval(); err != nil {
+		return err
+	}
+	_, err := fc.dedupWindow()
 	return err
+}
+
+// dedupWindow parses dedup_window: zero means the node's default.
+func (fc *fileConfig) dedupWindow() (time.Duration, error) {
+	if fc.DedupWindow == "" {
+		return 0, nil
+	}
+	v, err := time.ParseDuration(fc.DedupWindow)
+	if err == nil {
+		err = wire.CheckDedupWindow(v)
+	}
+	if err != nil || v == 0 {
+		return 0, fmt.Errorf("config: dedup_window %q: want a duration from %v to %v, such as 2m", fc.DedupWindow, wire.MinDedupWindow, wire.MaxDedupWindow)
+	}
+	return v, nil
 }
 
 // checkpointInterval parses checkpoint_interval: zero means the node's
@@ -441,11 +466,12 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	detection, _ := fc.detection()
 	replaceAfter, _ := fc.replaceAfter()
 	checkpointInterval, _ := fc.checkpointInterval()
+	dedupWindow, _ := fc.dedupWindow()
 	cfg := live.Config{
 		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
 			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
 			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes,
-			CheckpointInterval: checkpointInterval},
+			CheckpointInterval: checkpointInterval, DedupWindow: dedupWindow},
 		DataDir: dataDir, Logger: logger,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),

@@ -87,6 +87,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"detection = \"eager\"\nsegment_bytes = 100", `detection = "eager"`, `config: segment_bytes 100`},
 		{"detection = \"eager\"\nmax_data_bytes = -1", `detection = "eager"`, `config: max_data_bytes -1`},
 		{"detection = \"eager\"\ncheckpoint_interval = \"soon\"", `detection = "eager"`, `config: checkpoint_interval "soon"`},
+		{"detection = \"eager\"\ndedup_window = \"500ms\"", `detection = "eager"`, `config: dedup_window "500ms": want a duration from 1s to 24h0m0s`},
 		{`client_secret = "short"`, `client_secret = "0123456789abcdef-client"`, `config: client_secret: must be at least 16 bytes`},
 		{`#`, `client_secret = "0123456789abcdef-client"`, `config: no authentication for clients`},
 		{`#`, `peer_secret = "0123456789abcdef-peer"`, `config: no authentication for peers`},
@@ -113,6 +114,29 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("with %s: error %v, want it to contain %q", c.edit, err, c.want)
+		}
+	}
+}
+
+func TestDedupWindowConfig(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want time.Duration
+	}{
+		{"", 0}, // the node's default applies
+		{`dedup_window = "10m"`, 10 * time.Minute},
+	} {
+		text := strings.Replace(goodConfig, `detection = "eager"`, "detection = \"eager\"\n"+tc.line, 1)
+		fc, err := loadConfig(writeConfig(t, text))
+		if err == nil {
+			err = fc.validate()
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		cfg, err := fc.liveConfig(nil)
+		if err != nil || cfg.Node.DedupWindow != tc.want {
+			t.Errorf("%q: dedup window %v (%v), want %v", tc.line, cfg.Node.DedupWindow, err, tc.want)
 		}
 	}
 }

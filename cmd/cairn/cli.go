@@ -32,7 +32,7 @@ const (
 
 const usage = `usage: cairn COMMAND [flags]
 
-  queue create NAME [--policy majority|all|owner-only]
+  queue create NAME [--policy majority|all|owner-only] [--dedup-window D]
   queue delete NAME
   queue list
   queue stats [NAME...] [--interval D] [--json]

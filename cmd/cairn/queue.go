@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/node"
@@ -23,9 +24,10 @@ func checkQueueName(e env, name string) (int, bool) {
 func queueCreate(args []string, e env) int {
 	fs, c := newFlags("queue create", e)
 	policy := fs.String("policy", "majority", "confirmation policy: majority, all or owner-only")
+	window := fs.Duration("dedup-window", 0, "how long the queue remembers a message ID, so that a retried publish is stored once (1s to 24h; default the nodes')")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only]")
+		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only] [--dedup-window D]")
 		return exitUsage
 	}
 	if code, ok := checkQueueName(e, pos[0]); !ok {
@@ -36,6 +38,10 @@ func queueCreate(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "cairn: --policy: %v\n", err)
 		return exitUsage
 	}
+	if *window != 0 && (*window < client.MinDedupWindow || *window > client.MaxDedupWindow) {
+		fmt.Fprintf(e.stderr, "cairn: --dedup-window %v is outside [%v, %v]\n", *window, client.MinDedupWindow, client.MaxDedupWindow)
+		return exitUsage
+	}
 	ctx, cancel := c.context()
 	defer cancel()
 	cl, err := c.dial(ctx)
@@ -43,11 +49,24 @@ func queueCreate(args []string, e env) int {
 		return failure(e, "connecting", err)
 	}
 	defer cl.Close()
-	if err := cl.CreateQueue(ctx, pos[0], p); err != nil {
+	var opts []client.CreateOption
+	if *window != 0 {
+		opts = append(opts, client.WithDedupWindow(*window))
+	}
+	if err := cl.CreateQueue(ctx, pos[0], p, opts...); err != nil {
 		return failure(e, "creating "+pos[0], err)
 	}
-	fmt.Fprintf(e.stdout, "created queue %s (policy %s)\n", pos[0], p)
+	fmt.Fprintf(e.stdout, "created queue %s (policy %s, %s)\n", pos[0], p, windowText(*window))
 	return exitOK
+}
+
+// windowText describes the deduplication window a queue was created
+// with.
+func windowText(d time.Duration) string {
+	if d == 0 {
+		return "the nodes' default deduplication window"
+	}
+	return "deduplication window " + d.String()
 }
 
 func queueDelete(args []string, e env) int {

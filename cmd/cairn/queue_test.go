@@ -33,3 +33,21 @@ func TestBadQueueNamesSayWhy(t *testing.T) {
 		}
 	}
 }
+
+// --dedup-window reaches the node, and a window outside the bounds is
+// refused before anything is sent, with the bounds.
+func TestQueueCreateTakesADedupWindow(t *testing.T) {
+	conn := startNode(t)
+	code, out := cli(t, "", append([]string{"queue", "create", "short", "--dedup-window", "500ms"}, conn...)...)
+	if code != exitUsage || !strings.Contains(out, "--dedup-window 500ms is outside [1s, 24h0m0s]") {
+		t.Fatalf("a 500ms window: status %d, output %q", code, out)
+	}
+	code, out = cli(t, "", append([]string{"queue", "create", "short", "--dedup-window", "5m"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "deduplication window 5m0s") {
+		t.Fatalf("a 5m window: status %d, output %q", code, out)
+	}
+	code, out = cli(t, "", append([]string{"queue", "create", "plain"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "the nodes' default deduplication window") {
+		t.Fatalf("no window: status %d, output %q", code, out)
+	}
+}

@@ -84,6 +84,11 @@ type ClusterQueue struct {
 	CertifiedIndex       uint64  `json:"certified_index"`
 	CheckpointAgeSeconds float64 `json:"checkpoint_age_seconds"`
 	Fenced               string  `json:"fenced,omitempty"`
+	// DedupWindowSeconds is the queue's deduplication window, and
+	// DedupDefault says it is the default of the node the view comes
+	// from, the queue having been created without one.
+	DedupWindowSeconds float64 `json:"dedup_window_seconds"`
+	DedupDefault       bool    `json:"dedup_window_default,omitempty"`
 	// Recoveries are the queue's latest recovery attempts, whichever node
 	// ran them, oldest first, at most RecoveriesShown.
 	Recoveries []Recovery `json:"recoveries"`
@@ -240,6 +245,7 @@ func clusterQueue(name string, views []nodeQueue, recoveries []Recovery, prev, c
 		LastIndex: p.q.LastIndex, Commit: p.q.Commit, RetainedBytes: p.q.RetainedBytes, Fenced: p.q.Fenced,
 		CheckpointIndex: p.q.CheckpointIndex, CertifiedIndex: p.q.CertifiedIndex, CheckpointAgeSeconds: p.q.CheckpointAgeSeconds,
 		Depth: p.q.Depth, Replicas: []ReplicaLag{}, Recoveries: latestRecoveries(recoveries),
+		DedupWindowSeconds: p.q.DedupWindowSeconds, DedupDefault: p.q.DedupDefault,
 	}
 	for _, id := range p.q.Replicas {
 		q.Replicas = append(q.Replicas, replicaLag(id, views, p))

@@ -162,6 +162,13 @@ type Queue struct {
 	Owner    uint32   `json:"owner"`
 	Epoch    uint64   `json:"epoch"`
 	Replicas []uint32 `json:"replicas"`
+	// DedupWindowSeconds is how long the queue remembers a published
+	// message ID: a publish retried later is a new message. It is the
+	// window the queue was created with or, when DedupDefault is set,
+	// this node's default (zero while the metadata does not name the
+	// queue).
+	DedupWindowSeconds float64 `json:"dedup_window_seconds"`
+	DedupDefault       bool    `json:"dedup_window_default,omitempty"`
 	// ReplicaEpoch is the local replica's epoch: the owner's own, or the
 	// highest a follower has seen.
 	ReplicaEpoch uint64 `json:"replica_epoch"`
