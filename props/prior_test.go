@@ -44,7 +44,7 @@ func laggingCandidateScenario(ownerDies time.Duration) sim.Scenario {
 
 func TestReplacementSealEvidenceComesFromThePriorSet(t *testing.T) {
 	staged := 0
-	for ownerDies := 5200 * time.Millisecond; ownerDies <= 5700*time.Millisecond; ownerDies += 50 * time.Millisecond {
+	for ownerDies := 5600 * time.Millisecond; ownerDies <= 6100*time.Millisecond; ownerDies += 50 * time.Millisecond {
 		var trace strings.Builder
 		rep := RunQueue(laggingCandidateScenario(ownerDies), &trace)
 		for _, v := range rep.Violations {
