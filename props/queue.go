@@ -151,6 +151,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	out = append(out, checkDeliveryHandover(ix)...)
 	out = append(out, checkExtendedLeases(ix)...)
 	out = append(out, checkDurability(h)...)
+	out = append(out, checkEpochDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)
 	out = append(out, checkConvergence(h)...)
 	out = append(out, checkCheckpoints(h)...)
