@@ -83,13 +83,25 @@ const (
 	// ExtendIgnored: an owner answers a lease extension OK but leaves the
 	// lease to run out when it would have anyway.
 	ExtendIgnored = "extend-ignored"
+	// LeaseClockCountsTicks: a node's lease clock counts its own timer
+	// ticks instead of reading the monotonic clock, so it stops while
+	// the process is stopped: an owner resumed after a long pause finds
+	// its delivery lease young and delivers before it hears that a new
+	// owner took the queue meanwhile.
+	LeaseClockCountsTicks = "lease-clock-counts-ticks"
+	// SealAnswerBeforeEpochSync: a sealed replica answers the candidate as
+	// soon as its log is durable, while the new epoch is still being
+	// written, so a crash can bring it back at the old epoch after it
+	// counted as a witness of the new one.
+	SealAnswerBeforeEpochSync = "seal-answer-before-epoch-sync"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored}
+	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
+	LeaseClockCountsTicks, SealAnswerBeforeEpochSync}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -98,6 +110,9 @@ var SwarmBlind = map[string]string{
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults did not line " +
 		"these up in seeds 1-1000",
+	LeaseClockCountsTicks: "exclusive-delivery, the check it is planted for, needs an owner paused across a " +
+		"failover with its consumers' windows full, so that it delivers what the new owner has not sent yet; " +
+		"the swarm first catches the bug at seed 228, through extended-lease, past the hunt's bound",
 }
 
 // Known reports whether name is a planted bug.

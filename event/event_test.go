@@ -37,6 +37,7 @@ var samples = []sample{
 	{NewQueueCompacted("orders", 5, 33), "queue.compacted q=orders inc=5 index=33", "S U U"},
 	{NewQueueRebuilt("orders", 40, 9000, 3), "queue.rebuilt q=orders index=40 last=9000 steps=3", "S U U U"},
 	{NewQueueOpen("orders", 7, 2), "queue.open q=orders last=7 epoch=2", "S U U"},
+	{NewQueueSealed("orders", 3, 2), "queue.sealed q=orders epoch=3 from=n2", "S U S"},
 	{NewQueueActive("orders", 2, 5, 9), "queue.active q=orders epoch=2 inc=5 last=9", "S U U U"},
 	{NewQueueRole("orders", "follower", "owner", 2, "elected"), "queue.role q=orders from=follower to=owner epoch=2 why=elected", "S S S U S"},
 	{NewQueueFenced("orders", errSample), "queue.fenced q=orders err=disk on fire", "S S"},

@@ -49,6 +49,10 @@ const (
 	// QueueReported: a follower told the owner how much it holds durably
 	// (NewQueueReported).
 	QueueReported Name = "queue.reported"
+	// QueueSealed: a replica answered a recovery candidate's seal: it
+	// holds the candidate's epoch durably and refuses every older one
+	// (NewQueueSealed).
+	QueueSealed Name = "queue.sealed"
 	// QueueDurable: a replica's log became durable up to an index
 	// (NewQueueDurable).
 	QueueDurable Name = "queue.durable"
@@ -249,7 +253,7 @@ const (
 var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
 	QueueQuorumRegained, QueueSecondWriter, QueueBadAppend,
-	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueDurable, QueueTrusted, QueueCommit,
+	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,

@@ -101,6 +101,13 @@ func NewQueueReported(q string, epoch, durable uint64) Event {
 	return newEvent(QueueReported, str(KeyQueue, q), u64(KeyEpoch, epoch), u64(KeyDurable, durable))
 }
 
+// NewQueueSealed reports that q's replica answered the seal of the
+// candidate from, as a witness sealed at epoch: the epoch is durable, and
+// the replica refuses every older one.
+func NewQueueSealed(q string, epoch uint64, from uint32) Event {
+	return newEvent(QueueSealed, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeStr(KeyFrom, from))
+}
+
 // NewQueueDurable reports that q's log is durable through index.
 func NewQueueDurable(q string, index uint64) Event {
 	return newEvent(QueueDurable, str(KeyQueue, q), u64(KeyIndex, index))

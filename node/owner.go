@@ -495,7 +495,13 @@ func (o *ownerState) stop(owner NodeID) {
 const deliveryLease = 60 * time.Millisecond
 
 // leaseClock is the node's monotonic clock as appends stamp it.
-func (n *Node) leaseClock() uint64 { return uint64(n.env.Monotonic()) }
+func (n *Node) leaseClock() uint64 {
+	if bugs.Active(bugs.LeaseClockCountsTicks) {
+		// Planted: the clock is the count of ticks this process ran.
+		return n.tickSeq * uint64(n.cfg.Tick)
+	}
+	return uint64(n.env.Monotonic())
+}
 
 // leaseValid reports whether enough followers accepted appends this owner
 // sent within the lease to make a quorum with it: none of them can have

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/wire"
@@ -31,16 +32,29 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 	}
 	r.log.RequestSync()
 	epoch := r.epoch
+	if bugs.Active(bugs.SealAnswerBeforeEpochSync) {
+		// Planted: the answer waits for the log alone.
+		r.persistEpoch(epoch, func() { n.env.Boundary("recovery.after.seal-persisted") })
+		r.afterLogDurable(func() { r.answerSeal(from, epoch) })
+		return
+	}
 	r.persistEpoch(epoch, func() {
 		n.env.Boundary("recovery.after.seal-persisted")
-		r.afterLogDurable(func() {
-			w := r.witness()
-			n.env.Send(from, &wire.SealReply{
-				Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
-				LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),
-				Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo,
-			})
-		})
+		r.afterLogDurable(func() { r.answerSeal(from, epoch) })
+	})
+}
+
+// answerSeal tells the candidate from that this replica is sealed at
+// epoch, with its witness. The answer is an event too: the replica has
+// given its word that it holds epoch durably, and the history holds it
+// to that word across its restarts.
+func (r *replica) answerSeal(from NodeID, epoch uint64) {
+	w := r.witness()
+	r.n.emit(event.NewQueueSealed(r.name, epoch, uint32(from)))
+	r.n.env.Send(from, &wire.SealReply{
+		Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
+		LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),
+		Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo,
 	})
 }
 

@@ -140,15 +140,18 @@ func sortedNodes(m map[node.NodeID][]node.ReplicaDump) []node.NodeID {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// CheckQueue runs every queue checker over a history.
-func CheckQueue(h *sim.History) ([]sim.Violation, Stats) {
+// CheckQueue runs every queue checker over a history; ownerOnly names the
+// queues that confirm on their owner alone.
+func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Stats) {
 	ix := newIndex(h)
 	var out []sim.Violation
 	out = append(out, checkTotalQueue(ix)...)
 	out = append(out, checkSettled(ix)...)
+	out = append(out, checkExclusiveDelivery(ix, ownerOnly)...)
 	out = append(out, checkDeliveryHandover(ix)...)
 	out = append(out, checkExtendedLeases(ix)...)
 	out = append(out, checkDurability(h)...)
+	out = append(out, checkEpochDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)
 	out = append(out, checkConvergence(h)...)
 	out = append(out, checkCheckpoints(h)...)

@@ -18,7 +18,7 @@ type Report struct {
 // RunQueue runs a queue scenario and judges it with every queue checker.
 func RunQueue(sc sim.Scenario, trace io.Writer) Report {
 	res := newQueueRun(sc, trace).Run()
-	violations, stats := CheckQueue(res.History)
+	violations, stats := CheckQueue(res.History, ownerOnlyQueues(sc))
 	res.Violations = append(res.Violations, violations...)
 	res.Violations = append(res.Violations, checkExpected(sc.Expect, res.History)...)
 	res.Violations = append(res.Violations, checkDedupWindow(cmp.Or(sc.Dedup, node.DefaultDedupWindow), res.History)...)

@@ -329,6 +329,8 @@ func (w *World) addrs() []netsim.Addr {
 // each with what becomes its NodeEvent's Value (nil for none).
 var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.QueueReported: event.Event.Durable,
+	// A seal's answer: the epoch the replica witnessed is in Epoch.
+	event.QueueSealed:   nil,
 	event.QueueDurable:  event.Event.Index,
 	event.QueueTruncate: event.Event.After,
 	event.QueueOpen:     event.Event.Last,

@@ -1,0 +1,61 @@
+package props
+
+import (
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// epochWord is the newest epoch a replica gave its word in, and how.
+type epochWord struct {
+	epoch uint64
+	how   event.Name
+	at    time.Duration
+}
+
+// epochWords are the events in which a replica says it holds an epoch
+// durably: a follower reports durability only once its epoch is durable,
+// a sealed replica answers only once the candidate's epoch is, and an
+// owner activates only in an epoch it persisted.
+var epochWords = map[event.Name]string{
+	event.QueueReported: "reported durability",
+	event.QueueSealed:   "answered a seal",
+	event.QueueActive:   "activated as owner",
+}
+
+// checkEpochDurability holds each replica to the epochs it gave its word
+// in: after a restart it reopens at an epoch no older than any it
+// reported durability in, answered a seal in, or activated in. A replica
+// that came back at an older epoch would accept the appends of an owner
+// its word had fenced, and renew that owner's delivery lease. Only the
+// metadata replacing the replica releases it (the node drops the replica,
+// and a later one of the same queue starts from nothing); no fault the
+// simulator injects takes the small state file holding the epoch.
+func checkEpochDurability(h *sim.History) []sim.Violation {
+	type key struct {
+		node  node.NodeID
+		queue string
+	}
+	given := make(map[key]epochWord)
+	var out []sim.Violation
+	for _, e := range h.NodeEvents {
+		k := key{e.Node, e.Queue}
+		switch {
+		case epochWords[e.Name] != "":
+			if e.Epoch > given[k].epoch {
+				given[k] = epochWord{e.Epoch, e.Name, e.At}
+			}
+		case e.Name == event.QueueReplaced:
+			delete(given, k)
+		case e.Name == event.QueueOpen:
+			w, ok := given[k]
+			if ok && e.Epoch < w.epoch && len(out) < maxReports {
+				out = append(out, safety("epoch-durability", "%s reopened %s at %v in epoch %d, after it %s in epoch %d at %v%s",
+					e.Node, e.Queue, e.At, e.Epoch, epochWords[w.how], w.epoch, w.at, queueStory(h, e.Queue, 0, e.At)))
+			}
+		}
+	}
+	return out
+}
