@@ -49,7 +49,19 @@ func TestAnEagerReplacementServesOnlyAfterTheCutOffOwnerSteppedBack(t *testing.T
 			c.intercept = nil
 			cutAt := c.now
 			c.cut[owner] = true
+			// Past the owner's step-back and before any replacement, a
+			// follower holds a publish rather than naming the silent
+			// owner, which would only send the client away again.
+			c.advance(120 * time.Millisecond)
+			follower := otherThan(owner, leader)
+			c.request(follower, 5, &wire.Publish{ReqID: 500, Queue: queue, ID: msgID(500), Payload: []byte{5}})
+			if r := c.reply(500); r != nil {
+				t.Fatalf("a follower answered a publish 120ms after the cut with %v (owner n%d), want it held until the failover", r.Status, r.Owner)
+			}
 			c.advance(2 * time.Second)
+			if r := c.reply(500); r == nil || r.Status != wire.StatusOK && (r.Status != wire.StatusNotOwner || node.NodeID(r.Owner) == owner || r.Owner == 0) {
+				t.Fatalf("the held publish was answered %+v after the failover, want it confirmed or sent to the new owner", r)
+			}
 
 			lost, ok := c.last(event.QueueQuorumLost)
 			if !ok || lost.node != owner {
@@ -72,6 +84,12 @@ func TestAnEagerReplacementServesOnlyAfterTheCutOffOwnerSteppedBack(t *testing.T
 			}
 		})
 	}
+}
+
+// otherThan returns the node of a three-node cluster that is neither a
+// nor b.
+func otherThan(a, b node.NodeID) node.NodeID {
+	return 6 - a - b
 }
 
 // queueNotOwnedBy returns a queue name, and its owner, that node does not

@@ -131,12 +131,16 @@ func (n *Node) notePeerHeard(peer NodeID) {
 // is stopped or cut off, and a request that reached this node (most
 // likely a client's hedge past the silent owner) is better held here
 // until a plan names the next owner than sent back to the silent one.
+// The wait is shorter when the owner steps back sooner (eager detection:
+// one interval): from then on the owner sends its clients away naming
+// no one, and a follower that still named the owner would bounce them
+// between the two until their backoff grew past the failover.
 func (r *replica) ownerSilent(q *QueueMeta) bool {
 	if r == nil || r.inc != q.Incarnation || r.role != roleFollower || r.epoch != q.Epoch ||
 		r.follow.epochOwner != q.Owner || r.follow.leaseGrantedAt == 0 {
 		return false
 	}
-	return r.n.leaseClock()-r.follow.leaseGrantedAt > uint64(resetParkWindow)
+	return r.n.leaseClock()-r.follow.leaseGrantedAt > uint64(min(resetParkWindow, r.n.ownerSilenceLimit()))
 }
 
 // justReset reports whether peer's connection reset within the last
