@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnmq/cairn/live"
 )
 
 const goodConfig = `
@@ -118,49 +120,37 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 	}
 }
 
-func TestDedupWindowConfig(t *testing.T) {
-	for _, tc := range []struct {
-		line string
-		want time.Duration
-	}{
-		{"", 0}, // the node's default applies
-		{`dedup_window = "10m"`, 10 * time.Minute},
-	} {
-		text := strings.Replace(goodConfig, `detection = "eager"`, "detection = \"eager\"\n"+tc.line, 1)
+// durationSettingCases checks that each line, added to a good
+// configuration, loads and gives the node the duration got reads back.
+func durationSettingCases(t *testing.T, got func(live.Config) time.Duration, cases map[string]time.Duration) {
+	t.Helper()
+	for line, want := range cases {
+		text := strings.Replace(goodConfig, `detection = "eager"`, "detection = \"eager\"\n"+line, 1)
 		fc, err := loadConfig(writeConfig(t, text))
 		if err == nil {
 			err = fc.validate()
 		}
 		if err != nil {
-			t.Fatalf("%q: %v", tc.line, err)
+			t.Fatalf("%q: %v", line, err)
 		}
 		cfg, err := fc.liveConfig(nil)
-		if err != nil || cfg.Node.DedupWindow != tc.want {
-			t.Errorf("%q: dedup window %v (%v), want %v", tc.line, cfg.Node.DedupWindow, err, tc.want)
+		if err != nil || got(cfg) != want {
+			t.Errorf("%q: %v (%v), want %v", line, got(cfg), err, want)
 		}
 	}
 }
 
+func TestDedupWindowConfig(t *testing.T) {
+	durationSettingCases(t, func(c live.Config) time.Duration { return c.Node.DedupWindow }, map[string]time.Duration{
+		"":                     0, // the node's default applies
+		`dedup_window = "10m"`: 10 * time.Minute,
+	})
+}
+
 func TestReplaceAfterConfig(t *testing.T) {
-	for _, tc := range []struct {
-		line string
-		want time.Duration
-	}{
-		{"", 0}, // the node's default applies
-		{`replace_after = "90s"`, 90 * time.Second},
-		{`replace_after = "off"`, -1},
-	} {
-		text := strings.Replace(goodConfig, `detection = "eager"`, "detection = \"eager\"\n"+tc.line, 1)
-		fc, err := loadConfig(writeConfig(t, text))
-		if err == nil {
-			err = fc.validate()
-		}
-		if err != nil {
-			t.Fatalf("%q: %v", tc.line, err)
-		}
-		cfg, err := fc.liveConfig(nil)
-		if err != nil || cfg.Node.ReplaceAfter != tc.want {
-			t.Errorf("%q: replace after %v (%v), want %v", tc.line, cfg.Node.ReplaceAfter, err, tc.want)
-		}
-	}
+	durationSettingCases(t, func(c live.Config) time.Duration { return c.Node.ReplaceAfter }, map[string]time.Duration{
+		"":                      0, // the node's default applies
+		`replace_after = "90s"`: 90 * time.Second,
+		`replace_after = "off"`: -1,
+	})
 }
