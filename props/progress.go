@@ -1,0 +1,219 @@
+package props
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// Bounded progress. The checkers here hold failover and replacement to
+// time limits built from the run's configuration, so that a change that
+// makes either slower, or stops it, fails a seed instead of passing every
+// one. Each limit is a sum of the waits the protocol is built from (its
+// derivation is on each checker) plus a stated margin for the work itself:
+// round trips and fsyncs, which take milliseconds in the simulator.
+
+// progressLimits are the bounds a run is judged by.
+type progressLimits struct {
+	// failover bounds an unserved span of the calm phase.
+	failover time.Duration
+	// silence is the slowest detection policy's time to confirm a silent
+	// node down; replaceAfter how long a member must stay confirmed down
+	// before it is replaced; settle what a replacement takes once it is
+	// due and nothing disturbs it (see checkRedundancy).
+	silence, replaceAfter, settle time.Duration
+}
+
+// failoverMargin covers a recovery's own work once it may start (seal,
+// inspect, transfer of a suffix, install, activate: a few round trips
+// and fsyncs each) and the 25ms between two polls of the nodes.
+const failoverMargin = 250 * time.Millisecond
+
+// replaceMargin covers a replacement's own work: the recovery that brings
+// the new member in copies it the queue's whole retained history (at most
+// a few hundred kilobytes here, in pages and checkpoint chunks), then
+// installs and activates, plus the time between two polls.
+const replaceMargin = time.Second
+
+// limitsFor derives the bounds from the configuration a run of sc gives
+// its nodes and the slowest detection policy the run may switch to.
+//
+// Failover: the calm phase may begin with every process restarting. The
+// metadata then needs a leader: a follower campaigns within an election
+// window plus jitter, and a split vote is retried within the shorter
+// candidate window. Side by side with the election, an owner's claim of
+// its epoch proposed before the calm phase to a leader that is gone waits
+// out the proposal timeout on its own clock. Either way, the reconcile
+// that retries a claim, and the leader's planning pass, run once a
+// lifecycle period; a node the metadata still holds down, or one that
+// fell, takes the leader at most one silence of the detection policy to
+// see as it is. Then the recovery does its work (failoverMargin).
+func limitsFor(sc sim.Scenario) progressLimits {
+	t := sim.QueueConfig(sc).ProgressTimes()
+	var silence time.Duration
+	for _, p := range sim.DetectionPolicies(sc) {
+		silence = max(silence, p.Silence())
+	}
+	return progressLimits{
+		failover:     max(t.Election+t.ElectionRetry, t.ProposalTimeout) + t.LifecycleRetry + silence + failoverMargin,
+		silence:      silence,
+		replaceAfter: t.ReplaceAfter,
+		settle:       t.LifecycleRetry + t.ProposalTimeout + replaceMargin,
+	}
+}
+
+// checkFailoverBound: in the calm phase, with a quorum of the cluster up
+// and the network calm, every queue is served (some node is its owner in
+// the newest epoch and hears from its quorum) within limits.failover of
+// the latest of: the start of the calm phase, the start of the span
+// without service, and the last time a process started or stopped (a
+// node that falls in the calm phase starts a failover of its own).
+func checkFailoverBound(lim progressLimits, h *sim.History) []sim.Violation {
+	if !h.Live {
+		return nil
+	}
+	var out []sim.Violation
+	for _, u := range h.Unserved {
+		from := max(u.From, h.LivenessAt, lastProcessChange(h, u.Until))
+		if !quorumUp(h, from) || u.Until-from <= lim.failover || len(out) >= maxReports {
+			continue
+		}
+		state := "was first served again at " + u.Until.String()
+		if u.Open {
+			state = "was still unserved when the run ended at " + u.Until.String()
+		}
+		out = append(out, liveness("failover-bound", "queue %s went unserved in the calm phase from %v and %s: %v after %v, longer than the bound %v%s",
+			u.Queue, u.From, state, u.Until-from, from, lim.failover, queueStory(h, u.Queue, from, u.Until)))
+	}
+	return out
+}
+
+// lastProcessChange is when a process last started or stopped before t.
+func lastProcessChange(h *sim.History, t time.Duration) time.Duration {
+	var last time.Duration
+	for _, p := range h.Processes {
+		if p.At < t {
+			last = max(last, p.At)
+		}
+	}
+	return last
+}
+
+// upAt says which processes ran at t.
+func upAt(h *sim.History, t time.Duration) map[node.NodeID]bool {
+	up := make(map[node.NodeID]bool)
+	for _, p := range h.Processes {
+		if p.At <= t {
+			up[p.Node] = p.Up
+		}
+	}
+	return up
+}
+
+// quorumUp reports whether a majority of the cluster's nodes ran at t.
+func quorumUp(h *sim.History, t time.Duration) bool {
+	up := upAt(h, t)
+	nodes := processNodes(h)
+	running := 0
+	for _, id := range nodes {
+		if up[id] {
+			running++
+		}
+	}
+	return 2*running > len(nodes)
+}
+
+// processNodes lists, in order, every node the history saw start.
+func processNodes(h *sim.History) []node.NodeID {
+	var ids []node.NodeID
+	for _, p := range h.Processes {
+		ids = append(ids, p.Node)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// checkRedundancy: a queue whose replica set lost a member while a node
+// outside the set was up has its replica count restored (the member is
+// back, or replaced and the replacement activated) in time.
+//
+// The replacement falls due once the metadata leader has held the member
+// down for ReplaceAfter: the member is confirmed down within one silence
+// of the detection policy after it fell, and a new leader starts its count
+// afresh (within one silence of its election it has confirmed every
+// silent node). So it is due ReplaceAfter plus one silence after the later
+// of the deficit's start and the last leader's announcement. Any other
+// disturbance (a scheduled fault starting or ending, a process starting or
+// stopping) may hold up the work but not the count, so the work must be
+// done within settle of the later of that due time and the last such
+// disturbance: the leader's next planning pass (a lifecycle period), the
+// plan's commit (at most a proposal timeout) and the recovery that copies
+// the queue to the new member (replaceMargin).
+func checkRedundancy(sc sim.Scenario, lim progressLimits, h *sim.History) []sim.Violation {
+	var out []sim.Violation
+	for _, d := range h.Deficits {
+		due := max(d.From, lastLeader(h, d.Until)) + lim.silence + lim.replaceAfter
+		calm := lastDisturbance(sc, h, d.Down, d.Until)
+		from := max(due, calm)
+		if d.Until-from <= lim.settle || len(out) >= maxReports {
+			continue
+		}
+		state := "was restored at " + d.Until.String()
+		if d.Open {
+			state = "was still short when the run ended at " + d.Until.String()
+		}
+		out = append(out, liveness("redundancy", "queue %s lost replica %s at %v while a node outside its set was up, and %s: "+
+			"the replacement was due by %v (after the last disturbance at %v), and %v later still had not restored it (bound %v)%s",
+			d.Queue, d.Down, d.From, state, due, calm, d.Until-from, lim.settle,
+			queueStory(h, d.Queue, d.From, d.Until)))
+	}
+	return out
+}
+
+// lastLeader is when a metadata leader was last announced at or before t.
+func lastLeader(h *sim.History, t time.Duration) time.Duration {
+	var last time.Duration
+	for _, e := range h.NodeEvents {
+		if e.Name == event.MetaLeader && e.At <= t {
+			last = max(last, e.At)
+		}
+	}
+	return last
+}
+
+// lastDisturbance is the latest moment before t at which something
+// could rightly hold up replacing member: a fault in force (crashes
+// aside, which the process record shows), a process other than member
+// starting or stopping, or one staying down (its replica may be needed
+// to seal, or it may be the spare), in which case it is t itself.
+func lastDisturbance(sc sim.Scenario, h *sim.History, member node.NodeID, t time.Duration) time.Duration {
+	var last time.Duration
+	for _, f := range sc.Faults {
+		if f.At < t && !crashKinds[f.Kind] && f.Kind != sim.FaultRestartConsumer {
+			last = max(last, min(f.At+f.Length, t))
+		}
+	}
+	down := make(map[node.NodeID]bool)
+	for _, p := range h.Processes {
+		if p.At >= t || p.Node == member {
+			continue
+		}
+		last = max(last, p.At)
+		down[p.Node] = !p.Up
+	}
+	if slices.ContainsFunc(processNodes(h), func(id node.NodeID) bool { return down[id] }) {
+		return t
+	}
+	return last
+}
+
+// crashKinds are the faults that stop processes; the history's process
+// record says when each stopped and started again.
+var crashKinds = map[sim.FaultKind]bool{
+	sim.FaultCrash: true, sim.FaultCrashAt: true, sim.FaultCrashLeader: true, sim.FaultCrashAll: true,
+	sim.FaultCrashLeaderOwner: true, sim.FaultCrashOwner: true, sim.FaultDamage: true, sim.FaultLoseWrites: true,
+	sim.FaultMisdirect: true,
+}
