@@ -7,6 +7,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Bounded progress. The checkers here hold failover and replacement to
@@ -61,7 +62,7 @@ func limitsFor(sc sim.Scenario) progressLimits {
 		failover:     max(t.Election+t.ElectionRetry, t.ProposalTimeout) + t.LifecycleRetry + silence + failoverMargin,
 		silence:      silence,
 		replaceAfter: t.ReplaceAfter,
-		settle:       t.LifecycleRetry + t.ProposalTimeout + replaceMargin,
+		settle:       2*t.LifecycleRetry + replaceMargin,
 	}
 }
 
@@ -138,24 +139,31 @@ func processNodes(h *sim.History) []node.NodeID {
 
 // checkRedundancy: a queue whose replica set lost a member while a node
 // outside the set was up has its replica count restored (the member is
-// back, or replaced and the replacement activated) in time.
+// back, or replaced and the replacement activated) in time. Owner-only
+// queues are exempt: their history lives on the owner alone, so the
+// metadata never replaces their replicas.
 //
 // The replacement falls due once the metadata leader has held the member
-// down for ReplaceAfter: the member is confirmed down within one silence
-// of the detection policy after it fell, and a new leader starts its count
-// afresh (within one silence of its election it has confirmed every
-// silent node). So it is due ReplaceAfter plus one silence after the later
-// of the deficit's start and the last leader's announcement. Any other
-// disturbance (a scheduled fault starting or ending, a process starting or
-// stopping) may hold up the work but not the count, so the work must be
-// done within settle of the later of that due time and the last such
-// disturbance: the leader's next planning pass (a lifecycle period), the
-// plan's commit (at most a proposal timeout) and the recovery that copies
-// the queue to the new member (replaceMargin).
+// down for ReplaceAfter. The leader's count starts when it confirms the
+// member down: the history shows when, and without a confirmation it is
+// at most one silence of the detection policy after the member fell. A
+// new leader starts its count afresh, within one silence of its election
+// (it has confirmed every silent node by then). Any other disturbance (a
+// scheduled fault starting or ending, a process starting or stopping)
+// may hold up the work but not the count, so the work must be done within
+// settle of the later of the due time and the last such disturbance: the
+// leader's next planning pass, one more if its plan lost a race with
+// another change to the queue (two lifecycle periods; with a stable
+// leader and a calm cluster its own proposal commits in a round trip),
+// and the recovery that copies the queue to the new member
+// (replaceMargin).
 func checkRedundancy(sc sim.Scenario, lim progressLimits, h *sim.History) []sim.Violation {
 	var out []sim.Violation
 	for _, d := range h.Deficits {
-		due := max(d.From, lastLeader(h, d.Until)) + lim.silence + lim.replaceAfter
+		if ownerOnly(sc, d.Queue) {
+			continue // only its owner holds its history: never replaced
+		}
+		due := max(confirmedDown(h, lim, d), lastLeader(h, d.Until)+lim.silence) + lim.replaceAfter
 		calm := lastDisturbance(sc, h, d.Down, d.Until)
 		from := max(due, calm)
 		if d.Until-from <= lim.settle || len(out) >= maxReports {
@@ -173,6 +181,24 @@ func checkRedundancy(sc sim.Scenario, lim progressLimits, h *sim.History) []sim.
 	return out
 }
 
+// confirmedDown is when the metadata leader confirmed d's member down:
+// the first confirmation since the member last fell before the deficit
+// began, or one silence after the fall if none is recorded.
+func confirmedDown(h *sim.History, lim progressLimits, d sim.ReplicaDeficit) time.Duration {
+	fell := d.From
+	for _, p := range h.Processes {
+		if p.Node == d.Down && !p.Up && p.At <= d.From {
+			fell = p.At
+		}
+	}
+	for _, e := range h.NodeEvents {
+		if e.Name == event.DetectConfirm && node.NodeID(e.Value) == d.Down && e.At >= fell && e.At <= d.Until {
+			return min(e.At, fell+lim.silence)
+		}
+	}
+	return fell + lim.silence
+}
+
 // lastLeader is when a metadata leader was last announced at or before t.
 func lastLeader(h *sim.History, t time.Duration) time.Duration {
 	var last time.Duration
@@ -188,11 +214,19 @@ func lastLeader(h *sim.History, t time.Duration) time.Duration {
 // could rightly hold up replacing member: a fault in force (crashes
 // aside, which the process record shows), a process other than member
 // starting or stopping, or one staying down (its replica may be needed
-// to seal, or it may be the spare), in which case it is t itself.
+// to seal, or it may be the spare) or left with broken replicas, in
+// which case it is t itself.
 func lastDisturbance(sc sim.Scenario, h *sim.History, member node.NodeID, t time.Duration) time.Duration {
 	var last time.Duration
 	for _, f := range sc.Faults {
-		if f.At < t && !crashKinds[f.Kind] && f.Kind != sim.FaultRestartConsumer {
+		switch {
+		case f.At >= t || f.Kind == sim.FaultRestartConsumer:
+		case breaksReplicas[f.Kind] && node.NodeID(f.Node+1) != member:
+			// The replicas it broke stay broken until a recovery
+			// rebuilds them: a queue may lack a seal quorum without
+			// the member until it is back.
+			return t
+		case !crashKinds[f.Kind]:
 			last = max(last, min(f.At+f.Length, t))
 		}
 	}
@@ -208,6 +242,24 @@ func lastDisturbance(sc sim.Scenario, h *sim.History, member node.NodeID, t time
 		return t
 	}
 	return last
+}
+
+// breaksReplicas are the faults that leave a node's replicas damaged
+// after it restarts.
+var breaksReplicas = map[sim.FaultKind]bool{sim.FaultDamage: true, sim.FaultLoseWrites: true, sim.FaultMisdirect: true}
+
+// ownerOnly reports whether the scenario's workload made queue
+// owner-only.
+func ownerOnly(sc sim.Scenario, queue string) bool {
+	if sc.Workload == nil {
+		return false
+	}
+	for _, q := range sc.Workload.Queues {
+		if q.Name == queue {
+			return q.Policy == wire.PolicyOwnerOnly
+		}
+	}
+	return false
 }
 
 // crashKinds are the faults that stop processes; the history's process

@@ -8,6 +8,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 const ms = time.Millisecond
@@ -131,6 +132,13 @@ func TestRedundancyChecker(t *testing.T) {
 			leader(h, 2*time.Second)
 			h.Deficits = deficit(8*time.Second, false)
 		}, "the replacement was due by 5.5s"},
+		{"the leader's confirmation starts the count", func(h *sim.History, _ *sim.Scenario) {
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
+			h.Deficits = deficit(5200*ms, false)
+		}, "the replacement was due by 4.05s"},
+		{"without one, a silence after the fall", func(h *sim.History, _ *sim.Scenario) {
+			h.Deficits = deficit(5200*ms, false)
+		}, ""},
 		{"a fault ending late holds the work up", func(h *sim.History, sc *sim.Scenario) {
 			sc.Faults = []sim.Fault{{At: 5 * time.Second, Kind: sim.FaultIsolate, Node: 3, Length: 2500 * ms}}
 			h.Deficits = deficit(8*time.Second, false)
@@ -143,6 +151,20 @@ func TestRedundancyChecker(t *testing.T) {
 			sc.Faults = []sim.Fault{{At: time.Second, Kind: sim.FaultCrashOwner, Length: 7 * time.Second}}
 			change(h, time.Second, 1, false)
 			change(h, 8*time.Second, 1, true)
+			h.Deficits = deficit(8*time.Second, false)
+		}, "the replacement was due by 4.5s"},
+		{"another node's broken replicas hold the work up", func(h *sim.History, sc *sim.Scenario) {
+			sc.Faults = []sim.Fault{{At: 4800 * ms, Kind: sim.FaultMisdirect, Node: 4, Hit: 30, Length: 10 * ms}}
+			change(h, 4800*ms, 5, false)
+			change(h, 4810*ms, 5, true)
+			h.Deficits = deficit(8*time.Second, false)
+		}, ""},
+		{"an owner-only queue is never replaced", func(h *sim.History, sc *sim.Scenario) {
+			sc.Workload = &sim.Workload{Queues: []sim.QueueSpec{{Name: "q0", Policy: wire.PolicyOwnerOnly}}}
+			h.Deficits = deficit(8*time.Second, false)
+		}, ""},
+		{"a majority queue is", func(h *sim.History, sc *sim.Scenario) {
+			sc.Workload = &sim.Workload{Queues: []sim.QueueSpec{{Name: "q0", Policy: wire.PolicyMajority}}}
 			h.Deficits = deficit(8*time.Second, false)
 		}, "the replacement was due by 4.5s"},
 		{"another node staying down holds the work up", func(h *sim.History, _ *sim.Scenario) {
