@@ -83,13 +83,22 @@ const (
 	// ExtendIgnored: an owner answers a lease extension OK but leaves the
 	// lease to run out when it would have anyway.
 	ExtendIgnored = "extend-ignored"
+	// ReplaceNeverDue: the metadata leader restarts its count of how long
+	// a replica has been down at every planning pass, so the count never
+	// reaches ReplaceAfter and no replica that stays down is replaced.
+	ReplaceNeverDue = "replace-never-due"
+	// RestartOwnerWaits: an owner that restarted holds back from claiming
+	// its queues until it has been up for ReplaceAfter, as if to let the
+	// metadata replace it first; its queues go unserved meanwhile.
+	RestartOwnerWaits = "restart-owner-waits"
 )
 
 // All lists every planted bug.
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored}
+	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
+	ReplaceNeverDue, RestartOwnerWaits}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
