@@ -164,7 +164,7 @@ func checkRedundancy(sc sim.Scenario, lim progressLimits, h *sim.History) []sim.
 			continue // only its owner holds its history: never replaced
 		}
 		due := max(confirmedDown(h, lim, d), lastLeader(h, d.Until)+lim.silence) + lim.replaceAfter
-		calm := lastDisturbance(sc, h, d.Down, d.Until)
+		calm := lastDisturbance(sc, h, d.Queue, d.Down, d.Until)
 		from := max(due, calm)
 		if d.Until-from <= lim.settle || len(out) >= maxReports {
 			continue
@@ -215,8 +215,9 @@ func lastLeader(h *sim.History, t time.Duration) time.Duration {
 // aside, which the process record shows), a process other than member
 // starting or stopping, or one staying down (its replica may be needed
 // to seal, or it may be the spare) or left with broken replicas, in
-// which case it is t itself.
-func lastDisturbance(sc sim.Scenario, h *sim.History, member node.NodeID, t time.Duration) time.Duration {
+// which case it is t itself; or one holding a replica of queue it
+// reopened after a restart that no owner had verified yet.
+func lastDisturbance(sc sim.Scenario, h *sim.History, queue string, member node.NodeID, t time.Duration) time.Duration {
 	var last time.Duration
 	for _, f := range sc.Faults {
 		switch {
@@ -230,6 +231,7 @@ func lastDisturbance(sc sim.Scenario, h *sim.History, member node.NodeID, t time
 			last = max(last, min(f.At+f.Length, t))
 		}
 	}
+	last = max(last, unverifiedUntil(h, queue, member, t))
 	down := make(map[node.NodeID]bool)
 	for _, p := range h.Processes {
 		if p.At >= t || p.Node == member {
@@ -242,6 +244,42 @@ func lastDisturbance(sc sim.Scenario, h *sim.History, member node.NodeID, t time
 		return t
 	}
 	return last
+}
+
+// unverifiedUntil is the last moment before t at which a node other
+// than member held a replica of queue it had opened over an earlier
+// process's storage that no owner had verified yet (t itself if one
+// still does): a recovery counts such a replica for less as a witness (a
+// disk may have lost writes), so it may need the member back to seal.
+func unverifiedUntil(h *sim.History, queue string, member node.NodeID, t time.Duration) time.Duration {
+	var last time.Duration
+	opened := make(map[node.NodeID]bool) // reopened and not yet verified
+	for _, e := range h.NodeEvents {
+		if e.At >= t || e.Queue != queue || e.Node == member {
+			continue
+		}
+		switch {
+		case e.Name == event.QueueOpen:
+			opened[e.Node] = restartedBefore(h, e.Node, e.At)
+		case e.Name == event.QueueTrusted && opened[e.Node]:
+			opened[e.Node], last = false, max(last, e.At)
+		}
+	}
+	if slices.ContainsFunc(processNodes(h), func(id node.NodeID) bool { return opened[id] }) {
+		return t
+	}
+	return last
+}
+
+// restartedBefore reports whether node id had started more than once by t.
+func restartedBefore(h *sim.History, id node.NodeID, t time.Duration) bool {
+	starts := 0
+	for _, p := range h.Processes {
+		if p.Node == id && p.Up && p.At <= t {
+			starts++
+		}
+	}
+	return starts > 1
 }
 
 // breaksReplicas are the faults that leave a node's replicas damaged

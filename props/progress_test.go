@@ -167,6 +167,19 @@ func TestRedundancyChecker(t *testing.T) {
 			sc.Workload = &sim.Workload{Queues: []sim.QueueSpec{{Name: "q0", Policy: wire.PolicyMajority}}}
 			h.Deficits = deficit(8*time.Second, false)
 		}, "the replacement was due by 4.5s"},
+		{"a reopened replica no owner verified holds the work up", func(h *sim.History, _ *sim.Scenario) {
+			change(h, 1900*ms, 2, false)
+			change(h, 1950*ms, 2, true)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1960 * ms, Node: 2, Name: event.QueueOpen, Queue: "q0"})
+			h.Deficits = deficit(8*time.Second, false)
+		}, ""},
+		{"one verified again does not", func(h *sim.History, _ *sim.Scenario) {
+			change(h, 1900*ms, 2, false)
+			change(h, 1950*ms, 2, true)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1960 * ms, Node: 2, Name: event.QueueOpen, Queue: "q0"},
+				sim.NodeEvent{At: 2 * time.Second, Node: 2, Name: event.QueueTrusted, Queue: "q0"})
+			h.Deficits = deficit(8*time.Second, false)
+		}, "after the last disturbance at 2s"},
 		{"another node staying down holds the work up", func(h *sim.History, _ *sim.Scenario) {
 			change(h, time.Second, 1, false)
 			change(h, 2*time.Second, 3, false)

@@ -363,6 +363,10 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.MetaReplicaReplaced: nil,
 	event.QueueFenced:         nil,
 	event.QueueReplaced:       nil,
+	// A replica opened over an earlier process's storage is suspect
+	// until an owner verifies it: until then a recovery may need other
+	// witnesses (props' redundancy checker reads it).
+	event.QueueTrusted: nil,
 	// A refused truncation means an owner without a confirmed record.
 	event.QueueRefusedTruncation: nil,
 	// The size of the state a checkpoint holds: bounded-memory tests
