@@ -94,6 +94,14 @@ const (
 	// written, so a crash can bring it back at the old epoch after it
 	// counted as a witness of the new one.
 	SealAnswerBeforeEpochSync = "seal-answer-before-epoch-sync"
+	// ReplaceNeverDue: the metadata leader restarts its count of how long
+	// a replica has been down at every planning pass, so the count never
+	// reaches ReplaceAfter and no replica that stays down is replaced.
+	ReplaceNeverDue = "replace-never-due"
+	// RestartOwnerWaits: an owner that restarted holds back from claiming
+	// its queues until it has been up for ReplaceAfter, as if to let the
+	// metadata replace it first; its queues go unserved meanwhile.
+	RestartOwnerWaits = "restart-owner-waits"
 )
 
 // All lists every planted bug.
@@ -101,7 +109,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
-	LeaseClockCountsTicks, SealAnswerBeforeEpochSync}
+	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -290,6 +290,9 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 		o.activate(q)
 		return
 	}
+	if bugs.Active(bugs.RestartOwnerWaits) && n.env.Monotonic() < n.cfg.ReplaceAfter {
+		return // Planted: the periodic reconcile claims once the wait is over.
+	}
 	n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -70,7 +71,9 @@ func (n *Node) noteDownSince() {
 		switch {
 		case !m.state.down[id]:
 			delete(m.downSince, id)
-		case m.downSince[id] == 0:
+		case m.downSince[id] == 0 || bugs.Active(bugs.ReplaceNeverDue):
+			// Planted (the second condition): the count starts over at
+			// every pass.
 			m.downSince[id] = m.ticks + 1 // +1: zero means unseen
 		}
 	}

@@ -273,7 +273,14 @@ func (w *World) dropConnections(p *process, inc uint64) {
 
 // setDetection asks the cluster to switch failure detection mode.
 func (c *clientProc) setDetection(mode uint8) {
-	id := c.core.SetDetection(c.now(), wire.SetDetection{Mode: mode, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond})
+	pol := faultDetectionPolicy(mode)
+	id := c.core.SetDetection(c.now(), wire.SetDetection{Mode: pol.Mode, Interval: pol.Interval, Grace: pol.Grace})
 	c.invoked(id, "set-detection", "", noID, 0)
 	c.flush()
+}
+
+// faultDetectionPolicy is the policy a set-detection fault asks for in
+// mode: the node's default timings, so only the mode changes.
+func faultDetectionPolicy(mode uint8) node.DetectionPolicy {
+	return node.DetectionPolicy{Mode: mode, Interval: 100 * time.Millisecond, Grace: 300 * time.Millisecond}
 }

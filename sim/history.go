@@ -127,6 +127,19 @@ type History struct {
 	// ServingOverlaps are the polls that found two nodes saying they
 	// serve one queue (see serving.go).
 	ServingOverlaps []ServingOverlap
+	// LivenessAt is when the calm liveness phase began: the network
+	// healed and calmed, disks stopped failing, every process was resumed
+	// or restarted. Live says it began at all.
+	LivenessAt time.Duration
+	Live       bool
+	// Processes lists every process start and stop, in order: the ground
+	// truth of which nodes were up when.
+	Processes []ProcessChange
+	// Unserved and Deficits are the spans in which a queue went
+	// unserved (in the calm phase) or short of a replica that could be
+	// replaced (see calm.go).
+	Unserved []UnservedSpan
+	Deficits []ReplicaDeficit
 	// ClientRestarts are the restarts of workload clients, each of which
 	// closed the client's connections and so ended its leases.
 	ClientRestarts []ClientRestart

@@ -66,6 +66,7 @@ func (p *process) tracef(format string, args ...any) {
 func (p *process) start() {
 	p.inc++
 	p.state = stateUp
+	p.w.hist.Processes = append(p.w.hist.Processes, ProcessChange{At: p.w.now, Node: p.id, Up: true})
 	p.bootAt = p.w.now
 	p.deferred = nil
 	p.resetFor = make(map[int]uint64)
@@ -103,6 +104,7 @@ func (p *process) crash(reason string, down time.Duration) {
 	p.tracef("crash (%s) down=%v", reason, down)
 	p.w.crashes++
 	p.w.hist.Crashed = append(p.w.hist.Crashed, CrashRecord{p.w.now, p.id, reason})
+	p.w.hist.Processes = append(p.w.hist.Processes, ProcessChange{At: p.w.now, Node: p.id})
 	p.w.dropConnections(p, p.inc)
 	p.state = stateDown
 	p.inc++ // every pending event of the dead incarnation is now stale

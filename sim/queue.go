@@ -39,6 +39,12 @@ func QueueNodeConfig() node.Config {
 
 // NewQueueSystem returns a queue system for one run of sc.
 func NewQueueSystem(sc Scenario) *QueueSystem {
+	return &QueueSystem{cfg: QueueConfig(sc), owners: make(map[string]activeOwner)}
+}
+
+// QueueConfig is the node configuration a run of sc gives every node
+// (IDs and peers aside).
+func QueueConfig(sc Scenario) node.Config {
 	cfg := QueueNodeConfig()
 	if sc.Detection == node.DetectEager {
 		cfg.Detection = node.DetectionPolicy{Mode: node.DetectEager, Interval: 100 * time.Millisecond}
@@ -51,7 +57,24 @@ func NewQueueSystem(sc Scenario) *QueueSystem {
 			cfg.SegmentSize = c.Segment
 		}
 	}
-	return &QueueSystem{cfg: cfg, owners: make(map[string]activeOwner)}
+	return cfg
+}
+
+// DetectionPolicies lists the failure detection policies a run of sc
+// may use: the one its nodes start with and each one a set-detection
+// fault switches the cluster to.
+func DetectionPolicies(sc Scenario) []node.DetectionPolicy {
+	first := QueueConfig(sc).Detection
+	if first.Mode == 0 {
+		first = faultDetectionPolicy(node.DetectHeartbeat)
+	}
+	out := []node.DetectionPolicy{first}
+	for _, f := range sc.Faults {
+		if f.Kind == FaultSetDetection {
+			out = append(out, faultDetectionPolicy(uint8(f.Hit)))
+		}
+	}
+	return out
 }
 
 // QueueBoundaries lists boundaries a crash-at fault may target.

@@ -31,6 +31,8 @@ const (
 	// deliveries and, per consumer, which deliveries it extends and for
 	// how long, so seeds whose consumers extend nothing run as before.
 	streamExtend = "extend"
+	// streamOutage draws a generated five-node scenario's long outage.
+	streamOutage = "outage"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

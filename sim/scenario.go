@@ -280,6 +280,9 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	for range count {
 		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
 	}
+	if f, ok := drawOutage(seed, sc.Nodes, o); ok {
+		sc.Faults = append(sc.Faults, f)
+	}
 	slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	if o.Workload {
 		sc.Workload = drawWorkload(r)
@@ -295,6 +298,26 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	}
 	oneLyingDisk(&sc)
 	return sc
+}
+
+// drawOutage draws, from its own stream so that no other draw changes, a
+// long outage for a quarter of the five-node queue scenarios: one node
+// crashes early in the run and stays down until about the calm phase.
+// Its replicas stay down longer than a replacement takes to fall due
+// (QueueNodeConfig.ReplaceAfter is 3s), and the cluster has nodes outside
+// every replica set, so the run must restore the queues' redundancy; the
+// shorter crashes the swarm draws end before that is owed.
+func drawOutage(seed uint64, nodes int, o GenerateOptions) (Fault, bool) {
+	r := newStream(seed, streamOutage)
+	if nodes != 5 || !o.Workload || r.IntN(4) != 0 {
+		return Fault{}, false
+	}
+	return Fault{
+		At:     500*time.Millisecond + time.Duration(r.Int64N(int64(1500*time.Millisecond))),
+		Kind:   FaultCrash,
+		Node:   r.IntN(nodes),
+		Length: 5500*time.Millisecond + time.Duration(r.Int64N(int64(time.Second))),
+	}, true
 }
 
 // oneLyingDisk aims every lost or misdirected write of a scenario at one

@@ -115,6 +115,7 @@ func (w *World) sampleServing() {
 			w.noteOverlap(a.id, b.id, a.key, b.key)
 		}
 	}
+	w.watchProgress()
 	w.schedule(w.now+servingSampleEvery, -1, 0, w.sampleServing)
 }
 

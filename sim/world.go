@@ -143,6 +143,8 @@ type World struct {
 	reassign reassignWatch
 	// serving keeps what polling for serving owners needs (serving.go).
 	serving servingWatch
+	// progress keeps the open service and redundancy spans (calm.go).
+	progress progressWatch
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -237,6 +239,7 @@ func (w *World) Run() Result {
 		w.fire(e)
 	}
 	w.now = max(w.now, end)
+	w.closeProgress()
 	w.hist.Crashes = w.crashes
 	violations := append(w.sys.Check(w), w.extra...)
 	for _, v := range violations {
@@ -285,6 +288,7 @@ func (w *World) fire(e *step) {
 // resume and restart every process, then let the system show progress.
 func (w *World) startLiveness() {
 	w.live = true
+	w.hist.LivenessAt, w.hist.Live = w.now, true
 	w.trace.line(w.now, "sim", "liveness phase: heal, calm, restart all")
 	w.net.Heal(w.now)
 	calm := w.sc.Swarm.Net
@@ -361,6 +365,10 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.MetaReplicaReplaced: nil,
 	event.QueueFenced:         nil,
 	event.QueueReplaced:       nil,
+	// A replica opened over an earlier process's storage is suspect
+	// until an owner verifies it: until then a recovery may need other
+	// witnesses (props' redundancy checker reads it).
+	event.QueueTrusted: nil,
 	// A refused truncation means an owner without a confirmed record.
 	event.QueueRefusedTruncation: nil,
 	// The size of the state a checkpoint holds: bounded-memory tests

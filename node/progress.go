@@ -1,0 +1,50 @@
+package node
+
+import "time"
+
+// ProgressTimes are the waits a cluster's progress is built from: the
+// pieces a judge of liveness adds up to bound how long a failover or a
+// replacement may take. They come from the configuration and the node's
+// own constants, so a bound built from them moves when either does.
+type ProgressTimes struct {
+	// Election is the longest a follower that hears from no leader waits
+	// before it campaigns: a full election window plus its jitter.
+	Election time.Duration
+	// ElectionRetry is the longest a candidate whose vote split waits
+	// before it campaigns again.
+	ElectionRetry time.Duration
+	// ProposalTimeout is how long a lifecycle proposal (an owner claiming
+	// its epoch, a plan) waits for the leader before it counts as failed;
+	// LifecycleRetry is the period of the reconcile that retries it and
+	// of the leader's failover and replacement planning.
+	ProposalTimeout time.Duration
+	LifecycleRetry  time.Duration
+	// ReplaceAfter is how long a replica stays confirmed down before the
+	// leader replaces it.
+	ReplaceAfter time.Duration
+}
+
+// ProgressTimes returns the waits for this configuration.
+func (c Config) ProgressTimes() ProgressTimes {
+	c.fill()
+	return ProgressTimes{
+		Election:        time.Duration(2*metaElectionTicks-1) * c.MetaTick,
+		ElectionRetry:   time.Duration(metaElectionTicks/3+metaElectionTicks-1) * c.MetaTick,
+		ProposalTimeout: time.Duration(lifecycleTimeoutTicks) * c.MetaTick,
+		LifecycleRetry:  time.Duration(lifecycleRetryTicks) * c.MetaTick,
+		ReplaceAfter:    c.ReplaceAfter,
+	}
+}
+
+// Silence is the longest the metadata leader takes to confirm a silent
+// peer down under the policy: the silence limit (interval plus grace;
+// the interval alone for eager detection, whose idle monitor has no
+// grace), then a verification that goes unanswered, counted in whole
+// detector ticks.
+func (p DetectionPolicy) Silence() time.Duration {
+	limit := p.Interval + p.Grace
+	if p.Mode == DetectEager {
+		limit = p.Interval
+	}
+	return limit + time.Duration(verifyTicks+1)*detectTick
+}
