@@ -30,7 +30,7 @@ func follower(epoch uint64) nodeView {
 }
 
 func round(ms int, views map[int]nodeView) statusRound {
-	return statusRound{began: at(ms), views: views}
+	return statusRound{began: at(ms), ended: at(ms + 10), views: views}
 }
 
 func TestDoubleServingFlagsTwoServingNodesInOneRound(t *testing.T) {
@@ -60,6 +60,11 @@ func TestCommitGrowthFlagsAnOwnerConfirmingWhileCut(t *testing.T) {
 	}
 	if msg, _ := commitGrowth(rounds, 1, 1, at(200), at(340)); msg != "" {
 		t.Fatalf("a rise after the heal was flagged: %s", msg)
+	}
+	// A round that began before the heal but whose answers came in
+	// after it began saw what the heal let through.
+	if msg, _ := commitGrowth(rounds, 1, 1, at(200), at(355)); msg != "" {
+		t.Fatalf("a rise seen by a round that overlapped the heal was flagged: %s", msg)
 	}
 }
 

@@ -34,6 +34,7 @@ func (v nodeView) serving() bool { return v.listed && v.q.Active }
 // holds the nodes that answered within monitorWait, by ID.
 type statusRound struct {
 	began time.Time
+	ended time.Time // when the last answer came in, or the round gave up
 	views map[int]nodeView
 }
 
@@ -114,6 +115,7 @@ func (m *statusMonitor) sample(ctx context.Context) statusRound {
 		})
 	}
 	wg.Wait()
+	r.ended = time.Now()
 	return r
 }
 
@@ -231,7 +233,11 @@ func commitGrowth(rounds []statusRound, id int, epoch uint64, from, until time.T
 	var base uint64
 	samples := 0
 	for _, r := range rounds {
-		if r.began.Before(from) || !r.began.Before(until) {
+		// Only a round whose every answer came in before the heal
+		// began saw the cut owner while it was still cut: one that
+		// overlapped the heal may have seen acknowledgements the
+		// network held through the cut and delivered once it ended.
+		if r.began.Before(from) || !r.ended.Before(until) {
 			continue
 		}
 		v, ok := r.views[id]

@@ -144,13 +144,15 @@ func (sr *scenarioRun) cut(id int, kind linkCut) {
 // heal ends every cut of node id.
 func (sr *scenarioRun) heal(id int) {
 	sr.t.Helper()
+	// The episode ends when the heal begins: as soon as the first rule
+	// is gone, packets the cut held (TCP retransmits them) may arrive.
+	began := time.Now()
 	if err := sr.lab.heal(id - 1); err != nil {
 		sr.t.Fatal(err)
 	}
-	now := time.Now()
 	for i := range sr.episodes {
 		if sr.episodes[i].node == id && sr.episodes[i].healed.IsZero() {
-			sr.episodes[i].healed = now
+			sr.episodes[i].healed = began
 		}
 	}
 	sr.t.Logf("n%d healed", id)
