@@ -37,14 +37,16 @@ func (c Config) ProgressTimes() ProgressTimes {
 }
 
 // Silence is the longest the metadata leader takes to confirm a silent
-// peer down under the policy: the silence limit (interval plus grace;
-// the interval alone for eager detection, whose idle monitor has no
-// grace), then a verification that goes unanswered, counted in whole
-// detector ticks.
+// peer down under the policy: the silence limit, then a verification
+// that goes unanswered, counted in whole detector ticks. The limit is
+// interval plus grace under heartbeat detection; under eager detection,
+// which verifies a peer once a ping has gone unanswered for an interval
+// (detect.go), the first ping the silent peer misses may go out up to a
+// ping period (half an interval) after the silence began.
 func (p DetectionPolicy) Silence() time.Duration {
 	limit := p.Interval + p.Grace
 	if p.Mode == DetectEager {
-		limit = p.Interval
+		limit = p.Interval + p.Interval/2
 	}
 	return limit + time.Duration(verifyTicks+1)*detectTick
 }

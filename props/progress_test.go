@@ -202,15 +202,17 @@ func TestRedundancyChecker(t *testing.T) {
 }
 
 // TestProgressLimits checks the bounds follow the configuration: the
-// heartbeat policy's grace lengthens both, and a run that may switch to
+// heartbeat policy's grace lengthens both (less eager's ping period), and a run that may switch to
 // it is judged by it.
 func TestProgressLimits(t *testing.T) {
 	eager := sim.Scenario{Detection: node.DetectEager}
 	heartbeat := sim.Scenario{Detection: node.DetectHeartbeat}
 	switched := sim.Scenario{Detection: node.DetectEager, Faults: []sim.Fault{{Kind: sim.FaultSetDetection, Hit: int(node.DetectHeartbeat)}}}
 	e, hb, sw := limitsFor(eager), limitsFor(heartbeat), limitsFor(switched)
-	if hb.failover-e.failover != 300*ms || hb.silence-e.silence != 300*ms {
-		t.Fatalf("heartbeat bounds %+v, eager %+v: the 300ms grace should separate them", hb, e)
+	// Heartbeat waits out the 300ms grace; eager waits for a ping sent up
+	// to half the 100ms interval after the silence began.
+	if hb.failover-e.failover != 250*ms || hb.silence-e.silence != 250*ms {
+		t.Fatalf("heartbeat bounds %+v, eager %+v: the 300ms grace less eager's 50ms ping period should separate them", hb, e)
 	}
 	if sw != hb {
 		t.Fatalf("a run that switches to heartbeat detection is bounded by %+v, not the heartbeat %+v", sw, hb)
