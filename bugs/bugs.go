@@ -102,6 +102,13 @@ const (
 	// its queues until it has been up for ReplaceAfter, as if to let the
 	// metadata replace it first; its queues go unserved meanwhile.
 	RestartOwnerWaits = "restart-owner-waits"
+	// DeadLetterTwice: a source queue's owner asks the dead-letter queue
+	// to store a message as soon as it appended the message's dead-letter
+	// record, before the record is confirmed. An owner lost meanwhile can
+	// leave a history without the record, and the next owner delivers the
+	// message from the source queue though the dead-letter queue holds
+	// it: the message is in both.
+	DeadLetterTwice = "dead-letter-twice"
 )
 
 // All lists every planted bug.
@@ -109,7 +116,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
-	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits}
+	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

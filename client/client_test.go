@@ -209,6 +209,9 @@ func TestCreateQueueCarriesItsWindow(t *testing.T) {
 	if a, b := <-windows, <-windows; a != 5*time.Minute || b != 0 {
 		t.Fatalf("the create requests carried windows %v and %v, want 5m0s and 0s", a, b)
 	}
+	if MaxDeliveriesLimit != wire.MaxDeliveriesLimit {
+		t.Fatalf("the client's delivery limit bound %d is not the nodes' %d", MaxDeliveriesLimit, wire.MaxDeliveriesLimit)
+	}
 	if MinDedupWindow != wire.MinDedupWindow || MaxDedupWindow != wire.MaxDedupWindow {
 		t.Fatalf("the client's window bounds [%v, %v] are not the nodes' [%v, %v]", MinDedupWindow, MaxDedupWindow, wire.MinDedupWindow, wire.MaxDedupWindow)
 	}

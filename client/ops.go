@@ -12,7 +12,7 @@ import (
 // CreateQueue creates a queue whose publishes are confirmed under
 // policy. A queue that already exists fails with a *StatusError whose
 // Status is StatusQueueExists, whatever its options. WithDedupWindow sets
-// the queue's deduplication window.
+// the queue's deduplication window, WithDeadLetter its delivery limit.
 func (c *Client) CreateQueue(ctx context.Context, name string, policy Policy, opts ...CreateOption) error {
 	w, ok := policy.toWire()
 	if !ok {
@@ -23,7 +23,8 @@ func (c *Client) CreateQueue(ctx context.Context, name string, policy Policy, op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.CreateQueueWindow(now, name, w, o.dedupWindow) })
+	settings := core.QueueSettings{Policy: w, DedupWindow: o.dedupWindow, DeadLetter: o.deadLetter, MaxDeliveries: o.maxDeliveries}
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.CreateQueueWith(now, name, settings) })
 	return err
 }
 

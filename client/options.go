@@ -111,7 +111,9 @@ func (o *Options) role() session.Role {
 type CreateOption func(*createOptions)
 
 type createOptions struct {
-	dedupWindow time.Duration
+	dedupWindow   time.Duration
+	deadLetter    string
+	maxDeliveries uint32
 }
 
 // MinDedupWindow and MaxDedupWindow bound a queue's deduplication
@@ -129,6 +131,28 @@ const (
 // default (2m unless their configuration says otherwise).
 func WithDedupWindow(d time.Duration) CreateOption {
 	return func(o *createOptions) { o.dedupWindow = d }
+}
+
+// MaxDeliveriesLimit bounds a queue's delivery limit: the nodes refuse a
+// larger one.
+const MaxDeliveriesLimit = 1000
+
+// WithDeadLetter gives the queue a delivery limit: a message delivered
+// maxDeliveries times without being acked (each nack, each lease that
+// ran out and each consumer lost while holding it counts) moves to the
+// queue named deadLetter, once, under the same message ID, and is not
+// delivered from this queue again. maxDeliveries lies between 1 and
+// MaxDeliveriesLimit.
+//
+// Create the dead-letter queue first: until a queue of that name exists,
+// messages past the limit wait in this queue, out of delivery (the
+// queue's depth counts them as DeadLettering). The count is kept by the
+// owner alone, so a failover starts every message's count again.
+func WithDeadLetter(deadLetter string, maxDeliveries int) CreateOption {
+	return func(o *createOptions) {
+		o.deadLetter = deadLetter
+		o.maxDeliveries = uint32(max(0, min(maxDeliveries, MaxDeliveriesLimit+1)))
+	}
 }
 
 // PublishOption adjusts one publish.

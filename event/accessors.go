@@ -81,6 +81,9 @@ func (e Event) ID() string { return e.text(KeyID) }
 // Lease returns a delivery's lease.
 func (e Event) Lease() uint64 { return e.unsigned(KeyLease) }
 
+// Deliveries is how many times a message went out.
+func (e Event) Deliveries() uint64 { return e.unsigned(KeyDeliveries) }
+
 // Members returns the members a recovered owner's activation, or a
 // checkpoint certificate, names.
 func (e Event) Members() []uint32 { return e.nodeList(KeyMembers) }

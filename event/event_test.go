@@ -42,6 +42,8 @@ var samples = []sample{
 	{NewQueueRole("orders", "follower", "owner", 2, "elected"), "queue.role q=orders from=follower to=owner epoch=2 why=elected", "S S S U S"},
 	{NewQueueFenced("orders", errSample), "queue.fenced q=orders err=disk on fire", "S S"},
 	{NewQueueDeliver("orders", "c1/4", 3), "queue.deliver q=orders id=c1/4 lease=3", "S S U"},
+	{NewQueueDeadLetter("orders", "p1.4", 3), "queue.dead-letter q=orders id=p1.4 deliveries=3", "S S U"},
+	{NewQueueDeadLetterSent("orders", "p1.4", "parked", 2), "queue.dead-letter-sent q=orders id=p1.4 to=parked node=2", "S S S U"},
 	{NewQueueHoldEnded("orders", 3, 12), "queue.hold-ended q=orders epoch=3 held=12", "S U I"},
 	{NewQueueLeaseLapsed("orders", 3, 61*time.Millisecond), "queue.lease-lapsed q=orders epoch=3 us=61000", "S U I"},
 	{NewQueueQuorumLost("orders", 3, 401*time.Millisecond), "queue.quorum-lost q=orders epoch=3 us=401000", "S U I"},

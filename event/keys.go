@@ -187,4 +187,7 @@ const (
 	// KeySteps carries how many steps a piece of work was spread over
 	// (Steps).
 	KeySteps Key = "steps"
+
+	// KeyDeliveries carries how many times a message went out (Deliveries).
+	KeyDeliveries Key = "deliveries"
 )

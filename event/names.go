@@ -19,6 +19,14 @@ const (
 	// QueueDeliver: the owner sent a delivery under a lease
 	// (NewQueueDeliver).
 	QueueDeliver Name = "queue.deliver"
+	// QueueDeadLetter: an owner took a message that used up its delivery
+	// limit out of delivery, to move it to the dead-letter queue
+	// (NewQueueDeadLetter).
+	QueueDeadLetter Name = "queue.dead-letter"
+	// QueueDeadLetterSent: an owner asked the dead-letter queue's owner to
+	// store a dead-lettered message whose record is confirmed
+	// (NewQueueDeadLetterSent).
+	QueueDeadLetterSent Name = "queue.dead-letter-sent"
 	// QueueHoldEnded: a recovered owner began delivering the history it
 	// recovered (NewQueueHoldEnded).
 	QueueHoldEnded Name = "queue.hold-ended"
@@ -251,7 +259,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
 	QueueQuorumRegained, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,

@@ -37,6 +37,19 @@ func NewQueueDeliver(q, id string, lease uint64) Event {
 	return newEvent(QueueDeliver, str(KeyQueue, q), str(KeyID, id), u64(KeyLease, lease))
 }
 
+// NewQueueDeadLetter reports that q's owner took message id out of
+// delivery after it went out deliveries times, to move it to the
+// dead-letter queue.
+func NewQueueDeadLetter(q, id string, deliveries uint32) Event {
+	return newEvent(QueueDeadLetter, str(KeyQueue, q), str(KeyID, id), u64(KeyDeliveries, uint64(deliveries)))
+}
+
+// NewQueueDeadLetterSent reports that q's owner asked node owner to store
+// message id in the dead-letter queue to.
+func NewQueueDeadLetterSent(q, id, to string, owner uint32) Event {
+	return newEvent(QueueDeadLetterSent, str(KeyQueue, q), str(KeyID, id), str(KeyTo, to), nodeNum(KeyNode, owner))
+}
+
 // NewQueueHoldEnded reports that q's owner of epoch, activated by a
 // recovery, began delivering the history it recovered, in which held
 // messages were unsettled.

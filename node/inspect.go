@@ -62,13 +62,13 @@ var recordNames = map[storage.RecordType]string{
 	recordCreate: "create", recordPublish: "publish", recordSettle: "settle",
 	recordPromote: "promote", recordDelete: "delete", recordEpochMark: "epoch-mark",
 	recordPublishAt: "publish", recordSettleAt: "settle", recordEpochMarkAt: "epoch-mark",
-	recordSettles: "settle",
+	recordSettles: "settle", recordDeadLetter: "dead-letter",
 }
 
-// IDs lists every message the entry names: a publish's, or each one a
-// settle record settles.
+// IDs lists every message the entry names: a publish's or a dead-letter
+// record's, or each one a settle record settles.
 func (e LogEntry) IDs() []wire.MessageID {
-	if e.Type != "publish" && e.Type != "settle" {
+	if e.Type != "publish" && e.Type != "settle" && e.Type != "dead-letter" {
 		return nil
 	}
 	return append([]wire.MessageID{e.ID}, e.More...)

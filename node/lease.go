@@ -82,12 +82,27 @@ func (o *ownerState) release(l *lease, requeue bool) {
 	o.state.pushReady(m)
 }
 
-// expireLeases makes every message whose lease ran out ready again.
+// giveUp ends a lease whose consumer did not settle its message: a
+// nack, an expiry, a consumer gone. The message is ready again, or, if
+// it has used up its queue's delivery limit, moves to the dead-letter
+// queue. Leases this owner ends for reasons of its own (stepping back,
+// recovering) are released instead: they say nothing of the message.
+func (o *ownerState) giveUp(l *lease) {
+	m := l.msg
+	if o.state.messages[m.id] != m || !o.deadLetterDue(m) {
+		o.release(l, true)
+		return
+	}
+	o.release(l, false)
+	o.deadLetter(m)
+}
+
+// expireLeases gives up every lease that ran out.
 func (o *ownerState) expireLeases(now time.Time) {
 	for _, s := range o.subs {
 		for _, l := range slices.Clone(s.leases) {
 			if !now.Before(l.expires) {
-				o.release(l, true)
+				o.giveUp(l)
 			}
 		}
 	}
@@ -112,7 +127,7 @@ func (r *replica) dropConnection(conn ConnID) {
 			continue
 		}
 		for _, l := range slices.Clone(s.leases) {
-			o.release(l, true)
+			o.giveUp(l)
 		}
 	}
 	o.subs = slices.DeleteFunc(o.subs, func(s *subscription) bool { return s.conn == conn })

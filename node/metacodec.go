@@ -12,9 +12,10 @@ import (
 // metaSnapshotVersion is written at the start of every metadata snapshot.
 // Version 2 added each queue's prior replica set, version 3 its damaged
 // replicas, version 4 its certified checkpoint cut, version 5 its
-// deduplication window; older versions are still read, their queues
-// with the default window.
-const metaSnapshotVersion = 5
+// deduplication window, version 6 its dead-letter queue and delivery
+// limit; older versions are still read, their queues with the default
+// window and no limit.
+const metaSnapshotVersion = 6
 
 func appendNodes(b []byte, ids []NodeID) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
@@ -81,9 +82,16 @@ func encodeCommand(c command) []byte {
 	case cmdCreate:
 		b = appendQueueMeta(b, &c.queue)
 		// The window comes last and only when set, so a create command
-		// written before it, or without one, reads the same.
-		if c.queue.DedupWindow != 0 {
+		// written before it, or without one, reads the same. The
+		// dead-letter queue and its limit follow it, with the window
+		// written (zero if unset) whenever they are.
+		dead := c.queue.DeadLetter != ""
+		if c.queue.DedupWindow != 0 || dead {
 			b = wire.AppendInt64(b, int64(c.queue.DedupWindow))
+		}
+		if dead {
+			b = wire.AppendString(b, c.queue.DeadLetter)
+			b = wire.AppendUint32(b, c.queue.MaxDeliveries)
 		}
 	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		b = wire.AppendString(b, c.name)
@@ -118,6 +126,9 @@ func decodeCommand(data []byte) (command, error) {
 		if d.More() {
 			c.queue.DedupWindow = time.Duration(d.Int64())
 		}
+		if d.More() {
+			c.queue.DeadLetter, c.queue.MaxDeliveries = d.String(), d.Uint32()
+		}
 	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
 		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
 		c.process, c.epoch, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
@@ -148,6 +159,8 @@ func (s *metaState) encode() []byte {
 		b = appendNodes(b, s.queues[name].Lost)
 		b = wire.AppendUint64(b, s.queues[name].CheckpointCut)
 		b = wire.AppendInt64(b, int64(s.queues[name].DedupWindow))
+		b = wire.AppendString(b, s.queues[name].DeadLetter)
+		b = wire.AppendUint32(b, s.queues[name].MaxDeliveries)
 	}
 	return b
 }
@@ -178,6 +191,9 @@ func decodeMetaState(data []byte) (*metaState, error) {
 		}
 		if v >= 5 {
 			q.DedupWindow = time.Duration(d.Int64())
+		}
+		if v >= 6 {
+			q.DeadLetter, q.MaxDeliveries = d.String(), d.Uint32()
 		}
 		s.queues[q.Name] = &q
 	}

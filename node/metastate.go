@@ -70,6 +70,11 @@ type QueueMeta struct {
 	// ID, chosen when it was created; zero (a queue created without one,
 	// or before queues had one) means the owning node's default.
 	DedupWindow time.Duration
+	// DeadLetter names the queue a message moves to once it was
+	// delivered MaxDeliveries times without an ack; empty, the queue has
+	// no delivery limit. Both are chosen when the queue is created.
+	DeadLetter    string
+	MaxDeliveries uint32
 }
 
 // Detection modes.

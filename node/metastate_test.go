@@ -114,6 +114,7 @@ func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
 		{kind: cmdSetDetection, policy: DetectionPolicy{Mode: DetectHeartbeat, Interval: 100, Grace: 300}},
 	}
 	cmds[1].queue.Name, cmds[1].queue.DedupWindow = "r", 90*time.Second
+	cmds[0].queue.DeadLetter, cmds[0].queue.MaxDeliveries = "r", 4
 	for _, c := range cmds {
 		got, err := decodeCommand(encodeCommand(c))
 		if err != nil {
@@ -146,13 +147,16 @@ func TestOlderSnapshotsAndCommandsDecodeWithTheDefaultWindow(t *testing.T) {
 	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
 	applyAll(s, c)
 	current := s.encode()
-	// A version 4 snapshot is the same but for the window, the last
-	// field of the one queue.
-	older := append([]byte{4}, current[1:len(current)-8]...)
+	// A version 5 snapshot is the same but for the dead-letter queue and
+	// its limit, the last fields of the one queue; a version 4 one lacks
+	// the window before them too.
+	deadBytes := len(wire.AppendString(nil, "")) + 4
+	v5 := append([]byte{5}, current[1:len(current)-deadBytes]...)
+	v4 := append([]byte{4}, current[1:len(current)-deadBytes-8]...)
 	for _, tc := range []struct {
 		data []byte
 		want time.Duration
-	}{{current, 5 * time.Second}, {older, 0}} {
+	}{{current, 5 * time.Second}, {v5, 5 * time.Second}, {v4, 0}} {
 		back, err := decodeMetaState(tc.data)
 		if err != nil || back.queues["q"].DedupWindow != tc.want {
 			t.Fatalf("a version %d snapshot: %v, window %v, want %v", tc.data[0], err, back.queues["q"].DedupWindow, tc.want)

@@ -367,6 +367,10 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		n.onAppend(from, m)
 	case *wire.AppendReply:
 		n.onAppendReply(from, m)
+	case *wire.DeadLetter:
+		n.onDeadLetter(from, m)
+	case *wire.DeadLetterReply:
+		n.onDeadLetterReply(from, m)
 	case *wire.Raft:
 		if n.meta != nil {
 			n.meta.step(from, m.Data)

@@ -77,6 +77,10 @@ type ownerState struct {
 	// (quorum.go).
 	servingFrom uint64
 	cutOffNoted bool
+	// moves are the dead-lettered messages on their way to the
+	// dead-letter queue, in the order their records were appended
+	// (deadletter.go).
+	moves []*deadLetterMove
 }
 
 // progress is the owner's view of one follower.
@@ -102,11 +106,26 @@ type progress struct {
 	leaseFrom uint64
 }
 
-// waiter is a client request that completes when index is confirmed.
+// waiter is a request that completes when index is confirmed: a client's
+// (conn and reqID), or a source queue owner's ask to store a
+// dead-lettered message (peer, source and id).
 type waiter struct {
-	conn  ConnID
-	reqID uint64
-	index uint64
+	conn   ConnID
+	reqID  uint64
+	index  uint64
+	peer   NodeID
+	source string
+	id     wire.MessageID
+}
+
+// answer tells the waiter how its request ended; owner names the newer
+// owner of a fenced one, if known.
+func (o *ownerState) answer(w waiter, st wire.Status, owner NodeID, detail string) {
+	if w.peer != 0 {
+		o.r.n.answerDeadLetter(w.peer, &wire.DeadLetterReply{Source: w.source, ID: w.id, Status: st, Detail: detail})
+		return
+	}
+	o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: st, Owner: uint32(owner), Index: w.index, Detail: detail})
 }
 
 func newOwnerState(r *replica, state *queueState) *ownerState {
@@ -200,17 +219,22 @@ func (o *ownerState) append(recs ...record) uint64 {
 
 // wait parks a client request until index is confirmed.
 func (o *ownerState) wait(conn ConnID, reqID, index uint64) {
-	if index == 0 {
+	o.park(waiter{conn: conn, reqID: reqID, index: index})
+}
+
+// park holds a request until its index is confirmed, or answers it at
+// once if it is.
+func (o *ownerState) park(w waiter) {
+	if w.index == 0 {
 		// The append failed and the process is halting. A torn write may
 		// still leave the record on disk, so the request may have been
 		// acted on: no reply, the client sees the connection drop.
 		return
 	}
-	if index <= o.commit {
-		o.r.n.env.Reply(conn, &wire.Reply{ReqID: reqID, Status: wire.StatusOK, Index: index})
+	if w.index <= o.commit {
+		o.answer(w, wire.StatusOK, 0, "")
 		return
 	}
-	w := waiter{conn: conn, reqID: reqID, index: index}
 	i, _ := slices.BinarySearchFunc(o.waiters, w, func(a, b waiter) int { return int(a.index) - int(b.index) })
 	o.waiters = slices.Insert(o.waiters, i, w)
 }
@@ -259,9 +283,10 @@ func (o *ownerState) updateCommit() {
 	for len(o.waiters) > 0 && o.waiters[0].index <= c {
 		w := o.waiters[0]
 		o.waiters = o.waiters[1:]
-		r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusOK, Index: w.index})
+		o.answer(w, wire.StatusOK, 0, "")
 	}
 	o.maybeCertify()
+	o.askMoves(r.n.env.Now())
 	o.pump()
 }
 
@@ -434,6 +459,7 @@ func (r *replica) ownerTick() {
 	o.maybeCertify() // the interval trigger, on a queue that confirms nothing new
 	o.expireLeases(now)
 	o.promoteDue(now)
+	o.askMoves(now)
 	o.pump()
 }
 
@@ -463,10 +489,12 @@ func (o *ownerState) goStale(owner NodeID, why string) {
 func (o *ownerState) stop(owner NodeID) {
 	o.r.n.emit(event.NewQueueOwnerStopped(o.r.name, o.r.epoch, uint32(owner)))
 	o.abortRebuild()
-	for _, w := range o.waiters {
-		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})
-	}
+	waiters := o.waiters
 	o.waiters = nil
+	for _, w := range waiters {
+		w.index = 0
+		o.answer(w, wire.StatusFenced, owner, "")
+	}
 	// Subscribers hear, as a late answer to their subscribe request, that
 	// this node no longer serves the queue; they subscribe elsewhere.
 	for _, s := range o.subs {

@@ -137,8 +137,10 @@ func (o *ownerState) sendSubscribersAway(detail string) {
 // releaseWaiters answers every client waiting for a confirmation that
 // its outcome is unknown: fenced, naming no owner.
 func (o *ownerState) releaseWaiters(detail string) {
-	for _, w := range o.waiters {
-		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Detail: detail})
-	}
+	waiters := o.waiters
 	o.waiters = nil
+	for _, w := range waiters {
+		w.index = 0
+		o.answer(w, wire.StatusFenced, 0, detail)
+	}
 }

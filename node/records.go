@@ -30,6 +30,11 @@ const (
 	// then the IDs): the acks an owner took in one turn are written
 	// together, one record and one replication page for all of them.
 	recordSettles storage.RecordType = 10
+	// recordDeadLetter (the stamp, then a message ID) takes a message
+	// that used up its delivery limit out of delivery: it stays live
+	// until its dead-letter queue confirms it holds it, and is then
+	// settled (deadletter.go).
+	recordDeadLetter storage.RecordType = 11
 )
 
 // record is a decoded queue log record.
@@ -38,7 +43,7 @@ type record struct {
 	epoch   uint64
 	policy  wire.Policy      // create
 	members []NodeID         // create
-	id      wire.MessageID   // publish, settle
+	id      wire.MessageID   // publish, settle, dead-letter
 	ids     []wire.MessageID // settles: every message the record settles
 	readyAt int64            // publish: Unix nanoseconds on the owner's clock; 0 = at once
 	until   int64            // promote: the clock boundary, Unix nanoseconds
@@ -91,7 +96,7 @@ func encodeRecord(r record) []byte {
 		b = wire.AppendInt64(b, r.readyAt)
 		b = wire.AppendInt64(b, r.at)
 		b = wire.AppendBytes(b, r.payload)
-	case recordSettleAt:
+	case recordSettleAt, recordDeadLetter:
 		b = wire.AppendUint64(b, r.id.Producer)
 		b = wire.AppendUint64(b, r.id.Seq)
 		b = wire.AppendInt64(b, r.at)
@@ -140,7 +145,7 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 		r.readyAt, r.at = d.Int64(), d.Int64()
 		r.payload = d.Bytes()
-	case recordSettleAt:
+	case recordSettleAt, recordDeadLetter:
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 		r.at = d.Int64()
 	case recordEpochMarkAt:

@@ -66,6 +66,10 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
+	if err := checkDeadLetter(m); err != nil {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
+		return
+	}
 	if n.refuseIfDiskFull(conn, m.ReqID, "queues") {
 		return
 	}
@@ -77,6 +81,7 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	q := QueueMeta{
 		Name: m.Queue, Incarnation: rng.Uint64() | 1, HistoryID: rng.Uint64() | 1, SessionID: rng.Uint64() | 1,
 		Policy: m.Policy, Replicas: n.place.ReplicaSet(m.Queue), DedupWindow: m.DedupWindow,
+		DeadLetter: m.DeadLetter, MaxDeliveries: m.MaxDeliveries,
 	}
 	n.meta.propose(command{kind: cmdCreate, queue: q}, 2*lifecycleTimeoutTicks, func(res result) {
 		switch {
@@ -193,12 +198,20 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 		n.reply(conn, m.ReqID, wire.StatusNotLeased, "no unsettled message "+m.ID.String())
 		return
 	}
+	if msg.dead {
+		n.reply(conn, m.ReqID, wire.StatusNotLeased, "message "+m.ID.String()+" reached the delivery limit and is moving to the dead-letter queue")
+		return
+	}
 	if m.Nack {
 		if msg.lease == nil || msg.lease.id != m.Lease {
 			n.reply(conn, m.ReqID, wire.StatusNotLeased, "lease is no longer held")
 			return
 		}
-		o.release(msg.lease, !bugs.Active(bugs.DropNack))
+		if bugs.Active(bugs.DropNack) {
+			o.release(msg.lease, false)
+		} else {
+			o.giveUp(msg.lease)
+		}
 		n.reply(conn, m.ReqID, wire.StatusOK, "")
 		o.pump()
 		return

@@ -129,6 +129,7 @@ func (r *replica) becomeOwner(why string) {
 	}
 	r.own.servingFrom = r.n.leaseClock()
 	r.become(roleOwner, why)
+	r.own.resumeMoves()
 }
 
 // becomeFollower drops the owner side: another node owns the queue now.

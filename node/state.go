@@ -38,6 +38,9 @@ type message struct {
 	inHeap   bool
 	lease    *lease
 	attempts uint32
+	// dead says a dead-letter record took the message out of delivery:
+	// it waits, live, for its move to the dead-letter queue.
+	dead bool
 }
 
 // queueState is the deterministic state a queue's log applies to. Every
@@ -90,6 +93,9 @@ type queueState struct {
 	recentSum  windowSum
 	keepSum    bool
 	sumStale   bool
+	// dead counts the live messages a dead-letter record took out of
+	// delivery.
+	dead int
 	// unstamped counts IDs remembered from records without a stamp
 	// (written before stamps): they are never forgotten, and a checkpoint
 	// must list the ID sets whole, since recent does not hold them.
@@ -131,6 +137,8 @@ func (s *queueState) apply(index uint64, r record) {
 		for _, id := range r.ids {
 			s.applySettle(index, record{typ: recordSettle, id: id, at: r.at})
 		}
+	case recordDeadLetter:
+		s.applyDeadLetter(r.id)
 	case recordPromote:
 		s.applyPromote(index, r.until)
 	case recordDelete:
@@ -248,6 +256,9 @@ func (s *queueState) applySettle(index uint64, r record) {
 		return // already settled, or never published
 	}
 	delete(s.messages, id)
+	if m.dead {
+		s.dead--
+	}
 	s.settled[id] = index
 	s.remember(id, index, r.at, true)
 	if m.delayed {
@@ -259,6 +270,26 @@ func (s *queueState) applySettle(index uint64, r record) {
 		if s.deadInHeap > 1024 && s.deadInHeap > len(s.ready)/2 {
 			s.compactReady()
 		}
+	}
+}
+
+// applyDeadLetter takes a live message out of delivery until its move to
+// the dead-letter queue settles it. The owner writes the record for a
+// message no one leases, which is neither ready nor delayed; replicas
+// that apply it (followers, rebuilt states) may hold it ready.
+func (s *queueState) applyDeadLetter(id wire.MessageID) {
+	m, ok := s.messages[id]
+	if !ok || m.dead {
+		return // settled meanwhile, or named twice: nothing changes
+	}
+	if m.delayed {
+		panic(fmt.Sprintf("node: queue %s dead-letters %s, which was never delivered", s.name, id))
+	}
+	m.dead = true
+	s.dead++
+	if m.inHeap {
+		m.inHeap = false // dropped lazily, as a settled message is
+		s.deadInHeap++
 	}
 }
 

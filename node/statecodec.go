@@ -17,8 +17,16 @@ import (
 // deduplication window, the clock and the stamped IDs it will forget;
 // version 1 states are still read, with no window. Version 3 says whether
 // the window's entries follow inline or sit in the window journal, and
-// carries their multiset digest.
-const stateCodecVersion = 3
+// carries their multiset digest. Version 4 writes a flags byte where a
+// message's delayed flag was, adding whether a dead-letter record took it
+// out of delivery.
+const stateCodecVersion = 4
+
+// Message flags, version 4 on.
+const (
+	messageDelayed uint8 = 1 << iota
+	messageDead
+)
 
 // encodeState renders a queue's applied state as bytes, the same bytes on
 // every replica that applied the same records: messages in publish order,
@@ -126,7 +134,14 @@ func appendMessage(b []byte, m *message) []byte {
 	b = appendID(b, m.id)
 	b = wire.AppendUint64(b, m.index)
 	b = wire.AppendInt64(b, m.readyAt)
-	b = wire.AppendBool(b, m.delayed)
+	var flags uint8
+	if m.delayed {
+		flags |= messageDelayed
+	}
+	if m.dead {
+		flags |= messageDead
+	}
+	b = wire.AppendUint8(b, flags)
 	b = wire.AppendUint64(b, m.key.at)
 	return wire.AppendBytes(b, m.payload)
 }
@@ -242,16 +257,20 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 	}
 	s.applied = d.Uint64()
 	for range d.Count(8 + 8 + 8 + 8 + 1 + 8 + 4) {
-		m := &message{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(), readyAt: d.Int64(), delayed: d.Bool()}
-		m.key = readyKey{at: d.Uint64(), index: m.index}
-		m.payload = d.Bytes()
+		m, err := decodeMessage(d, v)
+		if err != nil {
+			return nil, err
+		}
 		if _, dup := s.messages[m.id]; dup {
 			return nil, fmt.Errorf("queue state holds message %s twice", m.id)
 		}
 		s.messages[m.id] = m
-		if m.delayed {
+		switch {
+		case m.dead:
+			s.dead++
+		case m.delayed:
 			s.delayed = append(s.delayed, m)
-		} else {
+		default:
 			s.pushReady(m)
 		}
 	}
@@ -343,6 +362,23 @@ func (s *queueState) checkWindow() error {
 		return fmt.Errorf("queue %s window of %d entries does not match its digest", s.name, len(s.recent)-s.recentHead)
 	}
 	return nil
+}
+
+// decodeMessage reads what appendMessage wrote, in version v's form.
+func decodeMessage(d *wire.Decoder, v uint8) (*message, error) {
+	m := &message{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(), readyAt: d.Int64()}
+	if v < 4 {
+		m.delayed = d.Bool()
+	} else {
+		flags := d.Uint8()
+		if flags&^(messageDelayed|messageDead) != 0 || flags == messageDelayed|messageDead {
+			return nil, fmt.Errorf("queue state message %s has flags %#x", m.id, flags)
+		}
+		m.delayed, m.dead = flags&messageDelayed != 0, flags&messageDead != 0
+	}
+	m.key = readyKey{at: d.Uint64(), index: m.index}
+	m.payload = d.Bytes()
+	return m, nil
 }
 
 func decodeIDIndexes(d *wire.Decoder, into map[wire.MessageID]uint64) error {

@@ -19,11 +19,13 @@ import (
 const timerFlush TimerKind = 5
 
 // pendingSettle is an ack taken this turn, answered once the record that
-// settles its message is confirmed.
+// settles its message is confirmed; or, moved, the settle of a message
+// its dead-letter queue now holds, which no client waits for.
 type pendingSettle struct {
 	conn  ConnID
 	reqID uint64
 	id    wire.MessageID
+	moved bool
 }
 
 // scheduleFlush arms the flush timer, once per turn.
@@ -77,7 +79,9 @@ func (o *ownerState) writeSettles() {
 	o.settling = nil
 	if !o.r.serving() {
 		for _, p := range pending {
-			o.r.n.reply(p.conn, p.reqID, wire.StatusUnavailable, fmt.Sprintf("queue %s stopped serving here before the ack was written", o.r.name))
+			if !p.moved {
+				o.r.n.reply(p.conn, p.reqID, wire.StatusUnavailable, fmt.Sprintf("queue %s stopped serving here before the ack was written", o.r.name))
+			}
 		}
 		return
 	}
@@ -107,6 +111,9 @@ func (o *ownerState) writeSettles() {
 		index = o.append(record{typ: recordSettles, ids: ids})
 	}
 	for _, p := range pending {
+		if p.moved {
+			continue
+		}
 		if seen[p.id] {
 			o.wait(p.conn, p.reqID, index)
 			continue
@@ -126,7 +133,7 @@ func (o *ownerState) writeSettles() {
 func (o *ownerState) settlingCount() int {
 	seen := make(map[wire.MessageID]bool, len(o.settling))
 	for _, p := range o.settling {
-		if m, live := o.state.messages[p.id]; live && !m.delayed && m.lease == nil {
+		if m, live := o.state.messages[p.id]; live && !m.delayed && !m.dead && m.lease == nil {
 			seen[p.id] = true
 		}
 	}

@@ -101,6 +101,10 @@ type QueueDepth struct {
 	// lease, Delayed ones wait for their delay to pass. Their sum is the
 	// queue's unsettled backlog.
 	Ready, Leased, Delayed int
+	// DeadLettering counts the messages that used up their delivery
+	// limit and wait for their dead-letter queue to confirm it holds
+	// them; they count in the backlog too.
+	DeadLettering int
 	// Consumers counts the subscriptions the owner serves.
 	Consumers int
 }
@@ -217,10 +221,11 @@ func (o *ownerState) depth() QueueDepth {
 		d.Leased += len(s.leases)
 	}
 	settling := o.settlingCount()
-	d.Ready = len(o.state.messages) - d.Leased - d.Delayed - settling
+	d.DeadLettering = o.state.dead
+	d.Ready = len(o.state.messages) - d.Leased - d.Delayed - settling - d.DeadLettering
 	if d.Ready < 0 {
-		panic(fmt.Sprintf("node: queue %s has %d unsettled messages but %d leased, %d delayed and %d being settled",
-			o.r.name, len(o.state.messages), d.Leased, d.Delayed, settling))
+		panic(fmt.Sprintf("node: queue %s has %d unsettled messages but %d leased, %d delayed, %d dead-lettering and %d being settled",
+			o.r.name, len(o.state.messages), d.Leased, d.Delayed, d.DeadLettering, settling))
 	}
 	return d
 }

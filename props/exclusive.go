@@ -57,18 +57,25 @@ func checkExclusiveDelivery(ix *index, ownerOnly map[string]bool) []sim.Violatio
 			oldest[s.d.Queue] = s
 		}
 	}
-	firstEpoch := make(map[wire.MessageID]uint64)
+	// A message moved to a dead-letter queue keeps its ID there: what
+	// counts is its sends from one queue.
+	type queueID struct {
+		queue string
+		id    wire.MessageID
+	}
+	firstEpoch := make(map[queueID]uint64)
 	for i, s := range sends {
-		first, sent := firstEpoch[s.d.ID]
+		k := queueID{s.d.Queue, s.d.ID}
+		first, sent := firstEpoch[k]
 		if !sent || s.epoch < first {
-			firstEpoch[s.d.ID] = s.epoch
+			firstEpoch[k] = s.epoch
 		}
 		late := oldestAfter[i]
 		if late == nil || late.epoch >= s.epoch {
 			continue
 		}
 		older := sent && first < s.epoch
-		if !older && !ix.confirmedBefore(s.d.ID, activeAt[ownerKey{s.d.From, s.d.Queue}][s.epoch]) {
+		if !older && !ix.confirmedBefore(s.d.Queue, s.d.ID, activeAt[ownerKey{s.d.From, s.d.Queue}][s.epoch]) {
 			continue
 		}
 		// One overlap is one finding: every later send of the newer
@@ -117,9 +124,9 @@ func activations(h *sim.History) map[ownerKey]map[uint64]time.Duration {
 
 // confirmedBefore reports whether id's publish was confirmed to its
 // client before at.
-func (ix *index) confirmedBefore(id wire.MessageID, at time.Duration) bool {
+func (ix *index) confirmedBefore(queue string, id wire.MessageID, at time.Duration) bool {
 	op := ix.publishes[id]
-	return op != nil && op.Outcome == sim.OutcomeOK && op.Done < at
+	return op != nil && op.Queue == queue && op.Outcome == sim.OutcomeOK && op.Done < at
 }
 
 // ownerOnlyQueues names the queues of a scenario that confirm on their

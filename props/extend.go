@@ -43,7 +43,7 @@ func checkExtendedLeases(ix *index) []sim.Violation {
 		}
 		epoch, until := oe.epochOf(held), op.Invoked+op.For
 		for _, s := range ix.sends[op.ID] {
-			early := s.From == op.From && s.Lease != op.Lease && held.Sent.Before(s.Sent) && s.Sent.At < until
+			early := s.Queue == op.Queue && s.From == op.From && s.Lease != op.Lease && held.Sent.Before(s.Sent) && s.Sent.At < until
 			if !early || oe.epochOf(s) != epoch || ix.leaseEnded(op, held.Sent.At, s.Sent.At) {
 				continue
 			}
@@ -64,7 +64,7 @@ func checkExtendedLeases(ix *index) []sim.Violation {
 func (ix *index) leaseSend(op *sim.OpRecord) *sim.DeliveryRecord {
 	var held *sim.DeliveryRecord
 	for _, s := range ix.sends[op.ID] {
-		if s.From == op.From && s.Lease == op.Lease && s.Sent.At <= op.Invoked {
+		if s.Queue == op.Queue && s.From == op.From && s.Lease == op.Lease && s.Sent.At <= op.Invoked {
 			held = s
 		}
 	}

@@ -60,18 +60,25 @@ func checkDeliveryHandover(ix *index) []sim.Violation {
 		send  *sim.DeliveryRecord
 		epoch uint64
 	}
-	seen := make(map[wire.MessageID]newest)
+	// A message moved to a dead-letter queue keeps its ID there, where
+	// epochs count afresh: sends are compared within one queue.
+	type sent struct {
+		queue string
+		id    wire.MessageID
+	}
+	seen := make(map[sent]newest)
 	var out []sim.Violation
 	for i := range ix.h.Sends {
 		d := &ix.h.Sends[i]
-		epoch, prev := oe.epochOf(d), seen[d.ID]
+		k := sent{d.Queue, d.ID}
+		epoch, prev := oe.epochOf(d), seen[k]
 		if epoch < prev.epoch && len(out) < maxReports {
 			out = append(out, safety("delivery-handover",
 				"%s was sent by %s (epoch %d) at %v, after %s (epoch %d) had sent it at %v%s",
 				d.ID, d.From, epoch, d.Sent, prev.send.From, prev.epoch, prev.send.Sent, ix.life(d.ID)))
 		}
 		if epoch > prev.epoch {
-			seen[d.ID] = newest{d, epoch}
+			seen[k] = newest{d, epoch}
 		}
 	}
 	return out

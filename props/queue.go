@@ -37,6 +37,8 @@ type index struct {
 	settledInLog map[wire.MessageID]bool
 	// ackedOK holds IDs with a confirmed ack.
 	ackedOK map[wire.MessageID]bool
+	// owners names each queue's final owner (finalOwners).
+	owners map[string]node.NodeID
 }
 
 // finalOwners names, per queue, the node that activated the highest epoch:
@@ -81,6 +83,7 @@ func newIndex(h *sim.History) *index {
 		ix.sends[d.ID] = append(ix.sends[d.ID], d)
 	}
 	owners := finalOwners(h)
+	ix.owners = owners
 	for _, id := range sortedNodes(h.Final) {
 		for _, r := range h.Final[id] {
 			if owners[r.Queue] != id {
@@ -150,6 +153,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	out = append(out, checkExclusiveDelivery(ix, ownerOnly)...)
 	out = append(out, checkDeliveryHandover(ix)...)
 	out = append(out, checkExtendedLeases(ix)...)
+	out = append(out, checkDeadLetters(ix)...)
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkEpochDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)

@@ -76,7 +76,8 @@ func (c *clientProc) createQueue(name string) {
 	}
 	for _, q := range c.w.sc.Workload.Queues {
 		if q.Name == name {
-			id := c.core.CreateQueueWindow(c.now(), q.Name, q.Policy, q.Dedup)
+			id := c.core.CreateQueueWith(c.now(), q.Name, core.QueueSettings{
+				Policy: q.Policy, DedupWindow: q.Dedup, DeadLetter: q.DeadLetter, MaxDeliveries: q.MaxDeliveries})
 			c.invoked(id, "create", q.Name, noID, 0)
 			c.w.hist.Ops[c.ops[id]].Window = q.Dedup
 		}

@@ -76,6 +76,17 @@ type DeliveryRecord struct {
 	Received time.Duration
 }
 
+// DeadLetterRecord is one ask to move a message to a dead-letter queue:
+// the source queue's owner (Node) asked at At that the dead-letter queue
+// Target store message ID of queue Queue.
+type DeadLetterRecord struct {
+	At     time.Duration
+	Node   node.NodeID
+	Queue  string
+	Target string
+	ID     wire.MessageID
+}
+
 // NodeEvent is a node event that checkers read (durability reports,
 // truncations, replica opens).
 type NodeEvent struct {
@@ -101,6 +112,9 @@ type History struct {
 	Deliveries []DeliveryRecord
 	Sends      []DeliveryRecord
 	NodeEvents []NodeEvent
+	// DeadLetters lists every ask of a source queue's owner to store a
+	// dead-lettered message in its dead-letter queue.
+	DeadLetters []DeadLetterRecord
 	// Final holds, per node, the replicas its disk held at the end of the
 	// run (read from what a power loss would leave).
 	Final map[node.NodeID][]node.ReplicaDump

@@ -33,6 +33,9 @@ const (
 	streamExtend = "extend"
 	// streamOutage draws a generated five-node scenario's long outage.
 	streamOutage = "outage"
+	// streamDeadLetter draws a generated scenario's dead-letter queue and
+	// delivery limits.
+	streamDeadLetter = "dead-letter"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -436,6 +436,9 @@ func (sc Scenario) validateDedup() error {
 		if err := wire.CheckDedupWindow(q.Dedup); err != nil {
 			return fmt.Errorf("scenario: queue %s: %v", q.Name, err)
 		}
+		if err := wire.CheckDeadLetter(q.Name, q.DeadLetter, q.MaxDeliveries); err != nil {
+			return fmt.Errorf("scenario: queue %s: %v", q.Name, err)
+		}
 	}
 	return nil
 }

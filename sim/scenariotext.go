@@ -94,6 +94,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			if q.Dedup != 0 {
 				fmt.Fprintf(&b, " dedup=%v", q.Dedup)
 			}
+			if q.DeadLetter != "" {
+				fmt.Fprintf(&b, " dead-letter=%s max-deliveries=%d", q.DeadLetter, q.MaxDeliveries)
+			}
 			b.WriteByte('\n')
 		}
 	}
@@ -339,25 +342,36 @@ func (p *scenarioParser) queue(args []string) error {
 	if p.sc.Workload == nil {
 		return fmt.Errorf("a queue line must follow the workload line")
 	}
-	if len(args) != 2 && len(args) != 3 {
-		return fmt.Errorf("want a name, a policy and optionally dedup=D")
+	if len(args) < 2 {
+		return fmt.Errorf("want a name, a policy and optionally dedup=D, dead-letter=Q and max-deliveries=N")
 	}
 	policy, err := wire.ParsePolicy(args[1])
 	if err != nil {
 		return err
 	}
 	q := QueueSpec{Name: args[0], Policy: policy}
-	if len(args) == 3 {
-		v, ok := strings.CutPrefix(args[2], "dedup=")
-		if !ok {
-			return fmt.Errorf("%q: want dedup=D", args[2])
+	for _, arg := range args[2:] {
+		key, v, _ := strings.Cut(arg, "=")
+		switch key {
+		case "dedup":
+			if q.Dedup, err = parseLength(v); err == nil {
+				err = wire.CheckDedupWindow(q.Dedup)
+			}
+		case "dead-letter":
+			q.DeadLetter = v
+		case "max-deliveries":
+			var n uint64
+			n, err = strconv.ParseUint(v, 10, 32)
+			q.MaxDeliveries = uint32(n)
+		default:
+			return fmt.Errorf("%q: want dedup=D, dead-letter=Q or max-deliveries=N", arg)
 		}
-		if q.Dedup, err = parseLength(v); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("%q: %v", arg, err)
 		}
-		if err := wire.CheckDedupWindow(q.Dedup); err != nil {
-			return err
-		}
+	}
+	if err := wire.CheckDeadLetter(q.Name, q.DeadLetter, q.MaxDeliveries); err != nil {
+		return err
 	}
 	p.sc.Workload.Queues = append(p.sc.Workload.Queues, q)
 	return nil

@@ -58,11 +58,14 @@ type Workload struct {
 
 // QueueSpec is one queue of the workload. Dedup is the deduplication
 // window it is created with; zero leaves it to the nodes' default (the
-// scenario's Dedup).
+// scenario's Dedup). DeadLetter names the queue its messages move to
+// after MaxDeliveries deliveries without an ack (empty: no limit).
 type QueueSpec struct {
-	Name   string
-	Policy wire.Policy
-	Dedup  time.Duration
+	Name          string
+	Policy        wire.Policy
+	Dedup         time.Duration
+	DeadLetter    string
+	MaxDeliveries uint32
 }
 
 // String summarizes the workload on one line.
@@ -117,6 +120,34 @@ func drawQueueDedup(seed uint64, wl *Workload) {
 			wl.Queues[i].Dedup = pick(r, 5*time.Second, 8*time.Second, 2*time.Minute)
 		}
 	}
+}
+
+// deadLetterQueue is the name of the dead-letter queue a generated
+// scenario adds.
+const deadLetterQueue = "dl"
+
+// drawDeadLetter gives a third of the generated scenarios a dead-letter
+// queue, from a stream of its own so that the other seeds run as they
+// did. The queue is created first, so it exists before any message
+// needs it; producers publish to it as to any other queue. Each other
+// queue gets a delivery limit of 1 to 3 with even chance (the first
+// always), and consumers nack at least one delivery in ten, so messages
+// reach their limits during the safety phase; in the calm phase they ack
+// everything, and the dead-letter queue drains like the rest.
+func drawDeadLetter(seed uint64, wl *Workload) {
+	r := newStream(seed, streamDeadLetter)
+	if r.IntN(3) != 0 {
+		return
+	}
+	for i := range wl.Queues {
+		if i == 0 || r.IntN(2) == 0 {
+			wl.Queues[i].DeadLetter, wl.Queues[i].MaxDeliveries = deadLetterQueue, uint32(1+r.IntN(3))
+		}
+	}
+	dl := QueueSpec{Name: deadLetterQueue, Policy: pick(r, wire.PolicyMajority, wire.PolicyAll)}
+	wl.Queues = append([]QueueSpec{dl}, wl.Queues...)
+	wl.NackChance = max(wl.NackChance, 0.1)
+	wl.AckChance = min(wl.AckChance, 1-wl.NackChance)
 }
 
 // drawAckLinger draws how long consumers hold their acks, from a stream

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -376,6 +377,16 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.CheckpointBuilt: func(e event.Event) uint64 { return uint64(e.Bytes()) },
 }
 
+// parseMessageID reads a message ID as wire.MessageID.String writes it.
+// Events carry IDs as text; one that does not parse is a bug in the node.
+func parseMessageID(s string) wire.MessageID {
+	var id wire.MessageID
+	if _, err := fmt.Sscanf(s, "p%d.%d", &id.Producer, &id.Seq); err != nil {
+		panic(fmt.Sprintf("sim: event names message %q: %v", s, err))
+	}
+	return id
+}
+
 // nodeValue is the Value of the events about one node: that node.
 func nodeValue(e event.Event) uint64 { return uint64(e.Node()) }
 
@@ -385,6 +396,10 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.watchReassign(id, e)
 	w.serving.observe(w.now, e)
 	w.hist.tell(w.now, id, e)
+	if e.Name == event.QueueDeadLetterSent {
+		w.hist.DeadLetters = append(w.hist.DeadLetters, DeadLetterRecord{
+			At: w.now, Node: id, Queue: e.Queue(), Target: e.To(), ID: parseMessageID(e.ID())})
+	}
 	value, ok := recordedEvents[e.Name]
 	if !ok {
 		return

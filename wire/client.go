@@ -151,36 +151,50 @@ func CheckDedupWindow(d time.Duration) error {
 
 // CreateQueue asks for a new queue. DedupWindow is how long the queue
 // remembers a published message ID; zero leaves it to the nodes'
-// default.
+// default. DeadLetter, with MaxDeliveries, names the queue a message
+// moves to once it was delivered MaxDeliveries times without being
+// acked (see CheckDeadLetter); empty, the queue has no delivery limit.
 type CreateQueue struct {
-	ReqID       uint64
-	Queue       string
-	Policy      Policy
-	DedupWindow time.Duration
+	ReqID         uint64
+	Queue         string
+	Policy        Policy
+	DedupWindow   time.Duration
+	DeadLetter    string
+	MaxDeliveries uint32
 }
 
 // Kind implements Message.
 func (*CreateQueue) Kind() Kind { return KindCreateQueue }
 
-// AppendBody implements Message. The window is the last field and is
-// written only when set, so a request without one is the same frame an
-// older client sends and an older node takes.
+// AppendBody implements Message. The optional fields come last and are
+// written only when set (the window, then the dead-letter queue and its
+// limit, which need the window written before them, zero if unset), so
+// a request without them is the same frame an older client sends and an
+// older node takes.
 func (m *CreateQueue) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.ReqID)
 	b = AppendString(b, m.Queue)
 	b = AppendUint8(b, uint8(m.Policy))
-	if m.DedupWindow != 0 {
+	if m.DedupWindow != 0 || m.DeadLetter != "" || m.MaxDeliveries != 0 {
 		b = AppendInt64(b, int64(m.DedupWindow))
+	}
+	if m.DeadLetter != "" || m.MaxDeliveries != 0 {
+		b = AppendString(b, m.DeadLetter)
+		b = AppendUint32(b, m.MaxDeliveries)
 	}
 	return b
 }
 
-// decodeCreateQueue reads a request with or without a window: one from
-// a client that predates the field decodes with the default.
+// decodeCreateQueue reads a request with or without the optional
+// fields: one from a client that predates them decodes with the
+// defaults.
 func decodeCreateQueue(d *Decoder) *CreateQueue {
 	m := &CreateQueue{ReqID: d.Uint64(), Queue: d.String(), Policy: Policy(d.Uint8())}
 	if d.More() {
 		m.DedupWindow = time.Duration(d.Int64())
+	}
+	if d.More() {
+		m.DeadLetter, m.MaxDeliveries = d.String(), d.Uint32()
 	}
 	return m
 }

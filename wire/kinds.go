@@ -15,6 +15,10 @@ const (
 
 	KindAppend      Kind = 20
 	KindAppendReply Kind = 21
+	// KindDeadLetter and KindDeadLetterReply move a message from a queue
+	// to its dead-letter queue, owner to owner.
+	KindDeadLetter      Kind = 22
+	KindDeadLetterReply Kind = 23
 
 	KindRaft Kind = 30
 	KindPing Kind = 31
@@ -56,6 +60,8 @@ var kindNames = map[Kind]string{
 	KindCounterProbe:      "CounterProbe",
 	KindAppend:            "Append",
 	KindAppendReply:       "AppendReply",
+	KindDeadLetter:        "DeadLetter",
+	KindDeadLetterReply:   "DeadLetterReply",
 	KindRaft:              "Raft",
 	KindPing:              "Ping",
 	KindPong:              "Pong",
@@ -103,6 +109,10 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeAppend(d), nil
 	case KindAppendReply:
 		return decodeAppendReply(d), nil
+	case KindDeadLetter:
+		return decodeDeadLetter(d), nil
+	case KindDeadLetterReply:
+		return decodeDeadLetterReply(d), nil
 	case KindRaft:
 		return decodeRaft(d), nil
 	case KindPing:

@@ -13,7 +13,9 @@ var samples = []Message{
 	&CounterAppend{FirstIndex: 42, Count: 3},
 	&CounterAck{LastIndex: 1 << 40, DurableIndex: 7, Probed: true},
 	&CounterProbe{LeaderLast: 99},
-	&CreateQueue{ReqID: 1, Queue: "orders", Policy: PolicyAll, DedupWindow: 5 * time.Minute},
+	&CreateQueue{ReqID: 1, Queue: "orders", Policy: PolicyAll, DedupWindow: 5 * time.Minute, DeadLetter: "orders-dead", MaxDeliveries: 5},
+	&DeadLetter{Queue: "orders-dead", Source: "orders", ID: MessageID{Producer: 4, Seq: 5}, Payload: []byte("poison")},
+	&DeadLetterReply{Source: "orders", ID: MessageID{Producer: 4, Seq: 5}, Status: StatusDiskFull, Detail: "full"},
 	&DeleteQueue{ReqID: 2, Queue: "orders"},
 	&Publish{ReqID: 3, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Delay: 1500, Payload: []byte("hello")},
 	&Subscribe{ReqID: 6, Queue: "orders", Window: 8, Lease: 30e9},
@@ -97,6 +99,28 @@ func TestCreateQueueFromAnOlderClientDecodes(t *testing.T) {
 	got, err = Decode(Encode(nil, rawBody{KindCreateQueue, with}))
 	if err != nil || got.(*CreateQueue).DedupWindow != 90*time.Second {
 		t.Fatalf("a create request with a 90s window decoded as %v (%v)", Describe(got), err)
+	}
+	// A dead-letter queue without a window writes the window as zero,
+	// which reads as the default.
+	dead := (&CreateQueue{ReqID: 4, Queue: "orders", DeadLetter: "orders-dead", MaxDeliveries: 3}).AppendBody(nil)
+	got, err = Decode(Encode(nil, rawBody{KindCreateQueue, dead}))
+	if c, _ := got.(*CreateQueue); err != nil || c.DedupWindow != 0 || c.DeadLetter != "orders-dead" || c.MaxDeliveries != 3 {
+		t.Fatalf("a create request with a dead-letter queue decoded as %v (%v)", Describe(got), err)
+	}
+}
+
+func TestCheckDeadLetter(t *testing.T) {
+	for _, c := range []struct {
+		dead  string
+		limit uint32
+		ok    bool
+	}{
+		{"", 0, true}, {"q-dead", 1, true}, {"q-dead", MaxDeliveriesLimit, true},
+		{"", 3, false}, {"q-dead", 0, false}, {"q-dead", MaxDeliveriesLimit + 1, false}, {"q", 3, false},
+	} {
+		if err := CheckDeadLetter("q", c.dead, c.limit); (err == nil) != c.ok {
+			t.Errorf("dead-letter queue %q after %d deliveries: %v, want accepted %t", c.dead, c.limit, err, c.ok)
+		}
 	}
 }
 

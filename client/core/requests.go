@@ -43,8 +43,7 @@ type operation struct {
 	kind  OpKind
 	queue string
 
-	policy    wire.Policy       // OpCreate
-	window    time.Duration     // OpCreate: the deduplication window, zero for the default
+	settings  QueueSettings     // OpCreate
 	detection wire.SetDetection // OpSetDetection
 	msgID     wire.MessageID    // OpPublish, OpAck, OpNack, OpExtend
 	payload   []byte            // OpPublish; the client's own copy
@@ -114,13 +113,34 @@ func (c *Client) CreateQueue(now time.Time, queue string, p wire.Policy) OpID {
 // outside wire.MinDedupWindow to wire.MaxDedupWindow is refused here, as
 // a node would refuse it.
 func (c *Client) CreateQueueWindow(now time.Time, queue string, p wire.Policy, window time.Duration) OpID {
+	return c.CreateQueueWith(now, queue, QueueSettings{Policy: p, DedupWindow: window})
+}
+
+// QueueSettings are what a queue is created with: its confirmation
+// policy, its deduplication window (zero: the nodes' default), and the
+// dead-letter queue its messages move to after MaxDeliveries deliveries
+// without an ack (empty: no delivery limit).
+type QueueSettings struct {
+	Policy        wire.Policy
+	DedupWindow   time.Duration
+	DeadLetter    string
+	MaxDeliveries uint32
+}
+
+// CreateQueueWith starts creating queue with settings s. Settings a node
+// would refuse are refused here.
+func (c *Client) CreateQueueWith(now time.Time, queue string, s QueueSettings) OpID {
 	op := c.newOp(OpCreate, queue)
-	op.policy, op.window = p, window
+	op.settings = s
+	p := s.Policy
 	if p > wire.PolicyOwnerOnly {
 		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf("unknown confirmation policy %d: want %d (%s), %d (%s) or %d (%s)",
 			p, wire.PolicyMajority, wire.PolicyMajority, wire.PolicyAll, wire.PolicyAll, wire.PolicyOwnerOnly, wire.PolicyOwnerOnly))
 	}
-	if err := wire.CheckDedupWindow(window); err != nil {
+	if err := wire.CheckDedupWindow(s.DedupWindow); err != nil {
+		return c.reject(op, wire.StatusBadRequest, err.Error())
+	}
+	if err := wire.CheckDeadLetter(queue, s.DeadLetter, s.MaxDeliveries); err != nil {
 		return c.reject(op, wire.StatusBadRequest, err.Error())
 	}
 	return c.start(now, op)
@@ -300,7 +320,9 @@ func (c *Client) reject(op *operation, status wire.Status, detail string) OpID {
 func (op *operation) request(reqID uint64) wire.Message {
 	switch op.kind {
 	case OpCreate:
-		return &wire.CreateQueue{ReqID: reqID, Queue: op.queue, Policy: op.policy, DedupWindow: op.window}
+		s := op.settings
+		return &wire.CreateQueue{ReqID: reqID, Queue: op.queue, Policy: s.Policy, DedupWindow: s.DedupWindow,
+			DeadLetter: s.DeadLetter, MaxDeliveries: s.MaxDeliveries}
 	case OpDelete:
 		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
 	case OpPublish:

@@ -1,0 +1,109 @@
+package props
+
+import (
+	"slices"
+
+	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// checkDeadLetters holds a move to a dead-letter queue to its word. A
+// source owner asks the dead-letter queue to store a message only once
+// the record that took it out of delivery is confirmed, so from the
+// first ask on:
+//
+//   - the source queue never sends the message again: a confirmed
+//     record survives every failover, and every later owner knows the
+//     message left delivery;
+//   - the message is not lost: the dead-letter queue delivers it, or its
+//     final owner's log holds it (a move still under way at the end is
+//     a liveness failure, since the calm phase has time to finish it);
+//   - the dead-letter queue holds it once: its owner's log has at most
+//     one publish record of the ID, however often the move was asked.
+func checkDeadLetters(ix *index) []sim.Violation {
+	var out []sim.Violation
+	add := func(v sim.Violation) {
+		if len(out) < maxReports {
+			out = append(out, v)
+		}
+	}
+	type move struct {
+		queue, target string
+		id            wire.MessageID
+	}
+	first := make(map[move]sim.DeadLetterRecord)
+	var order []move
+	for _, d := range ix.h.DeadLetters {
+		k := move{d.Queue, d.Target, d.ID}
+		if _, seen := first[k]; !seen {
+			first[k] = d
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		asked := first[k]
+		for _, s := range ix.sends[k.id] {
+			if s.Queue == k.queue && s.Sent.At > asked.At {
+				add(safety("dead-letter", "%s was sent from %s by %s at %v, after %s asked %s to store it at %v%s",
+					k.id, k.queue, s.From, s.Sent.At, asked.Node, k.target, asked.At, ix.life(k.id)))
+			}
+		}
+		held := ix.logCopies(k.target, k.id)
+		delivered := slices.ContainsFunc(ix.deliveries[k.id], func(d *sim.DeliveryRecord) bool { return d.Queue == k.target })
+		switch {
+		case held > 1:
+			add(safety("dead-letter", "%s's log holds %s %d times: moved from %s more than once%s", k.target, k.id, held, k.queue, ix.life(k.id)))
+		case held == 0 && !delivered && ix.settledFrom(k.queue, k.id):
+			add(safety("dead-letter", "%s is lost: %s settled it after asking %s to store it, and %s neither delivered nor holds it%s",
+				k.id, k.queue, k.target, k.target, ix.life(k.id)))
+		case held == 0 && !delivered:
+			add(liveness("dead-letter", "%s was still moving from %s to %s at the end of the run (first asked at %v)%s",
+				k.id, k.queue, k.target, asked.At, ix.life(k.id)))
+		}
+	}
+	return out
+}
+
+// logCopies counts the publish records of id in the log the final owner
+// of queue holds. A log compacted past the publish counts it through its
+// checkpoint instead, once.
+func (ix *index) logCopies(queue string, id wire.MessageID) int {
+	owner, ok := ix.owners[queue]
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, r := range ix.h.Final[owner] {
+		if r.Queue != queue {
+			continue
+		}
+		for _, e := range r.Entries {
+			if e.Type == "publish" && e.ID == id {
+				n++
+			}
+		}
+		if n == 0 && r.Checkpoint != nil && (slices.Contains(r.Checkpoint.Live, id) || slices.Contains(r.Checkpoint.Published, id)) {
+			n = 1
+		}
+	}
+	return n
+}
+
+// settledFrom reports whether the final owner's log of queue settles id.
+func (ix *index) settledFrom(queue string, id wire.MessageID) bool {
+	owner, ok := ix.owners[queue]
+	if !ok {
+		return false
+	}
+	for _, r := range ix.h.Final[owner] {
+		if r.Queue != queue {
+			continue
+		}
+		for _, e := range r.Entries {
+			if e.Type == "settle" && slices.Contains(e.IDs(), id) {
+				return true
+			}
+		}
+	}
+	return false
+}

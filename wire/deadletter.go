@@ -1,0 +1,89 @@
+package wire
+
+import "fmt"
+
+// Dead-lettering moves a message that reached its queue's delivery limit
+// to the queue's dead-letter queue. The source queue's owner asks the
+// dead-letter queue's owner to store the message under its own ID, so a
+// repeated ask (a lost answer, a new source owner finishing the move) is
+// stored once, as a retried publish is; once the store is confirmed, the
+// source owner settles the message.
+
+// MaxDeliveriesLimit bounds a queue's delivery limit: past a thousand
+// attempts a message is not poison, something else is wrong.
+const MaxDeliveriesLimit = 1000
+
+// CheckDeadLetter reports why a queue named queue cannot move messages
+// to deadLetter after maxDeliveries attempts. Both unset is a queue
+// without a limit; one without the other is refused, since a limit with
+// nowhere to go would have to drop messages.
+func CheckDeadLetter(queue, deadLetter string, maxDeliveries uint32) error {
+	switch {
+	case deadLetter == "" && maxDeliveries == 0:
+		return nil
+	case deadLetter == "":
+		return fmt.Errorf("a delivery limit of %d needs a dead-letter queue to move messages to", maxDeliveries)
+	case maxDeliveries == 0 || maxDeliveries > MaxDeliveriesLimit:
+		return fmt.Errorf("delivery limit %d is outside [1, %d]", maxDeliveries, MaxDeliveriesLimit)
+	case deadLetter == queue:
+		return fmt.Errorf("queue %s cannot be its own dead-letter queue", queue)
+	case len(deadLetter) > MaxQueueNameLen:
+		return fmt.Errorf("dead-letter queue name is %d bytes, over %d", len(deadLetter), MaxQueueNameLen)
+	}
+	return nil
+}
+
+// DeadLetter asks the owner of Queue, a dead-letter queue, to store a
+// message that Source's owner gave up delivering. ID is the message's ID
+// in the source queue and stays its ID: the store is deduplicated on it.
+type DeadLetter struct {
+	Queue   string
+	Source  string
+	ID      MessageID
+	Payload []byte
+}
+
+// Kind implements Message.
+func (*DeadLetter) Kind() Kind { return KindDeadLetter }
+
+// AppendBody implements Message.
+func (m *DeadLetter) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Queue)
+	b = AppendString(b, m.Source)
+	b = appendMessageID(b, m.ID)
+	return AppendBytes(b, m.Payload)
+}
+
+func decodeDeadLetter(d *Decoder) *DeadLetter {
+	return &DeadLetter{Queue: d.String(), Source: d.String(), ID: d.messageID(), Payload: d.Bytes()}
+}
+
+// String describes the request without its payload.
+func (m *DeadLetter) String() string {
+	return fmt.Sprintf("{q=%s from=%s id=%s payload=%dB}", m.Queue, m.Source, m.ID, len(m.Payload))
+}
+
+// DeadLetterReply answers a DeadLetter: StatusOK once the message is
+// durable on the dead-letter queue's confirmation quorum; any other
+// status means the source owner asks again later.
+type DeadLetterReply struct {
+	Source string
+	ID     MessageID
+	Status Status
+	Detail string
+}
+
+// Kind implements Message.
+func (*DeadLetterReply) Kind() Kind { return KindDeadLetterReply }
+
+// AppendBody implements Message.
+func (m *DeadLetterReply) AppendBody(b []byte) []byte {
+	b = AppendString(b, m.Source)
+	b = appendMessageID(b, m.ID)
+	b = AppendUint8(b, uint8(m.Status))
+	return AppendString(b, m.Detail)
+}
+
+func decodeDeadLetterReply(d *Decoder) *DeadLetterReply {
+	return &DeadLetterReply{Source: d.String(), ID: d.messageID(), Status: Status(d.Uint8()), Detail: d.String()}
+}
