@@ -99,6 +99,7 @@ func queueStatus(v node.QueueView) status.Queue {
 		CheckpointIndex: v.CheckpointIndex, CheckpointBytes: v.CheckpointBytes, CertifiedIndex: v.CertifiedIndex,
 		CheckpointAgeSeconds: v.CheckpointAge.Seconds(),
 		DedupWindowSeconds:   v.DedupWindow.Seconds(), DedupDefault: v.DedupDefault,
+		DeadLetter: v.DeadLetter, MaxDeliveries: v.MaxDeliveries,
 	}
 	for _, id := range v.Replicas {
 		q.Replicas = append(q.Replicas, uint32(id))
@@ -107,7 +108,7 @@ func queueStatus(v node.QueueView) status.Queue {
 		q.Followers = append(q.Followers, status.Follower{Node: uint32(f.Node), Acked: f.Acked})
 	}
 	if d := v.Depth; d.Known {
-		q.Depth = &status.Depth{Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed, Consumers: d.Consumers}
+		q.Depth = &status.Depth{Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed, DeadLettering: d.DeadLettering, Consumers: d.Consumers}
 	}
 	return q
 }

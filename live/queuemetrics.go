@@ -52,7 +52,7 @@ var queueGauges = []struct {
 // of these.
 var (
 	messagesDesc = prometheus.NewDesc("cairn_queue_messages",
-		"Unsettled messages by state: ready (waiting for a subscriber), leased (delivered, not yet settled), delayed (waiting for their delay). Serving owner only.",
+		"Unsettled messages by state: ready (waiting for a subscriber), leased (delivered, not yet settled), delayed (waiting for their delay), dead_lettering (past the delivery limit, moving to the dead-letter queue). Serving owner only.",
 		[]string{"queue", "state"}, nil)
 	consumersDesc = prometheus.NewDesc("cairn_queue_consumers",
 		"Subscriptions the owner serves (serving owner only).", []string{"queue"}, nil)
@@ -77,8 +77,8 @@ var (
 var metaRoles = []string{"leader", "follower", "candidate", "pre-candidate"}
 
 // depthStates names the states of cairn_queue_messages, in the order
-// depthCounts lists them.
-var depthStates = []string{"ready", "leased", "delayed"}
+// collectQueue lists them.
+var depthStates = []string{"ready", "leased", "delayed", "dead_lettering"}
 
 // trafficCounters count each queue's client traffic through this node
 // since its process started (trafficCounts); rate() over them gives the
@@ -163,7 +163,7 @@ func (c *queueCollector) collectQueue(ch chan<- prometheus.Metric, q status.Queu
 		ch <- prometheus.MustNewConstMetric(c.descs[i], prometheus.GaugeValue, v, q.Name)
 	}
 	if d := q.Depth; d != nil {
-		for i, v := range []int{d.Ready, d.Leased, d.Delayed} {
+		for i, v := range []int{d.Ready, d.Leased, d.Delayed, d.DeadLettering} {
 			ch <- prometheus.MustNewConstMetric(messagesDesc, prometheus.GaugeValue, float64(v), q.Name, depthStates[i])
 		}
 		ch <- prometheus.MustNewConstMetric(consumersDesc, prometheus.GaugeValue, float64(d.Consumers), q.Name)

@@ -28,6 +28,10 @@ type QueueView struct {
 	// DedupDefault says it is the default.
 	DedupWindow  time.Duration
 	DedupDefault bool
+	// DeadLetter names the queue a message moves to once it was
+	// delivered MaxDeliveries times without an ack; empty, none.
+	DeadLetter    string
+	MaxDeliveries uint32
 	// Role is this node's part: "owner" (serving in its epoch),
 	// "candidate" (recovering or activating the epoch the metadata gave
 	// it), "stale" (an owner a newer epoch fenced), "follower", or "none"
@@ -134,6 +138,7 @@ func (n *Node) queueView(name string) QueueView {
 			v.Replicas, v.State = slices.Clone(q.Replicas), queueStateNames[q.State]
 			v.CertifiedIndex = q.CheckpointCut
 			v.DedupWindow, v.DedupDefault = n.dedupWindowOf(name, q.Incarnation), q.DedupWindow == 0
+			v.DeadLetter, v.MaxDeliveries = q.DeadLetter, q.MaxDeliveries
 		}
 	}
 	r := n.queues[name]

@@ -25,9 +25,11 @@ func queueCreate(args []string, e env) int {
 	fs, c := newFlags("queue create", e)
 	policy := fs.String("policy", "majority", "confirmation policy: majority, all or owner-only")
 	window := fs.Duration("dedup-window", 0, "how long the queue remembers a message ID, so that a retried publish is stored once (1s to 24h; default the nodes')")
+	dead := fs.String("dead-letter", "", "the queue a message moves to once it was delivered --max-deliveries times without an ack (create it first)")
+	limit := fs.Int("max-deliveries", 0, "the delivery limit, with --dead-letter (1 to 1000)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only] [--dedup-window D]")
+		fmt.Fprintln(e.stderr, "usage: cairn queue create NAME [--policy majority|all|owner-only] [--dedup-window D] [--dead-letter QUEUE --max-deliveries N]")
 		return exitUsage
 	}
 	if code, ok := checkQueueName(e, pos[0]); !ok {
@@ -42,6 +44,15 @@ func queueCreate(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "cairn: --dedup-window %v is outside [%v, %v]\n", *window, client.MinDedupWindow, client.MaxDedupWindow)
 		return exitUsage
 	}
+	if (*dead == "") != (*limit == 0) || *limit < 0 || *limit > client.MaxDeliveriesLimit {
+		fmt.Fprintf(e.stderr, "cairn: --dead-letter and --max-deliveries go together, with a limit from 1 to %d\n", client.MaxDeliveriesLimit)
+		return exitUsage
+	}
+	if *dead != "" {
+		if code, ok := checkQueueName(e, *dead); !ok {
+			return code
+		}
+	}
 	ctx, cancel := c.context()
 	defer cancel()
 	cl, err := c.dial(ctx)
@@ -53,11 +64,22 @@ func queueCreate(args []string, e env) int {
 	if *window != 0 {
 		opts = append(opts, client.WithDedupWindow(*window))
 	}
+	if *dead != "" {
+		opts = append(opts, client.WithDeadLetter(*dead, *limit))
+	}
 	if err := cl.CreateQueue(ctx, pos[0], p, opts...); err != nil {
 		return failure(e, "creating "+pos[0], err)
 	}
-	fmt.Fprintf(e.stdout, "created queue %s (policy %s, %s)\n", pos[0], p, windowText(*window))
+	fmt.Fprintf(e.stdout, "created queue %s (policy %s, %s%s)\n", pos[0], p, windowText(*window), deadLetterText(*dead, *limit))
 	return exitOK
+}
+
+// deadLetterText describes a queue's delivery limit, if it has one.
+func deadLetterText(dead string, limit int) string {
+	if dead == "" {
+		return ""
+	}
+	return fmt.Sprintf(", to %s after %d deliveries", dead, limit)
 }
 
 // windowText describes the deduplication window a queue was created

@@ -51,3 +51,32 @@ func TestQueueCreateTakesADedupWindow(t *testing.T) {
 		t.Fatalf("no window: status %d, output %q", code, out)
 	}
 }
+
+// --dead-letter and --max-deliveries reach the node together; one
+// without the other, or a limit out of range, is refused before anything
+// is sent.
+func TestQueueCreateTakesADeadLetterQueue(t *testing.T) {
+	conn := startNode(t)
+	for _, args := range [][]string{
+		{"--dead-letter", "parked"},
+		{"--max-deliveries", "3"},
+		{"--dead-letter", "parked", "--max-deliveries", "1001"},
+		{"--dead-letter", "parked", "--max-deliveries", "-1"},
+	} {
+		code, out := cli(t, "", append(append([]string{"queue", "create", "orders"}, args...), conn...)...)
+		if code != exitUsage || !strings.Contains(out, "--dead-letter and --max-deliveries go together") {
+			t.Errorf("%q: status %d, output %q", args, code, out)
+		}
+	}
+	if code, out := cli(t, "", append([]string{"queue", "create", "parked"}, conn...)...); code != exitOK {
+		t.Fatalf("creating the dead-letter queue: status %d, output %q", code, out)
+	}
+	code, out := cli(t, "", append([]string{"queue", "create", "orders", "--dead-letter", "parked", "--max-deliveries", "3"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "to parked after 3 deliveries") {
+		t.Fatalf("a dead-letter queue: status %d, output %q", code, out)
+	}
+	code, out = cli(t, "", append([]string{"queue", "create", "loop", "--dead-letter", "loop", "--max-deliveries", "3"}, conn...)...)
+	if code == exitOK || !strings.Contains(out, "cannot be its own dead-letter queue") {
+		t.Fatalf("a queue that is its own dead-letter queue: status %d, output %q", code, out)
+	}
+}

@@ -89,6 +89,10 @@ type ClusterQueue struct {
 	// from, the queue having been created without one.
 	DedupWindowSeconds float64 `json:"dedup_window_seconds"`
 	DedupDefault       bool    `json:"dedup_window_default,omitempty"`
+	// DeadLetter and MaxDeliveries are the queue's delivery limit, if
+	// it has one.
+	DeadLetter    string `json:"dead_letter,omitempty"`
+	MaxDeliveries uint32 `json:"max_deliveries,omitempty"`
 	// Recoveries are the queue's latest recovery attempts, whichever node
 	// ran them, oldest first, at most RecoveriesShown.
 	Recoveries []Recovery `json:"recoveries"`
@@ -246,6 +250,7 @@ func clusterQueue(name string, views []nodeQueue, recoveries []Recovery, prev, c
 		CheckpointIndex: p.q.CheckpointIndex, CertifiedIndex: p.q.CertifiedIndex, CheckpointAgeSeconds: p.q.CheckpointAgeSeconds,
 		Depth: p.q.Depth, Replicas: []ReplicaLag{}, Recoveries: latestRecoveries(recoveries),
 		DedupWindowSeconds: p.q.DedupWindowSeconds, DedupDefault: p.q.DedupDefault,
+		DeadLetter: p.q.DeadLetter, MaxDeliveries: p.q.MaxDeliveries,
 	}
 	for _, id := range p.q.Replicas {
 		q.Replicas = append(q.Replicas, replicaLag(id, views, p))

@@ -169,6 +169,11 @@ type Queue struct {
 	// queue).
 	DedupWindowSeconds float64 `json:"dedup_window_seconds"`
 	DedupDefault       bool    `json:"dedup_window_default,omitempty"`
+	// DeadLetter names the queue a message moves to once it was
+	// delivered MaxDeliveries times without an ack; empty, the queue has
+	// no delivery limit.
+	DeadLetter    string `json:"dead_letter,omitempty"`
+	MaxDeliveries uint32 `json:"max_deliveries,omitempty"`
 	// ReplicaEpoch is the local replica's epoch: the owner's own, or the
 	// highest a follower has seen.
 	ReplicaEpoch uint64 `json:"replica_epoch"`
@@ -238,16 +243,19 @@ type Traffic struct {
 
 // Depth counts a queue's unsettled messages by where they stand: Ready
 // ones wait for a subscriber, Leased ones are out under a lease, Delayed
-// ones wait for their delay. Consumers counts the owner's subscriptions.
+// ones wait for their delay, DeadLettering ones used up their delivery
+// limit and are moving to the dead-letter queue. Consumers counts the
+// owner's subscriptions.
 type Depth struct {
-	Ready     int `json:"ready"`
-	Leased    int `json:"leased"`
-	Delayed   int `json:"delayed"`
-	Consumers int `json:"consumers"`
+	Ready         int `json:"ready"`
+	Leased        int `json:"leased"`
+	Delayed       int `json:"delayed"`
+	DeadLettering int `json:"dead_lettering,omitempty"`
+	Consumers     int `json:"consumers"`
 }
 
 // Backlog is every unsettled message, whatever it waits for.
-func (d Depth) Backlog() int { return d.Ready + d.Leased + d.Delayed }
+func (d Depth) Backlog() int { return d.Ready + d.Leased + d.Delayed + d.DeadLettering }
 
 // Fetch reads the status document from a node's HTTP address (host:port)
 // without a credential: enough for a node whose HTTP port leaves /status
