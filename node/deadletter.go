@@ -186,10 +186,11 @@ func (n *Node) onDeadLetter(from NodeID, m *wire.DeadLetter) {
 		o.park(w)
 		return
 	}
-	if n.disk.full {
-		refuse(wire.StatusDiskFull, "this node's disk is short of space")
-		return
-	}
+	// A node short of space still takes moves: like acks, they drain the
+	// cluster (the message leaves its source queue once stored here), and
+	// there are never more than the source queues hold. Refusing them
+	// would leave the messages stuck, counted in no one's backlog but
+	// the source's, until someone freed space by hand.
 	w.index = o.append(record{typ: recordPublish, id: m.ID, payload: m.Payload})
 	o.park(w)
 }

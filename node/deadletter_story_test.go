@@ -186,3 +186,36 @@ func TestABadDeliveryLimitIsRefused(t *testing.T) {
 		c.mustReply(m.ReqID, wire.StatusBadRequest)
 	}
 }
+
+// Deliveries a consumer hands back by unsubscribing do not count toward
+// the delivery limit; those of a consumer lost while it held them do.
+func TestUnsubscribingDoesNotUseUpDeliveries(t *testing.T) {
+	c := newCluster(t)
+	c.createQueue("parked", wire.PolicyMajority)
+	owner := c.createWithDeadLetter("orders", "parked", 1)
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
+	c.settle()
+	for i, conn := range []node.ConnID{5, 6, 7} {
+		req := uint64(10 + 2*i)
+		c.request(owner, conn, &wire.Subscribe{ReqID: req, Queue: "orders", Window: 1, Lease: time.Minute})
+		c.settle()
+		if ds := c.deliveries(conn); len(ds) != 1 || ds[0].Attempt != 1 {
+			t.Fatalf("consumer %d after %d unsubscribes got %+v, want the message at attempt 1", conn, i, ds)
+		}
+		c.request(owner, conn, &wire.Unsubscribe{ReqID: req + 1, Queue: "orders"})
+		c.settle()
+	}
+	if c.saw(event.QueueDeadLetter) {
+		t.Fatal("unsubscribing moved the message to the dead-letter queue")
+	}
+	c.request(owner, 8, &wire.Subscribe{ReqID: 30, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	if ds := c.deliveries(8); len(ds) != 1 {
+		t.Fatalf("the last consumer got %+v", ds)
+	}
+	c.node(owner).run(func() { c.node(owner).n.OnClientGone(8) })
+	c.settle()
+	if !c.saw(event.QueueDeadLetter, onQueue("orders")) {
+		t.Fatal("a consumer lost while holding the message did not use up its one delivery")
+	}
+}

@@ -119,15 +119,23 @@ func (o *ownerState) releaseLeases() {
 }
 
 // dropConnection ends the connection's subscriptions and releases their
-// leases.
-func (r *replica) dropConnection(conn ConnID) {
+// leases. A consumer lost while it held them (lost is set) may have died
+// of what it was handed, so each counts toward its message's delivery
+// limit; one that unsubscribed handed them back unworked, and they go
+// back as they were.
+func (r *replica) dropConnection(conn ConnID, lost bool) {
 	o := r.own
 	for _, s := range o.subs {
 		if s.conn != conn {
 			continue
 		}
 		for _, l := range slices.Clone(s.leases) {
-			o.giveUp(l)
+			if lost {
+				o.giveUp(l)
+				continue
+			}
+			l.msg.attempts-- // handed back unworked: the delivery does not count
+			o.release(l, true)
 		}
 	}
 	o.subs = slices.DeleteFunc(o.subs, func(s *subscription) bool { return s.conn == conn })

@@ -467,7 +467,7 @@ func (n *Node) OnClientGone(conn ConnID) {
 	for _, name := range n.names {
 		r := n.queues[name]
 		if r.serving() {
-			r.dropConnection(conn)
+			r.dropConnection(conn, true)
 		}
 	}
 	n.dropParked(conn)

@@ -31,6 +31,14 @@ func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 		Now: r.n.env.Now(), SyncBatches: r.log.SyncBatches(),
 	})
 	o.recovery = c
+	// A candidate still waiting for a quorum to hold the marker of a plain
+	// activation (a policy-all queue with a replica down waits for good)
+	// gives that activation up: the recovery opens the epoch now, and
+	// serves only once the metadata activates it. Left set, the old
+	// marker's index would make the recovery's own marker, once a quorum
+	// held it, look like the plain activation's, and the candidate would
+	// serve before the metadata activated it.
+	o.opening = 0
 	if r.role == roleOwner {
 		// The owner recovers into a newer epoch of its own. The recovery
 		// rebuilds the state from the history it installs, whose messages

@@ -179,7 +179,7 @@ func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {
 // that holds none has nothing to do: either way the subscription is gone.
 func (n *Node) onUnsubscribe(conn ConnID, m *wire.Unsubscribe) {
 	if r := n.queues[m.Queue]; r != nil && r.serving() {
-		r.dropConnection(conn)
+		r.dropConnection(conn, false)
 	}
 	n.reply(conn, m.ReqID, wire.StatusOK, "")
 }

@@ -80,6 +80,11 @@ func (ix *index) leaseEnded(op *sim.OpRecord, from, to time.Duration) bool {
 		if o.Kind == "nack" && o.ID == op.ID && within(o.Invoked) {
 			return true
 		}
+		// An unsubscribe from the queue hands every lease of the
+		// subscription back.
+		if o.Kind == "unsubscribe" && o.Client == op.Client && o.Queue == op.Queue && within(o.Invoked) {
+			return true
+		}
 		// Whatever its outcome: an extension never confirmed may still
 		// have reached the owner and set the lease's end.
 		if o.Kind == "extend" && o != op && o.ID == op.ID && o.From == op.From && o.Lease == op.Lease && within(o.Invoked) {

@@ -42,6 +42,9 @@ func TestExtendedLeaseCheckerFlagsAnEarlyResendOnly(t *testing.T) {
 		{"a nack", func(h *sim.History) {
 			h.Ops = append(h.Ops, sim.OpRecord{Client: 3, Kind: "nack", Queue: "q", ID: h.Ops[1].ID, Invoked: 400 * time.Millisecond})
 		}},
+		{"an unsubscribe", func(h *sim.History) {
+			h.Ops = append(h.Ops, sim.OpRecord{Client: 3, Kind: "unsubscribe", Queue: "q", Invoked: 400 * time.Millisecond})
+		}},
 		{"a consumer restart", func(h *sim.History) {
 			h.ClientRestarts = append(h.ClientRestarts, sim.ClientRestart{At: 400 * time.Millisecond, Client: 3})
 		}},

@@ -27,8 +27,11 @@ type clientProc struct {
 	// how long, apart from rng so that a workload that extends nothing
 	// draws exactly what it drew before extensions existed.
 	extendRng *rand.Rand
-	producer  bool
-	consumer  bool
+	// unsubRng decides when this consumer unsubscribes, from what, and
+	// for how long.
+	unsubRng *rand.Rand
+	producer bool
+	consumer bool
 	// probe marks a probe client: it works only the first queue, starts at
 	// the workload's ProbeAt, and (as a publisher) publishes every 10ms.
 	probe     bool
@@ -76,6 +79,7 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 	c := &clientProc{
 		w: w, index: i, addr: netsim.Addr(clientAddrBase + i + 1), rng: rng,
 		extendRng: newStream(w.sc.Seed, streamExtend, uint64(i)),
+		unsubRng:  newStream(w.sc.Seed, streamUnsubscribe, uint64(i)+1),
 		producer:  i < wl.Producers, consumer: i >= wl.Producers,
 		ops: make(map[core.OpID]int), subscribed: make(map[string]bool),
 	}

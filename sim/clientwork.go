@@ -29,6 +29,7 @@ func (w *World) startClients() {
 				for _, q := range wl.Queues {
 					c.subscribe(q.Name)
 				}
+				c.scheduleUnsubscribe()
 			})
 		}
 	}
@@ -124,6 +125,43 @@ func (c *clientProc) subscribe(queue string) {
 	id := c.core.Subscribe(c.now(), queue, wl.Window, wl.Lease)
 	c.invoked(id, "subscribe", queue, noID, 0)
 	c.flush()
+}
+
+// scheduleUnsubscribe plans the consumer's next unsubscribe, if its
+// workload has them: after a pause drawn around UnsubscribeEvery, it
+// leaves one queue it is subscribed to and comes back 20 to 300ms later.
+// It stops once the safety phase ends.
+func (c *clientProc) scheduleUnsubscribe() {
+	every := c.w.sc.Workload.UnsubscribeEvery
+	if every <= 0 || c.probe {
+		return
+	}
+	pause := time.Duration(c.unsubRng.Int64N(int64(2*every))) + 1
+	gen := c.gen
+	c.w.schedule(c.w.now+pause, -1, 0, func() {
+		if c.w.Live() || c.quiet() || c.gen != gen {
+			return
+		}
+		queues := c.w.sc.Workload.Queues
+		q := queues[c.unsubRng.IntN(len(queues))].Name
+		back := 20*time.Millisecond + time.Duration(c.unsubRng.Int64N(int64(280*time.Millisecond)))
+		if c.subscribed[q] {
+			c.subscribed[q] = false
+			c.core.Unsubscribe(c.now(), q)
+			// The request is sent once and not answered: the history
+			// records it as done when sent.
+			c.w.hist.Ops = append(c.w.hist.Ops, OpRecord{
+				Client: c.index, Kind: "unsubscribe", Queue: q, Invoked: c.w.now, Done: c.w.now, Outcome: OutcomeOK})
+			c.tracef("unsubscribe q=%s for %v", q, back)
+			c.flush()
+			c.w.schedule(c.w.now+back, -1, 0, func() {
+				if c.gen == gen {
+					c.subscribe(q)
+				}
+			})
+		}
+		c.scheduleUnsubscribe()
+	})
 }
 
 // react decides, after some thinking time, what to do with a delivery:

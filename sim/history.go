@@ -42,7 +42,7 @@ const (
 // OpRecord is one client operation from invocation to outcome.
 type OpRecord struct {
 	Client  int
-	Kind    string // create, delete, publish, subscribe, ack, nack, extend
+	Kind    string // create, delete, publish, subscribe, unsubscribe, ack, nack, extend
 	Queue   string
 	ID      wire.MessageID
 	Delay   time.Duration

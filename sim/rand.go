@@ -36,6 +36,9 @@ const (
 	// streamDeadLetter draws a generated scenario's dead-letter queue and
 	// delivery limits.
 	streamDeadLetter = "dead-letter"
+	// streamUnsubscribe draws whether a generated scenario's consumers
+	// unsubscribe now and then and, per consumer, when and from what.
+	streamUnsubscribe = "unsubscribe"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

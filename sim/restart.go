@@ -46,6 +46,7 @@ func (c *clientProc) restart(down time.Duration) {
 		for _, q := range c.w.sc.Workload.Queues {
 			c.subscribe(q.Name)
 		}
+		c.scheduleUnsubscribe()
 	})
 }
 

@@ -296,6 +296,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)
 		drawDeadLetter(seed, sc.Workload)
+		sc.Workload.UnsubscribeEvery = drawUnsubscribeEvery(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc

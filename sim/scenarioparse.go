@@ -238,6 +238,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.duration("consume-at", &wl.ConsumeAt)
 	kv.duration("ack-linger", &wl.AckLinger)
 	kv.chance("extend", &wl.ExtendChance)
+	kv.duration("unsubscribe", &wl.UnsubscribeEvery)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}

@@ -48,6 +48,11 @@ type Workload struct {
 	// at once, thinks for longer than the lease, then acks, nacks or
 	// ignores the delivery as it would any other (0: it never extends).
 	ExtendChance float64
+	// UnsubscribeEvery, when positive, is the mean pause between a
+	// consumer's unsubscribes during the safety phase: it ends its
+	// subscription to one queue (the node hands its leases back) and
+	// subscribes again 20 to 300ms later.
+	UnsubscribeEvery time.Duration
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover
@@ -148,6 +153,13 @@ func drawDeadLetter(seed uint64, wl *Workload) {
 	wl.Queues = append([]QueueSpec{dl}, wl.Queues...)
 	wl.NackChance = max(wl.NackChance, 0.1)
 	wl.AckChance = min(wl.AckChance, 1-wl.NackChance)
+}
+
+// drawUnsubscribeEvery draws, for a quarter of the generated scenarios,
+// how often consumers unsubscribe, from a stream of its own so that the
+// other seeds run as they did.
+func drawUnsubscribeEvery(seed uint64) time.Duration {
+	return pick(newStream(seed, streamUnsubscribe), 0, 0, 0, 700*time.Millisecond)
 }
 
 // drawAckLinger draws how long consumers hold their acks, from a stream
