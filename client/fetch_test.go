@@ -276,3 +276,30 @@ func TestPublishBatchNotStartedIsNotUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A fetched delivery left unsettled past its lease stops counting once
+// the lease has run out: the client ends the subscription behind the
+// Fetch (handing back what the node sent it meanwhile), instead of
+// keeping it, and what it holds, for good.
+func TestFetchLapsedLeaseEndsTheSubscription(t *testing.T) {
+	ctx, a, connect := liveQueue(t, "jobs")
+	publishN(t, ctx, a, "jobs", 0, 1)
+	const lease = 300 * time.Millisecond
+	got, err := a.Fetch(ctx, "jobs", 2, 200*time.Millisecond, WithLease(lease))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Fetch = %d, %v", len(got), err)
+	}
+	publishN(t, ctx, a, "jobs", 1, 1)
+	time.Sleep(lease + lapseSlack + 300*time.Millisecond)
+	sessions := make(chan int, 1)
+	a.post(func() { sessions <- len(a.fetches) })
+	if n := <-sessions; n != 0 {
+		t.Fatalf("%d Fetch subscriptions still stand after their only delivery's lease ran out", n)
+	}
+	b := connect()
+	start := time.Now()
+	other, err := b.Fetch(ctx, "jobs", 2, 5*time.Second)
+	if err != nil || len(other) != 2 || time.Since(start) > 2*time.Second {
+		t.Fatalf("another consumer fetched %v, %v after %v; want m0 and m1 at once", payloads(other), err, time.Since(start))
+	}
+}
