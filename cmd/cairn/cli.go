@@ -37,7 +37,8 @@ const usage = `usage: cairn COMMAND [flags]
   queue delete NAME
   queue list
   queue stats [NAME...] [--interval D] [--json]
-  publish QUEUE [MSG...] [--delay D]     (one message per stdin line when no MSG)
+  publish QUEUE [MSG...] [--delay D] [--from-file F]
+                  (one message per line of F, or of stdin, when no MSG)
   consume QUEUE [--ack] [--count N] [--timeout D] [--window W] [--lease D]
                   (until N were consumed, D passed, or interrupted)
   cluster status
