@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
@@ -39,7 +40,7 @@ const lapseSlack = 500 * time.Millisecond
 // waiting. It fails with ctx's error if ctx ends first; the deliveries
 // that had arrived then go back to the queue.
 func (c *Client) Fetch(ctx context.Context, queue string, n int, wait time.Duration, opts ...SubscribeOption) ([]*Delivery, error) {
-	if n <= 0 || n > math.MaxUint32 || wait < 0 {
+	if n <= 0 || uint64(n) > math.MaxUint32 || wait < 0 {
 		return nil, &StatusError{Op: core.OpSubscribe.String(), Queue: queue, Status: StatusBadRequest,
 			Detail: fmt.Sprintf("fetch of %d deliveries within %v: want 1 to %d deliveries and a wait of 0 or more", n, wait, uint32(math.MaxUint32))}
 	}
@@ -61,16 +62,17 @@ func (c *Client) Fetch(ctx context.Context, queue string, n int, wait time.Durat
 	}
 	st := make(chan started, 1)
 	if !c.post(func() {
-		f, op, err := c.startFetch(queue, so)
-		var ready chan []*Delivery
-		if f != nil {
-			ready = f.ready
-		}
+		f, ready, op, err := c.startFetch(queue, so)
 		st <- started{f, ready, op, err}
 	}) {
 		return nil, ErrClosed
 	}
-	s := <-st
+	var s started
+	select {
+	case s = <-st:
+	case <-c.done:
+		return nil, ErrClosed
+	}
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -127,8 +129,9 @@ type fetchSession struct {
 	ready chan []*Delivery
 
 	// live maps the leases of the deliveries Fetch returned that are
-	// neither settled nor lapsed to when they lapse, by this clock.
-	live map[uint64]time.Time
+	// neither settled nor lapsed to their messages and when they lapse,
+	// by this clock.
+	live map[uint64]liveLease
 	// held are deliveries the node sent when no Fetch was in progress.
 	// unexplained counts those sent into room the client did not make,
 	// which can only be a lease lapsing at the node earlier than live
@@ -142,26 +145,33 @@ type fetchSession struct {
 	timer       *time.Timer
 }
 
+// liveLease is a delivery Fetch returned, still leased as far as the
+// client knows.
+type liveLease struct {
+	id MessageID
+	at time.Time // when it lapses, slack included
+}
+
 // startFetch runs on the loop: it begins a Fetch on queue, on the
 // subscription a previous Fetch left or on a new one, whose first outcome
-// goes to the returned channel.
-func (c *Client) startFetch(queue string, so subscribeOptions) (*fetchSession, chan core.Event, error) {
+// goes to op. What the Fetch takes goes to ready.
+func (c *Client) startFetch(queue string, so subscribeOptions) (f *fetchSession, ready chan []*Delivery, op chan core.Event, err error) {
 	if c.subs[queue] != nil {
-		return nil, nil, fmt.Errorf("client: cannot fetch from queue %q while subscribed to it", queue)
+		return nil, nil, nil, fmt.Errorf("client: cannot fetch from queue %q while subscribed to it", queue)
 	}
-	f := c.fetches[queue]
+	f = c.fetches[queue]
 	if f != nil && f.ready != nil {
-		return nil, nil, fmt.Errorf("client: a Fetch on queue %q is already waiting", queue)
+		return nil, nil, nil, fmt.Errorf("client: a Fetch on queue %q is already waiting", queue)
 	}
-	var op chan core.Event
 	if f == nil {
-		f = &fetchSession{queue: queue, lease: so.lease, window: so.window, live: make(map[uint64]time.Time)}
+		f = &fetchSession{queue: queue, lease: so.lease, window: so.window, live: make(map[uint64]liveLease)}
 		c.fetches[queue] = f
 		op = make(chan core.Event, 1)
 		c.waiters[c.core.Subscribe(time.Now(), queue, so.window, so.lease)] = op
 	}
-	f.ready = make(chan []*Delivery, 1)
-	f.want = int(so.window)
+	ready = make(chan []*Delivery, 1)
+	f.ready, f.want = ready, int(so.window)
+	pruneHeld(f, time.Now())
 	take := min(len(f.held), f.want)
 	f.got = append(f.got[:0], f.held[:take]...)
 	f.held = append(f.held[:0], f.held[take:]...)
@@ -169,29 +179,60 @@ func (c *Client) startFetch(queue string, so subscribeOptions) (*fetchSession, c
 	f.unexplained = min(f.unexplained, len(f.held))
 	if f.want == 0 {
 		c.endCollect(f, false)
-		return f, op, nil
+		return f, ready, op, nil
 	}
 	c.setFetchWindow(f, uint32(len(f.live)+len(f.held)+f.want))
-	return f, op, nil
+	return f, ready, op, nil
 }
 
 // onFetched runs on the loop for each delivery to a queue fetched from.
 func (c *Client) onFetched(f *fetchSession, d *Delivery) {
-	d.fetch = f
+	d.fetch, d.lapseAt = f, time.Now().Add(f.lease)
+	// The node sends a message again only once its earlier lease has
+	// ended: that lease explains the room the node found.
+	explained := forgetEarlierLease(f, d.ID)
 	if f.ready != nil && f.want > 0 {
 		f.got = append(f.got, d)
 		if f.want--; f.want == 0 {
 			c.endCollect(f, false)
+		} else if explained {
+			c.reconcile(f)
 		}
 		return
 	}
 	f.held = append(f.held, d)
-	if f.overshoot > 0 {
+	switch {
+	case explained:
+	case f.overshoot > 0:
 		f.overshoot--
-		c.reconcile(f)
+	default:
+		f.unexplained++
 		return
 	}
-	f.unexplained++
+	c.reconcile(f)
+}
+
+// forgetEarlierLease drops the delivery of message id that f returned or
+// holds, if any: its lease is over. It reports whether there was one.
+func forgetEarlierLease(f *fetchSession, id MessageID) bool {
+	found := false
+	for lease, l := range f.live {
+		if l.id == id {
+			delete(f.live, lease)
+			found = true
+		}
+	}
+	n := len(f.held)
+	f.held = slices.DeleteFunc(f.held, func(h *Delivery) bool { return h.ID == id })
+	f.unexplained = min(f.unexplained, len(f.held))
+	return found || len(f.held) < n
+}
+
+// pruneHeld drops the held deliveries whose leases have run out at the
+// node by now: they are no longer the client's to hand out or back.
+func pruneHeld(f *fetchSession, now time.Time) {
+	f.held = slices.DeleteFunc(f.held, func(h *Delivery) bool { return !h.lapseAt.After(now) })
+	f.unexplained = min(f.unexplained, len(f.held))
 }
 
 // endCollect runs on the loop: it ends the Fetch in progress on f, if
@@ -210,7 +251,7 @@ func (c *Client) endCollect(f *fetchSession, abandon bool) {
 	}
 	now := time.Now()
 	for _, d := range got {
-		f.live[d.d.Lease] = now.Add(f.lease + lapseSlack)
+		f.live[d.d.Lease] = liveLease{id: d.ID, at: now.Add(f.lease + lapseSlack)}
 	}
 	f.overshoot += f.want
 	f.want = 0
@@ -270,9 +311,14 @@ func (c *Client) armLapses(f *fetchSession) {
 		return
 	}
 	var next time.Time
-	for _, at := range f.live {
-		if next.IsZero() || at.Before(next) {
-			next = at
+	for _, l := range f.live {
+		if next.IsZero() || l.at.Before(next) {
+			next = l.at
+		}
+	}
+	for _, h := range f.held {
+		if h.lapseAt.Before(next) {
+			next = h.lapseAt
 		}
 	}
 	if f.timer != nil {
@@ -281,22 +327,24 @@ func (c *Client) armLapses(f *fetchSession) {
 	f.timer = time.AfterFunc(time.Until(next), func() { c.post(func() { c.countLapses(f) }) })
 }
 
-// countLapses runs on the loop when a returned delivery's lease should
-// have run out at its node: it no longer counts as leased, and each lapse
-// explains one held delivery, which can now go back.
+// countLapses runs on the loop when a returned or held delivery's lease
+// should have run out at its node: it no longer counts as leased, and
+// each lapse of a returned one explains one held delivery, which can now
+// go back.
 func (c *Client) countLapses(f *fetchSession) {
 	if c.fetches[f.queue] != f {
 		return
 	}
 	now := time.Now()
-	for lease, at := range f.live {
-		if !at.After(now) {
+	for lease, l := range f.live {
+		if !l.at.After(now) {
 			delete(f.live, lease)
 			if f.unexplained > 0 {
 				f.unexplained--
 			}
 		}
 	}
+	pruneHeld(f, now)
 	c.reconcile(f)
 	c.armLapses(f)
 }
@@ -334,8 +382,8 @@ func (d *Delivery) extending(extendFor time.Duration, start func(now time.Time) 
 		return start
 	}
 	return func(now time.Time) core.OpID {
-		if _, ok := f.live[d.d.Lease]; ok && d.c.fetches[f.queue] == f {
-			f.live[d.d.Lease] = now.Add(extendFor + lapseSlack)
+		if l, ok := f.live[d.d.Lease]; ok && d.c.fetches[f.queue] == f {
+			f.live[d.d.Lease] = liveLease{id: l.id, at: now.Add(extendFor + lapseSlack)}
 			d.c.armLapses(f)
 		}
 		return start(now)

@@ -303,3 +303,32 @@ func TestFetchLapsedLeaseEndsTheSubscription(t *testing.T) {
 		t.Fatalf("another consumer fetched %v, %v after %v; want m0 and m1 at once", payloads(other), err, time.Since(start))
 	}
 }
+
+// When the lease of a fetched delivery runs out at the node before the
+// client counts it lapsed, the node sends that message to the client
+// again: the client takes that as the end of the earlier lease and hands
+// the message back at once (shrinking its window first, so it does not
+// come straight back), while the delivery it keeps extending stays its.
+func TestFetchHandsBackAMessageWhoseLeaseRanOut(t *testing.T) {
+	ctx, a, connect := liveQueue(t, "jobs")
+	publishN(t, ctx, a, "jobs", 0, 2)
+	const lease = 300 * time.Millisecond
+	got, err := a.Fetch(ctx, "jobs", 2, time.Second, WithLease(lease))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Fetch = %d, %v", len(got), err)
+	}
+	if err := got[1].Extend(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(lease + lapseSlack/4)
+	state := make(chan [2]int, 1)
+	a.post(func() { f := a.fetches["jobs"]; state <- [2]int{len(f.live), len(f.held)} })
+	if s := <-state; s != [2]int{1, 0} {
+		t.Fatalf("before its own lapse count the client has %d live and %d held deliveries, want 1 and 0", s[0], s[1])
+	}
+	b := connect()
+	other, err := b.Fetch(ctx, "jobs", 1, 2*time.Second)
+	if err != nil || len(other) != 1 || string(other[0].Payload) != string(got[0].Payload) || other[0].Attempt < 2 {
+		t.Fatalf("another consumer fetched %v, %v; want %s delivered again", payloads(other), err, got[0].Payload)
+	}
+}

@@ -19,8 +19,11 @@ type Delivery struct {
 
 	c *Client
 	d core.Delivery
-	// fetch is the Fetch session the delivery came through, if any.
-	fetch *fetchSession
+	// fetch is the Fetch session the delivery came through, if any, and
+	// lapseAt when its lease runs out at the node at the latest; both
+	// belong to the loop.
+	fetch   *fetchSession
+	lapseAt time.Time
 }
 
 // Nack hands the delivery back for redelivery.
