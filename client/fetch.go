@@ -22,7 +22,8 @@ const lapseSlack = 500 * time.Millisecond
 // no error). The node does not tell a client that a queue is empty, so
 // Fetch on a queue with fewer than n messages ready always waits the
 // whole wait; a wait of 0 returns at once with what has already arrived,
-// which is nothing on a first call. The node never sends more than n.
+// which is nothing on a first call. The subscription's window leaves the
+// node room for n deliveries beyond those still unsettled, no more.
 //
 // The deliveries are leased (for 30s, or as WithLease says; other
 // subscribe options are ignored) and settled as a subscription's are:
@@ -212,10 +213,18 @@ func (c *Client) onFetched(f *fetchSession, d *Delivery) {
 	c.reconcile(f)
 }
 
-// forgetEarlierLease drops the delivery of message id that f returned or
-// holds, if any: its lease is over. It reports whether there was one.
+// forgetEarlierLease drops the delivery of message id that f returned,
+// holds or is taking, if any: its lease is over. It reports whether there
+// was one. (A Fetch started just after the previous one's subscription
+// ended can get a delivery sent to that subscription, and then the same
+// message again once the node handed it back.)
 func forgetEarlierLease(f *fetchSession, id MessageID) bool {
 	found := false
+	if n := len(f.got); n > 0 {
+		f.got = slices.DeleteFunc(f.got, func(g *Delivery) bool { return g.ID == id })
+		f.want += n - len(f.got)
+		found = len(f.got) < n
+	}
 	for lease, l := range f.live {
 		if l.id == id {
 			delete(f.live, lease)
