@@ -27,7 +27,10 @@ const lapseSlack = 500 * time.Millisecond
 //
 // The deliveries are leased (for 30s, or as WithLease says; other
 // subscribe options are ignored) and settled as a subscription's are:
-// Ack, AckSync, Nack, Extend. Under the hood Fetch subscribes to queue
+// Ack, AckSync, Nack, Extend. Each lease starts when its delivery is
+// sent, not when Fetch returns, so a wait near the lease leaves the
+// first deliveries little of it; one whose lease ran out before Fetch
+// returned is left out. Under the hood Fetch subscribes to queue
 // with a window of n and keeps that subscription, with its window shrunk
 // to what is still unsettled, until every delivery it returned is
 // settled or its lease has run out; then it ends the subscription at the
@@ -182,7 +185,7 @@ func (c *Client) startFetch(queue string, so subscribeOptions) (f *fetchSession,
 		c.endCollect(f, false)
 		return f, ready, op, nil
 	}
-	c.setFetchWindow(f, uint32(len(f.live)+len(f.held)+f.want))
+	c.reconcile(f)
 	return f, ready, op, nil
 }
 
@@ -252,15 +255,17 @@ func (c *Client) endCollect(f *fetchSession, abandon bool) {
 	if f.ready == nil {
 		return
 	}
-	got := f.got
+	now := time.Now()
+	// A delivery whose lease ran out during a long wait is no longer the
+	// caller's: the node delivers it again, perhaps to this very Fetch.
+	got := slices.DeleteFunc(f.got, func(d *Delivery) bool { return !d.lapseAt.After(now) })
 	f.got = nil
 	if abandon {
 		f.held = append(f.held, got...)
 		got = nil
 	}
-	now := time.Now()
 	for _, d := range got {
-		f.live[d.d.Lease] = liveLease{id: d.ID, at: now.Add(f.lease + lapseSlack)}
+		f.live[d.d.Lease] = liveLease{id: d.ID, at: d.lapseAt.Add(lapseSlack)}
 	}
 	f.overshoot += f.want
 	f.want = 0
@@ -271,13 +276,13 @@ func (c *Client) endCollect(f *fetchSession, abandon bool) {
 }
 
 // reconcile runs on the loop after f's deliveries changed. While a Fetch
-// is in progress it only sets the window; otherwise it hands back the held deliveries that can go, shrinks
-// the window to what stays leased, or ends the subscription once nothing
-// does. The window goes out first, so the node has no room to send a
+// is in progress it only sets the window; otherwise it hands back the
+// held deliveries that can go, shrinks the window to what stays leased,
+// or ends the subscription once nothing does. The window goes out first, so the node has no room to send a
 // handed-back delivery straight back.
 func (c *Client) reconcile(f *fetchSession) {
 	if f.ready != nil {
-		c.setFetchWindow(f, uint32(len(f.live)+len(f.held)+f.want))
+		c.setFetchWindow(f, uint32(len(f.live)+len(f.held)+len(f.got)+f.want))
 		return
 	}
 	if len(f.live) == 0 {

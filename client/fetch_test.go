@@ -332,3 +332,23 @@ func TestFetchHandsBackAMessageWhoseLeaseRanOut(t *testing.T) {
 		t.Fatalf("another consumer fetched %v, %v; want %s delivered again", payloads(other), err, got[0].Payload)
 	}
 }
+
+// A Fetch while deliveries of the previous one are unsettled widens the
+// window by what it wants, so it gets that many more, and then shrinks
+// it back to what is unsettled.
+func TestFetchAgainBeforeSettling(t *testing.T) {
+	ctx, c, connect := liveQueue(t, "jobs")
+	publishN(t, ctx, c, "jobs", 0, 5)
+	first, err := c.Fetch(ctx, "jobs", 2, 5*time.Second)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first Fetch = %v, %v", payloads(first), err)
+	}
+	second, err := c.Fetch(ctx, "jobs", 2, 5*time.Second)
+	if err != nil || len(second) != 2 || second[0].Payload[1] < '2' || second[1].Payload[1] < '2' {
+		t.Fatalf("second Fetch = %v, %v; want two of m2, m3, m4", payloads(second), err)
+	}
+	other, err := connect().Fetch(ctx, "jobs", 5, time.Second)
+	if err != nil || len(other) != 1 {
+		t.Fatalf("another consumer fetched %v, %v; want the one left", payloads(other), err)
+	}
+}
