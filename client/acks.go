@@ -24,7 +24,7 @@ func (d *Delivery) Ack(ctx context.Context) error {
 	if detail, ok := core.CheckSettle(d.d); !ok {
 		return &StatusError{Op: core.OpAck.String(), Queue: d.d.Queue, Status: StatusBadRequest, Detail: detail}
 	}
-	return d.c.fire(ctx, func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) })
+	return d.c.fire(ctx, d.settling(func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) }))
 }
 
 // AckSync settles the delivery for good and waits until the owner
@@ -33,7 +33,7 @@ func (d *Delivery) Ack(ctx context.Context) error {
 // error is a *StatusError with StatusNotLeased (or StatusOwnerChanged),
 // and the message will be (or was) delivered again.
 func (d *Delivery) AckSync(ctx context.Context) error {
-	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) })
+	_, err := d.c.do(ctx, d.settling(func(now time.Time) core.OpID { return d.c.core.Ack(now, d.d) }))
 	return err
 }
 

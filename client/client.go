@@ -41,6 +41,7 @@ type Client struct {
 	unawaited map[core.OpID]struct{}
 	flushes   []flushWait
 	subs      map[string]*Subscription
+	fetches   map[string]*fetchSession
 	timer     *time.Timer
 
 	in       chan func()
@@ -93,6 +94,7 @@ func start(opts Options, addr string, first *handshaken) *Client {
 	c := &Client{
 		opts: opts, nodes: make(map[uint32]*nodeEntry),
 		waiters: make(map[core.OpID]chan core.Event), subs: make(map[string]*Subscription),
+		fetches:   make(map[string]*fetchSession),
 		unawaited: make(map[core.OpID]struct{}),
 		in:        make(chan func(), 256), stop: make(chan struct{}), done: make(chan struct{}),
 	}

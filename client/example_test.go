@@ -113,3 +113,71 @@ func ExampleDelivery_Extend() {
 	}
 	<-ctx.Done()
 }
+
+// Take up to ten messages in one go, waiting at most two seconds for
+// them, and settle each.
+func ExampleClient_Fetch() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")}, "127.0.0.1:7001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ds, err := c.Fetch(ctx, "orders", 10, 2*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, d := range ds {
+		fmt.Printf("%s: %s\n", d.ID, d.Payload)
+		d.Ack(ctx)
+	}
+}
+
+// Handle up to eight deliveries at once, and stop after a minute, once
+// the calls in progress have returned.
+func ExampleWithConcurrency() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")}, "127.0.0.1:7001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	sub, err := c.Subscribe(ctx, "orders", func(ctx context.Context, d *client.Delivery) {
+		time.Sleep(100 * time.Millisecond) // slow work that may overlap with other deliveries'
+		d.Ack(ctx)
+	}, client.WithConcurrency(8))
+	if err != nil {
+		log.Fatal(err)
+	}
+	time.Sleep(time.Minute)
+	sub.Stop()
+}
+
+// Publish many messages with all of them in flight, and tell which were
+// confirmed.
+func ExampleClient_PublishBatch() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, client.Options{Secret: []byte("cairn-dev-cluster-secret")}, "127.0.0.1:7001")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	var payloads [][]byte
+	for i := range 1000 {
+		payloads = append(payloads, fmt.Appendf(nil, `{"order": %d}`, i))
+	}
+	results, err := c.PublishBatch(ctx, "orders", payloads)
+	if err == nil {
+		fmt.Println("all confirmed")
+		return
+	}
+	for i, r := range results {
+		switch {
+		case r.Err == nil:
+		case errors.Is(r.Err, client.ErrUnknownOutcome):
+			fmt.Printf("%d (%s) may or may not be queued\n", i, r.ID)
+		default:
+			fmt.Printf("%d (%s) certainly not queued: %v\n", i, r.ID, r.Err)
+		}
+	}
+}

@@ -110,8 +110,11 @@ func (c *Client) sendTo(to uint32, m wire.Message) {
 // dispatch hands one core event to whoever waits for it.
 func (c *Client) dispatch(e core.Event) {
 	if e.Delivery != nil {
+		d := &Delivery{Queue: e.Queue, ID: messageIDFrom(e.ID), Attempt: e.Delivery.Attempt, Payload: e.Delivery.Payload, c: c, d: *e.Delivery}
 		if s := c.subs[e.Queue]; s != nil {
-			s.push(&Delivery{Queue: e.Queue, ID: messageIDFrom(e.ID), Attempt: e.Delivery.Attempt, Payload: e.Delivery.Payload, c: c, d: *e.Delivery})
+			s.push(d)
+		} else if f := c.fetches[e.Queue]; f != nil {
+			c.onFetched(f, d)
 		}
 		return
 	}
@@ -168,6 +171,11 @@ func (c *Client) shutdown() {
 	}
 	for _, s := range c.subs {
 		s.end()
+	}
+	for _, f := range c.fetches {
+		if f.timer != nil {
+			f.timer.Stop()
+		}
 	}
 }
 

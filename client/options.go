@@ -172,8 +172,9 @@ func WithDelay(d time.Duration) PublishOption {
 type SubscribeOption func(*subscribeOptions)
 
 type subscribeOptions struct {
-	window uint32
-	lease  time.Duration
+	window      uint32
+	lease       time.Duration
+	concurrency int
 }
 
 // DefaultWindow is how many deliveries a subscription may have
@@ -193,7 +194,19 @@ func WithWindow(n uint32) SubscribeOption {
 }
 
 // WithLease sets how long a delivery stays leased to this client before
-// it is redelivered. Default 30s. Leases cannot be extended.
+// it is redelivered, unless Delivery.Extend keeps it longer. Default 30s.
 func WithLease(d time.Duration) SubscribeOption {
 	return func(o *subscribeOptions) { o.lease = d }
+}
+
+// WithConcurrency lets the handler run on up to n goroutines at once
+// (default 1: one call at a time). Deliveries are still taken in the
+// order they arrive, but with n above 1 the calls overlap, so one may
+// finish, and ack, before an earlier one: a consumer that needs order
+// keeps the default. The window (see WithWindow) bounds the deliveries
+// unsettled at once, so n beyond it adds nothing. A Delivery's methods
+// are safe to call from any goroutine, and Stop waits for every call in
+// progress.
+func WithConcurrency(n int) SubscribeOption {
+	return func(o *subscribeOptions) { o.concurrency = n }
 }

@@ -19,11 +19,16 @@ type Delivery struct {
 
 	c *Client
 	d core.Delivery
+	// fetch is the Fetch session the delivery came through, if any, and
+	// lapseAt when its lease runs out at the node at the latest; both
+	// belong to the loop.
+	fetch   *fetchSession
+	lapseAt time.Time
 }
 
 // Nack hands the delivery back for redelivery.
 func (d *Delivery) Nack(ctx context.Context) error {
-	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Nack(now, d.d) })
+	_, err := d.c.do(ctx, d.settling(func(now time.Time) core.OpID { return d.c.core.Nack(now, d.d) }))
 	return err
 }
 
@@ -44,12 +49,13 @@ func (d *Delivery) Extend(ctx context.Context, extendFor time.Duration) error {
 	if detail, ok := core.CheckExtend(d.d, extendFor); !ok {
 		return &StatusError{Op: core.OpExtend.String(), Queue: d.d.Queue, Status: StatusBadRequest, Detail: detail}
 	}
-	_, err := d.c.do(ctx, func(now time.Time) core.OpID { return d.c.core.Extend(now, d.d, extendFor) })
+	_, err := d.c.do(ctx, d.extending(extendFor, func(now time.Time) core.OpID { return d.c.core.Extend(now, d.d, extendFor) }))
 	return err
 }
 
 // Handler processes one delivery. Deliveries of one subscription are
-// handled one at a time, in the order they arrive.
+// handled one at a time, in the order they arrive, unless WithConcurrency
+// lets several calls run at once.
 type Handler func(ctx context.Context, d *Delivery)
 
 // Subscription is a standing subscription to one queue.
@@ -78,7 +84,7 @@ type Subscription struct {
 // matters. It fails if a node refused it for good (no such queue, for
 // instance). A client holds at most one subscription per queue.
 func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, opts ...SubscribeOption) (*Subscription, error) {
-	so := subscribeOptions{window: DefaultWindow, lease: 30 * time.Second}
+	so := subscribeOptions{window: DefaultWindow, lease: 30 * time.Second, concurrency: 1}
 	for _, o := range opts {
 		o(&so)
 	}
@@ -112,7 +118,7 @@ func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, o
 		cancel()
 		return nil, ErrClosed
 	}
-	go s.run()
+	go s.run(max(so.concurrency, 1))
 	return s, nil
 }
 
@@ -121,6 +127,9 @@ func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, o
 func (c *Client) register(s *Subscription, so subscribeOptions, ch chan core.Event) error {
 	if c.subs[s.queue] != nil {
 		return fmt.Errorf("client: already subscribed to queue %q", s.queue)
+	}
+	if c.fetches[s.queue] != nil {
+		return fmt.Errorf("client: cannot subscribe to queue %q while deliveries fetched from it are unsettled", s.queue)
 	}
 	c.subs[s.queue] = s
 	c.waiters[c.core.Subscribe(time.Now(), s.queue, so.window, so.lease)] = ch
@@ -138,12 +147,19 @@ func (c *Client) unregister(s *Subscription) {
 	}
 }
 
-// Stop stops calling the handler and ends the subscription at the node,
-// which hands the messages leased to it back to the queue. It does not
-// wait for a call in progress; Done tells when there is none.
-func (s *Subscription) Stop() { s.cancel() }
+// Stop stops calling the handler, waits for the calls in progress to
+// return, and ends the subscription at the node, which hands the
+// messages leased to it back to the queue. A handler must not call Stop,
+// which would wait for that very call: it cancels the ctx given to
+// Subscribe instead, and whoever waits on Done learns when the calls in
+// progress have returned.
+func (s *Subscription) Stop() {
+	s.cancel()
+	<-s.done
+}
 
-// Done is closed once the handler will not be called again.
+// Done is closed once the handler will not be called again and no call
+// is in progress.
 func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // push queues a delivery for the handler. It runs on the loop and never
@@ -152,6 +168,11 @@ func (s *Subscription) push(d *Delivery) {
 	s.mu.Lock()
 	s.backlog = append(s.backlog, d)
 	s.mu.Unlock()
+	s.signal()
+}
+
+// signal wakes a worker waiting for a delivery, if none is awake yet.
+func (s *Subscription) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -161,17 +182,26 @@ func (s *Subscription) push(d *Delivery) {
 // end tells the handler goroutine that the client is gone.
 func (s *Subscription) end() { s.endOnce.Do(func() { close(s.ended) }) }
 
-// run calls the handler for each delivery in turn.
-func (s *Subscription) run() {
+// run calls the handler for each delivery, on workers goroutines, and
+// returns once every call has.
+func (s *Subscription) run(workers int) {
 	defer close(s.done)
 	defer s.c.post(func() { s.c.unregister(s) })
-	for {
-		d := s.next()
-		if d == nil {
-			return
-		}
-		s.handler(s.ctx, d)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				d := s.next()
+				if d == nil {
+					return
+				}
+				s.handler(s.ctx, d)
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // next waits for the next delivery, or returns nil once the subscription
@@ -186,7 +216,13 @@ func (s *Subscription) next() *Delivery {
 			d := s.backlog[0]
 			s.backlog[0] = nil
 			s.backlog = s.backlog[1:]
+			more := len(s.backlog) > 0
 			s.mu.Unlock()
+			if more {
+				// One wake-up stands for the whole backlog: pass it on
+				// to another worker waiting.
+				s.signal()
+			}
 			return d
 		}
 		s.mu.Unlock()

@@ -89,3 +89,10 @@ func (c *Client) forgetOwner(node uint32) {
 		}
 	}
 }
+
+// KnowsOwner reports whether the client believes some node owns queue, so
+// a request for it goes straight there rather than through discovery.
+func (c *Client) KnowsOwner(queue string) bool {
+	_, ok := c.owners[queue]
+	return ok
+}

@@ -203,3 +203,36 @@ func (c *Client) Unsubscribe(now time.Time, queue string) {
 		}
 	}
 }
+
+// SetWindow changes how many unsettled deliveries the standing
+// subscription to queue may have. An established subscription is told at
+// once, by a subscribe request sent once and not tracked (the node takes
+// it as an update of the same subscription, keeping its leases); anything
+// queued after this call reaches that node after it, so a settle that
+// follows a smaller window cannot make room for another delivery. A
+// subscription being (re)established carries the new window in its next
+// attempt. A window of 0 is ignored: Unsubscribe ends a subscription.
+func (c *Client) SetWindow(queue string, window uint32) {
+	i := slices.IndexFunc(c.subs, func(s *subscription) bool { return s.queue == queue })
+	if i < 0 || window == 0 {
+		return
+	}
+	s := c.subs[i]
+	s.window = window
+	if s.op != nil || s.node == 0 {
+		return
+	}
+	// Several changes before the outbox is drained go out as one: the
+	// first update's place is early enough for all of them.
+	for _, o := range slices.Backward(c.outbox) {
+		if u, ok := o.Msg.(*wire.Subscribe); ok && o.To == s.node && u.ReqID == s.reqID {
+			u.Window = window
+			return
+		}
+	}
+	// The node answers to the new ReqID from now on (a notice that it
+	// lost the queue included), so the subscription takes it.
+	c.lastReq++
+	s.reqID = c.lastReq
+	c.outbox = append(c.outbox, Outgoing{To: s.node, Msg: &wire.Subscribe{ReqID: s.reqID, Queue: queue, Window: window, Lease: s.lease}})
+}

@@ -445,3 +445,52 @@ func TestExtendOutOfRangeIsRefusedLocally(t *testing.T) {
 	h.expectNothingSent()
 	h.expectFinished(op, OutcomeFailed, wire.StatusBadRequest)
 }
+
+// A smaller window reaches the node holding the subscription at once,
+// ahead of a settle queued after it, under a ReqID the subscription then
+// answers to: the node's later notice that it lost the queue, sent under
+// that ReqID, still moves the subscription. Refreshes carry the new window.
+func TestSetWindowTellsTheNodeBeforeLaterSettles(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.c.SetWindow("orders", 3)
+	h.c.Ack(h.now, Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: 1}, Lease: 1, From: 1})
+	out := h.sends()
+	if len(out) != 2 {
+		t.Fatalf("sent %v, want the window update and then the settle", out)
+	}
+	s, ok := out[0].Msg.(*wire.Subscribe)
+	if !ok || out[0].To != 1 || s.Window != 3 || s.Queue != "orders" {
+		t.Fatalf("first sent %v to n%d, want a subscribe with window 3 to n1", out[0].Msg, out[0].To)
+	}
+	if _, ok := out[1].Msg.(*wire.Settle); !ok {
+		t.Fatalf("then sent %v, want the settle", out[1].Msg)
+	}
+	h.c.OnMessage(h.now, 1, &wire.Reply{ReqID: s.ReqID, Status: wire.StatusNotOwner, Owner: 2})
+	to, again := expectSend[*wire.Subscribe](h)
+	if to != 2 || again.Window != 3 {
+		t.Fatalf("after the notice the subscription went to n%d with window %d, want n2 with 3", to, again.Window)
+	}
+}
+
+// Window changes made before the outbox is drained travel as one update,
+// in the place of the first, so the settles between them stay adjacent
+// and go out as one batch.
+func TestSetWindowChangesCoalesce(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	for seq := uint64(1); seq <= 3; seq++ {
+		h.c.SetWindow("orders", uint32(4-seq))
+		h.c.Ack(h.now, Delivery{Queue: "orders", ID: wire.MessageID{Producer: 9, Seq: seq}, Lease: seq, From: 1})
+	}
+	out := h.sends()
+	if len(out) != 2 {
+		t.Fatalf("sent %d messages (%v), want one window update and one settle batch", len(out), out)
+	}
+	if s, ok := out[0].Msg.(*wire.Subscribe); !ok || s.Window != 1 {
+		t.Fatalf("first sent %v, want a subscribe with window 1", out[0].Msg)
+	}
+	if b, ok := out[1].Msg.(*wire.SettleBatch); !ok || len(b.Items) != 3 {
+		t.Fatalf("then sent %v, want a batch of 3 settles", out[1].Msg)
+	}
+}

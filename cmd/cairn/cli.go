@@ -18,6 +18,7 @@ import (
 const (
 	exitOK      = 0
 	exitFailed  = 1 // an operation certainly failed, or the cluster was unreachable
+	exitShort   = 2 // consume: --timeout passed before --count messages were consumed
 	exitUnknown = 3 // some operation's outcome is unknown
 	exitUsage   = 64
 )
@@ -36,8 +37,10 @@ const usage = `usage: cairn COMMAND [flags]
   queue delete NAME
   queue list
   queue stats [NAME...] [--interval D] [--json]
-  publish QUEUE [MSG...] [--delay D]     (one message per stdin line when no MSG)
-  consume QUEUE [--ack] [--count N] [--window W] [--lease D]
+  publish QUEUE [MSG...] [--delay D] [--from-file F]
+                  (one message per line of F, or of stdin, when no MSG)
+  consume QUEUE [--ack] [--count N] [--timeout D] [--window W] [--lease D]
+                  (until N were consumed, D passed, or interrupted)
   cluster status
 
 Connection flags (every command):
@@ -50,6 +53,10 @@ Connection flags (every command):
   --ca, --cert, --key  mutual TLS files (env CAIRN_CA, CAIRN_CERT, CAIRN_KEY);
                   with --admin the certificate must name the admin role
   --timeout D     how long one command may take (default 30s; consume: none)
+
+Exit status: 0 done; 1 an operation failed or the cluster was unreachable;
+2 consume --count N --timeout D consumed fewer than N in time (it says how
+many); 3 some outcome is unknown; 64 usage.
 `
 
 // env carries a command's streams.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/wire"
@@ -19,9 +20,10 @@ const publishWindow = 64
 func publish(args []string, e env) int {
 	fs, c := newFlags("publish", e)
 	delay := fs.Duration("delay", 0, "make the messages deliverable only after this long")
+	fromFile := fs.String("from-file", "", "publish each line of this file, as stdin's lines would be")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) < 1 {
-		fmt.Fprintln(e.stderr, "usage: cairn publish QUEUE [MSG...] [--delay D]  (stdin lines when no MSG)")
+	if err != nil || len(pos) < 1 || (*fromFile != "" && len(pos) > 1) {
+		fmt.Fprintln(e.stderr, "usage: cairn publish QUEUE [MSG...] [--delay D] [--from-file F]  (stdin lines when no MSG)")
 		return exitUsage
 	}
 	queue := pos[0]
@@ -32,6 +34,16 @@ func publish(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "cairn: --delay %v is negative: a message's delay is zero or more\n", *delay)
 		return exitUsage
 	}
+	input, source := e.stdin, "stdin"
+	if *fromFile != "" {
+		f, err := os.Open(*fromFile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "cairn: %v\n", err)
+			return exitFailed
+		}
+		defer f.Close()
+		input, source = f, *fromFile
+	}
 	ctx, cancel := c.context()
 	cl, err := c.dial(ctx)
 	cancel()
@@ -39,7 +51,7 @@ func publish(args []string, e env) int {
 		return failure(e, "connecting", err)
 	}
 	defer cl.Close()
-	p := &publisher{e: e, c: c, cl: cl, queue: queue, opts: []client.PublishOption{client.WithDelay(*delay)}}
+	p := &publisher{e: e, c: c, cl: cl, queue: queue, source: source, opts: []client.PublishOption{client.WithDelay(*delay)}}
 	if len(pos) > 1 {
 		for _, msg := range pos[1:] {
 			p.start([]byte(msg))
@@ -47,7 +59,7 @@ func publish(args []string, e env) int {
 		p.drain()
 		return p.worst
 	}
-	lines := newLineReader(e.stdin, wire.MaxPayloadSize)
+	lines := newLineReader(input, wire.MaxPayloadSize)
 	for {
 		msg, err := lines.next()
 		if err != nil {
@@ -68,10 +80,10 @@ func (p *publisher) stopped(lines *lineReader, err error) int {
 	}
 	n := lines.line
 	if errors.Is(err, errLineTooLong) {
-		fmt.Fprintf(p.e.stderr, "cairn: stdin line %d is longer than the %d-byte (%s) limit on a message\n",
-			n, lines.limit, sizeText(lines.limit))
+		fmt.Fprintf(p.e.stderr, "cairn: %s line %d is longer than the %d-byte (%s) limit on a message\n",
+			p.source, n, lines.limit, sizeText(lines.limit))
 	} else {
-		fmt.Fprintf(p.e.stderr, "cairn: reading stdin at line %d: %v\n", n, err)
+		fmt.Fprintf(p.e.stderr, "cairn: reading %s at line %d: %v\n", p.source, n, err)
 	}
 	if p.confirmed == n-1 {
 		fmt.Fprintf(p.e.stderr, "cairn: published the %d line(s) before it; nothing from line %d on was published\n", n-1, n)
@@ -92,7 +104,9 @@ type publisher struct {
 	c     *conn
 	cl    *client.Client
 	queue string
-	opts  []client.PublishOption
+	// source names the input lines come from, stdin or a file.
+	source string
+	opts   []client.PublishOption
 
 	inflight  []pendingPublish
 	started   int

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -107,5 +109,25 @@ func TestLineReader(t *testing.T) {
 		case c.tooLong != 0 && (!errors.Is(err, errLineTooLong) || lr.line != c.tooLong):
 			t.Errorf("%q (limit %d): ended with %v at line %d, want line %d too long", name, c.limit, err, lr.line, c.tooLong)
 		}
+	}
+}
+
+// --from-file publishes each line of the file, as stdin's lines would be.
+func TestPublishFromFile(t *testing.T) {
+	conn := startNode(t)
+	createQueue(t, conn, "work")
+	path := filepath.Join(t.TempDir(), "lines")
+	if err := os.WriteFile(path, []byte("x\ny\nz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := cli(t, "ignored\n", append([]string{"publish", "work", "--from-file", path}, conn...)...); code != exitOK || strings.Count(out, "\n") != 3 {
+		t.Fatalf("publish --from-file: %d\n%s", code, out)
+	}
+	code, out := cli(t, "", append([]string{"consume", "work", "--count", "3"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "\tx\n") || !strings.Contains(out, "\tz\n") || strings.Contains(out, "ignored") {
+		t.Fatalf("consume after publish --from-file: %d\n%s", code, out)
+	}
+	if code, _ := cli(t, "", append([]string{"publish", "work", "--from-file", filepath.Join(t.TempDir(), "none")}, conn...)...); code != exitFailed {
+		t.Fatalf("publish --from-file of a missing file: status %d, want %d", code, exitFailed)
 	}
 }
