@@ -426,6 +426,14 @@ func (r *replica) ownerTick() {
 			o.sendTo(f)
 			continue
 		}
+		if f.reader != nil && f.next > r.log.LastIndex() {
+			// Caught up: the reader's handle goes until the log grows,
+			// so an idle queue holds one descriptor (its log's tail),
+			// not one more per follower. A busy one reopens it at most
+			// once a tick.
+			f.reader.Close()
+			f.reader = nil
+		}
 		o.sendPage(f, f.next, f.next-1) // a heartbeat: no entries, checks f.next-1
 	}
 	o.noteCutOff()

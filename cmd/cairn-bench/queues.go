@@ -43,7 +43,7 @@ func parseQueues(args []string, stderr io.Writer) (queuesConfig, error) {
 	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
 	fs.StringVar(&c.dir, "dir", "", "put the cluster's data, configurations and logs here, and keep them (default: a temporary directory, removed)")
 	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration")
-	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's CPU profile of the first --profile-for of the creation, and its heap profile after the idle, into this directory")
+	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's CPU profiles of the first --profile-for of the creation and of the idle, and its heap profile after the idle, into this directory")
 	fs.StringVar(&c.logLevel, "log-level", soakLogLevel, "the nodes' log level (debug logs every node event with its time)")
 	fs.DurationVar(&c.profileFor, "profile-for", 20*time.Second, "how long the CPU profiles run")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +121,7 @@ type queuesResult struct {
 	firstErr    error
 	idle        time.Duration
 	before      []queuesSample // each node after the warm-up queue, before the creates
+	created     []queuesSample // each node right after the last create
 	after       []queuesSample // each node after the idle
 }
 
@@ -147,25 +148,19 @@ func runQueues(ctx context.Context, cfg queuesConfig, cl *cluster) (queuesResult
 	for _, m := range cl.members {
 		res.before = append(res.before, sampleQueuesNode(ctx, m))
 	}
-	var profiles sync.WaitGroup
-	if cfg.profile != "" {
-		profiles.Add(len(cl.members))
-		for _, m := range cl.members {
-			go func() {
-				defer profiles.Done()
-				if err := fetchProfile(ctx, m, cfg.profile, cfg.profileFor); err != nil {
-					fmt.Fprintf(os.Stderr, "cairn-bench queues: n%d's CPU profile: %v\n", m.id, err)
-				}
-			}()
-		}
-	}
+	profiles := profileCluster(ctx, cl, cfg, "create", cfg.profileFor)
 	began := time.Now()
 	res.latencies, res.failed, res.firstErr = createMany(ctx, c, cfg.queues, cfg.concurrency)
 	res.took = time.Since(began)
 	profiles.Wait()
+	for _, m := range cl.members {
+		res.created = append(res.created, queuesSample{CPU: procCPU(procRoot, m.cmd.Process.Pid), cpuAt: time.Now()})
+	}
+	profiles = profileCluster(ctx, cl, cfg, "idle", min(cfg.profileFor, cfg.idle))
 	if err := sleep(ctx, cfg.idle); err != nil {
 		return res, err
 	}
+	profiles.Wait()
 	for _, m := range cl.members {
 		res.after = append(res.after, sampleQueuesNode(ctx, m))
 		if cfg.profile != "" {
@@ -175,6 +170,25 @@ func runQueues(ctx context.Context, cfg queuesConfig, cl *cluster) (queuesResult
 		}
 	}
 	return res, nil
+}
+
+// profileCluster starts recording every node's CPU profile of a phase
+// for d, when profiles were asked for; the caller waits for them.
+func profileCluster(ctx context.Context, cl *cluster, cfg queuesConfig, phase string, d time.Duration) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	if cfg.profile == "" || d < time.Second {
+		return &wg
+	}
+	for _, m := range cl.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fetchProfile(ctx, m, cfg.profile, phase, d); err != nil {
+				fmt.Fprintf(os.Stderr, "cairn-bench queues: n%d's CPU profile: %v\n", m.id, err)
+			}
+		}()
+	}
+	return &wg
 }
 
 // queueName is the name of the i-th created queue.
@@ -250,6 +264,11 @@ func (res queuesResult) print(w io.Writer) {
 			perQueue(b.RSSBytes, a.RSSBytes, res.n, "B"), perQueue(b.HeapBytes, a.HeapBytes, res.n, "B"),
 			perQueue(b.DiskBytes, a.DiskBytes, res.n, "B"), perQueue(b.Files, a.Files, res.n, ""),
 			perQueue(b.Goroutines, a.Goroutines, res.n, ""), perQueue(b.FDs, a.FDs, res.n, ""))
+		if c := res.created[i]; c.CPU.ok && a.CPU.ok && a.cpuAt.After(c.cpuAt) {
+			busy := float64(a.CPU.value-c.CPU.value) / procClockTicksPerSecond
+			span := a.cpuAt.Sub(c.cpuAt)
+			fmt.Fprintf(w, "n%-4d idle CPU: %.1f%% of one core over %.1f s\n", a.ID, 100*busy/span.Seconds(), span.Seconds())
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,19 +25,54 @@ const queuesMetricsLimit = 512 << 20
 type queuesSample struct {
 	nodeSample
 	Files reading `json:"files"`
+	// CPU is the process's user and system time so far, in clock ticks
+	// of procClockTicksPerSecond.
+	CPU reading `json:"cpu_ticks"`
+	// cpuAt is when CPU was read.
+	cpuAt time.Time
+}
+
+// procClockTicksPerSecond is the unit of the CPU times in /proc/<pid>/stat
+// (USER_HZ), 100 on every Linux platform Go supports.
+const procClockTicksPerSecond = 100
+
+// procCPU reads a process's user plus system time, in clock ticks, from
+// root/<pid>/stat. The command name, in parentheses, may hold spaces, so
+// the fields are counted from its closing parenthesis.
+func procCPU(root string, pid int) reading {
+	text, err := os.ReadFile(filepath.Join(root, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return reading{}
+	}
+	i := bytes.LastIndexByte(text, ')')
+	if i < 0 {
+		return reading{}
+	}
+	// After the name: state (field 3) ... utime (14), stime (15).
+	fields := strings.Fields(string(text[i+1:]))
+	if len(fields) < 13 {
+		return reading{}
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return reading{}
+	}
+	return known(utime + stime)
 }
 
 // sampleQueuesNode measures m as a soak does, counting the files of its
 // data directory too and reading a /metrics of any size.
 func sampleQueuesNode(ctx context.Context, m *member) queuesSample {
 	s := queuesSample{nodeSample: nodeSample{ID: m.id}}
-	if bytes, files, err := dirUsage(m.dataDir); err == nil {
-		s.DiskBytes, s.Files = known(bytes), known(files)
+	if total, files, err := dirUsage(m.dataDir); err == nil {
+		s.DiskBytes, s.Files = known(total), known(files)
 	}
 	if !m.running() {
 		return s
 	}
 	s.RSSBytes, s.FDs = procStats(procRoot, m.cmd.Process.Pid)
+	s.CPU, s.cpuAt = procCPU(procRoot, m.cmd.Process.Pid), time.Now()
 	if text, err := fetchBigMetrics(ctx, m.httpAddr); err == nil {
 		s.HeapBytes = metricValue(text, metricHeapBytes)
 		s.Goroutines = metricValue(text, metricGoroutines)
@@ -44,7 +82,7 @@ func sampleQueuesNode(ctx context.Context, m *member) queuesSample {
 
 // dirUsage sums the sizes of the regular files under dir and counts
 // them; like dirBytes, it skips files that vanish during the walk.
-func dirUsage(dir string) (bytes, files int64, err error) {
+func dirUsage(dir string) (total, files int64, err error) {
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path != dir {
@@ -62,11 +100,11 @@ func dirUsage(dir string) (bytes, files int64, err error) {
 		if err != nil {
 			return err
 		}
-		bytes += info.Size()
+		total += info.Size()
 		files++
 		return nil
 	})
-	return bytes, files, err
+	return total, files, err
 }
 
 // fetchBigMetrics is fetchMetrics with room for thousands of queues'
@@ -90,9 +128,9 @@ func fetchBigMetrics(ctx context.Context, httpAddr string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(resp.Body, queuesMetricsLimit))
 }
 
-// fetchProfile records m's CPU profile for d into dir/n<id>.cpu.pprof,
+// fetchProfile records m's CPU profile for d into dir/n<id>.<phase>.cpu.pprof,
 // through the node's profiling endpoint, which takes the admin secret.
-func fetchProfile(ctx context.Context, m *member, dir string, d time.Duration) error {
+func fetchProfile(ctx context.Context, m *member, dir, phase string, d time.Duration) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -112,7 +150,7 @@ func fetchProfile(ctx context.Context, m *member, dir string, d time.Duration) e
 	if resp.StatusCode != http.StatusOK {
 		return errors.New("/debug/pprof/profile: HTTP " + resp.Status)
 	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("n%d.cpu.pprof", m.id)))
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("n%d.%s.cpu.pprof", m.id, phase)))
 	if err != nil {
 		return err
 	}
