@@ -154,7 +154,11 @@ func runQueues(ctx context.Context, cfg queuesConfig, cl *cluster) (queuesResult
 	res.took = time.Since(began)
 	profiles.Wait()
 	for _, m := range cl.members {
-		res.created = append(res.created, queuesSample{CPU: procCPU(procRoot, m.cmd.Process.Pid), cpuAt: time.Now()})
+		s := queuesSample{CPU: procCPU(procRoot, m.cmd.Process.Pid), cpuAt: time.Now()}
+		if text, err := fetchBigMetrics(ctx, m.httpAddr); err == nil {
+			s.Syncs = metricValue(text, metricSyncs)
+		}
+		res.created = append(res.created, s)
 	}
 	profiles = profileCluster(ctx, cl, cfg, "idle", min(cfg.profileFor, cfg.idle))
 	if err := sleep(ctx, cfg.idle); err != nil {
@@ -264,6 +268,7 @@ func (res queuesResult) print(w io.Writer) {
 			perQueue(b.RSSBytes, a.RSSBytes, res.n, "B"), perQueue(b.HeapBytes, a.HeapBytes, res.n, "B"),
 			perQueue(b.DiskBytes, a.DiskBytes, res.n, "B"), perQueue(b.Files, a.Files, res.n, ""),
 			perQueue(b.Goroutines, a.Goroutines, res.n, ""), perQueue(b.FDs, a.FDs, res.n, ""))
+		fmt.Fprintf(w, "n%-4d fsyncs per create: %s\n", a.ID, perQueue(b.Syncs, res.created[i].Syncs, res.n, ""))
 		if c := res.created[i]; c.CPU.ok && a.CPU.ok && a.cpuAt.After(c.cpuAt) {
 			busy := float64(a.CPU.value-c.CPU.value) / procClockTicksPerSecond
 			span := a.cpuAt.Sub(c.cpuAt)

@@ -30,7 +30,12 @@ type queuesSample struct {
 	CPU reading `json:"cpu_ticks"`
 	// cpuAt is when CPU was read.
 	cpuAt time.Time
+	// Syncs counts the fsyncs the node completed so far.
+	Syncs reading `json:"syncs"`
 }
+
+// metricSyncs is the nodes' count of completed fsyncs.
+const metricSyncs = "cairn_syncs_total"
 
 // procClockTicksPerSecond is the unit of the CPU times in /proc/<pid>/stat
 // (USER_HZ), 100 on every Linux platform Go supports.
@@ -76,6 +81,7 @@ func sampleQueuesNode(ctx context.Context, m *member) queuesSample {
 	if text, err := fetchBigMetrics(ctx, m.httpAddr); err == nil {
 		s.HeapBytes = metricValue(text, metricHeapBytes)
 		s.Goroutines = metricValue(text, metricGoroutines)
+		s.Syncs = metricValue(text, metricSyncs)
 	}
 	return s
 }
