@@ -56,7 +56,7 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		n.onMetaPolicyApplied(c, res)
 		return
 	}
-	if res.ok && c.kind == cmdActivate {
+	if res.activated {
 		n.emit(event.NewMetaActivated(name, c.inc))
 		n.answerCreates(name, c.inc)
 	}
@@ -143,7 +143,9 @@ func (n *Node) reconcile(name string) {
 	case r.role == rolePreparing:
 		n.recordIdentity(r, q)
 	case q.State == QueuePreparing && !containsSorted(q.Prepared, n.cfg.ID):
-		n.proposeLife(name, command{kind: cmdPrepared, name: name, inc: q.Incarnation, node: n.cfg.ID})
+		// The process goes along: the owner's report may complete the
+		// quorum, and the process that reported takes epoch 1.
+		n.proposeLife(name, command{kind: cmdPrepared, name: name, inc: q.Incarnation, node: n.cfg.ID, process: n.process})
 	case q.State == QueuePreparing && q.Owner == n.cfg.ID:
 		if members, ok := exactQuorum(q); ok {
 			n.proposeLife(name, command{kind: cmdActivate, name: name, inc: q.Incarnation, members: members, process: n.process})

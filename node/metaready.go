@@ -34,11 +34,41 @@ func (m *metaNode) process() {
 			rd.Messages = nil
 		}
 		m.persistSnapshot(rd, func() {
+			if m.extendsLog(rd) {
+				m.persistBoth(rd)
+				return
+			}
 			m.persistEntries(rd, func() {
 				m.persistHardState(rd, func() { m.finishReady(rd) })
 			})
 		})
 	}
+}
+
+// extendsLog reports whether a Ready's entries only extend the durable
+// log, truncating nothing. Its hard state may then become durable before
+// its entries: the commit it records covers either entries already
+// durable and agreed with the leader (the append matched them) or new
+// ones, which a crash before they land would leave out of the log, and
+// loading clamps the commit to the log's end. A Ready that replaces a
+// conflicting suffix must land its entries first, or a crash could leave
+// a commit index covering entries that were never committed.
+func (m *metaNode) extendsLog(rd raft.Ready) bool {
+	return len(rd.Entries) == 0 || rd.Entries[0].GetIndex() == m.log.LastIndex()+1
+}
+
+// persistBoth makes a Ready's entries and hard state durable at once, so
+// its cost is the slower of a log sync and a state file write, not their
+// sum, and finishes it once both have landed.
+func (m *metaNode) persistBoth(rd raft.Ready) {
+	outstanding := 2
+	landed := func() {
+		if outstanding--; outstanding == 0 {
+			m.finishReady(rd)
+		}
+	}
+	m.persistEntries(rd, landed)
+	m.persistHardState(rd, landed)
 }
 
 func (m *metaNode) noteSoftState(ss *raft.SoftState) {

@@ -158,6 +158,9 @@ type result struct {
 	dropped bool
 	// replaced says a recovery activation completed a replacement.
 	replaced bool
+	// activated says the command activated a new queue: an explicit
+	// activation, or the prepared report that completed its quorum.
+	activated bool
 }
 
 // apply applies a committed command at index.
@@ -229,7 +232,24 @@ func (s *metaState) applyPrepared(c command) result {
 	if i, found := slices.BinarySearch(q.Prepared, c.node); !found {
 		q.Prepared = slices.Insert(q.Prepared, i, c.node)
 	}
-	return result{ok: true}
+	if c.node == q.Owner && c.process != 0 {
+		q.OwnerProcess = c.process
+	}
+	return result{ok: true, activated: s.activatePrepared(q)}
+}
+
+// activatePrepared activates a preparing queue as soon as an exact quorum
+// with the owner has prepared, in the same command that completed it: a
+// separate activation would cost every create one more metadata round.
+// The owner's own report carries its process, which takes epoch 1; a
+// report without one (never sent today) leaves activation to the owner.
+func (s *metaState) activatePrepared(q *QueueMeta) bool {
+	members, ok := exactQuorum(q)
+	if !ok || q.OwnerProcess == 0 {
+		return false
+	}
+	q.State, q.Activated, q.Epoch = QueueActive, members, 1
+	return true
 }
 
 // applyActivate admits an exact quorum of prepared replicas, the owner
@@ -249,7 +269,7 @@ func (s *metaState) applyActivate(c command) result {
 	}
 	q.State, q.Activated = QueueActive, slices.Clone(c.members)
 	q.Epoch, q.OwnerProcess = 1, c.process
-	return result{ok: true}
+	return result{ok: true, activated: true}
 }
 
 // applyBumpEpoch gives the owner's new process the next epoch. It names

@@ -59,6 +59,41 @@ func TestActivationNeedsAnExactQuorumOfPreparedReplicasWithTheOwner(t *testing.T
 	}
 }
 
+func TestThePreparedReportCompletingAQuorumWithTheOwnerActivates(t *testing.T) {
+	prepared := func(id NodeID, process uint64) command {
+		return command{kind: cmdPrepared, name: "q", inc: 7, node: id, process: process}
+	}
+	for _, tc := range []struct {
+		name  string
+		order []command
+		want  []NodeID // the owner and the lowest other IDs prepared
+	}{
+		{"owner first", []command{prepared(2, 42), prepared(3, 0)}, []NodeID{2, 3}},
+		{"owner last", []command{prepared(3, 0), prepared(1, 0), prepared(2, 42)}, []NodeID{1, 2}},
+	} {
+		s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+		applyAll(s, newQueueCmd("q"))
+		for i, c := range tc.order {
+			res := applyAll(s, c)
+			last := i == len(tc.order)-1
+			if !res.ok || res.activated != last {
+				t.Fatalf("%s: report %d: ok %v, activated %v", tc.name, i+1, res.ok, res.activated)
+			}
+		}
+		q := s.queues["q"]
+		if q.State != QueueActive || q.Epoch != 1 || q.OwnerProcess != 42 || !cmp.Equal(q.Activated, tc.want) {
+			t.Fatalf("%s: after the quorum's reports: %+v, want active at epoch 1, process 42, activated %v", tc.name, q, tc.want)
+		}
+	}
+	// Without the owner, or without the owner's process, no quorum is
+	// complete: the owner's explicit activation stays the way.
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	applyAll(s, newQueueCmd("q"), prepared(1, 0), prepared(3, 0), prepared(2, 0))
+	if q := s.queues["q"]; q.State != QueuePreparing {
+		t.Fatalf("activated without the owner's process: %+v", q)
+	}
+}
+
 func TestEpochBumpIsACompareAndSwapPerOwnerProcess(t *testing.T) {
 	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
 	applyAll(s, newQueueCmd("q"),

@@ -196,6 +196,9 @@ type Node struct {
 	disk     diskState
 	tickSeq  uint64
 	leaseSeq uint64
+	// appendTick is the tick in which this node last sent each peer an
+	// append, for heartbeatDue.
+	appendTick map[NodeID]uint64
 	// started is set once the queues directory is durable and every
 	// replica on disk is open; until then the node serves no one.
 	started bool

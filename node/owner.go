@@ -104,6 +104,9 @@ type progress struct {
 	// accepted in the owner's epoch: the follower was not yet sealed by a
 	// newer epoch then.
 	leaseFrom uint64
+	// sentAt is the send stamp of the latest append sent to this
+	// follower, entries or none.
+	sentAt uint64
 }
 
 // waiter is a request that completes when index is confirmed: a client's
@@ -354,6 +357,11 @@ func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 			m.Entries = append(m.Entries, wire.Entry{Type: uint8(rec.Type), Body: bytes.Clone(rec.Body)})
 		}
 	}
+	f.sentAt = m.Stamp
+	if r.n.appendTick == nil {
+		r.n.appendTick = make(map[NodeID]uint64)
+	}
+	r.n.appendTick[f.id] = r.n.tickSeq
 	r.n.env.Send(f.id, m)
 	return prev + uint64(len(m.Entries)), true
 }
@@ -451,6 +459,17 @@ func (r *replica) ownerTick() {
 			o.sendTo(f)
 			continue
 		}
+		if !o.heartbeatDue(f) {
+			continue
+		}
+		if f.reader != nil && f.next > r.log.LastIndex() {
+			// Caught up: the reader's handle goes until the log grows,
+			// so an idle queue holds one descriptor (its log's tail),
+			// not one more per follower. A busy one reopens it at most
+			// once a tick.
+			f.reader.Close()
+			f.reader = nil
+		}
 		o.sendPage(f, f.next, f.next-1) // a heartbeat: no entries, checks f.next-1
 	}
 	o.noteCutOff()
@@ -461,6 +480,28 @@ func (r *replica) ownerTick() {
 	o.promoteDue(now)
 	o.askMoves(now)
 	o.pump()
+}
+
+// heartbeatDue reports whether a caught-up follower is due an empty
+// append. An owner with subscribers sends one every tick: its delivery
+// lease is short; so does a recovering candidate. So does the first
+// queue this tick to reach a peer: appends are also what tells each node
+// that its peers are alive, between the detector's pings, and a node
+// that heard less from its peers would suspect them more often. Any
+// other owner needs only to keep its quorum's grant well inside the
+// limits its peers judge it by (the silence after which it steps back,
+// and after which a follower holds requests for it), so it sends one
+// when a quarter of the shorter has passed since the last append: a node
+// with many idle queues then sends a fraction of the messages, and fewer
+// grants can only make an owner step back sooner, never later.
+func (o *ownerState) heartbeatDue(f *progress) bool {
+	n := o.r.n
+	if len(o.subs) > 0 || !o.r.serving() || n.appendTick[f.id] != n.tickSeq {
+		return true
+	}
+	every := max(n.cfg.Tick, min(n.ownerSilenceLimit(), resetParkWindow)/4)
+	now := n.leaseClock()
+	return now-min(f.sentAt, now) >= uint64(every)
 }
 
 // installing reports whether a recovery is replicating the recovered

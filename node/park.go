@@ -127,7 +127,8 @@ func (n *Node) notePeerHeard(peer NodeID) {
 
 // ownerSilent reports whether this replica follows q's owner in its
 // current epoch and has accepted nothing from it for resetParkWindow,
-// though an owner sends every follower an append each tick: the owner
+// though an owner sends every follower an append at least every quarter
+// of that window (heartbeatDue): the owner
 // is stopped or cut off, and a request that reached this node (most
 // likely a client's hedge past the silent owner) is better held here
 // until a plan names the next owner than sent back to the silent one.

@@ -62,7 +62,6 @@ type Log struct {
 	host Host
 	opts Options
 
-	dirFile vfs.File
 	// newDirs are directories whose entries changed when Open created the
 	// log directory (and perhaps its ancestors); the first sync covers them.
 	newDirs   []string
@@ -109,9 +108,6 @@ func Open(fs vfs.FS, dir string, host Host, opts Options) (*Log, error) {
 	}
 	if err := l.load(names); err != nil {
 		return nil, err
-	}
-	if l.dirFile, err = fs.OpenDir(dir); err != nil {
-		return nil, fmt.Errorf("storage: opening log directory %s: %w", dir, err)
 	}
 	if err := l.prepareActive(); err != nil {
 		return nil, err

@@ -223,10 +223,6 @@ func (l *Log) Close() error {
 	for _, seg := range l.dead {
 		l.closeIfIdle(seg)
 	}
-	if l.dirFile != nil {
-		l.dirFile.Close()
-		l.dirFile = nil
-	}
 	if l.failed == nil {
 		l.failed = failed("using", errClosed)
 	}

@@ -47,6 +47,14 @@
 // each delivery before it returns (with Ack, or AckSync); with --peer, a
 // peer system's harness (bench/) drains the same workload in turn, and
 // the report gives cairn's rates as ratios of the peer's.
+//
+//	cairn-bench queues [--queues 500] [--concurrency 1] [--idle 15s] [--node-bin PATH] [--cpu-profile DIR]
+//
+// queues starts one fresh three-node cluster, creates the queues with
+// concurrent creators, each waiting for its create before the next, and
+// reports the creation rate and each create's latency; after an idle
+// period it reports each node's RSS, Go heap, goroutines, open files and
+// data directory, and their growth per queue.
 package main
 
 import (
@@ -105,6 +113,12 @@ commands:
             a peer system's harness: [--messages 20000] [--rounds 3]
             [--ack async,sync] [--window N] [--node-bin PATH] [--peer CMD]
             (run "cairn-bench drain -h" for every flag)
+  queues    create many queues on one fresh three-node cluster with concurrent
+            creators, report the creation rate and per-create latency, then
+            idle and report each node's memory, goroutines, descriptors and
+            data directory per queue: [--queues 500] [--concurrency 1]
+            [--idle 15s] [--node-bin PATH] [--cpu-profile DIR]
+            (run "cairn-bench queues -h" for every flag)
 
 exit codes: 0 ok, 1 a confirmed message was lost (or a stopped owner confirmed a
 publish sent to it), 2 a trial did not recover in time (soak: a node exited
@@ -136,6 +150,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdSoak(ctx, args[1:], stdout, stderr)
 	case "drain":
 		return cmdDrain(ctx, args[1:], stdout, stderr)
+	case "queues":
+		return cmdQueues(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
