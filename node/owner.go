@@ -77,6 +77,8 @@ type ownerState struct {
 	// (quorum.go).
 	servingFrom uint64
 	cutOffNoted bool
+	// purges holds the purges waiting for the hold (purge.go).
+	purges purgeState
 }
 
 // progress is the owner's view of one follower.
@@ -467,6 +469,7 @@ func (o *ownerState) stop(owner NodeID) {
 		o.r.n.env.Reply(w.conn, &wire.Reply{ReqID: w.reqID, Status: wire.StatusFenced, Owner: uint32(owner)})
 	}
 	o.waiters = nil
+	o.refuseHeldPurges()
 	// Subscribers hear, as a late answer to their subscribe request, that
 	// this node no longer serves the queue; they subscribe elsewhere.
 	for _, s := range o.subs {

@@ -133,6 +133,8 @@ func (s *queueState) apply(index uint64, r record) {
 		}
 	case recordPromote:
 		s.applyPromote(index, r.until)
+	case recordPurge:
+		s.applyPurge(index, r.through, r.at)
 	case recordDelete:
 		s.deleted = true
 	case recordEpochMark:

@@ -1,0 +1,88 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A purge takes everything the queue holds, leased messages included,
+// and nothing published after it. What it took stays gone when the owner
+// restarts and the queue fails over to a new epoch.
+func TestAPurgeRemovesWhatTheQueueHeldAndStaysDone(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+
+	// Three messages are published; a consumer leases the first of them.
+	c.publishConfirmed(owner, "orders", 3)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	leased := c.deliveries(5)
+	if len(leased) != 1 || leased[0].ID != msgID(1) {
+		t.Fatalf("the consumer got %v, want the first message alone", leased)
+	}
+
+	// The purge is confirmed at its own index, after the three publishes.
+	c.request(owner, 6, &wire.Purge{ReqID: 20, Queue: "orders"})
+	c.settle()
+	if r := c.mustReply(20, wire.StatusOK); r.Index != 5 {
+		t.Fatalf("the purge was confirmed at index %d, want 5 (the marker, three publishes, then the purge)", r.Index)
+	}
+
+	// The consumer still working on the leased message acks it: the
+	// purge settled it, and the ack is answered as the ack of a settled
+	// message is. A retried publish of a purged message is not stored
+	// again.
+	c.request(owner, 5, &wire.Settle{ReqID: 21, Queue: "orders", ID: msgID(1), Lease: leased[0].Lease})
+	c.request(owner, 6, &wire.Publish{ReqID: 22, Queue: "orders", ID: msgID(2), Payload: []byte("retry")})
+	c.settle()
+	if r := c.mustReply(21, wire.StatusOK); r.Index != 5 {
+		t.Fatalf("the ack of a purged message was answered at index %d, want the purge's 5", r.Index)
+	}
+	if r := c.mustReply(22, wire.StatusOK); r.Index != 3 {
+		t.Fatalf("a retried publish of a purged message was answered at index %d, want its original 3", r.Index)
+	}
+
+	// One more message is published after the purge: the consumer, its
+	// window free again, gets it and nothing else.
+	c.request(owner, 6, &wire.Publish{ReqID: 23, Queue: "orders", ID: msgID(4), Payload: []byte("after")})
+	c.settle()
+	c.mustReply(23, wire.StatusOK)
+	if got := c.deliveries(5); len(got) != 1 || got[0].ID != msgID(4) {
+		t.Fatalf("after the purge the consumer got %v, want the fourth message alone", got)
+	}
+	if v := viewOf(t, c.node(owner).n, "orders"); v.Depth.Ready+v.Depth.Leased+v.Depth.Delayed != 1 {
+		t.Fatalf("the owner counts %+v after the purge, want the one message published after it", v.Depth)
+	}
+
+	// The owner restarts; whoever serves the queue next rebuilds it from
+	// the log, and a fresh consumer again gets only the fourth message.
+	c.node(owner).crash()
+	c.node(owner).start()
+	c.advance(2 * time.Second)
+	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) {
+		t.Fatalf("the queue did not come back in epoch 2; events:\n%v", c.events)
+	}
+	next := owner
+	if e, ok := c.last(event.QueueActive); ok {
+		next = e.node
+	}
+	c.request(next, 7, &wire.Subscribe{ReqID: 30, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.advance(time.Second)
+	c.mustReply(30, wire.StatusOK)
+	got := c.deliveries(7)
+	if len(got) != 1 || got[0].ID != msgID(4) {
+		t.Fatalf("after the restart a fresh consumer got %v, want the fourth message alone", got)
+	}
+	// Every replica holds the purge record at index 5.
+	for _, m := range c.nodes {
+		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20)
+		if len(dump) != 1 || len(dump[0].Entries) < 5 || dump[0].Entries[4].Type != "purge" || dump[0].Entries[4].Through != 4 {
+			t.Fatalf("%s holds %+v, want the purge of everything through index 4 at index 5", m.id, dump)
+		}
+	}
+}
