@@ -303,6 +303,8 @@ func (op *operation) request(reqID uint64) wire.Message {
 		return &wire.CreateQueue{ReqID: reqID, Queue: op.queue, Policy: op.policy, DedupWindow: op.window}
 	case OpDelete:
 		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
+	case OpPurge:
+		return &wire.Purge{ReqID: reqID, Queue: op.queue}
 	case OpPublish:
 		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
 	case OpSubscribe:
