@@ -34,6 +34,7 @@ const usage = `usage: cairn COMMAND [flags]
 
   queue create NAME [--policy majority|all|owner-only] [--dedup-window D]
   queue delete NAME
+  queue purge NAME                      (removes every message it holds)
   queue list
   queue stats [NAME...] [--interval D] [--json]
   publish QUEUE [MSG...] [--delay D]     (one message per stdin line when no MSG)
@@ -188,6 +189,7 @@ func run(args []string, e env) int {
 	}
 	commands := map[string]func([]string, env) int{
 		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
+		"queue purge": queuePurge,
 		"queue stats": queueStats,
 		"publish":     publish, "consume": consume, "cluster status": clusterStatus,
 	}
