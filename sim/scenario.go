@@ -295,6 +295,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Quota = drawQuota(seed, sc.Checkpoint)
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)
+		sc.Workload.Purges = drawPurges(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc
