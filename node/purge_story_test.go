@@ -86,3 +86,51 @@ func TestAPurgeRemovesWhatTheQueueHeldAndStaysDone(t *testing.T) {
 		}
 	}
 }
+
+// A recovered owner holds back the history it took over while the old
+// owner's delivery lease may still let the old owner hand it out. A
+// purge that reaches it then waits for the hold to end before it is
+// written and confirmed: confirmed any sooner, the old owner could still
+// deliver a message after the client heard that it was gone.
+func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	leader := c.leader()
+	if leader == owner {
+		t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	// The owner loses only its link to the metadata leader: it goes on
+	// serving, its lease renewed by its other follower, until sealed.
+	c.intercept = func(from, to node.NodeID, _ wire.Message) bool {
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
+		if step > 400 {
+			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	newOwner := recoveredOwner(t, c)
+	c.request(newOwner, 6, &wire.Purge{ReqID: 70, Queue: "orders"})
+	c.settle()
+	if _, ended := c.last(event.QueueHoldEnded); ended {
+		t.Fatal("the hold ended before the story could purge inside it")
+	}
+	c.noReply(70)
+	c.advance(100 * time.Millisecond)
+	held, ok := c.last(event.QueueHoldEnded)
+	if !ok {
+		t.Fatal("the hold did not end 100ms after activation")
+	}
+	r := c.mustReply(70, wire.StatusOK)
+	if confirmed, _ := c.last(event.QueueCommit); confirmed.at.Before(held.at) {
+		t.Fatalf("the purge was confirmed at %v, before the hold ended at %v", confirmed.at, held.at)
+	}
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 71, Queue: "orders", Window: 10, Lease: time.Second})
+	c.advance(100 * time.Millisecond)
+	c.mustReply(71, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 0 {
+		t.Fatalf("after the purge at index %d a subscriber got %v", r.Index, got)
+	}
+}
