@@ -105,14 +105,10 @@ func (o *ownerState) refuseHeldPurges() {
 // replica lists them in its window alike. Delayed ones leave the delay
 // list in one pass rather than one search each.
 func (s *queueState) applyPurge(index, through uint64, at int64) {
-	var gone []*message
-	for _, m := range s.messages {
-		if m.index <= through {
-			gone = append(gone, m)
+	for _, m := range sortedMessages(s) {
+		if m.index > through {
+			break
 		}
-	}
-	slices.SortFunc(gone, func(a, b *message) int { return cmp.Compare(a.index, b.index) })
-	for _, m := range gone {
 		delete(s.messages, m.id)
 		s.settled[m.id] = index
 		s.remember(m.id, index, at, true)
@@ -140,16 +136,12 @@ func (o *ownerState) purgeBeyondCut() {
 		o.purges.unconfirmed = 0
 		return
 	}
-	var later []*message
-	for _, m := range o.state.messages {
-		if m.index > cut {
-			later = append(later, m)
-		}
-	}
+	all := sortedMessages(o.state)
+	at, _ := slices.BinarySearchFunc(all, cut, func(m *message, i uint64) int { return cmp.Compare(m.index, i+1) })
+	later := all[at:]
 	if len(later) == 0 {
 		return
 	}
-	slices.SortFunc(later, func(a, b *message) int { return cmp.Compare(a.index, b.index) })
 	ids := make([]wire.MessageID, len(later))
 	for i, m := range later {
 		if m.lease != nil {

@@ -87,12 +87,17 @@ func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
 // messages are live at its end, where each publish record sits, and
 // what its purge records settled.
 func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
+	// live maps each unsettled message to its publish index, and order
+	// lists them as they came, so purges and the end are judged in a
+	// fixed order.
 	live := make(map[wire.MessageID]uint64)
+	var order []wire.MessageID
 	var cut uint64
 	if c := r.Checkpoint; c != nil {
 		cut = c.Cut
 		for _, id := range c.Live {
 			live[id] = 0 // published at or before the cut
+			order = append(order, id)
 		}
 	}
 	for _, e := range r.Entries {
@@ -111,22 +116,25 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 		case "publish":
 			if _, dup := live[e.ID]; !dup {
 				live[e.ID] = e.Index
+				order = append(order, e.ID)
 			}
 		case "settle":
 			for _, id := range e.IDs() {
 				delete(live, id)
 			}
 		case "purge":
-			for id, at := range live {
-				if at <= e.Through {
+			for _, id := range order {
+				if at, ok := live[id]; ok && at <= e.Through {
 					delete(live, id)
 					ix.settledInLog[id] = true
 				}
 			}
 		}
 	}
-	for id := range live {
-		v.live[id] = true
+	for _, id := range order {
+		if _, ok := live[id]; ok {
+			v.live[id] = true
+		}
 	}
 }
 
