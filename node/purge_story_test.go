@@ -134,3 +134,31 @@ func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
 		t.Fatalf("after the purge at index %d a subscriber got %v", r.Index, got)
 	}
 }
+
+// An ack taken in the same turn as a purge, before it, waits with the
+// turn's other acks for the end of the turn; by then the purge has
+// settled its message, so no settle record is written for it and the ack
+// is answered once the purge is confirmed, at the purge's index.
+func TestAnAckInThePurgesTurnIsAnsweredByThePurge(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 2)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	d := c.deliveries(5)
+	if len(d) != 1 {
+		t.Fatalf("the consumer got %d deliveries, want 1", len(d))
+	}
+	c.requestTurn(owner, 5, &wire.Settle{ReqID: 20, Queue: "orders", ID: d[0].ID, Lease: d[0].Lease},
+		&wire.Purge{ReqID: 21, Queue: "orders"})
+	c.settle()
+	purged := c.mustReply(21, wire.StatusOK)
+	if acked := c.mustReply(20, wire.StatusOK); acked.Index != purged.Index {
+		t.Fatalf("the ack was answered at index %d, the purge at %d: want the purge's", acked.Index, purged.Index)
+	}
+	dump := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20)
+	if last := dump[0].Entries[len(dump[0].Entries)-1]; len(dump) != 1 || last.Type != "purge" || last.Index != purged.Index {
+		t.Fatalf("the owner's log ends with %+v, want the purge at %d and no settle after it", last, purged.Index)
+	}
+}
