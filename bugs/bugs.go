@@ -83,6 +83,10 @@ const (
 	// ExtendIgnored: an owner answers a lease extension OK but leaves the
 	// lease to run out when it would have anyway.
 	ExtendIgnored = "extend-ignored"
+	// PurgeBeyondCut: an owner whose purge waits for its confirmation
+	// also settles the messages published meanwhile, as if the purge's
+	// cut were where it is confirmed rather than where it was written.
+	PurgeBeyondCut = "purge-beyond-cut"
 	// LeaseClockCountsTicks: a node's lease clock counts its own timer
 	// ticks instead of reading the monotonic clock, so it stops while
 	// the process is stopped: an owner resumed after a long pause finds
@@ -116,7 +120,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
-	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice}
+	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
+	PurgeBeyondCut}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -335,7 +335,7 @@ func testErrorCodes(t *testing.T, c *Cluster, app *sqs.Client) {
 	missing := aws.String("http://x/000000000000/nowhere")
 	check("wrong secret", "SignatureDoesNotMatch")(sdkFor(c, 0, AppKeyID, "not-the-secret").ListQueues(ctx, &sqs.ListQueuesInput{}))
 	check("unknown key", "InvalidClientTokenId")(sdkFor(c, 0, "AKIDNOBODY", AppSecret).ListQueues(ctx, &sqs.ListQueuesInput{}))
-	check("purge", "AWS.SimpleQueueService.UnsupportedOperation")(app.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: missing}))
+	check("purge", "AWS.SimpleQueueService.NonExistentQueue")(app.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: missing}))
 	check("redrive policy", "InvalidAttributeValue")(app.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("dlq-source"),
 		Attributes: map[string]string{"RedrivePolicy": `{"maxReceiveCount":"3"}`}}))
 	check("fifo", "AWS.SimpleQueueService.UnsupportedOperation")(app.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs.fifo"),

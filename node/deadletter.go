@@ -149,7 +149,12 @@ func (o *ownerState) askMoves(now time.Time) {
 			continue
 		}
 		m := o.state.messages[mv.id]
-		if m == nil || !m.dead {
+		if m == nil {
+			// Settled meanwhile: a purge took it. Nothing is left to move.
+			o.moves = slices.DeleteFunc(o.moves, func(x *deadLetterMove) bool { return x == mv })
+			continue
+		}
+		if !m.dead {
 			panic(fmt.Sprintf("node: queue %s moves %s to %s, but it is not dead-lettered", o.r.name, mv.id, dead))
 		}
 		mv.askedAt = now

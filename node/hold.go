@@ -52,6 +52,7 @@ func (o *ownerState) endHoldIfDue() {
 	if o.hold.until != 0 && o.r.n.leaseClock() >= o.hold.until {
 		o.r.n.emit(event.NewQueueHoldEnded(o.r.name, o.r.epoch, len(o.state.messages)))
 		o.hold = holdBack{}
+		o.runHeldPurges()
 	}
 }
 

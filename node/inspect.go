@@ -29,6 +29,9 @@ type LogEntry struct {
 	// Window is the deduplication window a stamped epoch marker sets;
 	// zero on every other record.
 	Window time.Duration
+	// Through is the last index whose messages a purge record settles;
+	// zero on every other record.
+	Through uint64
 }
 
 // ReplicaDump is what a replica's storage holds.
@@ -62,7 +65,7 @@ var recordNames = map[storage.RecordType]string{
 	recordCreate: "create", recordPublish: "publish", recordSettle: "settle",
 	recordPromote: "promote", recordDelete: "delete", recordEpochMark: "epoch-mark",
 	recordPublishAt: "publish", recordSettleAt: "settle", recordEpochMarkAt: "epoch-mark",
-	recordSettles: "settle", recordDeadLetter: "dead-letter",
+	recordSettles: "settle", recordDeadLetter: "dead-letter", recordPurge: "purge",
 }
 
 // IDs lists every message the entry names: a publish's or a dead-letter
@@ -137,7 +140,7 @@ func dumpReplica(fs vfs.FS, dir, name string, pageRecords, pageBytes int) Replic
 				d.Err = err
 				return d
 			}
-			e := LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at, Window: time.Duration(r.window)}
+			e := LogEntry{Index: rec.Index, Type: recordNames[rec.Type], Epoch: r.epoch, ID: r.id, At: r.at, Window: time.Duration(r.window), Through: r.through}
 			if len(r.ids) > 0 {
 				e.ID = r.ids[0]
 			}

@@ -456,6 +456,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onUnsubscribe(conn, m)
 	case *wire.Extend:
 		n.onExtend(conn, m)
+	case *wire.Purge:
+		n.onPurge(conn, m)
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
 	default:

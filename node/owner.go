@@ -81,6 +81,8 @@ type ownerState struct {
 	// dead-letter queue, in the order their records were appended
 	// (deadletter.go).
 	moves []*deadLetterMove
+	// purges holds the purges waiting for the hold (purge.go).
+	purges purgeState
 }
 
 // progress is the owner's view of one follower.
@@ -536,6 +538,7 @@ func (o *ownerState) stop(owner NodeID) {
 		w.index = 0
 		o.answer(w, wire.StatusFenced, owner, "")
 	}
+	o.refuseHeldPurges()
 	// Subscribers hear, as a late answer to their subscribe request, that
 	// this node no longer serves the queue; they subscribe elsewhere.
 	for _, s := range o.subs {

@@ -35,6 +35,11 @@ const (
 	// until its dead-letter queue confirms it holds it, and is then
 	// settled (deadletter.go).
 	recordDeadLetter storage.RecordType = 11
+	// recordPurge settles every message published at or before its
+	// boundary that is still unsettled when it applies (the stamp, then
+	// the boundary index): a purge of the queue (purge.go). Type 11 is
+	// taken by another record.
+	recordPurge storage.RecordType = 12
 )
 
 // record is a decoded queue log record.
@@ -47,6 +52,7 @@ type record struct {
 	ids     []wire.MessageID // settles: every message the record settles
 	readyAt int64            // publish: Unix nanoseconds on the owner's clock; 0 = at once
 	until   int64            // promote: the clock boundary, Unix nanoseconds
+	through uint64           // purge: the last index whose messages it settles
 	payload []byte           // publish
 	// at is the owner's clock when it appended a stamped record, Unix
 	// nanoseconds; window the deduplication window an epoch marker sets.
@@ -115,6 +121,9 @@ func encodeRecord(r record) []byte {
 		}
 	case recordPromote:
 		b = wire.AppendInt64(b, r.until)
+	case recordPurge:
+		b = wire.AppendInt64(b, r.at)
+		b = wire.AppendUint64(b, r.through)
 	case recordDelete:
 	default:
 		panic(fmt.Sprintf("node: encoding unknown record type %d", r.typ))
@@ -159,6 +168,8 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		}
 	case recordPromote:
 		r.until = d.Int64()
+	case recordPurge:
+		r.at, r.through = d.Int64(), d.Uint64()
 	case recordDelete, recordEpochMark:
 	default:
 		return record{}, fmt.Errorf("unknown queue record type %d", typ)

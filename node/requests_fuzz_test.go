@@ -165,6 +165,12 @@ func (s *requestScript) step(in *fuzzInput) {
 		s.ops = append(s.ops, fmt.Sprintf("advance %v", d))
 		s.c.advance(d)
 	case 9:
+		// Bit 6 of the operation byte picks a purge, so the inputs saved
+		// before purges read as they did.
+		if op&0x40 != 0 {
+			s.send(to, conn, &wire.Purge{Queue: in.name()})
+			break
+		}
 		s.send(to, conn, &wire.Unsubscribe{Queue: in.name()})
 	case 8:
 		s.ops = append(s.ops, fmt.Sprintf("client %d leaves %s", conn, to))
@@ -258,6 +264,8 @@ func setReqID(req wire.Message, id uint64) {
 	case *wire.Unsubscribe:
 		m.ReqID = id
 	case *wire.Extend:
+		m.ReqID = id
+	case *wire.Purge:
 		m.ReqID = id
 	default:
 		panic(fmt.Sprintf("no request ID in %T", req))

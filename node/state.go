@@ -141,6 +141,8 @@ func (s *queueState) apply(index uint64, r record) {
 		s.applyDeadLetter(r.id)
 	case recordPromote:
 		s.applyPromote(index, r.until)
+	case recordPurge:
+		s.applyPurge(index, r.through, r.at)
 	case recordDelete:
 		s.deleted = true
 	case recordEpochMark:

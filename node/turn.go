@@ -62,6 +62,7 @@ func (o *ownerState) settleSoon(conn ConnID, reqID uint64, id wire.MessageID) {
 
 // flush ends this owner's turn.
 func (o *ownerState) flush() {
+	o.purgeBeyondCut()
 	if len(o.settling) > 0 {
 		o.writeSettles()
 	}

@@ -16,9 +16,10 @@ import (
 // first is what matters, the count says how widespread.
 const maxReports = 3
 
-// checkTotalQueue: every confirmed publish is delivered; every message the
-// owner's final log holds (the ground truth of unknown outcomes) is
-// delivered; the queue drains (in the calm phase consumers ack all they
+// checkTotalQueue: every confirmed publish is delivered, unless a purge
+// removed it first (purge.go); every message the owner's final log holds
+// (the ground truth of unknown outcomes) is delivered, with the same
+// exception; the queue drains (in the calm phase consumers ack all they
 // get, so every delivered message ends settled); nothing is delivered
 // that was never published; nothing reported failed happened.
 func checkTotalQueue(ix *index) []sim.Violation {
@@ -33,6 +34,9 @@ func checkTotalQueue(ix *index) []sim.Violation {
 			continue
 		}
 		delivered := len(ix.deliveries[op.ID]) > 0
+		if !delivered && op.Outcome != sim.OutcomeFailed && ix.purges.excused(&op) {
+			continue // a purge removed it before anyone took it
+		}
 		switch {
 		case op.Outcome == sim.OutcomeOK && !delivered && !ix.inLog[op.ID]:
 			add(safety("total-queue", "confirmed message %s is lost: never delivered and not in the owner's log%s", op.ID, ix.life(op.ID)))

@@ -50,9 +50,21 @@ func checkDeadLetters(ix *index) []sim.Violation {
 		}
 		held := ix.logCopies(k.target, k.id)
 		delivered := slices.ContainsFunc(ix.deliveries[k.id], func(d *sim.DeliveryRecord) bool { return d.Queue == k.target })
+		// A purge of the source queue may settle a message mid-move,
+		// before the dead-letter queue stored it: it is gone by request.
+		// So may a purge of the dead-letter queue once the message was
+		// asked to move there, and its log no longer show the copy.
+		op := ix.publishes[k.id]
+		purged := op != nil && op.Queue == k.queue && ix.purges != nil && ix.purges.excused(op)
+		if ix.purges != nil {
+			purged = purged || slices.ContainsFunc(ix.purges.ops[k.target], func(p *sim.OpRecord) bool {
+				return p.Outcome != sim.OutcomeFailed && (p.Outcome == sim.OutcomePending || p.Done > asked.At)
+			})
+		}
 		switch {
 		case held > 1:
 			add(safety("dead-letter", "%s's log holds %s %d times: moved from %s more than once%s", k.target, k.id, held, k.queue, ix.life(k.id)))
+		case held == 0 && !delivered && purged:
 		case held == 0 && !delivered && ix.settledFrom(k.queue, k.id):
 			add(safety("dead-letter", "%s is lost: %s settled it after asking %s to store it, and %s neither delivered nor holds it%s",
 				k.id, k.queue, k.target, k.target, ix.life(k.id)))

@@ -171,6 +171,9 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	// hold deliveries for leases at a time would move them. The swarm
 	// covers lease extensions across failovers.
 	sc.Workload.ExtendChance = 0
+	// Likewise purges: a named scenario expects every message it publishes
+	// to be delivered.
+	sc.Workload.Purges = 0
 	sc.Nodes = 3
 	if ns.Nodes > 0 {
 		sc.Nodes = ns.Nodes

@@ -39,6 +39,8 @@ type index struct {
 	ackedOK map[wire.MessageID]bool
 	// owners names each queue's final owner (finalOwners).
 	owners map[string]node.NodeID
+	// purges is what the history says about purges (purge.go).
+	purges *purgeView
 }
 
 // finalOwners names, per queue, the node that activated the highest epoch:
@@ -104,6 +106,7 @@ func newIndex(h *sim.History) *index {
 			}
 		}
 	}
+	ix.purges = newPurgeView(ix, owners)
 	return ix
 }
 
@@ -150,6 +153,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	var out []sim.Violation
 	out = append(out, checkTotalQueue(ix)...)
 	out = append(out, checkSettled(ix)...)
+	out = append(out, checkPurges(ix, ownerOnly)...)
 	out = append(out, checkExclusiveDelivery(ix, ownerOnly)...)
 	out = append(out, checkDeliveryHandover(ix)...)
 	out = append(out, checkExtendedLeases(ix)...)
@@ -201,7 +205,8 @@ func (ix *index) life(id wire.MessageID) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n    life of %s:", id)
 	for _, op := range ix.h.Ops {
-		if op.ID == id && (op.Kind == "publish" || op.Kind == "ack" || op.Kind == "nack" || op.Kind == "extend") {
+		if op.ID == id && (op.Kind == "publish" || op.Kind == "ack" || op.Kind == "nack" || op.Kind == "extend") ||
+			op.Kind == "purge" && ix.publishes[id] != nil && op.Queue == ix.publishes[id].Queue {
 			fmt.Fprintf(&b, "\n      %-7s client=%d q=%s invoked=%v done=%v outcome=%s status=%s index=%d replied=%v",
 				op.Kind, op.Client, op.Queue, op.Invoked, op.Done, op.Outcome, op.Status, op.Index, op.Replied)
 		}

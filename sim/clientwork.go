@@ -24,6 +24,9 @@ func (w *World) startClients() {
 		start := 1200*time.Millisecond + time.Duration(c.rng.Int64N(int64(100*time.Millisecond)))
 		if c.producer {
 			w.schedule(start, -1, 0, c.publishLoop)
+			if i == 0 {
+				c.schedulePurges()
+			}
 		} else {
 			w.schedule(max(start, wl.ConsumeAt), -1, 0, func() {
 				for _, q := range wl.Queues {

@@ -297,6 +297,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.ExtendChance = drawExtendChance(seed)
 		drawDeadLetter(seed, sc.Workload)
 		sc.Workload.UnsubscribeEvery = drawUnsubscribeEvery(seed)
+		sc.Workload.Purges = drawPurges(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc

@@ -239,8 +239,12 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.duration("ack-linger", &wl.AckLinger)
 	kv.chance("extend", &wl.ExtendChance)
 	kv.duration("unsubscribe", &wl.UnsubscribeEvery)
+	kv.count("purges", &wl.Purges)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
+	}
+	if wl.Purges > maxPurges {
+		return fmt.Errorf("purges=%d: want 0 to %d", wl.Purges, maxPurges)
 	}
 	wl.Window = uint32(window)
 	return kv.done()

@@ -94,6 +94,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " unsubscribe=%v\n", wl.UnsubscribeEvery)
 		}
+		if wl.Purges != 0 {
+			// Likewise written only when set.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " purges=%d\n", wl.Purges)
+		}
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s", q.Name, q.Policy)
 			if q.Dedup != 0 {

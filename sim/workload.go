@@ -53,6 +53,9 @@ type Workload struct {
 	// subscription to one queue (the node hands its leases back) and
 	// subscribes again 20 to 300ms later.
 	UnsubscribeEvery time.Duration
+	// Purges is how many times the first producer purges a queue during
+	// the safety phase, at times drawn over it (0: never; see purge.go).
+	Purges int
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover
@@ -75,9 +78,9 @@ type QueueSpec struct {
 
 // String summarizes the workload on one line.
 func (wl Workload) String() string {
-	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v ack-linger=%v extend=%.2f",
+	return fmt.Sprintf("queues=%d producers=%d consumers=%d every=%v payload<=%d delay=%.2f<=%v ack=%.2f nack=%.2f lease=%v window=%d consume-at=%v ack-linger=%v extend=%.2f purges=%d",
 		len(wl.Queues), wl.Producers, wl.Consumers, wl.PublishEvery, wl.PayloadMax, wl.DelayChance, wl.DelayMax,
-		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt, wl.AckLinger, wl.ExtendChance)
+		wl.AckChance, wl.NackChance, wl.Lease, wl.Window, wl.ConsumeAt, wl.AckLinger, wl.ExtendChance, wl.Purges)
 }
 
 func drawWorkload(r *rand.Rand) *Workload {

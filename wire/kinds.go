@@ -52,6 +52,8 @@ const (
 	// KindExtend starts a second run of client requests: 40-49 are
 	// taken.
 	KindExtend Kind = 70
+	// KindPurge removes every message a queue holds.
+	KindPurge Kind = 71
 )
 
 var kindNames = map[Kind]string{
@@ -85,6 +87,7 @@ var kindNames = map[Kind]string{
 	KindSettleBatch:       "SettleBatch",
 	KindUnsubscribe:       "Unsubscribe",
 	KindExtend:            "Extend",
+	KindPurge:             "Purge",
 }
 
 // String names the kind for traces and logs.
@@ -159,6 +162,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeUnsubscribe(d), nil
 	case KindExtend:
 		return decodeExtend(d), nil
+	case KindPurge:
+		return decodePurge(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

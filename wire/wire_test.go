@@ -21,6 +21,7 @@ var samples = []Message{
 	&Subscribe{ReqID: 6, Queue: "orders", Window: 8, Lease: 30e9},
 	&Settle{ReqID: 7, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Nack: true},
 	&Unsubscribe{ReqID: 13, Queue: "orders"},
+	&Purge{ReqID: 15, Queue: "orders"},
 	&Extend{ReqID: 14, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, For: 90e9},
 	&SettleBatch{Queue: "orders", Items: []SettleItem{{ReqID: 11, ID: MessageID{Producer: 4, Seq: 6}, Lease: 10},
 		{ReqID: 12, ID: MessageID{Producer: 4, Seq: 7}, Lease: 12, Nack: true}}},
@@ -208,7 +209,7 @@ func FuzzDecode(f *testing.F) {
 // kinds a client sends: each of those yields its ReqID, nothing else
 // yields one (a Reply carries a ReqID too, but answers rather than asks).
 func TestRequestIDNamesEveryClientRequest(t *testing.T) {
-	want := map[Kind]uint64{KindCreateQueue: 1, KindDeleteQueue: 2, KindPublish: 3, KindSubscribe: 6, KindSettle: 7, KindSetDetection: 9, KindSettleBatch: 11, KindUnsubscribe: 13, KindExtend: 14}
+	want := map[Kind]uint64{KindCreateQueue: 1, KindDeleteQueue: 2, KindPublish: 3, KindSubscribe: 6, KindSettle: 7, KindSetDetection: 9, KindSettleBatch: 11, KindUnsubscribe: 13, KindExtend: 14, KindPurge: 15}
 	seen := 0
 	for _, m := range samples {
 		id, ok := RequestID(m)

@@ -29,9 +29,11 @@ const (
 	OpSetDetection OpKind = 7
 	// OpExtend keeps a delivery leased for longer without settling it.
 	OpExtend OpKind = 8
+	// OpPurge removes every message a queue holds.
+	OpPurge OpKind = 9
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {

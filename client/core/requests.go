@@ -325,6 +325,8 @@ func (op *operation) request(reqID uint64) wire.Message {
 			DeadLetter: s.DeadLetter, MaxDeliveries: s.MaxDeliveries}
 	case OpDelete:
 		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
+	case OpPurge:
+		return &wire.Purge{ReqID: reqID, Queue: op.queue}
 	case OpPublish:
 		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
 	case OpSubscribe:

@@ -35,6 +35,7 @@ const usage = `usage: cairn COMMAND [flags]
 
   queue create NAME [--policy majority|all|owner-only] [--dedup-window D]
   queue delete NAME
+  queue purge NAME                      (removes every message it holds)
   queue list
   queue stats [NAME...] [--interval D] [--json]
   publish QUEUE [MSG...] [--delay D] [--from-file F]
@@ -195,6 +196,7 @@ func run(args []string, e env) int {
 	}
 	commands := map[string]func([]string, env) int{
 		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
+		"queue purge": queuePurge,
 		"queue stats": queueStats,
 		"publish":     publish, "consume": consume, "cluster status": clusterStatus,
 	}

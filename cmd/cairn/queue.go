@@ -114,3 +114,30 @@ func queueDelete(args []string, e env) int {
 	fmt.Fprintf(e.stdout, "deleted queue %s\n", pos[0])
 	return exitOK
 }
+
+// queuePurge removes every message a queue holds, as its delete does, but
+// keeps the queue. Like delete it asks for no confirmation: a script that
+// purges means it.
+func queuePurge(args []string, e env) int {
+	fs, c := newFlags("queue purge", e)
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 1 {
+		fmt.Fprintln(e.stderr, "usage: cairn queue purge NAME")
+		return exitUsage
+	}
+	if code, ok := checkQueueName(e, pos[0]); !ok {
+		return code
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return failure(e, "connecting", err)
+	}
+	defer cl.Close()
+	if err := cl.Purge(ctx, pos[0]); err != nil {
+		return failure(e, "purging "+pos[0], err)
+	}
+	fmt.Fprintf(e.stdout, "purged queue %s: every message it held is gone\n", pos[0])
+	return exitOK
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // A name the nodes refuse is refused with the rule it breaks, by every
@@ -78,5 +79,35 @@ func TestQueueCreateTakesADeadLetterQueue(t *testing.T) {
 	code, out = cli(t, "", append([]string{"queue", "create", "loop", "--dead-letter", "loop", "--max-deliveries", "3"}, conn...)...)
 	if code == exitOK || !strings.Contains(out, "cannot be its own dead-letter queue") {
 		t.Fatalf("a queue that is its own dead-letter queue: status %d, output %q", code, out)
+	}
+}
+
+// queue purge removes what the queue held and leaves what is published
+// after it: a consumer then gets only the later message.
+func TestQueuePurgeLeavesOnlyLaterMessages(t *testing.T) {
+	conn := startNode(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, out := cli(t, "", append([]string{"queue", "create", "jobs"}, conn...)...)
+		if code == exitOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue create: %d\n%s", code, out)
+		}
+		time.Sleep(100 * time.Millisecond) // the metadata group is electing its leader
+	}
+	if code, out := cli(t, "", append([]string{"publish", "jobs", "old1", "old2"}, conn...)...); code != exitOK {
+		t.Fatalf("publish: %d\n%s", code, out)
+	}
+	if code, out := cli(t, "", append([]string{"queue", "purge", "jobs"}, conn...)...); code != exitOK || !strings.Contains(out, "purged queue jobs") {
+		t.Fatalf("queue purge: %d\n%s", code, out)
+	}
+	if code, out := cli(t, "", append([]string{"publish", "jobs", "new"}, conn...)...); code != exitOK {
+		t.Fatalf("publish after the purge: %d\n%s", code, out)
+	}
+	code, out := cli(t, "", append([]string{"consume", "jobs", "--ack", "--count", "1"}, conn...)...)
+	if code != exitOK || !strings.HasSuffix(strings.TrimSpace(out), "new") {
+		t.Fatalf("consume after the purge: %d\n%s", code, out)
 	}
 }

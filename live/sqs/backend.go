@@ -35,6 +35,9 @@ type Backend interface {
 	// Extend keeps the delivery lease names hidden for visibility from
 	// now on, longer or shorter than its lease had left.
 	Extend(ctx context.Context, queue string, lease uint64, visibility time.Duration) error
+	// Purge removes every message the queue holds, durably; ErrNoQueue
+	// if it does not exist.
+	Purge(ctx context.Context, queue string) error
 }
 
 // MessageID names a message in the backend: a producer and a sequence

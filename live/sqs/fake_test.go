@@ -118,6 +118,17 @@ func (f *fakeBackend) settle(queue string, lease uint64, back bool) error {
 	return nil
 }
 
+func (f *fakeBackend) Purge(_ context.Context, queue string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[queue]
+	if q == nil {
+		return ErrNoQueue
+	}
+	q.ready, q.leased = nil, map[uint64]Received{}
+	return nil
+}
+
 func (f *fakeBackend) Delete(_ context.Context, queue string, lease uint64) error {
 	return f.settle(queue, lease, false)
 }

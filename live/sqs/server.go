@@ -282,6 +282,7 @@ func init() {
 		"DeleteMessageBatch":           deleteMessageBatch,
 		"ChangeMessageVisibility":      changeVisibility,
 		"ChangeMessageVisibilityBatch": changeVisibilityBatch,
+		"PurgeQueue":                   purgeQueue,
 	}
 	for name, why := range unsupportedActions {
 		actions[name] = func(context.Context, *Server, *call) (any, *apiError) {
@@ -292,7 +293,6 @@ func init() {
 
 // unsupportedActions are SQS actions cairn does not serve, with why.
 var unsupportedActions = map[string]string{
-	"PurgeQueue":                 "cairn has no purge operation yet; delete and re-create the queue",
 	"ListDeadLetterSourceQueues": "cairn has no dead-letter queues yet",
 	"StartMessageMoveTask":       "cairn has no dead-letter queues yet",
 	"CancelMessageMoveTask":      "cairn has no dead-letter queues yet",

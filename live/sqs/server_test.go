@@ -99,8 +99,8 @@ func TestJSONErrorCarriesShapeAndQueryCode(t *testing.T) {
 		t.Fatalf("HTTP %d %s (query error %q)", status, body, h.Get("X-Amzn-Query-Error"))
 	}
 	status, body, _ = jsonCall(t, hs, now, "PurgeQueue", `{"QueueUrl":"http://x/000000000000/q"}`)
-	if status != 400 || !strings.Contains(body, "UnsupportedOperation") || !strings.Contains(body, "purge") {
-		t.Fatalf("PurgeQueue: HTTP %d %s, want UnsupportedOperation naming purge", status, body)
+	if status != 400 || !strings.Contains(body, `"__type":"com.amazonaws.sqs#QueueDoesNotExist"`) {
+		t.Fatalf("PurgeQueue of a missing queue: HTTP %d %s, want QueueDoesNotExist", status, body)
 	}
 }
 
@@ -305,5 +305,30 @@ func TestChangeVisibilityBatch(t *testing.T) {
 	}
 	if len(b.extended) != 1 || b.extended[0] != time.Minute {
 		t.Fatalf("the backend was asked to extend %v, want one minute once", b.extended)
+	}
+}
+
+// PurgeQueue empties the queue, ready and in-flight messages alike, for
+// any key, and answers success with an empty result, as SQS does; a
+// message sent afterwards is received.
+func TestPurgeQueueEmptiesTheQueue(t *testing.T) {
+	hs, b, now := testServer(t)
+	b.CreateQueue(t.Context(), "q")
+	for _, m := range []string{"a", "b"} {
+		b.Send(t.Context(), "q", []byte(m), 0)
+	}
+	if got, _ := b.Receive(t.Context(), "q", 1, time.Minute, 0); len(got) != 1 {
+		t.Fatalf("received %d before the purge, want 1", len(got))
+	}
+	status, body, _ := jsonCall(t, hs, now, "PurgeQueue", `{"QueueUrl":"http://x/000000000000/q"}`)
+	if status != 200 || strings.TrimSpace(body) != "{}" {
+		t.Fatalf("PurgeQueue: HTTP %d %s, want 200 and an empty result", status, body)
+	}
+	if st, _ := b.Stats(t.Context(), "q"); st.Ready+st.Leased != 0 {
+		t.Fatalf("after the purge the queue holds %+v", st)
+	}
+	form := url.Values{"Action": {"PurgeQueue"}, "QueueUrl": {"http://h/000000000000/q"}}
+	if status, body := queryCall(t, hs, now, testKeyID, testSecret, form); status != 200 || between(body, "RequestId") == "" {
+		t.Fatalf("PurgeQueue in the query protocol: HTTP %d %s", status, body)
 	}
 }

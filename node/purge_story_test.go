@@ -1,0 +1,164 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A purge takes everything the queue holds, leased messages included,
+// and nothing published after it. What it took stays gone when the owner
+// restarts and the queue fails over to a new epoch.
+func TestAPurgeRemovesWhatTheQueueHeldAndStaysDone(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+
+	// Three messages are published; a consumer leases the first of them.
+	c.publishConfirmed(owner, "orders", 3)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	leased := c.deliveries(5)
+	if len(leased) != 1 || leased[0].ID != msgID(1) {
+		t.Fatalf("the consumer got %v, want the first message alone", leased)
+	}
+
+	// The purge is confirmed at its own index, after the three publishes.
+	c.request(owner, 6, &wire.Purge{ReqID: 20, Queue: "orders"})
+	c.settle()
+	if r := c.mustReply(20, wire.StatusOK); r.Index != 5 {
+		t.Fatalf("the purge was confirmed at index %d, want 5 (the marker, three publishes, then the purge)", r.Index)
+	}
+
+	// The consumer still working on the leased message acks it: the
+	// purge settled it, and the ack is answered as the ack of a settled
+	// message is. A retried publish of a purged message is not stored
+	// again.
+	c.request(owner, 5, &wire.Settle{ReqID: 21, Queue: "orders", ID: msgID(1), Lease: leased[0].Lease})
+	c.request(owner, 6, &wire.Publish{ReqID: 22, Queue: "orders", ID: msgID(2), Payload: []byte("retry")})
+	c.settle()
+	if r := c.mustReply(21, wire.StatusOK); r.Index != 5 {
+		t.Fatalf("the ack of a purged message was answered at index %d, want the purge's 5", r.Index)
+	}
+	if r := c.mustReply(22, wire.StatusOK); r.Index != 3 {
+		t.Fatalf("a retried publish of a purged message was answered at index %d, want its original 3", r.Index)
+	}
+
+	// One more message is published after the purge: the consumer, its
+	// window free again, gets it and nothing else.
+	c.request(owner, 6, &wire.Publish{ReqID: 23, Queue: "orders", ID: msgID(4), Payload: []byte("after")})
+	c.settle()
+	c.mustReply(23, wire.StatusOK)
+	if got := c.deliveries(5); len(got) != 1 || got[0].ID != msgID(4) {
+		t.Fatalf("after the purge the consumer got %v, want the fourth message alone", got)
+	}
+	if v := viewOf(t, c.node(owner).n, "orders"); v.Depth.Ready+v.Depth.Leased+v.Depth.Delayed != 1 {
+		t.Fatalf("the owner counts %+v after the purge, want the one message published after it", v.Depth)
+	}
+
+	// The owner restarts; whoever serves the queue next rebuilds it from
+	// the log, and a fresh consumer again gets only the fourth message.
+	c.node(owner).crash()
+	c.node(owner).start()
+	c.advance(2 * time.Second)
+	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) {
+		t.Fatalf("the queue did not come back in epoch 2; events:\n%v", c.events)
+	}
+	next := owner
+	if e, ok := c.last(event.QueueActive); ok {
+		next = e.node
+	}
+	c.request(next, 7, &wire.Subscribe{ReqID: 30, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.advance(time.Second)
+	c.mustReply(30, wire.StatusOK)
+	got := c.deliveries(7)
+	if len(got) != 1 || got[0].ID != msgID(4) {
+		t.Fatalf("after the restart a fresh consumer got %v, want the fourth message alone", got)
+	}
+	// Every replica holds the purge record at index 5.
+	for _, m := range c.nodes {
+		dump := node.DumpReplicas(m.fs.CrashClone(vfsCfg), "", 64, 1<<20)
+		if len(dump) != 1 || len(dump[0].Entries) < 5 || dump[0].Entries[4].Type != "purge" || dump[0].Entries[4].Through != 4 {
+			t.Fatalf("%s holds %+v, want the purge of everything through index 4 at index 5", m.id, dump)
+		}
+	}
+}
+
+// A recovered owner holds back the history it took over while the old
+// owner's delivery lease may still let the old owner hand it out. A
+// purge that reaches it then waits for the hold to end before it is
+// written and confirmed: confirmed any sooner, the old owner could still
+// deliver a message after the client heard that it was gone.
+func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	leader := c.leader()
+	if leader == owner {
+		t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	// The owner loses only its link to the metadata leader: it goes on
+	// serving, its lease renewed by its other follower, until sealed.
+	c.intercept = func(from, to node.NodeID, _ wire.Message) bool {
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
+		if step > 400 {
+			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	newOwner := recoveredOwner(t, c)
+	c.request(newOwner, 6, &wire.Purge{ReqID: 70, Queue: "orders"})
+	c.settle()
+	if _, ended := c.last(event.QueueHoldEnded); ended {
+		t.Fatal("the hold ended before the story could purge inside it")
+	}
+	c.noReply(70)
+	c.advance(100 * time.Millisecond)
+	held, ok := c.last(event.QueueHoldEnded)
+	if !ok {
+		t.Fatal("the hold did not end 100ms after activation")
+	}
+	r := c.mustReply(70, wire.StatusOK)
+	if confirmed, _ := c.last(event.QueueCommit); confirmed.at.Before(held.at) {
+		t.Fatalf("the purge was confirmed at %v, before the hold ended at %v", confirmed.at, held.at)
+	}
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 71, Queue: "orders", Window: 10, Lease: time.Second})
+	c.advance(100 * time.Millisecond)
+	c.mustReply(71, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 0 {
+		t.Fatalf("after the purge at index %d a subscriber got %v", r.Index, got)
+	}
+}
+
+// An ack taken in the same turn as a purge, before it, waits with the
+// turn's other acks for the end of the turn; by then the purge has
+// settled its message, so no settle record is written for it and the ack
+// is answered once the purge is confirmed, at the purge's index.
+func TestAnAckInThePurgesTurnIsAnsweredByThePurge(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 2)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	d := c.deliveries(5)
+	if len(d) != 1 {
+		t.Fatalf("the consumer got %d deliveries, want 1", len(d))
+	}
+	c.requestTurn(owner, 5, &wire.Settle{ReqID: 20, Queue: "orders", ID: d[0].ID, Lease: d[0].Lease},
+		&wire.Purge{ReqID: 21, Queue: "orders"})
+	c.settle()
+	purged := c.mustReply(21, wire.StatusOK)
+	if acked := c.mustReply(20, wire.StatusOK); acked.Index != purged.Index {
+		t.Fatalf("the ack was answered at index %d, the purge at %d: want the purge's", acked.Index, purged.Index)
+	}
+	dump := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20)
+	if last := dump[0].Entries[len(dump[0].Entries)-1]; len(dump) != 1 || last.Type != "purge" || last.Index != purged.Index {
+		t.Fatalf("the owner's log ends with %+v, want the purge at %d and no settle after it", last, purged.Index)
+	}
+}

@@ -1,0 +1,224 @@
+package props
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// Purges. A purge removes every message its queue holds where its record
+// lands in the log: every message published at a lower index. Those need
+// not be delivered; everything published after it still must be, and
+// nothing it removed may be handed out once the purge was confirmed.
+//
+// What the history knows of a purge's place, and how sure it is:
+//
+//   - A confirmed purge's reply carries its record's index, and a
+//     confirmed publish's reply carries its own. Confirmed records keep
+//     their indexes through every failover, so a confirmed publish at a
+//     lower index than a confirmed purge was removed by it, and one at a
+//     higher index was not, whatever the clocks said. Client times alone
+//     could not tell this much: a publish confirmed after the purge was
+//     sent, or sent before the purge was confirmed, may land on either
+//     side of it, so only a publish confirmed before the purge was sent
+//     is certainly before it, and the indexes settle the rest.
+//   - A purge record in the final owner's log is in the history for
+//     certain, with the boundary it settles through, and so is a publish
+//     record there: every purge after a publish that the log still holds
+//     is in the log too, since compaction drops only a prefix.
+//   - A purge whose outcome the client never learned, once compaction
+//     dropped its record, leaves no trace of where it landed. A message
+//     whose publish the final log no longer holds either may then have
+//     been removed by it if it was published before the purge ended and
+//     is not live at the end; it is excused, since nothing else can be
+//     concluded. Such runs are rare, and a message lost outright still
+//     fails wherever a certain purge or its own log record shows it.
+
+// purgeView is what the history says about purges and where messages
+// were published.
+type purgeView struct {
+	// throughs lists, per queue, the boundaries of the purges certainly
+	// in its history: every message published at or before one is gone.
+	throughs map[string][]uint64
+	// ops are the purge operations, per queue, that may have happened.
+	ops map[string][]*sim.OpRecord
+	// logIndex is the index of each message's publish record in the
+	// final owner's log, where it still holds one.
+	logIndex map[wire.MessageID]uint64
+	// live holds the messages unsettled in the final owner's history.
+	live map[wire.MessageID]bool
+	// end is when the run ended, the end of a purge still pending.
+	end time.Duration
+}
+
+// newPurgeView reads the purge operations and the final owners' logs,
+// and marks every message a purge record there settles as settled.
+func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
+	v := &purgeView{
+		throughs: make(map[string][]uint64), ops: make(map[string][]*sim.OpRecord),
+		logIndex: make(map[wire.MessageID]uint64), live: make(map[wire.MessageID]bool),
+	}
+	for i := range ix.h.Ops {
+		op := &ix.h.Ops[i]
+		v.end = max(v.end, op.Done, op.Invoked)
+		if op.Kind != "purge" || op.Outcome == sim.OutcomeFailed {
+			continue
+		}
+		v.ops[op.Queue] = append(v.ops[op.Queue], op)
+		if op.Outcome == sim.OutcomeOK && op.Index > 0 {
+			v.throughs[op.Queue] = append(v.throughs[op.Queue], op.Index-1)
+		}
+	}
+	for _, id := range sortedNodes(ix.h.Final) {
+		for _, r := range ix.h.Final[id] {
+			if owners[r.Queue] == id {
+				v.readLog(ix, r)
+			}
+		}
+	}
+	return v
+}
+
+// readLog replays one final owner's history far enough to know which
+// messages are live at its end, where each publish record sits, and
+// what its purge records settled.
+func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
+	// live maps each unsettled message to its publish index, and order
+	// lists them as they came, so purges and the end are judged in a
+	// fixed order.
+	live := make(map[wire.MessageID]uint64)
+	var order []wire.MessageID
+	var cut uint64
+	if c := r.Checkpoint; c != nil {
+		cut = c.Cut
+		for _, id := range c.Live {
+			live[id] = 0 // published at or before the cut
+			order = append(order, id)
+		}
+	}
+	for _, e := range r.Entries {
+		switch e.Type {
+		case "publish":
+			if _, seen := v.logIndex[e.ID]; !seen {
+				v.logIndex[e.ID] = e.Index
+			}
+		case "purge":
+			v.throughs[r.Queue] = append(v.throughs[r.Queue], e.Through)
+		}
+		if e.Index <= cut {
+			continue
+		}
+		switch e.Type {
+		case "publish":
+			if _, dup := live[e.ID]; !dup {
+				live[e.ID] = e.Index
+				order = append(order, e.ID)
+			}
+		case "settle":
+			for _, id := range e.IDs() {
+				delete(live, id)
+			}
+		case "purge":
+			for _, id := range order {
+				if at, ok := live[id]; ok && at <= e.Through {
+					delete(live, id)
+					ix.settledInLog[id] = true
+				}
+			}
+		}
+	}
+	for _, id := range order {
+		if _, ok := live[id]; ok {
+			v.live[id] = true
+		}
+	}
+}
+
+// publishIndex is where op's message was published in the queue's log,
+// if the history says.
+func (v *purgeView) publishIndex(op *sim.OpRecord) (uint64, bool) {
+	if at, ok := v.logIndex[op.ID]; ok {
+		return at, true
+	}
+	if op.Outcome == sim.OutcomeOK && op.Index > 0 {
+		return op.Index, true
+	}
+	return 0, false
+}
+
+// excused reports whether a purge may have removed the message op
+// published, so that it need not be delivered (see the rules above).
+func (v *purgeView) excused(op *sim.OpRecord) bool {
+	if at, ok := v.publishIndex(op); ok {
+		for _, through := range v.throughs[op.Queue] {
+			if at <= through {
+				return true
+			}
+		}
+	}
+	if _, inLog := v.logIndex[op.ID]; inLog || v.live[op.ID] {
+		return false
+	}
+	for _, p := range v.ops[op.Queue] {
+		if p.Outcome == sim.OutcomeOK && p.Index > 0 && op.Outcome == sim.OutcomeOK && op.Index > 0 {
+			continue // both indexes known: judged above
+		}
+		end := p.Done
+		if p.Outcome == sim.OutcomePending {
+			end = v.end
+		}
+		if op.Invoked < end {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPurges: no owner hands out a message a confirmed purge removed
+// once the purge was confirmed (sends are the simulator's ground truth);
+// and on a queue that was purged, no confirmed message that no purge
+// covers is settled without ever being delivered: a purge that reaches
+// past its own place in the log removes what was published after it.
+// Owner-only queues are left out of the first rule, as exclusive-delivery
+// leaves them out: nothing bounds how long an old owner of one delivers.
+func checkPurges(ix *index, ownerOnly map[string]bool) []sim.Violation {
+	var out []sim.Violation
+	add := func(v sim.Violation) {
+		if len(out) < maxReports {
+			out = append(out, v)
+		}
+	}
+	v := ix.purges
+	for _, q := range slices.Sorted(maps.Keys(v.ops)) {
+		for _, p := range v.ops[q] {
+			if p.Outcome != sim.OutcomeOK || p.Index == 0 || p.Replied.IsZero() || ownerOnly[q] {
+				continue
+			}
+			for _, d := range ix.h.Sends {
+				pub := ix.publishes[d.ID]
+				if d.Queue != q || pub == nil || !p.Replied.Before(d.Sent) {
+					continue
+				}
+				if at, ok := v.publishIndex(pub); ok && at < p.Index {
+					add(safety("purged-stays-purged", "%s, published at index %d, was sent by %s at %v after the purge at index %d was confirmed at %v%s",
+						d.ID, at, d.From, d.Sent, p.Index, p.Replied, ix.life(d.ID)))
+				}
+			}
+		}
+	}
+	for _, op := range ix.h.Ops {
+		if op.Kind != "publish" || op.Outcome != sim.OutcomeOK || len(v.ops[op.Queue]) == 0 || len(ix.deliveries[op.ID]) > 0 {
+			continue
+		}
+		at, known := v.publishIndex(&op)
+		if known && ix.inLog[op.ID] && !v.live[op.ID] && ix.settledInLog[op.ID] && !v.excused(&op) {
+			add(safety("purge-cut", "confirmed message %s, published at index %d after every purge of %s, was settled without ever being delivered%s",
+				op.ID, at, op.Queue, ix.life(op.ID)))
+		}
+	}
+	return out
+}
