@@ -219,3 +219,44 @@ func TestUnsubscribingDoesNotUseUpDeliveries(t *testing.T) {
 		t.Fatal("a consumer lost while holding the message did not use up its one delivery")
 	}
 }
+
+// A purge of the source queue ends a move under way: the message is gone
+// from the queue, its depth counts nothing moving, and the owner stops
+// asking the dead-letter queue to store it.
+func TestAPurgeEndsAMoveUnderWay(t *testing.T) {
+	c := newCluster(t)
+	c.createQueue("parked", wire.PolicyMajority)
+	owner := c.createWithDeadLetter("orders", "parked", 1)
+	c.intercept = func(_, _ node.NodeID, m wire.Message) bool {
+		_, ask := m.(*wire.DeadLetter)
+		return !ask
+	}
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
+	c.settle()
+	c.nackEach(owner, consumer, "orders", 20)
+	if d := viewOf(t, c.node(owner).n, "orders").Depth; d.DeadLettering != 1 {
+		t.Fatalf("before the purge: %+v, want one message moving", d)
+	}
+	c.request(owner, 1, &wire.Purge{ReqID: 30, Queue: "orders"})
+	c.settle()
+	c.mustReply(30, wire.StatusOK)
+	if d := viewOf(t, c.node(owner).n, "orders").Depth; d.DeadLettering != 0 || d.Ready != 0 {
+		t.Fatalf("after the purge: %+v, want nothing left", d)
+	}
+	asked := func() int {
+		n := 0
+		for _, e := range c.emitted {
+			if e.Name == event.QueueDeadLetterSent {
+				n++
+			}
+		}
+		return n
+	}
+	before := asked()
+	c.advance(time.Second)
+	if after := asked(); after != before {
+		t.Fatalf("the owner asked %d more times to move a purged message", after-before)
+	}
+}

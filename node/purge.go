@@ -110,6 +110,9 @@ func (s *queueState) applyPurge(index, through uint64, at int64) {
 			break
 		}
 		delete(s.messages, m.id)
+		if m.dead {
+			s.dead-- // a purge ends a move to the dead-letter queue too
+		}
 		s.settled[m.id] = index
 		s.remember(m.id, index, at, true)
 		if m.inHeap {

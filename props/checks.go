@@ -34,8 +34,8 @@ func checkTotalQueue(ix *index) []sim.Violation {
 			continue
 		}
 		delivered := len(ix.deliveries[op.ID]) > 0
-		if !delivered && op.Outcome != sim.OutcomeFailed && ix.purges.excused(&op) {
-			continue // a purge removed it before anyone took it
+		if !delivered && op.Outcome != sim.OutcomeFailed && (ix.purges.excused(&op) || ix.purgedAfterMove(op.ID)) {
+			continue // a purge removed it (or its dead-letter copy) before anyone took it
 		}
 		switch {
 		case op.Outcome == sim.OutcomeOK && !delivered && !ix.inLog[op.ID]:

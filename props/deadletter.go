@@ -56,11 +56,7 @@ func checkDeadLetters(ix *index) []sim.Violation {
 		// asked to move there, and its log no longer show the copy.
 		op := ix.publishes[k.id]
 		purged := op != nil && op.Queue == k.queue && ix.purges != nil && ix.purges.excused(op)
-		if ix.purges != nil {
-			purged = purged || slices.ContainsFunc(ix.purges.ops[k.target], func(p *sim.OpRecord) bool {
-				return p.Outcome != sim.OutcomeFailed && (p.Outcome == sim.OutcomePending || p.Done > asked.At)
-			})
-		}
+		purged = purged || ix.purgedAfterMove(k.id)
 		switch {
 		case held > 1:
 			add(safety("dead-letter", "%s's log holds %s %d times: moved from %s more than once%s", k.target, k.id, held, k.queue, ix.life(k.id)))
@@ -115,6 +111,26 @@ func (ix *index) settledFrom(queue string, id wire.MessageID) bool {
 			if e.Type == "settle" && slices.Contains(e.IDs(), id) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// purgedAfterMove reports whether a purge of a dead-letter queue may have
+// removed message id after its source queue's owner asked to move it
+// there: the purge did not fail, and had not finished before the ask.
+func (ix *index) purgedAfterMove(id wire.MessageID) bool {
+	if ix.purges == nil {
+		return false
+	}
+	for _, d := range ix.h.DeadLetters {
+		if d.ID != id {
+			continue
+		}
+		if slices.ContainsFunc(ix.purges.ops[d.Target], func(p *sim.OpRecord) bool {
+			return p.Outcome != sim.OutcomeFailed && (p.Outcome == sim.OutcomePending || p.Done > d.At)
+		}) {
+			return true
 		}
 	}
 	return false

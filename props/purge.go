@@ -47,12 +47,19 @@ type purgeView struct {
 	// ops are the purge operations, per queue, that may have happened.
 	ops map[string][]*sim.OpRecord
 	// logIndex is the index of each message's publish record in the
-	// final owner's log, where it still holds one.
-	logIndex map[wire.MessageID]uint64
+	// final owner's log of its queue, where it still holds one.
+	logIndex map[queueMessage]uint64
 	// live holds the messages unsettled in the final owner's history.
-	live map[wire.MessageID]bool
+	live map[queueMessage]bool
 	// end is when the run ended, the end of a purge still pending.
 	end time.Duration
+}
+
+// queueMessage names a message in one queue: a message moved to a
+// dead-letter queue keeps its ID there, under another index.
+type queueMessage struct {
+	queue string
+	id    wire.MessageID
 }
 
 // newPurgeView reads the purge operations and the final owners' logs,
@@ -60,7 +67,7 @@ type purgeView struct {
 func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
 	v := &purgeView{
 		throughs: make(map[string][]uint64), ops: make(map[string][]*sim.OpRecord),
-		logIndex: make(map[wire.MessageID]uint64), live: make(map[wire.MessageID]bool),
+		logIndex: make(map[queueMessage]uint64), live: make(map[queueMessage]bool),
 	}
 	for i := range ix.h.Ops {
 		op := &ix.h.Ops[i]
@@ -103,8 +110,8 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 	for _, e := range r.Entries {
 		switch e.Type {
 		case "publish":
-			if _, seen := v.logIndex[e.ID]; !seen {
-				v.logIndex[e.ID] = e.Index
+			if _, seen := v.logIndex[queueMessage{r.Queue, e.ID}]; !seen {
+				v.logIndex[queueMessage{r.Queue, e.ID}] = e.Index
 			}
 		case "purge":
 			v.throughs[r.Queue] = append(v.throughs[r.Queue], e.Through)
@@ -133,7 +140,7 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 	}
 	for _, id := range order {
 		if _, ok := live[id]; ok {
-			v.live[id] = true
+			v.live[queueMessage{r.Queue, id}] = true
 		}
 	}
 }
@@ -141,7 +148,7 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 // publishIndex is where op's message was published in the queue's log,
 // if the history says.
 func (v *purgeView) publishIndex(op *sim.OpRecord) (uint64, bool) {
-	if at, ok := v.logIndex[op.ID]; ok {
+	if at, ok := v.logIndex[queueMessage{op.Queue, op.ID}]; ok {
 		return at, true
 	}
 	if op.Outcome == sim.OutcomeOK && op.Index > 0 {
@@ -160,7 +167,7 @@ func (v *purgeView) excused(op *sim.OpRecord) bool {
 			}
 		}
 	}
-	if _, inLog := v.logIndex[op.ID]; inLog || v.live[op.ID] {
+	if _, inLog := v.logIndex[queueMessage{op.Queue, op.ID}]; inLog || v.live[queueMessage{op.Queue, op.ID}] {
 		return false
 	}
 	for _, p := range v.ops[op.Queue] {
@@ -199,8 +206,11 @@ func checkPurges(ix *index, ownerOnly map[string]bool) []sim.Violation {
 				continue
 			}
 			for _, d := range ix.h.Sends {
+				// A copy in a dead-letter queue has no publish of its
+				// own to place it: only messages published to q are
+				// judged.
 				pub := ix.publishes[d.ID]
-				if d.Queue != q || pub == nil || !p.Replied.Before(d.Sent) {
+				if d.Queue != q || pub == nil || pub.Queue != q || !p.Replied.Before(d.Sent) {
 					continue
 				}
 				if at, ok := v.publishIndex(pub); ok && at < p.Index {
@@ -215,7 +225,7 @@ func checkPurges(ix *index, ownerOnly map[string]bool) []sim.Violation {
 			continue
 		}
 		at, known := v.publishIndex(&op)
-		if known && ix.inLog[op.ID] && !v.live[op.ID] && ix.settledInLog[op.ID] && !v.excused(&op) {
+		if known && ix.inLog[op.ID] && !v.live[queueMessage{op.Queue, op.ID}] && ix.settledInLog[op.ID] && !v.excused(&op) {
 			add(safety("purge-cut", "confirmed message %s, published at index %d after every purge of %s, was settled without ever being delivered%s",
 				op.ID, at, op.Queue, ix.life(op.ID)))
 		}
