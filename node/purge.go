@@ -37,6 +37,7 @@ type purgeState struct {
 type heldPurge struct {
 	conn  ConnID
 	reqID uint64
+	token wire.MessageID
 }
 
 // onPurge takes a purge on the queue's owner. A full disk does not
@@ -49,16 +50,38 @@ func (n *Node) onPurge(conn ConnID, m *wire.Purge) {
 	if o == nil {
 		return
 	}
+	if o.purgedAlready(conn, m.ReqID, m.Token) {
+		return
+	}
 	o.endHoldIfDue()
 	if o.hold.until != 0 {
 		// The old owner may still hand out messages this purge removes
 		// until its delivery lease has run out. Confirming the purge
 		// before then would let a purged message be delivered after the
 		// client heard it was gone, so the purge waits for the hold.
-		o.purges.held = append(o.purges.held, heldPurge{conn: conn, reqID: m.ReqID})
+		o.purges.held = append(o.purges.held, heldPurge{conn: conn, reqID: m.ReqID, token: m.Token})
 		return
 	}
-	o.purge(conn, m.ReqID)
+	o.purge(conn, m.ReqID, m.Token)
+}
+
+// purgedAlready answers a retried purge, one whose token this queue
+// remembers, with the first one's index, so that a retry does not purge
+// again what was published since. A retry of a purge still held is held
+// with it and answered when it is written.
+func (o *ownerState) purgedAlready(conn ConnID, reqID uint64, token wire.MessageID) bool {
+	if token == (wire.MessageID{}) {
+		return false
+	}
+	if index, ok := o.state.settled[token]; ok {
+		o.wait(conn, reqID, index)
+		return true
+	}
+	if slices.ContainsFunc(o.purges.held, func(p heldPurge) bool { return p.token == token }) {
+		o.purges.held = append(o.purges.held, heldPurge{conn: conn, reqID: reqID, token: token})
+		return true
+	}
+	return false
 }
 
 // purge writes a purge record and answers the request once it is
@@ -66,13 +89,16 @@ func (n *Node) onPurge(conn ConnID, m *wire.Purge) {
 // settled, and left on their subscriptions they would hold places in the
 // subscribers' windows for good. A consumer still working on one finds
 // its ack answered as that of a settled message.
-func (o *ownerState) purge(conn ConnID, reqID uint64) {
+func (o *ownerState) purge(conn ConnID, reqID uint64, token wire.MessageID) {
+	if o.purgedAlready(conn, reqID, token) {
+		return // a copy held with the first, now written
+	}
 	for _, s := range o.subs {
 		for _, l := range slices.Clone(s.leases) {
 			o.release(l, false)
 		}
 	}
-	index := o.append(record{typ: recordPurge, through: o.r.log.LastIndex()})
+	index := o.append(record{typ: recordPurge, through: o.r.log.LastIndex(), id: token})
 	if index != 0 {
 		o.purges.unconfirmed = index
 	}
@@ -86,7 +112,7 @@ func (o *ownerState) runHeldPurges() {
 	held := o.purges.held
 	o.purges.held = nil
 	for _, p := range held {
-		o.purge(p.conn, p.reqID)
+		o.purge(p.conn, p.reqID, p.token)
 	}
 }
 

@@ -162,3 +162,36 @@ func TestAnAckInThePurgesTurnIsAnsweredByThePurge(t *testing.T) {
 		t.Fatalf("the owner's log ends with %+v, want the purge at %d and no settle after it", last, purged.Index)
 	}
 }
+
+// A purge retried under its token, after a message was published past
+// it, is answered with the first purge's index and removes nothing more:
+// the later message is still delivered. A purge with a new token purges
+// again.
+func TestARetriedPurgeDoesNotPurgeAgain(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	token := wire.MessageID{Producer: 99, Seq: 1}
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("old")})
+	c.settle()
+	c.request(owner, 6, &wire.Purge{ReqID: 20, Queue: "orders", Token: token})
+	c.settle()
+	first := c.mustReply(20, wire.StatusOK).Index
+	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte("new")})
+	c.settle()
+	c.request(owner, 6, &wire.Purge{ReqID: 21, Queue: "orders", Token: token})
+	c.settle()
+	if again := c.mustReply(21, wire.StatusOK).Index; again != first {
+		t.Fatalf("the retried purge was answered at index %d, the first at %d", again, first)
+	}
+	const consumer node.ConnID = 5
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 30, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.settle()
+	if ds := c.deliveries(consumer); len(ds) != 1 || ds[0].ID != msgID(2) {
+		t.Fatalf("after a retried purge the consumer got %+v, want the later message", ds)
+	}
+	c.request(owner, 6, &wire.Purge{ReqID: 22, Queue: "orders", Token: wire.MessageID{Producer: 99, Seq: 2}})
+	c.settle()
+	if r := c.mustReply(22, wire.StatusOK); r.Index <= first {
+		t.Fatalf("a new purge was answered at index %d, not after the first's %d", r.Index, first)
+	}
+}

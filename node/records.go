@@ -48,7 +48,7 @@ type record struct {
 	epoch   uint64
 	policy  wire.Policy      // create
 	members []NodeID         // create
-	id      wire.MessageID   // publish, settle, dead-letter
+	id      wire.MessageID   // publish, settle, dead-letter; a purge's token
 	ids     []wire.MessageID // settles: every message the record settles
 	readyAt int64            // publish: Unix nanoseconds on the owner's clock; 0 = at once
 	until   int64            // promote: the clock boundary, Unix nanoseconds
@@ -124,6 +124,8 @@ func encodeRecord(r record) []byte {
 	case recordPurge:
 		b = wire.AppendInt64(b, r.at)
 		b = wire.AppendUint64(b, r.through)
+		b = wire.AppendUint64(b, r.id.Producer) // the purge's token, zero if none
+		b = wire.AppendUint64(b, r.id.Seq)
 	case recordDelete:
 	default:
 		panic(fmt.Sprintf("node: encoding unknown record type %d", r.typ))
@@ -170,6 +172,7 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		r.until = d.Int64()
 	case recordPurge:
 		r.at, r.through = d.Int64(), d.Uint64()
+		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 	case recordDelete, recordEpochMark:
 	default:
 		return record{}, fmt.Errorf("unknown queue record type %d", typ)

@@ -143,6 +143,13 @@ func (s *queueState) apply(index uint64, r record) {
 		s.applyPromote(index, r.until)
 	case recordPurge:
 		s.applyPurge(index, r.through, r.at)
+		if r.id != (wire.MessageID{}) {
+			// The purge's token is remembered as a settle is, for the
+			// window: a retried purge is answered with this index. (As
+			// a settle, not a publish: no message of that ID is live.)
+			s.settled[r.id] = index
+			s.remember(r.id, index, r.at, true)
+		}
 	case recordDelete:
 		s.deleted = true
 	case recordEpochMark:

@@ -21,7 +21,7 @@ var samples = []Message{
 	&Subscribe{ReqID: 6, Queue: "orders", Window: 8, Lease: 30e9},
 	&Settle{ReqID: 7, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Nack: true},
 	&Unsubscribe{ReqID: 13, Queue: "orders"},
-	&Purge{ReqID: 15, Queue: "orders"},
+	&Purge{ReqID: 15, Queue: "orders", Token: MessageID{Producer: 4, Seq: 9}},
 	&Extend{ReqID: 14, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, For: 90e9},
 	&SettleBatch{Queue: "orders", Items: []SettleItem{{ReqID: 11, ID: MessageID{Producer: 4, Seq: 6}, Lease: 10},
 		{ReqID: 12, ID: MessageID{Producer: 4, Seq: 7}, Lease: 12, Nack: true}}},

@@ -326,7 +326,7 @@ func (op *operation) request(reqID uint64) wire.Message {
 	case OpDelete:
 		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
 	case OpPurge:
-		return &wire.Purge{ReqID: reqID, Queue: op.queue}
+		return &wire.Purge{ReqID: reqID, Queue: op.queue, Token: op.msgID}
 	case OpPublish:
 		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
 	case OpSubscribe:

@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,7 +21,7 @@ var countAttributes = []string{
 // refused settings): asked for by name they are left out of the answer,
 // as SQS leaves out an attribute that is not set.
 var silentAttributes = []string{
-	"CreatedTimestamp", "LastModifiedTimestamp", "MessageRetentionPeriod", "Policy", "RedrivePolicy",
+	"CreatedTimestamp", "LastModifiedTimestamp", "MessageRetentionPeriod", "Policy",
 	"RedriveAllowPolicy", "FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit",
 	"KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled",
 }
@@ -45,9 +46,10 @@ func getQueueAttributes(ctx context.Context, s *Server, c *call) (any, *apiError
 		}
 	}
 	if slices.Contains(wanted, "QueueArn") {
-		out.Attributes["QueueArn"] = fmt.Sprintf("arn:aws:sqs:%s:%s:%s", s.cfg.Region, s.cfg.AccountID, name)
+		out.Attributes["QueueArn"] = s.queueARN(name)
 	}
-	if !slices.ContainsFunc(wanted, func(a string) bool { return slices.Contains(countAttributes, a) }) {
+	wantsCounts := slices.ContainsFunc(wanted, func(a string) bool { return slices.Contains(countAttributes, a) })
+	if !wantsCounts && !slices.Contains(wanted, "RedrivePolicy") {
 		// Nothing needs the owner, but the queue must still exist.
 		if aerr := s.requireQueue(ctx, name); aerr != nil {
 			return nil, aerr
@@ -57,6 +59,13 @@ func getQueueAttributes(ctx context.Context, s *Server, c *call) (any, *apiError
 	st, err := s.cfg.Backend.Stats(ctx, name)
 	if err != nil {
 		return nil, backendError(err, name)
+	}
+	if slices.Contains(wanted, "RedrivePolicy") && st.DeadLetter != "" {
+		policy, _ := json.Marshal(map[string]any{"deadLetterTargetArn": s.queueARN(st.DeadLetter), "maxReceiveCount": st.MaxReceiveCount})
+		out.Attributes["RedrivePolicy"] = string(policy)
+	}
+	if !wantsCounts {
+		return out, nil
 	}
 	if !st.Known {
 		return nil, errUnavailable(fmt.Sprintf("queue %s's owner did not report its counts (a failover may be under way); retry", name))
@@ -73,7 +82,7 @@ func getQueueAttributes(ctx context.Context, s *Server, c *call) (any, *apiError
 // wantedAttributes expands the requested names ("All" means every one
 // cairn knows) and refuses names SQS does not have.
 func wantedAttributes(names []string) ([]string, *apiError) {
-	all := append(slices.Clone(countAttributes), "QueueArn")
+	all := append(slices.Clone(countAttributes), "QueueArn", "RedrivePolicy")
 	for _, name := range sortedNames(fixedAttributes) {
 		all = append(all, name)
 	}
@@ -114,4 +123,9 @@ func backendError(err error, queue string) *apiError {
 		return errUnavailable(fmt.Sprintf("the request ended before the cluster answered: %v", err))
 	}
 	return errUnavailable(err.Error())
+}
+
+// queueARN is the ARN SQS gives queue name at this endpoint.
+func (s *Server) queueARN(name string) string {
+	return fmt.Sprintf("arn:aws:sqs:%s:%s:%s", s.cfg.Region, s.cfg.AccountID, name)
 }

@@ -12,9 +12,9 @@ import (
 // against a fake, and the cluster backend (ClusterBackend) maps it onto
 // cairn's client.
 type Backend interface {
-	// CreateQueue creates a queue; ErrQueueExists if one by that name
-	// exists.
-	CreateQueue(ctx context.Context, name string) error
+	// CreateQueue creates a queue with opts; ErrQueueExists if one by
+	// that name exists.
+	CreateQueue(ctx context.Context, name string, opts QueueOptions) error
 	// DeleteQueue deletes a queue and its messages, acting in role.
 	DeleteQueue(ctx context.Context, name string, role Role) error
 	// QueueNames lists the queues, sorted.
@@ -57,8 +57,21 @@ type Received struct {
 	Attempt uint32
 }
 
+// QueueOptions are what a queue is created with beyond its name.
+type QueueOptions struct {
+	// DeadLetter names the queue a message moves to once it was received
+	// MaxReceiveCount times without being deleted; empty, none (SQS's
+	// RedrivePolicy).
+	DeadLetter      string
+	MaxReceiveCount int
+}
+
 // QueueStats is what the backend can tell about a queue.
 type QueueStats struct {
+	// DeadLetter and MaxReceiveCount are the queue's redrive policy, if
+	// it has one; they are known whether or not the counts are.
+	DeadLetter      string
+	MaxReceiveCount int
 	// Known is set when the counts below were read from the queue's
 	// owner; during a failover they may not be.
 	Known bool

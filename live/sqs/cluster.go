@@ -128,8 +128,12 @@ func (b *ClusterBackend) Close() error {
 }
 
 // CreateQueue creates a queue confirmed by a majority.
-func (b *ClusterBackend) CreateQueue(ctx context.Context, name string) error {
-	return clientError(b.main.CreateQueue(ctx, name, client.PolicyMajority))
+func (b *ClusterBackend) CreateQueue(ctx context.Context, name string, opts QueueOptions) error {
+	var create []client.CreateOption
+	if opts.DeadLetter != "" {
+		create = append(create, client.WithDeadLetter(opts.DeadLetter, opts.MaxReceiveCount))
+	}
+	return clientError(b.main.CreateQueue(ctx, name, client.PolicyMajority, create...))
 }
 
 // DeleteQueue deletes a queue over the admin connection.
@@ -172,10 +176,14 @@ func (b *ClusterBackend) Stats(ctx context.Context, name string) (QueueStats, er
 	if q == nil {
 		return QueueStats{}, ErrNoQueue
 	}
+	var out QueueStats
 	if q.Active && q.Depth != nil {
-		return statsFrom(q.Depth), nil
+		out = statsFrom(q.Depth)
+	} else {
+		out = b.ownerStats(ctx, name, q.Owner)
 	}
-	return b.ownerStats(ctx, name, q.Owner), nil
+	out.DeadLetter, out.MaxReceiveCount = q.DeadLetter, int(q.MaxDeliveries)
+	return out, nil
 }
 
 // ownerStats asks the owner's HTTP port for the queue's counts; unknown
@@ -206,8 +214,10 @@ func (b *ClusterBackend) ownerStats(ctx context.Context, name string, owner uint
 // over. A queue still being created, or deleted, is not listed.
 func exists(q status.Queue) bool { return q.State == "active" || q.State == "recovering" }
 
+// statsFrom reads the owner's depth. A message on its way to the
+// dead-letter queue is out of delivery, so SQS would count it in flight.
 func statsFrom(d *status.Depth) QueueStats {
-	return QueueStats{Known: true, Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed}
+	return QueueStats{Known: true, Ready: d.Ready, Leased: d.Leased + d.DeadLettering, Delayed: d.Delayed}
 }
 
 // Send publishes and waits for the confirmation.

@@ -71,10 +71,10 @@ func TestClusterBackend(t *testing.T) {
 	b := backendFor(t, rt)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := b.CreateQueue(ctx, "jobs"); err != nil {
+	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.CreateQueue(ctx, "jobs"); !errors.Is(err, ErrQueueExists) {
+	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); !errors.Is(err, ErrQueueExists) {
 		t.Fatalf("second create: %v, want ErrQueueExists", err)
 	}
 	if _, err := b.Send(ctx, "nope", []byte("x"), 0); !errors.Is(err, ErrNoQueue) {
@@ -140,7 +140,7 @@ func TestReceiveAfterQueueRecreated(t *testing.T) {
 	b := backendFor(t, rt)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := b.CreateQueue(ctx, "again"); err != nil {
+	if err := b.CreateQueue(ctx, "again", QueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := b.Receive(ctx, "again", 10, 5*time.Second, 0); err != nil || len(r) != 0 {
@@ -151,7 +151,7 @@ func TestReceiveAfterQueueRecreated(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := b.CreateQueue(ctx, "again")
+		err := b.CreateQueue(ctx, "again", QueueOptions{})
 		if err == nil {
 			break
 		}

@@ -28,17 +28,18 @@ type fakeBackend struct {
 type fakeQueue struct {
 	ready  []Received
 	leased map[uint64]Received
+	opts   QueueOptions
 }
 
 func newFakeBackend() *fakeBackend { return &fakeBackend{queues: map[string]*fakeQueue{}} }
 
-func (f *fakeBackend) CreateQueue(_ context.Context, name string) error {
+func (f *fakeBackend) CreateQueue(_ context.Context, name string, opts QueueOptions) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.queues[name] != nil {
 		return ErrQueueExists
 	}
-	f.queues[name] = &fakeQueue{leased: map[uint64]Received{}}
+	f.queues[name] = &fakeQueue{leased: map[uint64]Received{}, opts: opts}
 	return nil
 }
 
@@ -65,7 +66,7 @@ func (f *fakeBackend) Stats(_ context.Context, name string) (QueueStats, error) 
 	if q == nil {
 		return QueueStats{}, ErrNoQueue
 	}
-	return QueueStats{Known: true, Ready: len(q.ready), Leased: len(q.leased)}, nil
+	return QueueStats{Known: true, Ready: len(q.ready), Leased: len(q.leased), DeadLetter: q.opts.DeadLetter, MaxReceiveCount: q.opts.MaxReceiveCount}, nil
 }
 
 func (f *fakeBackend) Send(_ context.Context, queue string, payload []byte, _ time.Duration) (MessageID, error) {

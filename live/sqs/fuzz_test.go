@@ -60,7 +60,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add(true, "DeleteMessage", `{"QueueUrl":"http://h/000000000000/q","ReceiptHandle":"AQ"}`)
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	b := newFakeBackend()
-	b.CreateQueue(context.Background(), "q")
+	b.CreateQueue(context.Background(), "q", QueueOptions{})
 	s, err := New(Config{Node: 1, Region: testRegion, Backend: b, Now: func() time.Time { return now },
 		Keys: []AccessKey{{ID: testKeyID, Secret: testSecret}}})
 	if err != nil {

@@ -3,8 +3,10 @@ package sqs
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -39,8 +41,8 @@ var fixedAttributes = map[string]string{
 // with why.
 var refusedAttributes = map[string]string{
 	"MessageRetentionPeriod":       "cairn keeps every message until it is deleted; it has no retention period",
-	"RedrivePolicy":                "cairn has no dead-letter queues yet",
-	"RedriveAllowPolicy":           "cairn has no dead-letter queues yet",
+	"RedrivePolicy":                "cairn sets a queue's dead-letter queue only when it creates the queue",
+	"RedriveAllowPolicy":           "cairn lets any queue be a dead-letter queue",
 	"FifoQueue":                    "cairn has no FIFO queues",
 	"ContentBasedDeduplication":    "cairn has no FIFO queues",
 	"DeduplicationScope":           "cairn has no FIFO queues",
@@ -135,15 +137,25 @@ func createQueue(ctx context.Context, s *Server, c *call) (any, *apiError) {
 	if aerr := checkQueueName(in.QueueName); aerr != nil {
 		return nil, aerr
 	}
-	if aerr := checkSettable(in.Attributes); aerr != nil {
+	attrs := maps.Clone(in.Attributes)
+	var opts QueueOptions
+	if raw, ok := attrs["RedrivePolicy"]; ok {
+		delete(attrs, "RedrivePolicy")
+		var aerr *apiError
+		if opts, aerr = s.redrivePolicy(ctx, in.QueueName, raw); aerr != nil {
+			return nil, aerr
+		}
+	}
+	if aerr := checkSettable(attrs); aerr != nil {
 		return nil, aerr
 	}
 	if len(in.Tags) > 0 {
 		return nil, errUnsupported("Queue tags are not supported: cairn stores no queue tags.")
 	}
 	// A queue that exists is answered with its URL, as SQS answers a
-	// create whose attributes match, and every cairn queue's do.
-	if err := s.cfg.Backend.CreateQueue(ctx, in.QueueName); err != nil && !errors.Is(err, ErrQueueExists) {
+	// create whose attributes match, and every cairn queue's do (a
+	// redrive policy aside, which the existing queue keeps).
+	if err := s.cfg.Backend.CreateQueue(ctx, in.QueueName, opts); err != nil && !errors.Is(err, ErrQueueExists) {
 		return nil, backendError(err, in.QueueName)
 	}
 	return queueURLOutput{QueueUrl: s.queueURL(c, in.QueueName)}, nil
@@ -257,4 +269,38 @@ func setQueueAttributes(ctx context.Context, s *Server, c *call) (any, *apiError
 		return nil, aerr
 	}
 	return emptyOutput{}, nil
+}
+
+// redrivePolicy reads a RedrivePolicy attribute, SQS's JSON object
+// naming the dead-letter queue by its ARN (deadLetterTargetArn) and the
+// receive count after which a message moves there (maxReceiveCount, a
+// number or a string of digits). The dead-letter queue must exist, in
+// this endpoint's region and account, as SQS requires.
+func (s *Server) redrivePolicy(ctx context.Context, queue, raw string) (QueueOptions, *apiError) {
+	invalid := func(why string, args ...any) *apiError {
+		return errInvalidAttributeValue("Value %s for parameter RedrivePolicy is invalid. Reason: %s.", raw, fmt.Sprintf(why, args...))
+	}
+	var p struct {
+		Target string          `json:"deadLetterTargetArn"`
+		Count  json.RawMessage `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(raw), &p); err != nil {
+		return QueueOptions{}, invalid("Redrive policy is not a valid JSON map")
+	}
+	count, err := strconv.Atoi(strings.Trim(string(p.Count), `"`))
+	if err != nil || count < 1 || count > 1000 {
+		return QueueOptions{}, invalid("Invalid value for maxReceiveCount: %s, valid values are from 1 to 1000 both inclusive", p.Count)
+	}
+	prefix := fmt.Sprintf("arn:aws:sqs:%s:%s:", s.cfg.Region, s.cfg.AccountID)
+	name, ok := strings.CutPrefix(p.Target, prefix)
+	if !ok || checkQueueName(name) != nil {
+		return QueueOptions{}, invalid("Dead-letter target %q is not a queue ARN of this endpoint (%sNAME)", p.Target, prefix)
+	}
+	if name == queue {
+		return QueueOptions{}, invalid("A queue cannot be its own dead-letter queue")
+	}
+	if s.requireQueue(ctx, name) != nil {
+		return QueueOptions{}, invalid("Dead letter target does not exist")
+	}
+	return QueueOptions{DeadLetter: name, MaxReceiveCount: count}, nil
 }

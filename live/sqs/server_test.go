@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -150,7 +151,7 @@ func TestQueryProtocolRoundTrip(t *testing.T) {
 
 func TestDeleteQueueNeedsAdmin(t *testing.T) {
 	hs, b, now := testServer(t)
-	b.CreateQueue(t.Context(), "q")
+	b.CreateQueue(t.Context(), "q", QueueOptions{})
 	form := url.Values{"Action": {"DeleteQueue"}, "QueueUrl": {"http://h/000000000000/q"}}
 	if status, body := queryCall(t, hs, now, testKeyID, testSecret, form); status != 403 || between(body, "Code") != "AccessDenied" {
 		t.Fatalf("client key: HTTP %d %s", status, body)
@@ -233,7 +234,7 @@ func TestReceiptHandles(t *testing.T) {
 // partial failure.
 func TestBatchValidation(t *testing.T) {
 	hs, b, now := testServer(t)
-	b.CreateQueue(t.Context(), "q")
+	b.CreateQueue(t.Context(), "q", QueueOptions{})
 	qurl := `"QueueUrl":"http://h/000000000000/q"`
 	cases := []struct{ body, want string }{
 		{`{` + qurl + `,"Entries":[]}`, "EmptyBatchRequest"},
@@ -258,7 +259,7 @@ func TestBatchValidation(t *testing.T) {
 func TestUnsupportedAttributesAreRefusedByName(t *testing.T) {
 	hs, _, now := testServer(t)
 	cases := []struct{ body, want string }{
-		{`{"QueueName":"q","Attributes":{"RedrivePolicy":"{}"}}`, "dead-letter"},
+		{`{"QueueName":"q","Attributes":{"RedrivePolicy":"{}"}}`, "maxReceiveCount"},
 		{`{"QueueName":"q","Attributes":{"VisibilityTimeout":"60"}}`, "InvalidAttributeValue"},
 		{`{"QueueName":"q","Attributes":{"Colour":"red"}}`, "InvalidAttributeName"},
 		{`{"QueueName":"q.fifo"}`, "FIFO"},
@@ -270,11 +271,50 @@ func TestUnsupportedAttributesAreRefusedByName(t *testing.T) {
 	}
 }
 
+// A RedrivePolicy at creation names an existing queue of this endpoint
+// by its ARN and a receive count from 1 to 1000; the backend gets both,
+// GetQueueAttributes gives the policy back, and anything else is refused
+// with the reason.
+func TestRedrivePolicyCreatesADeadLetterQueue(t *testing.T) {
+	hs, b, now := testServer(t)
+	b.CreateQueue(t.Context(), "parked", QueueOptions{})
+	arn := "arn:aws:sqs:" + testRegion + ":000000000000:"
+	policy := func(target, count string) string {
+		return fmt.Sprintf(`{"QueueName":"q","Attributes":{"RedrivePolicy":%q}}`,
+			fmt.Sprintf(`{"deadLetterTargetArn":"%s","maxReceiveCount":%s}`, target, count))
+	}
+	for _, tc := range []struct{ body, want string }{
+		{policy(arn+"missing", "5"), "Dead letter target does not exist"},
+		{policy("arn:aws:sqs:elsewhere-1:000000000000:parked", "5"), "not a queue ARN of this endpoint"},
+		{policy(arn+"parked", "0"), "valid values are from 1 to 1000"},
+		{policy(arn+"parked", `"1001"`), "valid values are from 1 to 1000"},
+		{policy(arn+"q", "3"), "cannot be its own dead-letter queue"},
+	} {
+		if status, body, _ := jsonCall(t, hs, now, "CreateQueue", tc.body); status != 400 || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: HTTP %d %s, want %s", tc.body, status, body, tc.want)
+		}
+	}
+	if status, body, _ := jsonCall(t, hs, now, "CreateQueue", policy(arn+"parked", `"4"`)); status != 200 {
+		t.Fatalf("a valid redrive policy: HTTP %d %s", status, body)
+	}
+	if st, _ := b.Stats(t.Context(), "q"); st.DeadLetter != "parked" || st.MaxReceiveCount != 4 {
+		t.Fatalf("the backend created %+v, want parked after 4", st)
+	}
+	status, body, _ := jsonCall(t, hs, now, "GetQueueAttributes", `{"QueueUrl":"http://x/000000000000/q","AttributeNames":["RedrivePolicy"]}`)
+	if status != 200 || !containsAll(body, `deadLetterTargetArn`, arn+`parked`, `maxReceiveCount`) {
+		t.Fatalf("GetQueueAttributes RedrivePolicy: HTTP %d %s", status, body)
+	}
+	status, body, _ = jsonCall(t, hs, now, "SetQueueAttributes", `{"QueueUrl":"http://x/000000000000/q","Attributes":{"RedrivePolicy":"{}"}}`)
+	if status != 400 || !strings.Contains(body, "only when it creates the queue") {
+		t.Fatalf("SetQueueAttributes RedrivePolicy: HTTP %d %s", status, body)
+	}
+}
+
 // TestChangeVisibilityBatch: 0 hands a message back; any other timeout
 // fails its entry alone, naming the missing lease extension.
 func TestChangeVisibilityBatch(t *testing.T) {
 	hs, b, now := testServer(t)
-	b.CreateQueue(t.Context(), "q")
+	b.CreateQueue(t.Context(), "q", QueueOptions{})
 	qurl := "http://h/000000000000/q"
 	for _, body := range []string{"one", "two"} {
 		if status, answer := queryCall(t, hs, now, testKeyID, testSecret, url.Values{"Action": {"SendMessage"}, "QueueUrl": {qurl}, "MessageBody": {body}}); status != 200 {
@@ -313,7 +353,7 @@ func TestChangeVisibilityBatch(t *testing.T) {
 // message sent afterwards is received.
 func TestPurgeQueueEmptiesTheQueue(t *testing.T) {
 	hs, b, now := testServer(t)
-	b.CreateQueue(t.Context(), "q")
+	b.CreateQueue(t.Context(), "q", QueueOptions{})
 	for _, m := range []string{"a", "b"} {
 		b.Send(t.Context(), "q", []byte(m), 0)
 	}
