@@ -293,10 +293,10 @@ func init() {
 
 // unsupportedActions are SQS actions cairn does not serve, with why.
 var unsupportedActions = map[string]string{
-	"ListDeadLetterSourceQueues": "cairn has no dead-letter queues yet",
-	"StartMessageMoveTask":       "cairn has no dead-letter queues yet",
-	"CancelMessageMoveTask":      "cairn has no dead-letter queues yet",
-	"ListMessageMoveTasks":       "cairn has no dead-letter queues yet",
+	"ListDeadLetterSourceQueues": "the endpoint does not list a dead-letter queue's sources yet (RedrivePolicy at creation is served)",
+	"StartMessageMoveTask":       "cairn cannot move messages out of a dead-letter queue yet",
+	"CancelMessageMoveTask":      "cairn cannot move messages out of a dead-letter queue yet",
+	"ListMessageMoveTasks":       "cairn cannot move messages out of a dead-letter queue yet",
 	"TagQueue":                   "cairn stores no queue tags",
 	"UntagQueue":                 "cairn stores no queue tags",
 	"ListQueueTags":              "cairn stores no queue tags",
