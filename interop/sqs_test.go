@@ -47,6 +47,7 @@ func TestInterop(t *testing.T) {
 	t.Run("VisibilityAndRedelivery", func(t *testing.T) { testVisibility(t, app) })
 	t.Run("BatchPartialFailures", func(t *testing.T) { testBatchFailures(t, c, app) })
 	t.Run("ErrorCodes", func(t *testing.T) { testErrorCodes(t, c, app) })
+	t.Run("RedrivePolicy", func(t *testing.T) { testRedrive(t, app) })
 }
 
 func testQueueLifecycle(t *testing.T, c *Cluster, app *sqs.Client) {
@@ -279,6 +280,62 @@ func testVisibility(t *testing.T, app *sqs.Client) {
 	}
 }
 
+// testRedrive creates a queue whose messages move to a dead-letter queue
+// after two receives, as an application configures SQS, and follows a
+// message there: received twice and handed back each time, it is next
+// received from the dead-letter queue, with the same body and ID, and
+// not from its source.
+func testRedrive(t *testing.T, app *sqs.Client) {
+	ctx := ctxFor(t, 60*time.Second)
+	deadURL := createQueue(t, app, "poison-dlq")
+	attrs, err := app.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(deadURL),
+		AttributeNames: []types.QueueAttributeName{"QueueArn"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"2"}`, attrs.Attributes["QueueArn"])
+	created, err := app.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("poison"),
+		Attributes: map[string]string{"RedrivePolicy": policy}})
+	if err != nil {
+		t.Fatalf("CreateQueue with a RedrivePolicy: %v", err)
+	}
+	url := aws.ToString(created.QueueUrl)
+	got, err := app.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: created.QueueUrl,
+		AttributeNames: []types.QueueAttributeName{"RedrivePolicy"}})
+	if err != nil || !strings.Contains(got.Attributes["RedrivePolicy"], attrs.Attributes["QueueArn"]) {
+		t.Fatalf("GetQueueAttributes RedrivePolicy: %v, %v", got, err)
+	}
+	sent, err := app.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: created.QueueUrl, MessageBody: aws.String("cannot be handled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	receive := func(url string) []types.Message {
+		t.Helper()
+		out, err := app.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 3, VisibilityTimeout: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Messages
+	}
+	for i := range 2 {
+		ms := receive(url)
+		if len(ms) != 1 || aws.ToString(ms[0].MessageId) != aws.ToString(sent.MessageId) {
+			t.Fatalf("receive %d from the source: %+v", i+1, ms)
+		}
+		if _, err := app.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url),
+			ReceiptHandle: ms[0].ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ms := receive(url); len(ms) != 0 {
+		t.Fatalf("received from the source a third time: %+v", ms)
+	}
+	ms := receive(deadURL)
+	if len(ms) != 1 || aws.ToString(ms[0].MessageId) != aws.ToString(sent.MessageId) || aws.ToString(ms[0].Body) != "cannot be handled" {
+		t.Fatalf("the dead-letter queue gave %+v, want the message sent", ms)
+	}
+}
+
 func testBatchFailures(t *testing.T, c *Cluster, app *sqs.Client) {
 	url := createQueue(t, app, "batches")
 	ctx := ctxFor(t, 60*time.Second)
@@ -349,8 +406,10 @@ func testErrorCodes(t *testing.T, c *Cluster, app *sqs.Client) {
 			t.Errorf("%s: %v, want code %s", tc.name, tc.err, tc.code)
 		}
 	}
-	if !slices.ContainsFunc(cases, func(c codeCase) bool { return strings.Contains(fmt.Sprint(c.err), "dead-letter") }) {
-		t.Errorf("no refusal names the missing dead-letter queues")
+	if !slices.ContainsFunc(cases, func(c codeCase) bool {
+		return strings.Contains(fmt.Sprint(c.err), "is not a queue ARN of this endpoint")
+	}) {
+		t.Errorf("no refusal names the redrive policy's missing dead-letter target")
 	}
 }
 
