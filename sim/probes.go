@@ -57,6 +57,9 @@ const (
 	ProbeCheckpointRecovery  = "checkpoint-in-recovery"
 	ProbeDiskFull            = "disk-full"
 	ProbeDiskRoomAgain       = "disk-room-again"
+	ProbeDeadLettered        = "dead-lettered"
+	ProbeMoveAskedAgain      = "dead-letter-asked-again"
+	ProbeMoveResumed         = "dead-letter-resumed"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -82,6 +85,9 @@ var Probes = []Probe{
 	{ProbeCheckpointRecovery, "a recovery candidate took its source's checkpoint in place of pages the source no longer held"},
 	{ProbeDiskFull, "a node passed its data quota and refused new messages with disk-full (node.disk-full)"},
 	{ProbeDiskRoomAgain, "a node that was full took messages again once compaction freed space (node.disk-ok)"},
+	{ProbeDeadLettered, "a message used up its delivery limit and its owner took it out of delivery for its dead-letter queue (queue.dead-letter)"},
+	{ProbeMoveAskedAgain, "a source owner asked the dead-letter queue to store a message it had asked for before: a lost answer, or a refusal"},
+	{ProbeMoveResumed, "a move to a dead-letter queue was asked for by an owner other than the one that began it: a new owner finished it"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -124,6 +130,15 @@ type coverage struct {
 	// running one of a node and queue.
 	spans []recoverySpan
 	open  map[recoveryKey]int
+	// askedBy names, per moved message and source queue, the node that
+	// last asked for its move to the dead-letter queue.
+	askedBy map[movedMessage]node.NodeID
+}
+
+// movedMessage names a message on its way from a source queue to its
+// dead-letter queue.
+type movedMessage struct {
+	queue, id string
 }
 
 type recoveryKey struct {
@@ -191,6 +206,20 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeDiskFull]++
 	case event.NodeDiskOK:
 		c.probes[ProbeDiskRoomAgain]++
+	case event.QueueDeadLetter:
+		c.probes[ProbeDeadLettered]++
+	case event.QueueDeadLetterSent:
+		k := movedMessage{e.Queue(), e.ID()}
+		if by, asked := c.askedBy[k]; asked {
+			c.probes[ProbeMoveAskedAgain]++
+			if by != id {
+				c.probes[ProbeMoveResumed]++
+			}
+		}
+		if c.askedBy == nil {
+			c.askedBy = make(map[movedMessage]node.NodeID)
+		}
+		c.askedBy[k] = id
 	case event.CheckpointInstalled:
 		c.probes[ProbeCheckpointSent]++
 		if _, recovering := c.open[recoveryKey{id, e.Queue()}]; recovering {
