@@ -71,24 +71,9 @@ func cmdQueues(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return rep.usage(err)
 	}
-	tmp, err := os.MkdirTemp("", "cairn-bench-bin-")
-	if err != nil {
-		return rep.failed(err)
-	}
-	defer os.RemoveAll(tmp)
-	bin, err := nodeBinary(ctx, cfg.nodeBin, tmp)
-	if err != nil {
-		return rep.failed(err)
-	}
-	dir, err := soakDir(cfg.dir)
-	if err != nil {
-		return rep.failed(err)
-	}
-	if cfg.dir == "" {
-		defer os.RemoveAll(dir)
-	}
 	extra := fmt.Sprintf("admin_secret = %q\n%s", benchAdminSecret, cfg.settings)
-	cl, err := startCluster(bin, dir, 3, cfg.logLevel, extra)
+	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, cfg.logLevel, extra)
+	defer cleanup()
 	if err != nil {
 		return rep.failed(err)
 	}

@@ -70,23 +70,8 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return rep.usage(err)
 	}
-	tmp, err := os.MkdirTemp("", "cairn-bench-bin-")
-	if err != nil {
-		return rep.failed(err)
-	}
-	defer os.RemoveAll(tmp)
-	bin, err := nodeBinary(ctx, cfg.nodeBin, tmp)
-	if err != nil {
-		return rep.failed(err)
-	}
-	dir, err := soakDir(cfg.dir)
-	if err != nil {
-		return rep.failed(err)
-	}
-	if cfg.dir == "" {
-		defer os.RemoveAll(dir)
-	}
-	cl, err := startCluster(bin, dir, 3, soakLogLevel, "")
+	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, soakLogLevel, "")
+	defer cleanup()
 	if err != nil {
 		return rep.failed(err)
 	}
@@ -119,6 +104,36 @@ func soakExit(sum soakSummary, clean bool) int {
 		return exitIncomplete
 	}
 	return exitOK
+}
+
+// freshCluster starts three nodes of the binary nodeBin names (built
+// from this module when empty) in the data directory dirFlag names (a
+// temporary one when empty, see soakDir), with logLevel and extra
+// configuration. cleanup removes what it made that the caller did not
+// ask to keep; it is safe to call whatever the error.
+func freshCluster(ctx context.Context, nodeBin, dirFlag, logLevel, extra string) (bin, dir string, cl *cluster, cleanup func(), err error) {
+	var remove []string
+	cleanup = func() {
+		for _, p := range remove {
+			os.RemoveAll(p)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "cairn-bench-bin-")
+	if err != nil {
+		return "", "", nil, cleanup, err
+	}
+	remove = append(remove, tmp)
+	if bin, err = nodeBinary(ctx, nodeBin, tmp); err != nil {
+		return "", "", nil, cleanup, err
+	}
+	if dir, err = soakDir(dirFlag); err != nil {
+		return "", "", nil, cleanup, err
+	}
+	if dirFlag == "" {
+		remove = append(remove, dir)
+	}
+	cl, err = startCluster(bin, dir, 3, logLevel, extra)
+	return bin, dir, cl, cleanup, err
 }
 
 // soakDir returns the directory the cluster lives in: dir, created if

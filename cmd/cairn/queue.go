@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -92,37 +93,27 @@ func windowText(d time.Duration) string {
 }
 
 func queueDelete(args []string, e env) int {
-	fs, c := newFlags("queue delete", e)
-	pos, err := parse(fs, args)
-	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "usage: cairn queue delete NAME")
-		return exitUsage
-	}
-	if code, ok := checkQueueName(e, pos[0]); !ok {
-		return code
-	}
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return failure(e, "connecting", err)
-	}
-	defer cl.Close()
-	if err := cl.DeleteQueue(ctx, pos[0]); err != nil {
-		return failure(e, "deleting "+pos[0], err)
-	}
-	fmt.Fprintf(e.stdout, "deleted queue %s\n", pos[0])
-	return exitOK
+	return queueOneName(args, e, "delete", "deleting", func(ctx context.Context, cl *client.Client, q string) (string, error) {
+		return "deleted queue " + q, cl.DeleteQueue(ctx, q)
+	})
 }
 
 // queuePurge removes every message a queue holds, as its delete does, but
 // keeps the queue. Like delete it asks for no confirmation: a script that
 // purges means it.
 func queuePurge(args []string, e env) int {
-	fs, c := newFlags("queue purge", e)
+	return queueOneName(args, e, "purge", "purging", func(ctx context.Context, cl *client.Client, q string) (string, error) {
+		return "purged queue " + q + ": every message it held is gone", cl.Purge(ctx, q)
+	})
+}
+
+// queueOneName runs "cairn queue VERB NAME": it checks the name, dials,
+// does what act does, and prints what act says once it succeeded.
+func queueOneName(args []string, e env, verb, doing string, act func(context.Context, *client.Client, string) (string, error)) int {
+	fs, c := newFlags("queue "+verb, e)
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(e.stderr, "usage: cairn queue purge NAME")
+		fmt.Fprintf(e.stderr, "usage: cairn queue %s NAME\n", verb)
 		return exitUsage
 	}
 	if code, ok := checkQueueName(e, pos[0]); !ok {
@@ -135,9 +126,10 @@ func queuePurge(args []string, e env) int {
 		return failure(e, "connecting", err)
 	}
 	defer cl.Close()
-	if err := cl.Purge(ctx, pos[0]); err != nil {
-		return failure(e, "purging "+pos[0], err)
+	done, err := act(ctx, cl, pos[0])
+	if err != nil {
+		return failure(e, doing+" "+pos[0], err)
 	}
-	fmt.Fprintf(e.stdout, "purged queue %s: every message it held is gone\n", pos[0])
+	fmt.Fprintln(e.stdout, done)
 	return exitOK
 }
