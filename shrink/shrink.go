@@ -134,7 +134,16 @@ var simplifications = []func(*sim.Scenario) bool{
 		if wl == nil || len(wl.Queues) <= 1 {
 			return false
 		}
+		gone := wl.Queues[len(wl.Queues)-1].Name
 		wl.Queues = wl.Queues[:len(wl.Queues)-1]
+		// Queues that moved messages to the one dropped lose their
+		// delivery limit with it: a limit naming no queue of the
+		// workload is no scenario.
+		for i := range wl.Queues {
+			if wl.Queues[i].DeadLetter == gone {
+				wl.Queues[i].DeadLetter, wl.Queues[i].MaxDeliveries = "", 0
+			}
+		}
 		return true
 	},
 	func(sc *sim.Scenario) bool { return sc.Workload != nil && setZero(&sc.Workload.DelayChance) },

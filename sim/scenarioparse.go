@@ -444,6 +444,12 @@ func (sc Scenario) validateDedup() error {
 		if err := wire.CheckDeadLetter(q.Name, q.DeadLetter, q.MaxDeliveries); err != nil {
 			return fmt.Errorf("scenario: queue %s: %v", q.Name, err)
 		}
+		// The simulated clients create only the workload's queues: a
+		// dead-letter queue outside it would never exist, and its
+		// messages would wait for it to the end of the run.
+		if q.DeadLetter != "" && !slices.ContainsFunc(sc.Workload.Queues, func(o QueueSpec) bool { return o.Name == q.DeadLetter }) {
+			return fmt.Errorf("scenario: queue %s: dead-letter queue %s is not a queue of the workload", q.Name, q.DeadLetter)
+		}
 	}
 	return nil
 }

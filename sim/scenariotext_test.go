@@ -138,3 +138,21 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		}
 	}
 }
+
+// A queue whose dead-letter queue is not among the workload's queues is
+// refused: no simulated client would create it, and its messages would
+// wait for it to the end of the run.
+func TestADeadLetterQueueOutsideTheWorkloadIsRefused(t *testing.T) {
+	base, _ := sim.QueueScenario(3).MarshalText()
+	for _, c := range []struct{ edit, want string }{
+		{"queue orders majority dead-letter=nowhere max-deliveries=2", "dead-letter queue nowhere is not a queue of the workload"},
+		{"queue parked majority\nqueue orders majority dead-letter=parked max-deliveries=2", ""},
+		{"queue orders majority dead-letter=orders max-deliveries=2", "cannot be its own dead-letter queue"},
+		{"queue orders majority max-deliveries=2", "needs a dead-letter queue"},
+	} {
+		_, err := sim.ParseScenario([]byte(string(base) + c.edit + "\n"))
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.edit, err, c.want)
+		}
+	}
+}
