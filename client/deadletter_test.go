@@ -36,3 +36,27 @@ func TestWithDeadLetterReachesTheCreateRequest(t *testing.T) {
 		t.Fatalf("the node saw creates %v, want one naming parked after 5 deliveries", sent)
 	}
 }
+
+// Depth asks the owner with a QueueInfo request and returns the counts
+// its answer carries; an answer without them is an error, not zeros.
+func TestDepthReadsTheOwnersCounts(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		q, ok := m.(*wire.QueueInfo)
+		switch {
+		case !ok:
+			return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
+		case q.Queue == "old":
+			return &wire.Reply{ReqID: q.ReqID, Status: wire.StatusOK}
+		}
+		return &wire.Reply{ReqID: q.ReqID, Status: wire.StatusOK,
+			Depth: &wire.QueueDepth{Ready: 5, Leased: 4, Delayed: 3, DeadLettering: 2, Consumers: 1}}
+	})
+	ctx, c := dialTest(t, nodes[0].addr())
+	d, err := c.Depth(ctx, "orders")
+	if want := (QueueDepth{Ready: 5, Leased: 4, Delayed: 3, DeadLettering: 2, Consumers: 1}); err != nil || d != want || d.Backlog() != 14 {
+		t.Fatalf("Depth: %+v, %v; want %+v", d, err, want)
+	}
+	if _, err := c.Depth(ctx, "old"); err == nil {
+		t.Fatal("an answer without counts was taken as an empty queue")
+	}
+}

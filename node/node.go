@@ -458,6 +458,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onExtend(conn, m)
 	case *wire.Purge:
 		n.onPurge(conn, m)
+	case *wire.QueueInfo:
+		n.onQueueInfo(conn, m)
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
 	default:

@@ -173,6 +173,12 @@ func (s *requestScript) step(in *fuzzInput) {
 		}
 		s.send(to, conn, &wire.Unsubscribe{Queue: in.name()})
 	case 8:
+		// Bit 6 picks a depth query, so the inputs saved before it read
+		// as they did.
+		if op&0x40 != 0 {
+			s.send(to, conn, &wire.QueueInfo{Queue: in.name()})
+			break
+		}
 		s.ops = append(s.ops, fmt.Sprintf("client %d leaves %s", conn, to))
 		if m := s.c.node(to); !m.down {
 			m.run(func() { m.n.OnClientGone(conn) })
@@ -266,6 +272,8 @@ func setReqID(req wire.Message, id uint64) {
 	case *wire.Extend:
 		m.ReqID = id
 	case *wire.Purge:
+		m.ReqID = id
+	case *wire.QueueInfo:
 		m.ReqID = id
 	default:
 		panic(fmt.Sprintf("no request ID in %T", req))

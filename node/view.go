@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/wire"
 	"go.etcd.io/raft/v3"
 )
 
@@ -233,4 +234,17 @@ func (o *ownerState) depth() QueueDepth {
 			o.r.name, len(o.state.messages), d.Leased, d.Delayed, d.DeadLettering, settling))
 	}
 	return d
+}
+
+// onQueueInfo answers a client with the queue's depth, as its serving
+// owner counts it: the same counts /status and /metrics show.
+func (n *Node) onQueueInfo(conn ConnID, m *wire.QueueInfo) {
+	o := n.liveQueue(conn, m.ReqID, m.Queue)
+	if o == nil {
+		return
+	}
+	d := o.depth()
+	n.env.Reply(conn, &wire.Reply{ReqID: m.ReqID, Status: wire.StatusOK, Depth: &wire.QueueDepth{
+		Ready: uint32(d.Ready), Leased: uint32(d.Leased), Delayed: uint32(d.Delayed),
+		DeadLettering: uint32(d.DeadLettering), Consumers: uint32(d.Consumers)}})
 }

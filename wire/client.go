@@ -110,6 +110,8 @@ func RequestID(m Message) (id uint64, ok bool) {
 		return m.ReqID, true
 	case *Extend:
 		return m.ReqID, true
+	case *QueueInfo:
+		return m.ReqID, true
 	case *Purge:
 		return m.ReqID, true
 	case *SettleBatch:
@@ -372,6 +374,8 @@ type Reply struct {
 	Owner  uint32
 	Index  uint64
 	Detail string
+	// Depth is the queue's depth, in the answer to a QueueInfo only.
+	Depth *QueueDepth
 }
 
 // Kind implements Message.
@@ -383,11 +387,49 @@ func (m *Reply) AppendBody(b []byte) []byte {
 	b = AppendUint8(b, uint8(m.Status))
 	b = AppendUint32(b, m.Owner)
 	b = AppendUint64(b, m.Index)
-	return AppendString(b, m.Detail)
+	b = AppendString(b, m.Detail)
+	if d := m.Depth; d != nil {
+		// Only an answer to QueueInfo carries it, and only clients that
+		// send QueueInfo read it: older ones never see the longer frame.
+		for _, v := range []uint32{d.Ready, d.Leased, d.Delayed, d.DeadLettering, d.Consumers} {
+			b = AppendUint32(b, v)
+		}
+	}
+	return b
 }
 
 func decodeReply(d *Decoder) *Reply {
-	return &Reply{ReqID: d.Uint64(), Status: Status(d.Uint8()), Owner: d.Uint32(), Index: d.Uint64(), Detail: d.String()}
+	r := &Reply{ReqID: d.Uint64(), Status: Status(d.Uint8()), Owner: d.Uint32(), Index: d.Uint64(), Detail: d.String()}
+	if d.More() {
+		r.Depth = &QueueDepth{Ready: d.Uint32(), Leased: d.Uint32(), Delayed: d.Uint32(), DeadLettering: d.Uint32(), Consumers: d.Uint32()}
+	}
+	return r
+}
+
+// QueueDepth counts a queue's unsettled messages by where they stand, and
+// its owner's subscriptions, as an answer to QueueInfo reports them.
+type QueueDepth struct {
+	Ready, Leased, Delayed, DeadLettering, Consumers uint32
+}
+
+// QueueInfo asks the owner of Queue for its depth; the OK reply carries
+// it in Reply.Depth.
+type QueueInfo struct {
+	ReqID uint64
+	Queue string
+}
+
+// Kind implements Message.
+func (*QueueInfo) Kind() Kind { return KindQueueInfo }
+
+// AppendBody implements Message.
+func (m *QueueInfo) AppendBody(b []byte) []byte {
+	b = AppendUint64(b, m.ReqID)
+	return AppendString(b, m.Queue)
+}
+
+func decodeQueueInfo(d *Decoder) *QueueInfo {
+	return &QueueInfo{ReqID: d.Uint64(), Queue: d.String()}
 }
 
 // Delivery hands a message to a subscriber under a lease.

@@ -54,6 +54,8 @@ const (
 	KindExtend Kind = 70
 	// KindPurge removes every message a queue holds.
 	KindPurge Kind = 71
+	// KindQueueInfo asks a queue's owner for its depth.
+	KindQueueInfo Kind = 72
 )
 
 var kindNames = map[Kind]string{
@@ -88,6 +90,7 @@ var kindNames = map[Kind]string{
 	KindUnsubscribe:       "Unsubscribe",
 	KindExtend:            "Extend",
 	KindPurge:             "Purge",
+	KindQueueInfo:         "QueueInfo",
 }
 
 // String names the kind for traces and logs.
@@ -164,6 +167,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeExtend(d), nil
 	case KindPurge:
 		return decodePurge(d), nil
+	case KindQueueInfo:
+		return decodeQueueInfo(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

@@ -227,7 +227,7 @@ func (c *Client) backoff(k int) time.Duration {
 
 // succeed finishes op as OK; the reply came from node from.
 func (c *Client) succeed(now time.Time, op *operation, from uint32, r *wire.Reply) {
-	op.index = r.Index
+	op.index, op.depth = r.Index, r.Depth
 	switch op.kind {
 	case OpSubscribe:
 		op.sub.establish(from, r.ReqID, now.Add(c.subscriptionRefresh))

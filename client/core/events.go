@@ -31,9 +31,11 @@ const (
 	OpExtend OpKind = 8
 	// OpPurge removes every message a queue holds.
 	OpPurge OpKind = 9
+	// OpQueueInfo reads a queue's depth from its owner.
+	OpQueueInfo OpKind = 10
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {
@@ -86,6 +88,8 @@ type Event struct {
 	Index    uint64      // the log position from the OK reply
 	Attempts int         // how many requests were sent for the operation
 	Delivery *Delivery   // non-nil for a delivery event
+	// Depth is the queue's depth, for an OpQueueInfo that succeeded.
+	Depth *wire.QueueDepth
 }
 
 // String renders the event on one line for traces and test failures,

@@ -20,3 +20,10 @@ func (c *Client) Purge(now time.Time, queue string) OpID {
 	op.msgID = wire.MessageID{Producer: c.cfg.Producer, Seq: c.lastSeq}
 	return c.start(now, op)
 }
+
+// QueueInfo starts reading queue's depth from its owner; the event's
+// Depth holds it. Reading changes nothing, so it is retried and
+// redirected like any request.
+func (c *Client) QueueInfo(now time.Time, queue string) OpID {
+	return c.start(now, c.newOp(OpQueueInfo, queue))
+}

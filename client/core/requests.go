@@ -44,6 +44,7 @@ type operation struct {
 	queue string
 
 	settings  QueueSettings     // OpCreate
+	depth     *wire.QueueDepth  // OpQueueInfo: what the owner answered
 	detection wire.SetDetection // OpSetDetection
 	msgID     wire.MessageID    // OpPublish, OpAck, OpNack, OpExtend
 	payload   []byte            // OpPublish; the client's own copy
@@ -327,6 +328,8 @@ func (op *operation) request(reqID uint64) wire.Message {
 		return &wire.DeleteQueue{ReqID: reqID, Queue: op.queue}
 	case OpPurge:
 		return &wire.Purge{ReqID: reqID, Queue: op.queue, Token: op.msgID}
+	case OpQueueInfo:
+		return &wire.QueueInfo{ReqID: reqID, Queue: op.queue}
 	case OpPublish:
 		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
 	case OpSubscribe:
@@ -347,6 +350,6 @@ func (op *operation) request(reqID uint64) wire.Message {
 func (op *operation) event(outcome Outcome) Event {
 	return Event{
 		Op: op.id, Kind: op.kind, Queue: op.queue, ID: op.msgID, Outcome: outcome,
-		Status: op.status, Detail: op.detail, Index: op.index, Attempts: op.attempts,
+		Status: op.status, Detail: op.detail, Index: op.index, Attempts: op.attempts, Depth: op.depth,
 	}
 }
