@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"math"
 	"net/http"
 	"os"
@@ -90,27 +89,7 @@ func sampleNode(ctx context.Context, m *member) nodeSample {
 // are skipped rather than failing the sample: the node is live and
 // rewrites its directory as it goes.
 func dirBytes(dir string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && path != dir {
-				return nil
-			}
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		total += info.Size()
-		return nil
-	})
+	total, _, err := dirUsage(dir)
 	return total, err
 }
 
