@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -116,79 +115,37 @@ func dirUsage(dir string) (total, files int64, err error) {
 // fetchBigMetrics is fetchMetrics with room for thousands of queues'
 // series and time to render them.
 func fetchBigMetrics(ctx context.Context, httpAddr string) ([]byte, error) {
-	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(mctx, http.MethodGet, "http://"+httpAddr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+benchSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errors.New("/metrics: HTTP " + resp.Status)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, queuesMetricsLimit))
+	return fetchNode(ctx, "http://"+httpAddr+"/metrics", benchSecret, 30*time.Second, queuesMetricsLimit)
 }
 
 // fetchProfile records m's CPU profile for d into dir/n<id>.<phase>.cpu.pprof,
 // through the node's profiling endpoint, which takes the admin secret.
 func fetchProfile(ctx context.Context, m *member, dir, phase string, d time.Duration) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	pctx, cancel := context.WithTimeout(ctx, d+30*time.Second)
-	defer cancel()
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", m.httpAddr, int(d.Seconds()))
-	req, err := http.NewRequestWithContext(pctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+benchAdminSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("/debug/pprof/profile: HTTP " + resp.Status)
-	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("n%d.%s.cpu.pprof", m.id, phase)))
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return saveNode(ctx, url, d+30*time.Second, filepath.Join(dir, fmt.Sprintf("n%d.%s.cpu.pprof", m.id, phase)))
 }
 
 // fetchHeapProfile writes m's heap profile into dir/n<id>.heap.pprof.
 func fetchHeapProfile(ctx context.Context, m *member, dir string) error {
-	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	return saveNode(ctx, "http://"+m.httpAddr+"/debug/pprof/heap", 30*time.Second, filepath.Join(dir, fmt.Sprintf("n%d.heap.pprof", m.id)))
+}
+
+// saveNode writes what a node's admin endpoint answers at url into path.
+func saveNode(ctx context.Context, url string, timeout time.Duration, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	body, cancel, err := nodeGet(ctx, url, benchAdminSecret, timeout)
+	if err != nil {
+		return err
+	}
 	defer cancel()
-	req, err := http.NewRequestWithContext(hctx, http.MethodGet, "http://"+m.httpAddr+"/debug/pprof/heap", nil)
+	defer body.Close()
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+benchAdminSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("/debug/pprof/heap: HTTP " + resp.Status)
-	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("n%d.heap.pprof", m.id)))
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if _, err := io.Copy(f, body); err != nil {
 		f.Close()
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -132,22 +132,42 @@ func parseVmRSS(text []byte) reading {
 // open by default; the client secret goes along in case the node was
 // configured to close it.
 func fetchMetrics(ctx context.Context, httpAddr string) ([]byte, error) {
-	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(mctx, http.MethodGet, "http://"+httpAddr+"/metrics", nil)
+	return fetchNode(ctx, "http://"+httpAddr+"/metrics", benchSecret, 2*time.Second, 4<<20)
+}
+
+// nodeGet asks a node's HTTP port for url with secret as bearer, and
+// hands back the body of an OK answer; the caller closes it, and cancel
+// ends the request's deadline of timeout.
+func nodeGet(ctx context.Context, url, secret string, timeout time.Duration) (body io.ReadCloser, cancel func(), err error) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		cancel()
+		return nil, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+benchSecret)
+	req.Header.Set("Authorization", "Bearer "+secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, nil, fmt.Errorf("%s: HTTP %s", req.URL.Path, resp.Status)
+	}
+	return resp.Body, cancel, nil
+}
+
+// fetchNode reads at most limit bytes of what a node answers at url.
+func fetchNode(ctx context.Context, url, secret string, timeout time.Duration, limit int64) ([]byte, error) {
+	body, cancel, err := nodeGet(ctx, url, secret, timeout)
+	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errors.New("/metrics: HTTP " + resp.Status)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	defer cancel()
+	defer body.Close()
+	return io.ReadAll(io.LimitReader(body, limit))
 }
 
 // metricValue finds an unlabelled sample of the metric name in a
