@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -133,7 +134,43 @@ func (b *ClusterBackend) CreateQueue(ctx context.Context, name string, opts Queu
 	if opts.DeadLetter != "" {
 		create = append(create, client.WithDeadLetter(opts.DeadLetter, opts.MaxReceiveCount))
 	}
-	return clientError(b.main.CreateQueue(ctx, name, client.PolicyMajority, create...))
+	err := clientError(b.main.CreateQueue(ctx, name, client.PolicyMajority, create...))
+	if err == nil || errors.Is(err, ErrQueueExists) {
+		b.awaitCatalogue(ctx, name, true)
+	}
+	return err
+}
+
+// catalogueWaitMax bounds how long a create or delete waits for the
+// endpoint's node to apply it.
+const catalogueWaitMax = 5 * time.Second
+
+// awaitCatalogue waits until the endpoint's own node has applied a
+// create (present) or a delete (absent) of the queue. The client's
+// request is confirmed once a majority commits it, and the endpoint's
+// node may apply the entry a moment later; without the wait, a
+// GetQueueAttributes or SendMessage right after CreateQueue could be
+// told the queue does not exist. Past the bound, or if the status
+// cannot be read, it returns anyway: the change is committed, and a
+// node that lags that far is lagging for every request.
+func (b *ClusterBackend) awaitCatalogue(ctx context.Context, name string, present bool) {
+	ctx, cancel := context.WithTimeout(ctx, catalogueWaitMax)
+	defer cancel()
+	for {
+		st, err := b.cfg.Status(ctx)
+		if err != nil {
+			return
+		}
+		found := slices.ContainsFunc(st.Queues, func(q status.Queue) bool { return q.Name == name && exists(q) })
+		if found == present {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // DeleteQueue deletes a queue over the admin connection.
@@ -141,7 +178,11 @@ func (b *ClusterBackend) DeleteQueue(ctx context.Context, name string, role Role
 	if role != RoleAdmin || b.admin == nil {
 		return fmt.Errorf("%w: the endpoint holds no admin credential for the cluster (configure one to delete queues)", ErrDenied)
 	}
-	return clientError(b.admin.DeleteQueue(ctx, name))
+	err := clientError(b.admin.DeleteQueue(ctx, name))
+	if err == nil {
+		b.awaitCatalogue(ctx, name, false)
+	}
+	return err
 }
 
 // QueueNames lists the queues the metadata names, as the endpoint's node
