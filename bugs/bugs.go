@@ -113,6 +113,13 @@ const (
 	// message from the source queue though the dead-letter queue holds
 	// it: the message is in both.
 	DeadLetterTwice = "dead-letter-twice"
+	// HandoffBeforeDrain: an owner handing its queue over on request
+	// proposes the next owner at once, without waiting for what it has in
+	// flight to be confirmed, and tells those publishers their messages
+	// are confirmed, trusting the next owner to take its log. The next
+	// owner's recovery may select a history sealed before those records
+	// reached a quorum.
+	HandoffBeforeDrain = "handoff-before-drain"
 )
 
 // All lists every planted bug.
@@ -121,7 +128,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
-	PurgeBeyondCut}
+	PurgeBeyondCut, HandoffBeforeDrain}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

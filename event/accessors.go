@@ -84,6 +84,9 @@ func (e Event) Lease() uint64 { return e.unsigned(KeyLease) }
 // Deliveries is how many times a message went out.
 func (e Event) Deliveries() uint64 { return e.unsigned(KeyDeliveries) }
 
+// Leases is how many deliveries an owner held leased.
+func (e Event) Leases() int { return int(e.signed(KeyLeases)) }
+
 // Members returns the members a recovered owner's activation, or a
 // checkpoint certificate, names.
 func (e Event) Members() []uint32 { return e.nodeList(KeyMembers) }

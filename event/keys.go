@@ -190,4 +190,8 @@ const (
 
 	// KeyDeliveries carries how many times a message went out (Deliveries).
 	KeyDeliveries Key = "deliveries"
+
+	// KeyLeases carries how many deliveries an owner had leased and not
+	// yet seen settled or given back (Leases).
+	KeyLeases Key = "leases"
 )

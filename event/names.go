@@ -75,6 +75,15 @@ const (
 	// QueueOwnerStopped: an owner stopped serving because the metadata
 	// named another (NewQueueOwnerStopped).
 	QueueOwnerStopped Name = "queue.owner-stopped"
+	// QueueHandoffStarted: an owner began handing its queue over to
+	// another replica on request (NewQueueHandoffStarted).
+	QueueHandoffStarted Name = "queue.handoff-started"
+	// QueueHandoffProposed: a handing-off owner, done draining, proposed
+	// the next owner to the metadata (NewQueueHandoffProposed).
+	QueueHandoffProposed Name = "queue.handoff-proposed"
+	// QueueHandoffAborted: a handoff ended without the metadata naming
+	// the next owner; the owner serves on (NewQueueHandoffAborted).
+	QueueHandoffAborted Name = "queue.handoff-aborted"
 	// QueueRetired: a node stopped serving a replica the metadata no
 	// longer wants, deleted or replaced (NewQueueRetired).
 	QueueRetired Name = "queue.retired"
@@ -262,7 +271,7 @@ var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
 	QueueQuorumRegained, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
-	QueueStale, QueueOwnerStopped, QueueRetired, QueueDropFailed, QueueReplaced,
+	QueueStale, QueueOwnerStopped, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
 	MetaLeader, MetaSnapshotInstalled, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,

@@ -150,6 +150,25 @@ func NewQueueOwnerStopped(q string, epoch uint64, next uint32) Event {
 	return newEvent(QueueOwnerStopped, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeNum(KeyNext, next))
 }
 
+// NewQueueHandoffStarted reports that q's owner of epoch began handing
+// the queue over to node to, with leases deliveries leased.
+func NewQueueHandoffStarted(q string, epoch uint64, to uint32, leases int) Event {
+	return newEvent(QueueHandoffStarted, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeNum(KeyNext, to), num(KeyLeases, leases))
+}
+
+// NewQueueHandoffProposed reports that q's owner of epoch proposed node to
+// as the next owner, with leases deliveries still leased: zero if its
+// consumers settled or gave back everything in time.
+func NewQueueHandoffProposed(q string, epoch uint64, to uint32, leases int) Event {
+	return newEvent(QueueHandoffProposed, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeNum(KeyNext, to), num(KeyLeases, leases))
+}
+
+// NewQueueHandoffAborted reports that q's owner of epoch gave up handing
+// the queue to node to, and why.
+func NewQueueHandoffAborted(q string, epoch uint64, to uint32, why string) Event {
+	return newEvent(QueueHandoffAborted, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeNum(KeyNext, to), str(KeyWhy, why))
+}
+
 // NewQueueRetired reports that this node stopped serving incarnation inc
 // of q.
 func NewQueueRetired(q string, inc uint64) Event {

@@ -77,6 +77,8 @@ func adminOnly(m wire.Message) string {
 		return "deleting a queue"
 	case *wire.SetDetection:
 		return "changing the failure detection policy"
+	case *wire.MoveOwner:
+		return "moving a queue's owner"
 	}
 	return ""
 }

@@ -32,6 +32,12 @@ func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFo
 // pump hands ready, confirmed messages to subscribers with room, one per
 // subscriber per round, starting the rounds at a rotating subscriber.
 func (o *ownerState) pump() {
+	if o.handoff != nil {
+		// A handing-off owner hands out nothing more: its consumers
+		// finish what they hold, and the next owner delivers the rest.
+		o.advanceHandoff()
+		return
+	}
 	if !o.r.serving() || len(o.subs) == 0 || !o.leaseValid() {
 		return
 	}
@@ -76,10 +82,12 @@ func (o *ownerState) release(l *lease, requeue bool) {
 	s.leases = slices.DeleteFunc(s.leases, func(x *lease) bool { return x == l })
 	m := l.msg
 	m.lease = nil
-	if !requeue || o.state.messages[m.id] != m {
-		return
+	if requeue && o.state.messages[m.id] == m {
+		o.state.pushReady(m)
 	}
-	o.state.pushReady(m)
+	if o.handoff != nil {
+		o.advanceHandoff() // the last lease out may have ended the drain
+	}
 }
 
 // giveUp ends a lease whose consumer did not settle its message: a

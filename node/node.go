@@ -462,6 +462,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onQueueInfo(conn, m)
 	case *wire.SetDetection:
 		n.onSetDetection(conn, m)
+	case *wire.MoveOwner:
+		n.onMoveOwner(conn, m)
 	default:
 		n.emit(event.NewNodeUnexpectedRequest(req.Kind().String()))
 	}

@@ -83,6 +83,8 @@ type ownerState struct {
 	moves []*deadLetterMove
 	// purges holds the purges waiting for the hold (purge.go).
 	purges purgeState
+	// handoff is the cooperative handoff under way, if any (handoff.go).
+	handoff *handoff
 }
 
 // progress is the owner's view of one follower.
@@ -531,6 +533,7 @@ func (o *ownerState) goStale(owner NodeID, why string) {
 // closed.
 func (o *ownerState) stop(owner NodeID) {
 	o.r.n.emit(event.NewQueueOwnerStopped(o.r.name, o.r.epoch, uint32(owner)))
+	o.endHandoff(owner)
 	o.abortRebuild()
 	waiters := o.waiters
 	o.waiters = nil

@@ -57,6 +57,8 @@ func (n *Node) failingOver(queue string) bool {
 		return false
 	}
 	switch {
+	case q.State == QueueActive && q.Owner == n.cfg.ID:
+		return r.handingOff()
 	case q.State == QueueActive && q.Owner != n.cfg.ID:
 		return n.meta.state.down[q.Owner] || n.justReset(q.Owner) || r.ownerSilent(q)
 	case q.State == QueueRecovering && q.Owner == n.cfg.ID:

@@ -56,6 +56,8 @@ const (
 	KindPurge Kind = 71
 	// KindQueueInfo asks a queue's owner for its depth.
 	KindQueueInfo Kind = 72
+	// KindMoveOwner asks a queue's owner to hand the queue over.
+	KindMoveOwner Kind = 73
 )
 
 var kindNames = map[Kind]string{
@@ -91,6 +93,7 @@ var kindNames = map[Kind]string{
 	KindExtend:            "Extend",
 	KindPurge:             "Purge",
 	KindQueueInfo:         "QueueInfo",
+	KindMoveOwner:         "MoveOwner",
 }
 
 // String names the kind for traces and logs.
@@ -169,6 +172,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodePurge(d), nil
 	case KindQueueInfo:
 		return decodeQueueInfo(d), nil
+	case KindMoveOwner:
+		return decodeMoveOwner(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

@@ -33,9 +33,11 @@ const (
 	OpPurge OpKind = 9
 	// OpQueueInfo reads a queue's depth from its owner.
 	OpQueueInfo OpKind = 10
+	// OpMoveOwner hands a queue over to another of its replicas.
+	OpMoveOwner OpKind = 11
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {

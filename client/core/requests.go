@@ -53,6 +53,8 @@ type operation struct {
 	settle    uint32            // OpAck, OpNack, OpExtend: the one node the request may go to
 	extendFor time.Duration     // OpExtend
 	sub       *subscription     // OpSubscribe
+	moveTo    uint32            // OpMoveOwner
+	drainFor  time.Duration     // OpMoveOwner
 
 	// silent operations report no event and never run out of attempts:
 	// they are the client's own re-subscriptions.
@@ -330,6 +332,8 @@ func (op *operation) request(reqID uint64) wire.Message {
 		return &wire.Purge{ReqID: reqID, Queue: op.queue, Token: op.msgID}
 	case OpQueueInfo:
 		return &wire.QueueInfo{ReqID: reqID, Queue: op.queue}
+	case OpMoveOwner:
+		return &wire.MoveOwner{ReqID: reqID, Queue: op.queue, To: op.moveTo, DrainFor: op.drainFor}
 	case OpPublish:
 		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
 	case OpSubscribe:

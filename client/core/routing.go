@@ -56,7 +56,11 @@ func (c *Client) learnOwner(now time.Time, op *operation, from uint32, r *wire.R
 		// A create may be answered by whichever node runs the catalogue,
 		// and a deleted queue has no owner, so only queue traffic says
 		// who owns the queue.
-		if op.kind != OpCreate && op.kind != OpDelete {
+		switch {
+		case op.kind == OpMoveOwner && r.Owner != 0:
+			// The old owner answers a handoff, naming the next one.
+			c.owners[op.queue] = r.Owner
+		case op.kind != OpCreate && op.kind != OpDelete:
 			c.owners[op.queue] = from
 		}
 	case wire.StatusNotOwner, wire.StatusFenced:

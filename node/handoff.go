@@ -1,0 +1,209 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A cooperative handoff moves a queue to another of its replicas while
+// its owner is alive, on an operator's request (a planned drain, a
+// rolling restart, a rebalance), without waiting for a failure detector
+// or leaving clients an outcome they cannot know. The owner goes through
+// three phases:
+//
+//   - draining: it hands out no more deliveries and waits, for at most
+//     the request's drain bound, until its consumers have settled or
+//     given back every delivery it leased, so that the next owner does
+//     not deliver again what a consumer is still working on;
+//   - closing: it parks new publishes (they go to the next owner once the
+//     metadata names it) and waits until everything it appended, the
+//     consumers' last acks included, is confirmed;
+//   - proposed: it asks the metadata to make the target the owner of the
+//     next epoch, as a failover's plan does.
+//
+// The target then claims the queue through the ordinary recovery: it
+// seals the replicas, selects the most complete history and installs it
+// on a quorum before serving. The old owner's drain is a courtesy to
+// clients, never a premise of safety: a handoff whose owner dies in any
+// phase is a failover.
+
+// handoffDrainDefault is how long a handoff waits for consumers to
+// settle what they hold when the request names no bound.
+const handoffDrainDefault = 5 * time.Second
+
+// handoffDrainMax bounds the drain a request may ask for.
+const handoffDrainMax = 5 * time.Minute
+
+// handoff is an owner's handoff in progress.
+type handoff struct {
+	to NodeID
+	// conn and reqID are the admin's request, answered when the metadata
+	// names the next owner or the handoff is given up.
+	conn  ConnID
+	reqID uint64
+	// drainEnd is when, on the lease clock, the owner stops waiting for
+	// its consumers.
+	drainEnd uint64
+	// closing says publishes park here; proposed, that the plan was sent
+	// to the metadata.
+	closing, proposed bool
+}
+
+// onMoveOwner starts handing a queue over to another of its replicas.
+func (n *Node) onMoveOwner(conn ConnID, m *wire.MoveOwner) {
+	if m.DrainFor < 0 || m.DrainFor > handoffDrainMax {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf(
+			"drain bound %v is out of range: a handoff waits 0 (the default, %v) to %v for consumers", m.DrainFor, handoffDrainDefault, handoffDrainMax))
+		return
+	}
+	q := n.meta.state.queues[m.Queue]
+	if q != nil && q.State != QueueDeleted && q.Owner == NodeID(m.To) && q.State == QueueActive {
+		// Already done: the answer to a retry of a handoff that went through.
+		n.env.Reply(conn, &wire.Reply{ReqID: m.ReqID, Status: wire.StatusOK, Owner: m.To})
+		return
+	}
+	o := n.liveQueue(conn, m.ReqID, m.Queue)
+	if o == nil {
+		return
+	}
+	to := NodeID(m.To)
+	if st, why := n.refuseHandoff(q, to); why != "" {
+		n.reply(conn, m.ReqID, st, why)
+		return
+	}
+	if h := o.handoff; h != nil {
+		n.reply(conn, m.ReqID, wire.StatusUnavailable, fmt.Sprintf("queue %s is already being handed to %s; ask again once it is done", m.Queue, h.to))
+		return
+	}
+	drain := m.DrainFor
+	if drain == 0 {
+		drain = handoffDrainDefault
+	}
+	o.handoff = &handoff{to: to, conn: conn, reqID: m.ReqID, drainEnd: n.leaseClock() + uint64(drain)}
+	n.emit(event.NewQueueHandoffStarted(o.r.name, o.r.epoch, uint32(to), o.leased()))
+	n.env.Boundary("handoff.after.started")
+	o.advanceHandoff()
+}
+
+// refuseHandoff says why q cannot be handed to to now, and with what
+// status: permanently (bad request) or for the moment (unavailable).
+func (n *Node) refuseHandoff(q *QueueMeta, to NodeID) (wire.Status, string) {
+	switch {
+	case to == n.cfg.ID:
+		return 0, "" // the caller answered this case already
+	case !slices.Contains(q.Replicas, to):
+		return wire.StatusBadRequest, fmt.Sprintf("%s holds no replica of queue %s; its replicas are %v", to, q.Name, q.Replicas)
+	case q.Policy == wire.PolicyOwnerOnly:
+		return wire.StatusBadRequest, fmt.Sprintf("queue %s confirms on its owner alone, so no other replica is known to hold its history", q.Name)
+	case containsSorted(q.Lost, to):
+		return wire.StatusBadRequest, fmt.Sprintf("%s's replica of queue %s is damaged and waits to be replaced", to, q.Name)
+	case len(q.Prior) > 0:
+		return wire.StatusUnavailable, fmt.Sprintf("queue %s is having a replica replaced; ask again once it is done", q.Name)
+	case n.meta.state.down[to]:
+		return wire.StatusUnavailable, fmt.Sprintf("%s is down", to)
+	}
+	return 0, ""
+}
+
+// leased counts the deliveries this owner has out.
+func (o *ownerState) leased() int {
+	count := 0
+	for _, s := range o.subs {
+		count += len(s.leases)
+	}
+	return count
+}
+
+// advanceHandoff moves a handoff on as far as it can: the owner calls it
+// whenever a lease ends, a record is confirmed, or a tick passes.
+func (o *ownerState) advanceHandoff() {
+	h := o.handoff
+	if h == nil || h.proposed || !o.r.serving() {
+		return
+	}
+	n := o.r.n
+	if !h.closing {
+		if o.leased() > 0 && n.leaseClock() < h.drainEnd && !bugs.Active(bugs.HandoffBeforeDrain) {
+			return
+		}
+		h.closing = true
+		n.env.Boundary("handoff.after.drained")
+	}
+	if bugs.Active(bugs.HandoffBeforeDrain) {
+		// Planted: the owner hands over at once and confirms what it
+		// has in flight, trusting the next owner to take its log.
+		for _, w := range o.waiters {
+			o.answer(w, wire.StatusOK, 0, "")
+		}
+		o.waiters = nil
+	} else if len(o.settling) > 0 || o.replicatePending || o.commit < o.r.log.LastIndex() {
+		return // the last acks and publishes are not confirmed yet
+	}
+	h.proposed = true
+	o.proposeHandoff(h)
+}
+
+// proposeHandoff asks the metadata to make the target the owner of the
+// next epoch. A refused or lost proposal gives the handoff up.
+func (o *ownerState) proposeHandoff(h *handoff) {
+	n, name := o.r.n, o.r.name
+	q := n.meta.state.queues[name]
+	n.emit(event.NewQueueHandoffProposed(name, o.r.epoch, uint32(h.to), o.leased()))
+	n.env.Boundary("handoff.before.plan-proposed")
+	l := n.life(name)
+	if l.proposing {
+		o.abortHandoff("another change of the queue is being proposed")
+		return
+	}
+	l.proposing = true
+	n.meta.propose(command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: h.to}, lifecycleTimeoutTicks, func(res result) {
+		l.proposing = false
+		if !res.ok {
+			n.emit(event.NewMetaProposalFailed(name, int(cmdStartRecovery), res.detail))
+			if o.handoff == h && o.r.own == o {
+				o.abortHandoff("the metadata did not take the plan: " + res.detail)
+			}
+			return
+		}
+		n.reconcile(name)
+	})
+}
+
+// abortHandoff gives a handoff up: the owner serves on, and the parked
+// requests go through it again.
+func (o *ownerState) abortHandoff(why string) {
+	h := o.handoff
+	o.handoff = nil
+	n := o.r.n
+	n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), why))
+	n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("handing queue %s to %s failed: %s", o.r.name, h.to, why))
+	n.checkParked(o.r.name)
+	o.pump()
+}
+
+// endHandoff answers the handoff's request as the owner stops serving:
+// done if the metadata named the target, given up otherwise.
+func (o *ownerState) endHandoff(next NodeID) {
+	h := o.handoff
+	if h == nil {
+		return
+	}
+	o.handoff = nil
+	if next == h.to {
+		o.r.n.env.Reply(h.conn, &wire.Reply{ReqID: h.reqID, Status: wire.StatusOK, Owner: uint32(h.to)})
+		return
+	}
+	o.r.n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), fmt.Sprintf("the owner stopped serving (next owner %s)", next)))
+	o.r.n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("queue %s changed hands otherwise while being handed to %s", o.r.name, h.to))
+}
+
+// handingOff reports whether requests for this replica's queue should
+// park here: its owner is closing for a handoff.
+func (r *replica) handingOff() bool {
+	return r != nil && r.serving() && r.own.handoff != nil && r.own.handoff.closing
+}

@@ -1,0 +1,154 @@
+package node_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// An operator moves a queue to another replica while its owner serves.
+// The owner first lets its consumer finish what it holds, then parks the
+// publish that arrives while it closes, and proposes the next owner once
+// everything it appended is confirmed. The next owner recovers the queue
+// and delivers what was left, and nothing a consumer acked goes out
+// again.
+func TestAHandoffDrainsTheOwnerAndMovesTheQueue(t *testing.T) {
+	c := newCluster(t)
+	owner, followers := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	next := followers[0]
+	c.publishConfirmed(owner, "orders", 3)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 2, Lease: time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	held := c.deliveries(5)
+	if len(held) != 2 {
+		t.Fatalf("the consumer got %d deliveries, want its window of 2", len(held))
+	}
+
+	// The handoff waits for the consumer: two deliveries are out.
+	c.request(owner, 9, &wire.MoveOwner{ReqID: 40, Queue: "orders", To: uint32(next), DrainFor: time.Minute})
+	c.advance(200 * time.Millisecond)
+	c.noReply(40)
+	if c.saw(event.QueueHandoffProposed) {
+		t.Fatal("the owner proposed the next owner while its consumer held two deliveries")
+	}
+	// Meanwhile publishes are still taken, and confirmed.
+	c.request(owner, 6, &wire.Publish{ReqID: 41, Queue: "orders", ID: msgID(4), Payload: []byte("during the drain")})
+	c.settle()
+	c.mustReply(41, wire.StatusOK)
+	if got := c.deliveries(5); len(got) != 0 {
+		t.Fatalf("a draining owner handed out %v", got)
+	}
+
+	// The consumer acks both. The acks are written; before they are
+	// confirmed, a publish arrives and is parked.
+	c.request(owner, 5, &wire.Settle{ReqID: 42, Queue: "orders", ID: held[0].ID, Lease: held[0].Lease})
+	c.request(owner, 5, &wire.Settle{ReqID: 43, Queue: "orders", ID: held[1].ID, Lease: held[1].Lease})
+	c.request(owner, 6, &wire.Publish{ReqID: 44, Queue: "orders", ID: msgID(5), Payload: []byte("while closing")})
+	c.noReply(44)
+	c.settle()
+
+	// The metadata names the next owner: the request is answered, and the
+	// parked publish is sent there.
+	if r := c.mustReply(40, wire.StatusOK); r.Owner != uint32(next) {
+		t.Fatalf("the handoff was answered naming %d, want %s", r.Owner, next)
+	}
+	if r := c.mustReply(44, wire.StatusNotOwner); r.Owner != uint32(next) {
+		t.Fatalf("the parked publish was sent to %d, want %s", r.Owner, next)
+	}
+	proposed, _ := c.last(event.QueueHandoffProposed)
+	if proposed.Leases() != 0 || proposed.node != owner {
+		t.Fatalf("the handoff was proposed by %s with %d leases out, want %s with none", proposed.node, proposed.Leases(), owner)
+	}
+
+	// The next owner recovers the queue, takes the publish and delivers
+	// what was not acked: the third and fourth messages, then the fifth.
+	c.advance(500 * time.Millisecond)
+	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(2), by(next)) {
+		t.Fatalf("%s did not serve the queue in epoch 2; events:\n%v", next, c.events)
+	}
+	c.request(next, 6, &wire.Publish{ReqID: 45, Queue: "orders", ID: msgID(5), Payload: []byte("while closing")})
+	c.request(next, 7, &wire.Subscribe{ReqID: 46, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.advance(200 * time.Millisecond)
+	c.mustReply(45, wire.StatusOK)
+	var ids []wire.MessageID
+	for _, d := range c.deliveries(7) {
+		ids = append(ids, d.ID)
+	}
+	if want := []wire.MessageID{msgID(3), msgID(4), msgID(5)}; !slices.Equal(ids, want) {
+		t.Fatalf("the next owner delivered %v, want %v", ids, want)
+	}
+	// A second request to move the queue to where it is now is done.
+	c.request(next, 9, &wire.MoveOwner{ReqID: 47, Queue: "orders", To: uint32(next)})
+	c.settle()
+	c.mustReply(47, wire.StatusOK)
+}
+
+// A consumer that holds its deliveries past the drain bound does not
+// stop the handoff: the owner proposes the next owner with the lease
+// still out, and the next owner delivers the message again, as it would
+// after a failover.
+func TestAHandoffGivesUpOnAConsumerAfterTheDrainBound(t *testing.T) {
+	c := newCluster(t)
+	owner, followers := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	next := followers[1]
+	c.publishConfirmed(owner, "orders", 1)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	if got := c.deliveries(5); len(got) != 1 {
+		t.Fatalf("the consumer got %d deliveries, want 1", len(got))
+	}
+	c.request(owner, 9, &wire.MoveOwner{ReqID: 40, Queue: "orders", To: uint32(next), DrainFor: 100 * time.Millisecond})
+	c.advance(50 * time.Millisecond)
+	c.noReply(40)
+	c.advance(100 * time.Millisecond)
+	c.mustReply(40, wire.StatusOK)
+	proposed, _ := c.last(event.QueueHandoffProposed)
+	if proposed.Leases() != 1 {
+		t.Fatalf("the handoff was proposed with %d leases out, want the 1 the consumer kept", proposed.Leases())
+	}
+	c.advance(500 * time.Millisecond)
+	c.request(next, 7, &wire.Subscribe{ReqID: 46, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.advance(200 * time.Millisecond)
+	if got := c.deliveries(7); len(got) != 1 || got[0].ID != msgID(1) {
+		t.Fatalf("the next owner delivered %v, want the message the old consumer kept", got)
+	}
+}
+
+// A handoff is refused plainly when it cannot be done, and the owner
+// serves on.
+func TestAHandoffThatCannotBeDoneIsRefused(t *testing.T) {
+	c := newCluster(t)
+	owner, followers := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	cases := []struct {
+		name string
+		to   node.NodeID
+		m    *wire.MoveOwner
+		want wire.Status
+	}{
+		{"a node outside the replica set", owner, &wire.MoveOwner{ReqID: 50, Queue: "orders", To: 9}, wire.StatusBadRequest},
+		{"a negative drain", owner, &wire.MoveOwner{ReqID: 51, Queue: "orders", To: uint32(followers[0]), DrainFor: -time.Second}, wire.StatusBadRequest},
+		{"a node that does not own the queue", followers[0], &wire.MoveOwner{ReqID: 52, Queue: "orders", To: uint32(followers[1])}, wire.StatusNotOwner},
+		{"a queue that does not exist", owner, &wire.MoveOwner{ReqID: 53, Queue: "nothing", To: uint32(followers[0])}, wire.StatusNoQueue},
+		{"the owner itself", owner, &wire.MoveOwner{ReqID: 54, Queue: "orders", To: uint32(owner)}, wire.StatusOK},
+	}
+	for _, tc := range cases {
+		c.request(tc.to, 9, tc.m)
+		c.settle()
+		if r := c.reply(tc.m.ReqID); r == nil || r.Status != tc.want {
+			t.Errorf("%s: got %+v, want status %s", tc.name, r, tc.want)
+		}
+	}
+	if c.saw(event.QueueHandoffStarted) {
+		t.Fatal("a refused handoff started")
+	}
+	c.publishConfirmed(owner, "orders", 1)
+}
