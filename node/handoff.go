@@ -52,6 +52,9 @@ type handoff struct {
 	// closing says publishes park here; proposed, that the plan was sent
 	// to the metadata.
 	closing, proposed bool
+	// unanswered marks a handoff the node started itself (DrainOwned):
+	// no request waits for it.
+	unanswered bool
 }
 
 // onMoveOwner starts handing a queue over to another of its replicas.
@@ -181,7 +184,9 @@ func (o *ownerState) abortHandoff(why string) {
 	o.handoff = nil
 	n := o.r.n
 	n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), why))
-	n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("handing queue %s to %s failed: %s", o.r.name, h.to, why))
+	if !h.unanswered {
+		n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("handing queue %s to %s failed: %s", o.r.name, h.to, why))
+	}
 	n.checkParked(o.r.name)
 	o.pump()
 }
@@ -194,16 +199,84 @@ func (o *ownerState) endHandoff(next NodeID) {
 		return
 	}
 	o.handoff = nil
-	if next == h.to {
-		o.r.n.env.Reply(h.conn, &wire.Reply{ReqID: h.reqID, Status: wire.StatusOK, Owner: uint32(h.to)})
-		return
+	n := o.r.n
+	switch {
+	case next != h.to:
+		n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), fmt.Sprintf("the owner stopped serving (next owner %s)", next)))
+		if !h.unanswered {
+			n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("queue %s changed hands otherwise while being handed to %s", o.r.name, h.to))
+		}
+	case !h.unanswered:
+		n.env.Reply(h.conn, &wire.Reply{ReqID: h.reqID, Status: wire.StatusOK, Owner: uint32(h.to)})
 	}
-	o.r.n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), fmt.Sprintf("the owner stopped serving (next owner %s)", next)))
-	o.r.n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("queue %s changed hands otherwise while being handed to %s", o.r.name, h.to))
 }
 
 // handingOff reports whether requests for this replica's queue should
 // park here: its owner is closing for a handoff.
 func (r *replica) handingOff() bool {
 	return r != nil && r.serving() && r.own.handoff != nil && r.own.handoff.closing
+}
+
+// DrainOwned starts handing every queue this node serves as owner over
+// to another of its replicas, as a node does before a planned shutdown:
+// each owner drains its consumers for at most drainFor (zero: the
+// default) and proposes the replica the metadata believes up that owns
+// the fewest queues. Queues whose handoff cannot start (no replica up,
+// owner-only, a replacement pending) stay; it returns how many
+// handoffs it started. Nobody is answered: the caller watches Owned.
+func (n *Node) DrainOwned(drainFor time.Duration) int {
+	if drainFor <= 0 || drainFor > handoffDrainMax {
+		drainFor = handoffDrainDefault
+	}
+	started := 0
+	for _, name := range n.names {
+		r, q := n.queues[name], n.meta.state.queues[name]
+		if !r.serving() || r.own.handoff != nil || q == nil || q.Owner != n.cfg.ID || q.State != QueueActive {
+			continue
+		}
+		to, ok := n.drainTarget(q)
+		if !ok {
+			continue
+		}
+		o := r.own
+		o.handoff = &handoff{to: to, unanswered: true, drainEnd: n.leaseClock() + uint64(drainFor)}
+		n.emit(event.NewQueueHandoffStarted(name, r.epoch, uint32(to), o.leased()))
+		o.advanceHandoff()
+		started++
+	}
+	return started
+}
+
+// drainTarget picks the replica of q to hand it to: one the metadata
+// holds up and undamaged, owning the fewest queues, the lowest ID on a
+// tie.
+func (n *Node) drainTarget(q *QueueMeta) (NodeID, bool) {
+	owned := map[NodeID]int{}
+	for _, other := range n.meta.state.queues {
+		if other.State == QueueActive || other.State == QueueRecovering {
+			owned[other.Owner]++
+		}
+	}
+	var best NodeID
+	for _, id := range slices.Sorted(slices.Values(q.Replicas)) {
+		if st, why := n.refuseHandoff(q, id); id == n.cfg.ID || why != "" || st != 0 {
+			continue
+		}
+		if best == 0 || owned[id] < owned[best] {
+			best = id
+		}
+	}
+	return best, best != 0
+}
+
+// Owned returns how many queues this node serves as owner, handing off
+// or not.
+func (n *Node) Owned() int {
+	count := 0
+	for _, name := range n.names {
+		if n.queues[name].serving() {
+			count++
+		}
+	}
+	return count
 }

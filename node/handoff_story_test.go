@@ -152,3 +152,31 @@ func TestAHandoffThatCannotBeDoneIsRefused(t *testing.T) {
 	}
 	c.publishConfirmed(owner, "orders", 1)
 }
+
+// A node about to shut down hands every queue it owns to another replica
+// and is left owning none; the queues go on serving elsewhere.
+func TestANodeDrainsTheQueuesItOwns(t *testing.T) {
+	c := newCluster(t)
+	owner, _ := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 2)
+	m := c.node(owner)
+	started := 0
+	m.run(func() { started = m.n.DrainOwned(0) })
+	if started != 1 {
+		t.Fatalf("the drain started %d handoffs, want 1", started)
+	}
+	c.advance(500 * time.Millisecond)
+	if got := m.n.Owned(); got != 0 {
+		t.Fatalf("after the drain %s still owns %d queues", owner, got)
+	}
+	e, ok := c.last(event.QueueActive)
+	if !ok || e.node == owner || e.Epoch() != 2 {
+		t.Fatalf("the queue was not served elsewhere in epoch 2; events:\n%v", c.events)
+	}
+	c.request(e.node, 7, &wire.Subscribe{ReqID: 46, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.advance(200 * time.Millisecond)
+	if got := c.deliveries(7); len(got) != 2 {
+		t.Fatalf("the new owner delivered %d messages, want the 2 published", len(got))
+	}
+}
