@@ -142,6 +142,17 @@ var NamedScenarios = []NamedScenario{
 				{At: 3200 * time.Millisecond, Kind: sim.FaultSetDetection, Hit: 2},
 			}
 		}, Expect: []string{expect(event.RecoveryDone)}},
+	// An operator restarts every node in turn, each with SIGTERM: each
+	// hands the queues it owns to another replica before it exits, so the
+	// queue changes hands three times without a failure detector.
+	{Name: "rolling-restart", About: "every node is stopped gracefully in turn, the owner first, and restarted a second later; each hands its queues off before it exits",
+		Build: func(owner int, others []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 2 * time.Second, Kind: sim.FaultStop, Node: owner, Length: time.Second},
+				{At: 4 * time.Second, Kind: sim.FaultStop, Node: others[0], Length: time.Second},
+				{At: 6 * time.Second, Kind: sim.FaultStop, Node: others[1], Length: time.Second},
+			}
+		}, Expect: []string{expect(event.QueueHandoffProposed), expect(event.RecoveryDone)}},
 	// Checkpoints every few records with tiny segments: the replicas drop
 	// most of their history before the owner dies, and the candidate
 	// recovers from its checkpoint plus the suffix.
@@ -174,6 +185,8 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	// Likewise purges: a named scenario expects every message it publishes
 	// to be delivered.
 	sc.Workload.Purges = 0
+	// And owner moves: a named scenario scripts its own failovers.
+	sc.Workload.Moves = 0
 	sc.Nodes = 3
 	if ns.Nodes > 0 {
 		sc.Nodes = ns.Nodes

@@ -305,5 +305,5 @@ func ownerOnly(sc sim.Scenario, queue string) bool {
 var crashKinds = map[sim.FaultKind]bool{
 	sim.FaultCrash: true, sim.FaultCrashAt: true, sim.FaultCrashLeader: true, sim.FaultCrashAll: true,
 	sim.FaultCrashLeaderOwner: true, sim.FaultCrashOwner: true, sim.FaultDamage: true, sim.FaultLoseWrites: true,
-	sim.FaultMisdirect: true,
+	sim.FaultMisdirect: true, sim.FaultStop: true,
 }

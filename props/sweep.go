@@ -39,6 +39,17 @@ func ReplaceBaseline(seed uint64) sim.Scenario {
 	return sc
 }
 
+// HandoffBaseline is the third boundary-sweep baseline: three nodes, and
+// the first queue's owner stopped gracefully for three seconds, so the
+// run walks through a handoff (drain, close, plan) and the next owner's
+// recovery while its old owner is alive and answers the seal.
+func HandoffBaseline(seed uint64) sim.Scenario {
+	sc := BoundaryBaseline(seed)
+	sc.Faults[0].Kind = sim.FaultStop
+	sc.Expect = []string{sim.Expectation(event.QueueHandoffProposed)}
+	return sc
+}
+
 // BoundaryCase is one run of a sweep: the baseline with a crash of Node at
 // its Hit-th arrival at Boundary.
 type BoundaryCase struct {

@@ -21,6 +21,7 @@ func TestBoundarySweeps(t *testing.T) {
 	}{
 		{"failover", BoundaryBaseline(1), 1},
 		{"replace", ReplaceBaseline(1), 1},
+		{"handoff", HandoffBaseline(1), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := RunQueue(tc.baseline, nil)

@@ -26,6 +26,7 @@ func (w *World) startClients() {
 			w.schedule(start, -1, 0, c.publishLoop)
 			if i == 0 {
 				c.schedulePurges()
+				c.scheduleMoves()
 			}
 		} else {
 			w.schedule(max(start, wl.ConsumeAt), -1, 0, func() {

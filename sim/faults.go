@@ -97,6 +97,8 @@ func (w *World) applyFault(f Fault) {
 			p.crash("fault: "+f.Kind.String(), f.Length)
 			w.loseWrites(p, f.Hit, f.Kind == FaultMisdirect)
 		}
+	case FaultStop:
+		w.stopGracefully(p, f.Length)
 	case FaultCrashAt:
 		p.armed = append(p.armed, armedCrash{boundary: f.Boundary, remaining: f.Hit, down: f.Length})
 	case FaultPause:

@@ -60,6 +60,9 @@ const (
 	ProbeDeadLettered        = "dead-lettered"
 	ProbeMoveAskedAgain      = "dead-letter-asked-again"
 	ProbeMoveResumed         = "dead-letter-resumed"
+	ProbeHandoffDrained      = "handoff-drained"
+	ProbeHandoffUndrained    = "handoff-past-drain-bound"
+	ProbeHandoffAborted      = "handoff-aborted"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -88,6 +91,9 @@ var Probes = []Probe{
 	{ProbeDeadLettered, "a message used up its delivery limit and its owner took it out of delivery for its dead-letter queue (queue.dead-letter)"},
 	{ProbeMoveAskedAgain, "a source owner asked the dead-letter queue to store a message it had asked for before: a lost answer, or a refusal"},
 	{ProbeMoveResumed, "a move to a dead-letter queue was asked for by an owner other than the one that began it: a new owner finished it"},
+	{ProbeHandoffDrained, "an owner handing its queue over proposed the next owner with no delivery left leased (queue.handoff-proposed leases=0)"},
+	{ProbeHandoffUndrained, "an owner handing its queue over proposed the next owner with deliveries still leased past its drain bound"},
+	{ProbeHandoffAborted, "a handoff ended without the metadata naming its target: a refused plan, or the queue changed hands otherwise"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -208,6 +214,14 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeDiskRoomAgain]++
 	case event.QueueDeadLetter:
 		c.probes[ProbeDeadLettered]++
+	case event.QueueHandoffProposed:
+		if e.Leases() == 0 {
+			c.probes[ProbeHandoffDrained]++
+		} else {
+			c.probes[ProbeHandoffUndrained]++
+		}
+	case event.QueueHandoffAborted:
+		c.probes[ProbeHandoffAborted]++
 	case event.QueueDeadLetterSent:
 		k := movedMessage{e.Queue(), e.ID()}
 		if by, asked := c.askedBy[k]; asked {

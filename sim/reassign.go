@@ -125,7 +125,7 @@ func (w *World) noteFaultTouches(f Fault) {
 	until := w.now + f.Length
 	var nodes []int
 	switch f.Kind {
-	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump:
+	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop:
 		nodes = []int{f.Node}
 	case FaultOneWay, FaultClog, FaultSpike:
 		nodes = []int{f.Node, f.Peer}

@@ -193,12 +193,17 @@ const (
 	// for 1 to 3 s, longer than a failover: the owner must step back
 	// while its peers replace it, and rejoin as a follower afterwards.
 	FaultIsolateOwner
+	// FaultStop stops Node as an operator's SIGTERM does: the node hands
+	// every queue it owns to another replica, then exits once it owns
+	// none (or after stopHandoffMax), and restarts after Length. The
+	// swarm adds stops from a stream of their own (stop.go).
+	FaultStop
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
-	"lose-writes", "misdirect", "restart-consumer", "isolate-owner"}
+	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -283,6 +288,9 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	if f, ok := drawOutage(seed, sc.Nodes, o); ok && !slices.ContainsFunc(sc.Faults, lyingDisk) {
 		sc.Faults = append(sc.Faults, f)
 	}
+	if o.Workload {
+		drawStops(&sc) // graceful stops hand queues off, which only a queue workload has
+	}
 	slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	if o.Workload {
 		sc.Workload = drawWorkload(r)
@@ -298,6 +306,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		drawDeadLetter(seed, sc.Workload)
 		sc.Workload.UnsubscribeEvery = drawUnsubscribeEvery(seed)
 		sc.Workload.Purges = drawPurges(seed)
+		sc.Workload.Moves = drawMoves(seed)
 	}
 	oneLyingDisk(&sc)
 	return sc
@@ -368,8 +377,8 @@ type profile struct {
 }
 
 var profiles = []profile{
-	{name: "mixed", pool: FaultKinds(), join: 0.5, faultsMax: 13},
-	{name: "mixed", pool: FaultKinds(), join: 0.5, faultsMax: 13},
+	{name: "mixed", pool: mixedPool(), join: 0.5, faultsMax: 13},
+	{name: "mixed", pool: mixedPool(), join: 0.5, faultsMax: 13},
 	{name: "crash-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultCrash, FaultCrashAt, FaultPause,
 		FaultCrashLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner}},
 	{name: "partition-heavy", join: 0.75, faultsMax: 20, pool: []FaultKind{FaultIsolate, FaultOneWay, FaultSplit,

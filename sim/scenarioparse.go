@@ -240,11 +240,15 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.chance("extend", &wl.ExtendChance)
 	kv.duration("unsubscribe", &wl.UnsubscribeEvery)
 	kv.count("purges", &wl.Purges)
+	kv.count("moves", &wl.Moves)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}
 	if wl.Purges > maxPurges {
 		return fmt.Errorf("purges=%d: want 0 to %d", wl.Purges, maxPurges)
+	}
+	if wl.Moves > maxMoves {
+		return fmt.Errorf("moves=%d: want 0 to %d", wl.Moves, maxMoves)
 	}
 	wl.Window = uint32(window)
 	return kv.done()

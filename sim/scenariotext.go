@@ -99,6 +99,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " purges=%d\n", wl.Purges)
 		}
+		if wl.Moves != 0 {
+			// Likewise written only when set.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " moves=%d\n", wl.Moves)
+		}
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s", q.Name, q.Policy)
 			if q.Dedup != 0 {
@@ -160,6 +165,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultMisdirect:        {aimNode, []string{"frames", "for"}},
 	FaultRestartConsumer:  {aimNone, []string{"consumer", "for"}},
 	FaultIsolateOwner:     {aimNone, []string{"for"}},
+	FaultStop:             {aimNode, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

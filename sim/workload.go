@@ -56,6 +56,10 @@ type Workload struct {
 	// Purges is how many times the first producer purges a queue during
 	// the safety phase, at times drawn over it (0: never; see purge.go).
 	Purges int
+	// Moves is how many times the first producer asks for a queue's
+	// owner to hand it over during the safety phase (0: never; see
+	// handoff.go).
+	Moves int
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover

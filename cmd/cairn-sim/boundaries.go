@@ -25,7 +25,7 @@ func cmdSweepBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "runs in parallel")
 	only := fs.String("only", "", "run one case, NODE:BOUNDARY:HIT (node 1-based), e.g. from a failure line")
 	tracePath := fs.String("trace", "", "with --only: write the case's trace here")
-	kind := fs.String("baseline", "failover", "the baseline: failover (3 nodes, owner down 3s) or replace (5 nodes, owner down 7s and replaced)")
+	kind := fs.String("baseline", "failover", "the baseline: failover (3 nodes, owner down 3s), replace (5 nodes, owner down 7s and replaced) or handoff (3 nodes, owner stopped gracefully for 3s)")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -35,8 +35,10 @@ func cmdSweepBoundaries(args []string, stdout, stderr io.Writer) (int, error) {
 		baseline = props.BoundaryBaseline(*seed)
 	case "replace":
 		baseline = props.ReplaceBaseline(*seed)
+	case "handoff":
+		baseline = props.HandoffBaseline(*seed)
 	default:
-		return 0, usageError{fmt.Sprintf("unknown baseline %q: failover or replace", *kind)}
+		return 0, usageError{fmt.Sprintf("unknown baseline %q: failover, replace or handoff", *kind)}
 	}
 	if *only != "" {
 		c, err := parseCase(*only)
