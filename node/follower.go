@@ -24,6 +24,10 @@ type followerState struct {
 	// stamp is the latest owner stamp taken in the current epoch; replies
 	// echo it.
 	stamp uint64
+	// releasedAt is the epoch whose seal found this replica the released
+	// owner of the epoch before (recoverypeer.go): a resent seal answers
+	// the same.
+	releasedAt uint64
 	// leaseGrantedAt is, on this node's lease clock, the last moment this
 	// replica did something that could keep an owner's delivery lease
 	// alive: the last accepting reply that echoed an owner's stamp, or

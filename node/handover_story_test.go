@@ -27,8 +27,10 @@ func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
 	if leader == owner {
 		t.Fatal("the story needs an owner that does not lead the metadata")
 	}
-	c.intercept = func(from, to node.NodeID, _ wire.Message) bool {
-		return !(from == owner && to == leader || from == leader && to == owner)
+	// The old owner's own answer to the seal is lost: the new owner
+	// cannot know that it stopped.
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		return !(from == owner && to == leader || from == leader && to == owner) && !sealAnswerFrom(owner, from, m)
 	}
 	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
 		if step > 400 {
@@ -163,4 +165,45 @@ func TestRequestsWaitWhileTheOwnerIsConfirmedDown(t *testing.T) {
 	}
 	c.advance(450 * time.Millisecond)
 	c.mustReply(80, wire.StatusUnavailable)
+}
+
+// sealAnswerFrom reports whether m is node's answer to a seal, for
+// stories that lose it.
+func sealAnswerFrom(node, from node.NodeID, m wire.Message) bool {
+	_, ok := m.(*wire.SealReply)
+	return ok && from == node
+}
+
+// When the old owner itself answers the seal, it says it stopped
+// delivering as it was sealed, and that nothing older was still
+// delivering: the new owner then has no lease to wait out and delivers
+// the history it recovered at once.
+func TestAnOldOwnerThatAnswersTheSealReleasesItsHistory(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	leader := c.leader()
+	if leader == owner {
+		t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	c.intercept = func(from, to node.NodeID, _ wire.Message) bool {
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
+		if step > 400 {
+			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	newOwner := recoveredOwner(t, c)
+	activated := c.now
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Second})
+	c.settle()
+	c.mustReply(50, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 3 {
+		t.Fatalf("the new owner delivered %d of the 3 recovered messages %v after activation, want all at once", len(got), c.now.Sub(activated))
+	}
+	if c.saw(event.QueueHoldEnded, by(newOwner)) {
+		t.Fatal("the new owner held the history back though the old owner released it")
+	}
 }

@@ -50,10 +50,16 @@ func (o *ownerState) nextReady() *message {
 // endHoldIfDue ends the hold once the lease clock has passed its end.
 func (o *ownerState) endHoldIfDue() {
 	if o.hold.until != 0 && o.r.n.leaseClock() >= o.hold.until {
-		o.r.n.emit(event.NewQueueHoldEnded(o.r.name, o.r.epoch, len(o.state.messages)))
-		o.hold = holdBack{}
-		o.runHeldPurges()
+		o.endHold()
 	}
+}
+
+// endHold lets the held messages go: the old owner's lease has run out,
+// or the old owner said it stopped.
+func (o *ownerState) endHold() {
+	o.r.n.emit(event.NewQueueHoldEnded(o.r.name, o.r.epoch, len(o.state.messages)))
+	o.hold = holdBack{}
+	o.runHeldPurges()
 }
 
 // onHoldTimer lets every owner whose hold has run out deliver.

@@ -101,9 +101,11 @@ func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
 		t.Fatal("the story needs an owner that does not lead the metadata")
 	}
 	// The owner loses only its link to the metadata leader: it goes on
-	// serving, its lease renewed by its other follower, until sealed.
-	c.intercept = func(from, to node.NodeID, _ wire.Message) bool {
-		return !(from == owner && to == leader || from == leader && to == owner)
+	// serving, its lease renewed by its other follower, until sealed. Its
+	// own answer to the seal is lost, so the new owner cannot know that
+	// it stopped.
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		return !(from == owner && to == leader || from == leader && to == owner) && !sealAnswerFrom(owner, from, m)
 	}
 	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
 		if step > 400 {

@@ -23,8 +23,12 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 	if m.Epoch == r.epoch && r.hasOwnerSide() {
 		return // this node is the writer of this epoch; only it seals in it
 	}
+	released := r.releasesTo(m.Epoch)
 	r.becomeFollower(from)
 	r.follow.epochOwner = from
+	if released {
+		r.follow.releasedAt = m.Epoch
+	}
 	if m.Epoch > r.epoch {
 		r.epoch = m.Epoch
 		r.follow.match, r.follow.reported, r.follow.stamp = 0, 0, 0
@@ -35,26 +39,43 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 	if bugs.Active(bugs.SealAnswerBeforeEpochSync) {
 		// Planted: the answer waits for the log alone.
 		r.persistEpoch(epoch, func() { n.env.Boundary("recovery.after.seal-persisted") })
-		r.afterLogDurable(func() { r.answerSeal(from, epoch) })
+		r.afterLogDurable(func() { r.answerSeal(from, epoch, released) })
 		return
 	}
 	r.persistEpoch(epoch, func() {
 		n.env.Boundary("recovery.after.seal-persisted")
-		r.afterLogDurable(func() { r.answerSeal(from, epoch) })
+		r.afterLogDurable(func() { r.answerSeal(from, epoch, released) })
 	})
+}
+
+// releasesTo reports whether this replica, about to be sealed at epoch,
+// serves as the owner of the epoch just before it with no hold of its
+// own left: no owner older than it can still be delivering (its hold
+// outlasted them all), and it stops now. The candidate then need not
+// wait out any delivery lease. A handoff seals its live old owner, so
+// this is the common case there.
+func (r *replica) releasesTo(epoch uint64) bool {
+	if r.follow.releasedAt == epoch {
+		return true // a resent seal: the first answer may have been lost
+	}
+	if !r.serving() || r.epoch+1 != epoch {
+		return false
+	}
+	r.own.endHoldIfDue()
+	return r.own.hold.until == 0
 }
 
 // answerSeal tells the candidate from that this replica is sealed at
 // epoch, with its witness. The answer is an event too: the replica has
 // given its word that it holds epoch durably, and the history holds it
 // to that word across its restarts.
-func (r *replica) answerSeal(from NodeID, epoch uint64) {
+func (r *replica) answerSeal(from NodeID, epoch uint64, released bool) {
 	w := r.witness()
 	r.n.emit(event.NewQueueSealed(r.name, epoch, uint32(from)))
 	r.n.env.Send(from, &wire.SealReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
 		LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),
-		Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo,
+		Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo, Released: released,
 	})
 }
 
@@ -94,6 +115,14 @@ func (r *replica) runDurableWaiters() {
 // judges it (a straggler, a witness, or news of a newer epoch).
 func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 	r := n.queues[m.Queue]
+	if r != nil && r.serving() && m.OK && m.Released && m.Epoch == r.epoch && m.Incarnation == r.inc &&
+		m.HistoryID == r.identity.HistoryID && r.own.hold.until != 0 {
+		// The old owner's answer came after this owner activated: it
+		// stopped when sealed, so the hold has nothing left to guard.
+		r.own.endHold()
+		r.own.pump()
+		return
+	}
 	if r == nil || r.role != roleCandidate || r.own.recovery == nil {
 		return
 	}

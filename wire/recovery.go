@@ -56,6 +56,12 @@ type SealReply struct {
 	// from a node that predates it decodes with none, which the candidate
 	// reads as the most cautious value, the moment of its reply.
 	LeaseGrantAgo uint64
+	// Released says the replica was the serving owner of the epoch just
+	// before the seal's, with no older owner's lease left to wait out,
+	// and stopped delivering when sealed: no owner of an older epoch can
+	// hand anything out any more. It is written only when set, so the
+	// common answer is the frame older nodes send and read.
+	Released bool
 }
 
 // Kind implements Message.
@@ -76,7 +82,11 @@ func (m *SealReply) AppendBody(b []byte) []byte {
 	b = AppendUint32(b, m.Owner)
 	b = AppendBool(b, m.Suspect)
 	b = AppendUint64(b, m.Commit)
-	return AppendUint64(b, m.LeaseGrantAgo)
+	b = AppendUint64(b, m.LeaseGrantAgo)
+	if m.Released {
+		b = AppendBool(b, true)
+	}
+	return b
 }
 
 func decodeSealReply(d *Decoder) *SealReply {
@@ -87,6 +97,9 @@ func decodeSealReply(d *Decoder) *SealReply {
 	}
 	if d.More() {
 		m.LeaseGrantAgo = d.Uint64()
+	}
+	if d.More() {
+		m.Released = d.Bool()
 	}
 	return m
 }

@@ -87,7 +87,10 @@ type Core struct {
 	// sealed witness grants nothing more, so the old owner's lease cannot
 	// outlast this by more than the lease.
 	leaseGrantsEnd uint64
-	stageStart     time.Time
+	// released says the old owner answered the seal itself, released
+	// (wire.SealReply.Released): the new owner holds nothing back.
+	released   bool
+	stageStart time.Time
 	// The attempt's costs, reported when it ends: messages sent and
 	// payload bytes copied.
 	rpcs   int
@@ -174,6 +177,12 @@ func (c *Core) onSealReply(in SealReply) []Action {
 		// The metadata will say what happened; stop here.
 		return []Action{Stale{Owner: m.Owner, Why: "a replica was sealed at a newer epoch"}}
 	case m.OK && m.Epoch == c.cfg.Epoch:
+		if m.Released && m.HistoryID == c.cfg.HistoryID && slices.Contains(c.cfg.SealSet, in.From) {
+			// The old owner stopped when sealed, and nothing older was
+			// still delivering: there is no lease to wait out. It holds
+			// whenever the answer comes, even after the source is chosen.
+			c.released = true
+		}
 		w := Witness{Node: in.From, First: m.First, Last: m.Last, LastEpoch: m.LastEpoch, HistoryID: m.HistoryID,
 			Process: m.Instance, Suspect: m.Suspect, Commit: m.Commit, LeaseGrantAgo: m.LeaseGrantAgo}
 		copy(w.Digest[:], m.Digest)
@@ -536,9 +545,10 @@ func (c *Core) onActivated(in Activated) []Action {
 
 // holdUntil is when, on the lease clock, the old owner's delivery lease
 // has surely run out: it could renew it only with appends a witness
-// accepted before its last grant, and a margin covers clock rates.
+// accepted before its last grant, and a margin covers clock rates. Zero
+// if the old owner itself answered that it stopped (released).
 func (c *Core) holdUntil() uint64 {
-	if bugs.Active(bugs.DeliverLeasedBeforeExpiry) {
+	if bugs.Active(bugs.DeliverLeasedBeforeExpiry) || c.released {
 		return 0
 	}
 	return c.leaseGrantsEnd + uint64(c.cfg.DeliveryLease)*5/4
