@@ -41,7 +41,7 @@ func mixedPool() []FaultKind {
 	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool { return k == FaultStop })
 }
 
-// drawStops adds, in a quarter of the seeds, one to three graceful stops
+// drawStops adds, in a third of the seeds, one to three graceful stops
 // of drawn nodes at drawn times in the safety phase, each down for as
 // long as a drawn crash.
 func drawStops(sc *Scenario) {
