@@ -39,6 +39,11 @@ const handoffDrainDefault = 5 * time.Second
 // handoffDrainMax bounds the drain a request may ask for.
 const handoffDrainMax = 5 * time.Minute
 
+// handoffCloseMax bounds the closing phase: an owner whose last records
+// are not confirmed within it (its followers are cut off) gives the
+// handoff up and admits publishes again, rather than park them for good.
+const handoffCloseMax = time.Second
+
 // handoff is an owner's handoff in progress.
 type handoff struct {
 	to NodeID
@@ -47,8 +52,9 @@ type handoff struct {
 	conn  ConnID
 	reqID uint64
 	// drainEnd is when, on the lease clock, the owner stops waiting for
-	// its consumers.
-	drainEnd uint64
+	// its consumers; closeEnd, once closing, when it gives up waiting for
+	// its last records to be confirmed.
+	drainEnd, closeEnd uint64
 	// closing says publishes park here; proposed, that the plan was sent
 	// to the metadata.
 	closing, proposed bool
@@ -134,7 +140,7 @@ func (o *ownerState) advanceHandoff() {
 		if o.leased() > 0 && n.leaseClock() < h.drainEnd && !bugs.Active(bugs.HandoffBeforeDrain) {
 			return
 		}
-		h.closing = true
+		h.closing, h.closeEnd = true, n.leaseClock()+uint64(handoffCloseMax)
 		n.env.Boundary("handoff.after.drained")
 	}
 	if bugs.Active(bugs.HandoffBeforeDrain) {
@@ -145,6 +151,9 @@ func (o *ownerState) advanceHandoff() {
 		}
 		o.waiters = nil
 	} else if len(o.settling) > 0 || o.replicatePending || o.commit < o.r.log.LastIndex() {
+		if n.leaseClock() >= h.closeEnd {
+			o.abortHandoff(fmt.Sprintf("what the owner appended was not confirmed within %v", handoffCloseMax))
+		}
 		return // the last acks and publishes are not confirmed yet
 	}
 	h.proposed = true
@@ -241,6 +250,7 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 		o := r.own
 		o.handoff = &handoff{to: to, unanswered: true, drainEnd: n.leaseClock() + uint64(drainFor)}
 		n.emit(event.NewQueueHandoffStarted(name, r.epoch, uint32(to), o.leased()))
+		n.env.Boundary("handoff.after.started")
 		o.advanceHandoff()
 		started++
 	}

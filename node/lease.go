@@ -86,7 +86,10 @@ func (o *ownerState) release(l *lease, requeue bool) {
 		o.state.pushReady(m)
 	}
 	if o.handoff != nil {
-		o.advanceHandoff() // the last lease out may have ended the drain
+		// The last lease out may have ended the drain: the handoff moves
+		// on at the end of the turn, not in the middle of whatever loop
+		// released the lease.
+		o.r.n.scheduleFlush()
 	}
 }
 

@@ -70,6 +70,9 @@ func (o *ownerState) flush() {
 		o.replicatePending = false
 		o.replicate()
 	}
+	if o.handoff != nil {
+		o.advanceHandoff()
+	}
 }
 
 // writeSettles writes the turn's acks as one record and parks each ack
