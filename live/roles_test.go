@@ -49,8 +49,9 @@ func TestClientSecretCannotJoinThePeerPort(t *testing.T) {
 }
 
 // TestAdminOperationsNeedTheAdminRole checks that a client connection
-// can publish and create queues, but neither delete a queue nor change
-// the failure detection policy; an admin connection can.
+// can publish and create queues, but neither delete a queue, change the
+// failure detection policy nor move a queue's owner; an admin connection
+// can delete and change the policy.
 func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 	tn := start(t, singleConfig(t))
 	c := dial(t, tn.ClientAddr())
@@ -62,6 +63,7 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 	for what, err := range map[string]error{
 		"delete":        c.DeleteQueue(ctx, "q"),
 		"set-detection": c.SetDetection(ctx, policy),
+		"move-owner":    c.MoveOwner(ctx, "q", 2, 0),
 	} {
 		var se *client.StatusError
 		if !errors.As(err, &se) || se.Status != client.StatusBadRequest || !strings.Contains(se.Detail, "needs the admin role") {
