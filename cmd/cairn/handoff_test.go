@@ -172,6 +172,10 @@ func TestQueueMoveOwner(t *testing.T) {
 			t.Errorf("move-owner %q: status %d, output %q; want status %d and %q", c.args, code, out, c.code, c.want)
 		}
 	}
+	code, out = cli(t, "", append([]string{"queue", "move-owner", "nothing", "--to", "1"}, conn...)...)
+	if code != exitFailed || !strings.Contains(out, "no-queue") {
+		t.Errorf("moving a queue that does not exist: status %d, output %q", code, out)
+	}
 	if now, _ := activeRow(t, conn, "jobs"); now != next {
 		t.Fatalf("after the refusals cluster status shows n%d owning jobs, want n%d", now, next)
 	}
