@@ -60,7 +60,7 @@ func nodeDrain(args []string, e env) int {
 func (s *handoffSession) drainQueues(e env, view *status.Cluster, from uint32, owned []status.ClusterQueue) int {
 	owns := ownerCounts(view)
 	count, worst := 0, exitOK
-	var failed []string
+	var failed, gone []string
 	for _, q := range owned {
 		to, err := pickTarget(view, q, from, owns)
 		var m moved
@@ -69,6 +69,13 @@ func (s *handoffSession) drainQueues(e env, view *status.Cluster, from uint32, o
 			if target, err = s.node(to); err == nil {
 				m, err = s.move(q.Name, target)
 			}
+		}
+		if se := (*client.StatusError)(nil); errors.As(err, &se) && se.Status == client.StatusNoQueue {
+			// Deleted since the status was read: nothing to move, and a
+			// later reading may still list it for a moment.
+			fmt.Fprintf(e.stdout, "queue %s no longer exists\n", q.Name)
+			gone = append(gone, q.Name)
+			continue
 		}
 		if err != nil {
 			worst = max(worst, failure(e, fmt.Sprintf("moving queue %s off n%d", q.Name, from), err))
@@ -86,7 +93,9 @@ func (s *handoffSession) drainQueues(e env, view *status.Cluster, from uint32, o
 	}
 	var left []string
 	for _, q := range ownedBy(after, from) {
-		left = append(left, q.Name)
+		if !slices.Contains(gone, q.Name) {
+			left = append(left, q.Name)
+		}
 	}
 	if len(left) == 0 && len(failed) == 0 {
 		fmt.Fprintf(e.stdout, "node n%d owns no queues now: moved %d\n", from, count)

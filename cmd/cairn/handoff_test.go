@@ -244,6 +244,17 @@ func TestNodeDrain(t *testing.T) {
 	if code, out := cli(t, "", append([]string{"queue", "delete", "solo"}, conn...)...); code != exitOK {
 		t.Fatalf("deleting solo: %d\n%s", code, out)
 	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		// The queue is listed as deleted once the node whose view the
+		// row comes from has applied the deletion.
+		_, out := cli(t, "", append([]string{"cluster", "status"}, conn...)...)
+		if regexp.MustCompile(`(?m)^solo .* deleted, owner not serving$`).MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster status does not show solo deleted:\n%s", out)
+		}
+	}
 	code, out = cli(t, "", append([]string{"node", "drain", fmt.Sprint(drained)}, conn...)...)
 	if code != exitOK || out != fmt.Sprintf("node n%d owns no queues; nothing to move\n", drained) {
 		t.Fatalf("draining n%d again: status %d, output %q", drained, code, out)
