@@ -36,6 +36,8 @@ const usage = `usage: cairn COMMAND [flags]
   queue create NAME [--policy majority|all|owner-only] [--dedup-window D]
   queue delete NAME
   queue purge NAME                      (removes every message it holds)
+  queue move-owner NAME --to N [--drain D]
+                  (hands the queue to its replica on node N; admin)
   queue list
   queue stats [NAME...] [--interval D] [--json]
   publish QUEUE [MSG...] [--delay D] [--from-file F]
@@ -43,17 +45,24 @@ const usage = `usage: cairn COMMAND [flags]
   consume QUEUE [--ack] [--count N] [--timeout D] [--window W] [--lease D]
                   (until N were consumed, D passed, or interrupted)
   cluster status
+  node drain N [--drain D]
+                  (moves every queue node N owns to another replica, one
+                  at a time; admin. N keeps serving as a follower, and a
+                  failover may still choose it until it is stopped)
 
 Connection flags (every command):
   --addrs A,B,C   client addresses (env CAIRN_ADDRS; default the dev cluster's)
   --secret S      client secret (env CAIRN_SECRET; default the dev cluster's)
   --admin         connect in the admin role, needed to delete queues
-                  (env CAIRN_ADMIN=1); implied by --admin-secret
+                  (env CAIRN_ADMIN=1); implied by --admin-secret, and by
+                  move-owner and node drain
   --admin-secret S  admin secret (env CAIRN_ADMIN_SECRET; with --admin,
                   default the dev cluster's)
   --ca, --cert, --key  mutual TLS files (env CAIRN_CA, CAIRN_CERT, CAIRN_KEY);
                   with --admin the certificate must name the admin role
-  --timeout D     how long one command may take (default 30s; consume: none)
+  --timeout D     how long one command may take (default 30s; consume: none;
+                  move-owner, node drain: each move, and at least --drain
+                  plus 15s)
 
 Exit status: 0 done; 1 an operation failed or the cluster was unreachable;
 2 consume --count N --timeout D consumed fewer than N in time (it says how
@@ -114,10 +123,16 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // dial connects to the cluster with the connection flags.
 func (c *conn) dial(ctx context.Context) (*client.Client, error) {
+	return c.dialWith(ctx, func(*client.Options) {})
+}
+
+// dialWith connects as dial does, with the options adjusted by adjust.
+func (c *conn) dialWith(ctx context.Context, adjust func(*client.Options)) (*client.Client, error) {
 	// An operation retries for as long as the command may take, so a
 	// publish sent during a failover waits for the new owner rather than
 	// giving up early; --timeout bounds the whole command.
 	opts := client.Options{Admin: c.isAdmin(), RetryFor: c.timeout}
+	adjust(&opts)
 	if c.usesTLS() {
 		t, err := clientTLS(c.ca, c.cert, c.key)
 		if err != nil {
@@ -187,7 +202,7 @@ func run(args []string, e env) int {
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if cmd == "queue" || cmd == "cluster" {
+	if cmd == "queue" || cmd == "cluster" || cmd == "node" {
 		if len(rest) == 0 {
 			fmt.Fprint(e.stderr, usage)
 			return exitUsage
@@ -197,8 +212,8 @@ func run(args []string, e env) int {
 	commands := map[string]func([]string, env) int{
 		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
 		"queue purge": queuePurge,
-		"queue stats": queueStats,
-		"publish":     publish, "consume": consume, "cluster status": clusterStatus,
+		"queue stats": queueStats, "queue move-owner": queueMoveOwner, "node drain": nodeDrain,
+		"publish": publish, "consume": consume, "cluster status": clusterStatus,
 	}
 	if f, ok := commands[cmd]; ok {
 		return f(append(rest, leading...), e)
