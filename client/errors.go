@@ -48,6 +48,12 @@ func outcomeError(e core.Event) error {
 	case core.OutcomeFailed:
 		return &StatusError{Op: e.Kind.String(), Queue: e.Queue, Status: statusFrom(e.Status), Detail: e.Detail}
 	}
+	if e.Detail != "" {
+		// The last node's reason says why retrying did not help (a
+		// handoff under way, a node down), which the status alone does not.
+		return fmt.Errorf("%w: %s on queue %q (last status %s: %s, after %d attempts)",
+			ErrUnknownOutcome, e.Kind, e.Queue, e.Status, e.Detail, e.Attempts)
+	}
 	return fmt.Errorf("%w: %s on queue %q (last status %s after %d attempts)",
 		ErrUnknownOutcome, e.Kind, e.Queue, e.Status, e.Attempts)
 }
