@@ -12,7 +12,8 @@ import (
 // handoffConfig is the configuration of the handoff benchmark.
 type handoffConfig struct {
 	trials   int           // planned moves
-	kills    int           // SIGKILL failovers, in the same run, to compare with
+	kills    int           // failovers, in the same run, to compare with
+	fault    string        // faultKill or faultStop: how each failover fails the owner
 	rate     int           // the steady publisher's messages per second
 	inFlight int           // its publishes started and not yet settled, at most
 	settle   time.Duration // traffic after each new owner serves, before the next trial
@@ -27,7 +28,8 @@ func parseHandoff(args []string, stderr io.Writer) (handoffConfig, error) {
 	fs := flag.NewFlagSet("cairn-bench handoff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.trials, "trials", 30, "planned moves (MoveOwner to the next replica in turn)")
-	fs.IntVar(&c.kills, "kills", 10, "SIGKILL failovers of the owner in the same run, each killed node restarted")
+	fs.IntVar(&c.kills, "kills", 10, "failovers of the owner in the same run, each failed node restarted (or resumed) before the next")
+	fs.StringVar(&c.fault, "fault", faultKill, "how each failover fails the owner: kill (SIGKILL, then a restart) or stop (SIGSTOP, then SIGCONT once another node serves)")
 	fs.IntVar(&c.rate, "rate", 1000, "messages per second of the steady publisher")
 	fs.IntVar(&c.inFlight, "in-flight", 1024, "publishes the steady publisher keeps started and unsettled, at most")
 	fs.DurationVar(&c.settle, "settle", 500*time.Millisecond, "traffic after each new owner serves, before the gap is measured and the next trial starts")
@@ -47,6 +49,8 @@ func parseHandoff(args []string, stderr io.Writer) (handoffConfig, error) {
 		return c, fmt.Errorf("--kills %d: cannot be negative", c.kills)
 	case c.rate < 1 || c.inFlight < 1:
 		return c, fmt.Errorf("--rate and --in-flight must be positive")
+	case c.fault != faultKill && c.fault != faultStop:
+		return c, fmt.Errorf("--fault %q: want kill or stop", c.fault)
 	case c.settle <= 0 || c.timeout <= 0:
 		return c, fmt.Errorf("--settle and --timeout must be positive")
 	}
@@ -75,6 +79,7 @@ func cmdHandoff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer hr.close()
 	moves := hr.phase(ctx, "move", cfg.trials, hr.move, stderr)
 	kills := hr.phase(ctx, "kill", cfg.kills, hr.kill, stderr)
+	kills.label = faultName(cfg.fault) + " failovers of the owner"
 	return handoffReport(stdout, hr.baseline, moves, kills)
 }
 
@@ -83,8 +88,8 @@ func handoffHeader(c handoffConfig, bin string) string {
 	return fmt.Sprintf("cairn-bench handoff: one cluster of 3 cairn-node processes on loopback (%s, info logs), one majority queue; "+
 		"a steady publisher of %d msg/s x %d B (pipelined, at most %d in flight, default client options) and one subscriber "+
 		"acking each delivery (window 512); %d planned moves (MoveOwner to the next replica in turn, default drain), "+
-		"then %d SIGKILLs of the owner (each killed node restarted and caught up before the next); "+
+		"then %d %ss of the owner (each failed node restarted, or resumed, and following again before the next); "+
 		"gap = the longest time between two consecutive publish confirmations from the trial's start until %v after the "+
 		"new owner serves; timeout %v; %d CPUs",
-		bin, c.rate, payloadSize, c.inFlight, c.trials, c.kills, c.settle, c.timeout, runtime.NumCPU())
+		bin, c.rate, payloadSize, c.inFlight, c.trials, c.kills, faultName(c.fault), c.settle, c.timeout, runtime.NumCPU())
 }

@@ -14,7 +14,7 @@ func TestParseHandoffValidates(t *testing.T) {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	for _, args := range [][]string{
-		{"--trials", "0"}, {"--kills", "-1"}, {"--rate", "0"}, {"--in-flight", "0"}, {"--settle", "0s"}, {"extra"},
+		{"--trials", "0"}, {"--kills", "-1"}, {"--fault", "pause"}, {"--rate", "0"}, {"--in-flight", "0"}, {"--settle", "0s"}, {"extra"},
 	} {
 		if _, err := parseHandoff(args, io.Discard); err == nil {
 			t.Errorf("parseHandoff(%q) accepted", args)

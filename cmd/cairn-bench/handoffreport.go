@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 // phaseNames describe each phase as the report prints it.
 var phaseNames = map[string]string{
 	"move": "planned moves (MoveOwner)",
-	"kill": "SIGKILL failovers of the owner",
+	"kill": "failovers of the owner",
 }
 
 // handoffReport prints each phase's distributions, the failover's median
@@ -36,7 +37,7 @@ func handoffReport(w io.Writer, baseline time.Duration, phases ...phaseResult) i
 		}
 		g, c := latency.Summarize(gs), latency.Summarize(calls)
 		gaps[p.name] = g
-		fmt.Fprintf(w, "%s: %d of %d completed\n", phaseNames[p.name], len(p.outcomes), p.trials)
+		fmt.Fprintf(w, "%s: %d of %d completed\n", cmp.Or(p.label, phaseNames[p.name]), len(p.outcomes), p.trials)
 		fmt.Fprintf(w, "  unavailability gap: median %s, p95 %s, max %s\n", ms(g.Median), ms(g.P95), ms(g.Max))
 		if p.name == "move" {
 			fmt.Fprintf(w, "  MoveOwner call:     median %s, p95 %s, max %s\n", ms(c.Median), ms(c.P95), ms(c.Max))
@@ -48,8 +49,8 @@ func handoffReport(w io.Writer, baseline time.Duration, phases ...phaseResult) i
 		}
 		fmt.Fprintf(w, "summary phase=%s trials=%d completed=%d gap_median_ms=%d gap_p95_ms=%d gap_max_ms=%d "+
 			"call_median_ms=%d call_p95_ms=%d call_max_ms=%d confirmed=%d failed=%d unknown=%d duplicates=%d lost=%d\n",
-			p.name, p.trials, len(p.outcomes), g.Median.Milliseconds(), g.P95.Milliseconds(), g.Max.Milliseconds(),
-			c.Median.Milliseconds(), c.P95.Milliseconds(), c.Max.Milliseconds(), p.confirmed, p.failed, p.unknown, p.duplicates, p.lost)
+			p.name, p.trials, len(p.outcomes), msecs(g.Median), msecs(g.P95), msecs(g.Max),
+			msecs(c.Median), msecs(c.P95), msecs(c.Max), p.confirmed, p.failed, p.unknown, p.duplicates, p.lost)
 		code = max(code, phaseCode(p))
 	}
 	if m, k := gaps["move"], gaps["kill"]; m.N > 0 && k.N > 0 && m.Median > 0 {
@@ -58,6 +59,9 @@ func handoffReport(w io.Writer, baseline time.Duration, phases ...phaseResult) i
 	}
 	return code
 }
+
+// msecs is d in whole milliseconds, rounded as ms rounds them.
+func msecs(d time.Duration) int64 { return d.Round(time.Millisecond).Milliseconds() }
 
 // phaseCode is the exit code a phase calls for; exitIncomplete ranks
 // above exitLost numerically, so it is mapped explicitly.

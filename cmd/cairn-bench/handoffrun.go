@@ -36,7 +36,8 @@ type trialOutcome struct {
 
 // phaseResult is what a phase of trials of one kind measured.
 type phaseResult struct {
-	name     string
+	name     string // "move" or "kill", as the summary line names it
+	label    string // what the report calls it; empty: phaseNames
 	trials   int
 	outcomes []trialOutcome
 	failures []string // why trials did not complete
@@ -148,8 +149,9 @@ func (hr *handoffRun) move(ctx context.Context) (trialOutcome, error) {
 	return o, hr.awaitNext(ctx, &o, hr.cl.members, epoch, start)
 }
 
-// kill SIGKILLs the owner, waits for another to serve, then restarts
-// the killed node and waits until it follows again.
+// kill fails the owner (SIGKILL, or SIGSTOP), waits for another to
+// serve, then restarts (or resumes) the failed node and waits until it
+// follows again.
 func (hr *handoffRun) kill(ctx context.Context) (trialOutcome, error) {
 	victim, epoch, err := hr.owner(ctx)
 	if err != nil {
@@ -157,9 +159,15 @@ func (hr *handoffRun) kill(ctx context.Context) (trialOutcome, error) {
 	}
 	o := trialOutcome{from: victim.id}
 	start := time.Now()
-	victim.kill()
-	err = hr.awaitNext(ctx, &o, hr.cl.others(victim), epoch, start)
-	if rerr := hr.restart(ctx, victim); err == nil {
+	if hr.cfg.fault == faultStop {
+		err = victim.pause()
+	} else {
+		victim.kill()
+	}
+	if err == nil {
+		err = hr.awaitNext(ctx, &o, hr.cl.others(victim), epoch, start)
+	}
+	if rerr := hr.revive(ctx, victim); err == nil {
 		err = rerr
 	}
 	return o, err
@@ -188,10 +196,13 @@ func (hr *handoffRun) awaitNext(ctx context.Context, o *trialOutcome, among []*m
 	return nil
 }
 
-// restart starts a killed node again and waits until it follows the
-// queue, so that the next kill leaves a majority of caught-up replicas.
-func (hr *handoffRun) restart(ctx context.Context, m *member) error {
-	if err := m.start(hr.bin); err != nil {
+// revive starts a killed node again, or resumes a stopped one, and
+// waits until it follows the queue, so that the next failover leaves a
+// majority of caught-up replicas.
+func (hr *handoffRun) revive(ctx context.Context, m *member) error {
+	if m.running() {
+		m.resume()
+	} else if err := m.start(hr.bin); err != nil {
 		return fmt.Errorf("restarting n%d: %w", m.id, err)
 	}
 	deadline := time.Now().Add(hr.cfg.timeout)
@@ -200,7 +211,7 @@ func (hr *handoffRun) restart(ctx context.Context, m *member) error {
 			return sleep(ctx, hr.cfg.settle)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("restarted n%d does not follow the queue after %v (see %s)", m.id, hr.cfg.timeout, m.log)
+			return fmt.Errorf("revived n%d does not follow the queue after %v (see %s)", m.id, hr.cfg.timeout, m.log)
 		}
 		if err := sleep(ctx, 20*time.Millisecond); err != nil {
 			return err

@@ -121,10 +121,11 @@ commands:
             (run "cairn-bench queues -h" for every flag)
   handoff   on one three-node cluster under a steady pipelined publisher and an
             acking subscriber, move the queue's owner to the next replica in turn
-            (MoveOwner), then SIGKILL the owner a few times, and report each kind's
-            unavailability gap (the longest time between two publish
-            confirmations), MoveOwner's latency, failed publishes, duplicates and
-            lost messages: [--trials 30] [--kills 10] [--rate 1000] [--node-bin PATH]
+            (MoveOwner), then SIGKILL (or SIGSTOP) the owner a few times, and
+            report each kind's unavailability gap (the longest time between two
+            publish confirmations), MoveOwner's latency, failed publishes,
+            duplicates and lost messages: [--trials 30] [--kills 10]
+            [--fault kill|stop] [--rate 1000] [--node-bin PATH] [--dir DIR]
             (run "cairn-bench handoff -h" for every flag)
 
 exit codes: 0 ok, 1 a confirmed message was lost (or a stopped owner confirmed a
