@@ -102,6 +102,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("the page does not show three serving nodes and a row for the queue:\n%s", dom)
 	}
 
+	// The timeline this test reads is a failover's: the owner stops
+	// without handing its queue to another replica first.
+	owner.cfg.ShutdownHandoff = -1
 	owner.stop(t)
 	waitFor(t, 30*time.Second, "another node to serve orders", func() bool {
 		time.Sleep(dashboardReuse)

@@ -82,6 +82,12 @@ type Config struct {
 	// DrainTimeout bounds how long a shutdown waits for in-flight work.
 	// Default 5s.
 	DrainTimeout time.Duration
+	// ShutdownHandoff bounds how long a shutdown first spends handing
+	// the queues this node owns to other replicas, serving clients
+	// meanwhile, before it drains. Zero means the default, 10s; a
+	// negative value turns the handoff off, leaving the queues to fail
+	// over once the node is found down.
+	ShutdownHandoff time.Duration
 	// HandshakeTimeout bounds TLS plus the session handshake. Default 5s.
 	HandshakeTimeout time.Duration
 	// MaxClients bounds concurrent client connections. Default 4096.
@@ -104,6 +110,9 @@ func (c *Config) fill() {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 5 * time.Second
+	}
+	if c.ShutdownHandoff == 0 {
+		c.ShutdownHandoff = 10 * time.Second
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = 5 * time.Second

@@ -150,6 +150,9 @@ func TestDashboardShowsTheClusterThroughAFailover(t *testing.T) {
 		t.Errorf("cairn_queue_publish_requests_total{queue=orders} is %v on the owner, want at least the 20 publishes", n)
 	}
 
+	// What this test follows is a failover: the owner stops without
+	// handing its queue to another replica first.
+	owner.cfg.ShutdownHandoff = -1
 	owner.stop(t)
 	var after *status.Cluster
 	waitFor(t, 30*time.Second, "another owner to serve orders after the failover", func() bool {

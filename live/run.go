@@ -13,10 +13,11 @@ import (
 	"github.com/sourcegraph/conc/panics"
 )
 
-// Run serves until ctx ends, then drains: it stops accepting connections,
-// refuses new client requests with "unavailable", lets in-flight syncs
-// and replies finish for up to Config.DrainTimeout, closes everything and
-// returns nil. It returns an error if the node halted or a goroutine
+// Run serves until ctx ends, then hands the queues the node owns to
+// other replicas (for up to Config.ShutdownHandoff, still serving) and
+// drains: it stops accepting connections, refuses new client requests
+// with "unavailable", lets in-flight syncs and replies finish for up to
+// Config.DrainTimeout, closes everything and returns nil. It returns an error if the node halted or a goroutine
 // panicked (in production the process has exited by then). Run may be
 // called once.
 func (r *Runtime) Run(ctx context.Context) error {
@@ -38,6 +39,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 		slog.String("http", r.HTTPAddr()), slog.String("data", r.cfg.DataDir))
 	select {
 	case <-ctx.Done():
+		r.handOff()
 		r.log.Info("draining")
 		r.stopAccepting()
 		r.awaitQuiet()

@@ -119,6 +119,14 @@ commands:
             data directory per queue: [--queues 500] [--concurrency 1]
             [--idle 15s] [--node-bin PATH] [--cpu-profile DIR]
             (run "cairn-bench queues -h" for every flag)
+  handoff   on one three-node cluster under a steady pipelined publisher and an
+            acking subscriber, move the queue's owner to the next replica in turn
+            (MoveOwner), then SIGKILL (or SIGSTOP) the owner a few times, and
+            report each kind's unavailability gap (the longest time between two
+            publish confirmations), MoveOwner's latency, failed publishes,
+            duplicates and lost messages: [--trials 30] [--kills 10]
+            [--fault kill|stop] [--rate 1000] [--node-bin PATH] [--dir DIR]
+            (run "cairn-bench handoff -h" for every flag)
 
 exit codes: 0 ok, 1 a confirmed message was lost (or a stopped owner confirmed a
 publish sent to it), 2 a trial did not recover in time (soak: a node exited
@@ -152,6 +160,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdDrain(ctx, args[1:], stdout, stderr)
 	case "queues":
 		return cmdQueues(ctx, args[1:], stdout, stderr)
+	case "handoff":
+		return cmdHandoff(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

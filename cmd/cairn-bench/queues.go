@@ -28,8 +28,9 @@ type queuesConfig struct {
 	logLevel    string
 }
 
-// benchAdminSecret is the admin credential of the many-queues benchmark's
-// cluster: Go's profiles are served to the admin only.
+// benchAdminSecret is the admin credential of the clusters that need
+// one: the many-queues benchmark's (Go's profiles are served to the
+// admin only) and the handoff benchmark's (only an admin moves an owner).
 const benchAdminSecret = "cairn-bench-queues-admin-secret"
 
 // parseQueues parses the queues command's flags.

@@ -28,6 +28,7 @@ import (
 //	log_format = "text"           # text (logfmt) | json: one object a line
 //	detection = "heartbeat"       # heartbeat | eager
 //	replace_after = "5m"          # replace a replica down this long; "off" never
+//	shutdown_handoff = "10s"      # on SIGTERM, hand owned queues over first; "0s": don't
 //	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
 //	checkpoint_bytes = 33554432   # or appended bytes, whichever comes first
 //	checkpoint_interval = "5m"    # or this long, if anything was confirmed
@@ -98,6 +99,13 @@ type fileConfig struct {
 	// before the metadata leader replaces it with a node outside the
 	// queue's replica set; "off" never replaces. Default 5m.
 	ReplaceAfter string `toml:"replace_after"`
+	// ShutdownHandoff bounds how long a stopping node (SIGTERM or
+	// Ctrl-C) spends handing the queues it owns to other replicas, still
+	// serving clients, before it drains and exits; whatever it still owns
+	// then fails over once it is down. "0s" or "off" skips the handoff.
+	// Default 10s. It is meant for stopping nodes one at a time: nodes
+	// stopped together may pass queues among themselves until the bound.
+	ShutdownHandoff string `toml:"shutdown_handoff"`
 	// CheckpointRecords and CheckpointBytes say how much a queue's owner
 	// confirms between checkpoints (0: the defaults, 100,000 records and
 	// 32 MiB; CheckpointRecords -1 turns checkpoints and compaction off).
@@ -214,6 +222,9 @@ func (fc *fileConfig) validate() error {
 		return err
 	}
 	if _, err := fc.replaceAfter(); err != nil {
+		return err
+	}
+	if _, err := fc.shutdownHandoff(); err != nil {
 		return err
 	}
 	for _, l := range []struct{ field, value string }{
@@ -407,6 +418,25 @@ func (fc *fileConfig) replaceAfter() (time.Duration, error) {
 	return v, nil
 }
 
+// shutdownHandoff parses shutdown_handoff: zero means the runtime's
+// default, negative means no handoff.
+func (fc *fileConfig) shutdownHandoff() (time.Duration, error) {
+	switch fc.ShutdownHandoff {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	v, err := time.ParseDuration(fc.ShutdownHandoff)
+	switch {
+	case err != nil || v < 0:
+		return 0, fmt.Errorf("config: shutdown_handoff %q: want a duration such as 10s, or 0s (or off) for no handoff", fc.ShutdownHandoff)
+	case v == 0:
+		return -1, nil
+	}
+	return v, nil
+}
+
 // validateStorage checks the checkpoint and segment settings.
 func (fc *fileConfig) validateStorage() error {
 	switch {
@@ -467,12 +497,13 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	replaceAfter, _ := fc.replaceAfter()
 	checkpointInterval, _ := fc.checkpointInterval()
 	dedupWindow, _ := fc.dedupWindow()
+	shutdownHandoff, _ := fc.shutdownHandoff()
 	cfg := live.Config{
 		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
 			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
 			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes,
 			CheckpointInterval: checkpointInterval, DedupWindow: dedupWindow},
-		DataDir: dataDir, Logger: logger,
+		DataDir: dataDir, Logger: logger, ShutdownHandoff: shutdownHandoff,
 		ClientListen: cmp.Or(fc.Listen.Client, self.ClientAddr),
 		PeerListen:   cmp.Or(fc.Listen.Peer, self.Addr),
 		HTTPListen:   fc.httpListen(),

@@ -85,6 +85,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"log_format = \"yaml\"\nreplication = 3", `replication = 3`, `config: log_format "yaml": want text or json`},
 		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
 		{"detection = \"eager\"\nreplace_after = \"soon\"", `detection = "eager"`, `config: replace_after "soon"`},
+		{"detection = \"eager\"\nshutdown_handoff = \"-1s\"", `detection = "eager"`, `config: shutdown_handoff "-1s": want a duration such as 10s, or 0s`},
+		{"detection = \"eager\"\nshutdown_handoff = \"later\"", `detection = "eager"`, `config: shutdown_handoff "later"`},
 		{"detection = \"eager\"\ncheckpoint_records = -5", `detection = "eager"`, `config: checkpoint_records -5`},
 		{"detection = \"eager\"\nsegment_bytes = 100", `detection = "eager"`, `config: segment_bytes 100`},
 		{"detection = \"eager\"\nmax_data_bytes = -1", `detection = "eager"`, `config: max_data_bytes -1`},
@@ -152,5 +154,15 @@ func TestReplaceAfterConfig(t *testing.T) {
 		"":                      0, // the node's default applies
 		`replace_after = "90s"`: 90 * time.Second,
 		`replace_after = "off"`: -1,
+	})
+}
+
+func TestShutdownHandoffConfig(t *testing.T) {
+	durationSettingCases(t, func(c live.Config) time.Duration { return c.ShutdownHandoff }, map[string]time.Duration{
+		"":                         0, // the runtime's default applies
+		`shutdown_handoff = "30s"`: 30 * time.Second,
+		`shutdown_handoff = "0s"`:  -1,
+		`shutdown_handoff = "0"`:   -1,
+		`shutdown_handoff = "off"`: -1,
 	})
 }

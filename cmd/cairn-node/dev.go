@@ -108,6 +108,9 @@ func devConfigs(n int, root string, base int) []live.Config {
 			// The status pages stay open: the dev cluster listens on
 			// loopback only and its secrets are well known anyway.
 			HTTPAuth: live.HTTPAuthNone,
+			// Every node stops at once: handing queues to nodes that are
+			// stopping too would only pass them around until the bound.
+			ShutdownHandoff: -1,
 		})
 	}
 	return cfgs
