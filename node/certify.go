@@ -81,6 +81,13 @@ func (o *ownerState) maybeCertify() {
 	if !due {
 		return
 	}
+	o.startCertify()
+}
+
+// startCertify begins certifying a cut at the owner's commit index.
+func (o *ownerState) startCertify() {
+	r := o.r
+	now := r.n.env.Now()
 	o.lastCertifyCut, o.appendedBytes, o.appendedChanges, o.lastCertifyAt = o.commit, 0, 0, now
 	o.certifyFactor = jitterFactor(r.n.env.Rand().Float64())
 	o.certify = &certifyAttempt{cut: o.commit, members: slices.Clone(r.members), started: o.ticks}
@@ -202,6 +209,9 @@ func (n *Node) onCheckpointReceipt(from NodeID, m *wire.CheckpointReceipt) {
 		return
 	}
 	r.own.noteReceipt(from, m.Cut, [32]byte(m.StateDigest))
+	if r.own.handoff != nil {
+		n.scheduleFlush() // the receipt a handoff waits for may be in
+	}
 }
 
 // onCertified lets this node's replica compact once the metadata

@@ -14,8 +14,14 @@ import (
 // its owner is alive, on an operator's request (a planned drain, a
 // rolling restart, a rebalance), without waiting for a failure detector
 // or leaving clients an outcome they cannot know. The owner goes through
-// three phases:
+// four phases:
 //
+//   - preparing: if much was confirmed since the last checkpoint, it
+//     asks every replica to checkpoint the queue at its commit index and
+//     serves on until the target's receipt is in, so that the target
+//     rebuilds the state it will serve from that checkpoint and a short
+//     suffix rather than from a long log, while clients still reach the
+//     old owner;
 //   - draining: it hands out no more deliveries and waits, for at most
 //     the request's drain bound, until its consumers have settled or
 //     given back every delivery it leased, so that the next owner does
@@ -39,6 +45,15 @@ const handoffDrainDefault = 5 * time.Second
 // handoffDrainMax bounds the drain a request may ask for.
 const handoffDrainMax = 5 * time.Minute
 
+// handoffPrepareMax bounds the preparing phase: a target that has not
+// checkpointed by then rebuilds from what it has.
+const handoffPrepareMax = 2 * time.Second
+
+// handoffCheckpointMin is how many records confirmed since the last
+// certified cut make a handoff ask for a checkpoint first: below it the
+// target's rebuild is short anyway.
+const handoffCheckpointMin = 4096
+
 // handoffCloseMax bounds the closing phase: an owner whose last records
 // are not confirmed within it (its followers are cut off) gives the
 // handoff up and admits publishes again, rather than park them for good.
@@ -51,10 +66,16 @@ type handoff struct {
 	// names the next owner or the handoff is given up.
 	conn  ConnID
 	reqID uint64
-	// drainEnd is when, on the lease clock, the owner stops waiting for
-	// its consumers; closeEnd, once closing, when it gives up waiting for
-	// its last records to be confirmed.
-	drainEnd, closeEnd uint64
+	// drainFor bounds the drain. prepareEnd is when, on the lease clock,
+	// the owner stops waiting for the target's checkpoint at ckptCut
+	// (zero: none asked for); drainEnd when it stops waiting for its
+	// consumers; closeEnd, once closing, when it gives up waiting for its
+	// last records to be confirmed.
+	drainFor                       time.Duration
+	ckptCut                        uint64
+	prepareEnd, drainEnd, closeEnd uint64
+	// preparing says the owner still serves, waiting for the checkpoint.
+	preparing bool
 	// closing says publishes park here; proposed, that the plan was sent
 	// to the metadata.
 	closing, proposed bool
@@ -93,10 +114,48 @@ func (n *Node) onMoveOwner(conn ConnID, m *wire.MoveOwner) {
 	if drain == 0 {
 		drain = handoffDrainDefault
 	}
-	o.handoff = &handoff{to: to, conn: conn, reqID: m.ReqID, drainEnd: n.leaseClock() + uint64(drain)}
-	n.emit(event.NewQueueHandoffStarted(o.r.name, o.r.epoch, uint32(to), o.leased()))
+	o.beginHandoff(&handoff{to: to, conn: conn, reqID: m.ReqID, drainFor: drain})
+}
+
+// beginHandoff starts h: with a checkpoint first if the target would
+// otherwise rebuild from a long log.
+func (o *ownerState) beginHandoff(h *handoff) {
+	n := o.r.n
+	o.handoff = h
+	h.preparing = o.prepareCheckpoint(h)
+	h.prepareEnd = n.leaseClock() + uint64(handoffPrepareMax)
+	n.emit(event.NewQueueHandoffStarted(o.r.name, o.r.epoch, uint32(h.to), o.leased()))
 	n.env.Boundary("handoff.after.started")
 	o.advanceHandoff()
+}
+
+// prepareCheckpoint asks for a checkpoint at the commit index if much was
+// confirmed since the last certified cut, and reports whether the
+// handoff waits for one: the attempt it started, or one under way.
+func (o *ownerState) prepareCheckpoint(h *handoff) bool {
+	r := o.r
+	q := r.n.meta.state.queues[r.name]
+	if r.n.cfg.CheckpointRecords < 0 || q == nil || len(q.Prior) > 0 {
+		return false
+	}
+	if a := o.certify; a != nil {
+		h.ckptCut = a.cut
+		return true
+	}
+	if o.commit < max(q.CheckpointCut, o.lastCertifyCut)+handoffCheckpointMin {
+		return false
+	}
+	o.startCertify()
+	h.ckptCut = o.certify.cut
+	return true
+}
+
+// targetCheckpointed reports whether the preparing handoff has what it
+// waits for: the target's receipt for the cut, or an attempt that ended
+// (certified, or given up, which no waiting mends).
+func (o *ownerState) targetCheckpointed(h *handoff) bool {
+	a := o.certify
+	return a == nil || a.cut != h.ckptCut || slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == h.to })
 }
 
 // refuseHandoff says why q cannot be handed to to now, and with what
@@ -136,6 +195,16 @@ func (o *ownerState) advanceHandoff() {
 		return
 	}
 	n := o.r.n
+	if h.preparing {
+		if !o.targetCheckpointed(h) && n.leaseClock() < h.prepareEnd {
+			return
+		}
+		h.preparing = false
+		n.env.Boundary("handoff.after.prepared")
+	}
+	if h.drainEnd == 0 {
+		h.drainEnd = n.leaseClock() + uint64(h.drainFor)
+	}
 	if !h.closing {
 		if o.leased() > 0 && n.leaseClock() < h.drainEnd && !bugs.Active(bugs.HandoffBeforeDrain) {
 			return
@@ -248,10 +317,7 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 			continue
 		}
 		o := r.own
-		o.handoff = &handoff{to: to, unanswered: true, drainEnd: n.leaseClock() + uint64(drainFor)}
-		n.emit(event.NewQueueHandoffStarted(name, r.epoch, uint32(to), o.leased()))
-		n.env.Boundary("handoff.after.started")
-		o.advanceHandoff()
+		o.beginHandoff(&handoff{to: to, unanswered: true, drainFor: drainFor})
 		started++
 	}
 	return started

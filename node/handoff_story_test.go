@@ -180,3 +180,27 @@ func TestANodeDrainsTheQueuesItOwns(t *testing.T) {
 		t.Fatalf("the new owner delivered %d messages, want the 2 published", len(got))
 	}
 }
+
+// A queue that confirmed much since its last checkpoint is checkpointed
+// before its owner drains: the target then rebuilds the state it serves
+// from that checkpoint and the few records after it, not from the whole
+// log, while the old owner still serves.
+func TestAHandoffCheckpointsALongLogFirst(t *testing.T) {
+	c := newCluster(t)
+	owner, followers := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	next := followers[0]
+	c.publishConfirmed(owner, "orders", 5000)
+	c.request(owner, 9, &wire.MoveOwner{ReqID: 40, Queue: "orders", To: uint32(next)})
+	c.advance(time.Second)
+	c.mustReply(40, wire.StatusOK)
+	rebuilt, ok := c.last(event.QueueRebuilt)
+	if !ok || rebuilt.node != next || rebuilt.Index() < 5000 {
+		t.Fatalf("the target rebuilt from index %d (%v), want from a checkpoint past the 5000 publishes; events:\n%v", rebuilt.Index(), rebuilt.node, c.events)
+	}
+	c.request(next, 7, &wire.Subscribe{ReqID: 46, Queue: "orders", Window: 10000, Lease: time.Minute})
+	c.advance(200 * time.Millisecond)
+	if got := c.deliveries(7); len(got) != 5000 {
+		t.Fatalf("the next owner delivered %d messages, want the 5000 confirmed", len(got))
+	}
+}

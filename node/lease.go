@@ -33,10 +33,13 @@ func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFo
 // subscriber per round, starting the rounds at a rotating subscriber.
 func (o *ownerState) pump() {
 	if o.handoff != nil {
-		// A handing-off owner hands out nothing more: its consumers
-		// finish what they hold, and the next owner delivers the rest.
+		// A handing-off owner hands out nothing more once it drains: its
+		// consumers finish what they hold, and the next owner delivers
+		// the rest.
 		o.advanceHandoff()
-		return
+		if h := o.handoff; h != nil && !h.preparing {
+			return
+		}
 	}
 	if !o.r.serving() || len(o.subs) == 0 || !o.leaseValid() {
 		return
