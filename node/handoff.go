@@ -324,8 +324,9 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 }
 
 // drainTarget picks the replica of q to hand it to: one the metadata
-// holds up and undamaged, owning the fewest queues, the lowest ID on a
-// tie.
+// holds up and undamaged, whose connection to this node has not broken
+// without a word since (a node stopping or dying at the same time),
+// owning the fewest queues, the lowest ID on a tie.
 func (n *Node) drainTarget(q *QueueMeta) (NodeID, bool) {
 	owned := map[NodeID]int{}
 	for _, other := range n.meta.state.queues {
@@ -335,7 +336,10 @@ func (n *Node) drainTarget(q *QueueMeta) (NodeID, bool) {
 	}
 	var best NodeID
 	for _, id := range slices.Sorted(slices.Values(q.Replicas)) {
-		if st, why := n.refuseHandoff(q, id); id == n.cfg.ID || why != "" || st != 0 {
+		if _, broken := n.resetAt[id]; broken || id == n.cfg.ID {
+			continue
+		}
+		if st, why := n.refuseHandoff(q, id); why != "" || st != 0 {
 			continue
 		}
 		if best == 0 || owned[id] < owned[best] {
