@@ -329,8 +329,8 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 // owning the fewest queues, the lowest ID on a tie.
 func (n *Node) drainTarget(q *QueueMeta) (NodeID, bool) {
 	owned := map[NodeID]int{}
-	for _, other := range n.meta.state.queues {
-		if other.State == QueueActive || other.State == QueueRecovering {
+	for _, name := range n.meta.state.queueNames() {
+		if other := n.meta.state.queues[name]; other.State == QueueActive || other.State == QueueRecovering {
 			owned[other.Owner]++
 		}
 	}
