@@ -66,7 +66,7 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
-	if err := checkDeadLetter(m); err != nil {
+	if err := checkDeadLetter(m.Queue, m.DeadLetter, m.MaxDeliveries); err != nil {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
