@@ -197,7 +197,7 @@ func run(args []string, e env) int {
 	}
 	commands := map[string]func([]string, env) int{
 		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
-		"queue set": queueSet,
+		"queue set":   queueSet,
 		"queue purge": queuePurge,
 		"queue stats": queueStats,
 		"publish":     publish, "consume": consume, "cluster status": clusterStatus,
