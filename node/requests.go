@@ -77,6 +77,12 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
 		return
 	}
+	if err := n.meta.state.checkDeadLetterCycle(m.Queue, m.DeadLetter); err != nil {
+		// Checked as the metadata stands here, not when the create
+		// applies: a ring closed by two requests at once is not caught.
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
+		return
+	}
 	rng := n.env.Rand()
 	q := QueueMeta{
 		Name: m.Queue, Incarnation: rng.Uint64() | 1, HistoryID: rng.Uint64() | 1, SessionID: rng.Uint64() | 1,

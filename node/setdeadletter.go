@@ -1,6 +1,8 @@
 package node
 
 import (
+	"fmt"
+
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -30,8 +32,33 @@ func (s *metaState) applySetDeadLetter(c command) result {
 	if err := checkDeadLetter(c.name, c.deadLetter, c.maxDeliveries); err != nil {
 		return result{detail: err.Error(), refused: true}
 	}
+	if err := s.checkDeadLetterCycle(c.name, c.deadLetter); err != nil {
+		return result{detail: err.Error(), refused: true}
+	}
 	q.DeadLetter, q.MaxDeliveries = c.deadLetter, c.maxDeliveries
 	return result{ok: true}
+}
+
+// checkDeadLetterCycle refuses to let queue's messages move to
+// deadLetter if deadLetter's own limit leads, queue by queue, back to
+// queue. A message going round such a ring would come back to a queue
+// that still remembers its ID from its first visit: the store would be
+// taken for a retry and answered as done, and the queue sending it
+// would settle a message no queue holds any more.
+func (s *metaState) checkDeadLetterCycle(queue, deadLetter string) error {
+	path := []string{queue}
+	for cur := deadLetter; cur != ""; {
+		path = append(path, cur)
+		if cur == queue {
+			return fmt.Errorf("dead-letter queues would form a ring %v: a message could come back to a queue that settled it", path)
+		}
+		q := s.queues[cur]
+		if q == nil || q.State == QueueDeleted || len(path) > len(s.queues)+1 {
+			return nil
+		}
+		cur = q.DeadLetter
+	}
+	return nil
 }
 
 // onSetQueueOptions proposes a queue's new delivery limit and answers
@@ -50,6 +77,10 @@ func (n *Node) onSetQueueOptions(conn ConnID, m *wire.SetQueueOptions) {
 	q := n.meta.state.queues[m.Queue]
 	if q == nil || q.State == QueueDeleted {
 		n.replyNoQueue(conn, m.ReqID, m.Queue)
+		return
+	}
+	if err := n.meta.state.checkDeadLetterCycle(m.Queue, m.DeadLetter); err != nil {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
 	c := command{kind: cmdSetDeadLetter, name: m.Queue, inc: q.Incarnation, deadLetter: m.DeadLetter, maxDeliveries: m.MaxDeliveries}

@@ -161,7 +161,8 @@ func TestAMoveUnderWayKeepsItsDeadLetterQueue(t *testing.T) {
 }
 
 // A change that breaks the rules of a delivery limit is refused, and so
-// is one for a queue that does not exist; the queue keeps its setting.
+// are one for a queue that does not exist and one that would close a
+// ring of dead-letter queues; the queue keeps its setting.
 func TestABadDeliveryLimitChangeIsRefused(t *testing.T) {
 	c := newCluster(t)
 	c.createQueue("parked", wire.PolicyMajority)
@@ -179,6 +180,17 @@ func TestABadDeliveryLimitChangeIsRefused(t *testing.T) {
 		c.mustReply(m.ReqID, wire.StatusBadRequest)
 	}
 	c.setDeadLetter(owner, 110, "nothing", "parked", 2, wire.StatusNoQueue)
+	// parked sending its messages back to orders would close a ring.
+	c.setDeadLetter(owner, 111, "parked", "orders", 2, wire.StatusBadRequest)
+	c.request(owner, 1, &wire.CreateQueue{ReqID: 112, Queue: "loop", DeadLetter: "orders", MaxDeliveries: 2})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(112, wire.StatusOK)
+	c.setDeadLetter(owner, 113, "parked", "loop", 2, wire.StatusBadRequest)
+	// So is a create that would close one: parked may name a queue that
+	// does not exist yet, but that queue cannot then send to orders.
+	c.setDeadLetter(owner, 114, "parked", "later", 2, wire.StatusOK)
+	c.request(owner, 1, &wire.CreateQueue{ReqID: 115, Queue: "later", DeadLetter: "orders", MaxDeliveries: 2})
+	c.mustReply(115, wire.StatusBadRequest)
 	if v := viewOf(t, c.node(owner).n, "orders"); v.DeadLetter != "parked" || v.MaxDeliveries != 3 {
 		t.Fatalf("after refused changes the queue has dead-letter %q after %d, want parked after 3", v.DeadLetter, v.MaxDeliveries)
 	}

@@ -40,6 +40,18 @@ func TestSetDeadLetterAppliesOnlyGoodSettingsToItsIncarnation(t *testing.T) {
 		}
 		has("parked", 2)
 	}
+	r := newQueueCmd("r")
+	r.queue.DeadLetter, r.queue.MaxDeliveries = "s", 1
+	s2 := newQueueCmd("s")
+	s2.from = proposalID{1, 2}
+	applyAll(s, r, s2)
+	if res := applyAll(s, command{kind: cmdSetDeadLetter, name: "s", inc: 7, deadLetter: "q", maxDeliveries: 1}); !res.ok {
+		t.Fatalf("a chain s to q: %+v", res)
+	}
+	if res := set(7, "r", 2); res.ok || !res.refused {
+		t.Fatalf("a ring q, r, s, q applied: %+v", res)
+	}
+	has("parked", 2)
 	if res := set(99, "other", 5); res.ok || res.detail != noSuchQueue {
 		t.Fatalf("a change for another incarnation: %+v", res)
 	}

@@ -103,4 +103,7 @@ var (
 	ErrTooLarge = errors.New("message too large")
 	// ErrBadName: the queue name is not one cairn accepts.
 	ErrBadName = errors.New("bad queue name")
+	// ErrBadRedrive: the cluster refused a redrive policy SetRedrive
+	// asked for (one closing a ring of dead-letter queues, say).
+	ErrBadRedrive = errors.New("redrive policy refused")
 )

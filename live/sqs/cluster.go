@@ -181,7 +181,11 @@ func (b *ClusterBackend) awaitStatus(ctx context.Context, applied func([]status.
 // (both zero removes them), then waits for the endpoint's node to apply
 // the change, so a GetQueueAttributes that follows reads it.
 func (b *ClusterBackend) SetRedrive(ctx context.Context, name string, opts QueueOptions) error {
-	err := clientError(b.main.SetDeadLetter(ctx, name, opts.DeadLetter, opts.MaxReceiveCount))
+	err := b.main.SetDeadLetter(ctx, name, opts.DeadLetter, opts.MaxReceiveCount)
+	if se := (*client.StatusError)(nil); errors.As(err, &se) && se.Status == client.StatusBadRequest {
+		return fmt.Errorf("%w: %s", ErrBadRedrive, se.Detail)
+	}
+	err = clientError(err)
 	if err == nil {
 		b.awaitStatus(ctx, func(qs []status.Queue) bool {
 			return slices.ContainsFunc(qs, func(q status.Queue) bool {

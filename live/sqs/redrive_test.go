@@ -99,4 +99,11 @@ func TestClusterBackendSetsTheRedrive(t *testing.T) {
 	if err := b.SetRedrive(ctx, "nope", QueueOptions{DeadLetter: "parked", MaxReceiveCount: 2}); !errors.Is(err, ErrNoQueue) {
 		t.Fatalf("SetRedrive of a missing queue: %v, want ErrNoQueue", err)
 	}
+	if err := b.SetRedrive(ctx, "jobs", QueueOptions{DeadLetter: "parked", MaxReceiveCount: 2}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.SetRedrive(ctx, "parked", QueueOptions{DeadLetter: "jobs", MaxReceiveCount: 2})
+	if !errors.Is(err, ErrBadRedrive) || backendError(err, "parked").code != "InvalidAttributeValue" {
+		t.Fatalf("SetRedrive closing a ring: %v, want ErrBadRedrive", err)
+	}
 }
