@@ -123,6 +123,8 @@ func reqID(m wire.Message) uint64 {
 		return m.ReqID
 	case *wire.CreateQueue:
 		return m.ReqID
+	case *wire.SetQueueOptions:
+		return m.ReqID
 	}
 	return 0
 }

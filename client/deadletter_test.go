@@ -60,3 +60,51 @@ func TestDepthReadsTheOwnersCounts(t *testing.T) {
 		t.Fatal("an answer without counts was taken as an empty queue")
 	}
 }
+
+// SetDeadLetter sends the new setting in a SetQueueOptions request, an
+// empty one to remove the limit; a bad setting is refused unsent, and a
+// node's no-queue answer reaches the caller.
+func TestSetDeadLetterSendsTheNewSetting(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		if so, ok := m.(*wire.SetQueueOptions); ok && so.Queue == "gone" {
+			return &wire.Reply{ReqID: so.ReqID, Status: wire.StatusNoQueue, Detail: "no queue gone"}
+		}
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
+	})
+	ctx, c := dialTest(t, nodes[0].addr())
+	if err := c.SetDeadLetter(ctx, "orders", "parked", 4); err != nil {
+		t.Fatalf("SetDeadLetter: %v", err)
+	}
+	if err := c.SetDeadLetter(ctx, "orders", "", 0); err != nil {
+		t.Fatalf("SetDeadLetter removing the limit: %v", err)
+	}
+	var se *StatusError
+	for _, bad := range []struct {
+		dead  string
+		limit int
+	}{{"parked", 0}, {"parked", MaxDeliveriesLimit + 1}, {"orders", 3}, {"", 3}, {"parked", -1}} {
+		if err := c.SetDeadLetter(ctx, "orders", bad.dead, bad.limit); !errors.As(err, &se) || se.Status != StatusBadRequest {
+			t.Errorf("SetDeadLetter(%q, %d): %v, want a StatusError with bad-request", bad.dead, bad.limit, err)
+		}
+	}
+	if err := c.SetDeadLetter(ctx, "gone", "parked", 2); !errors.As(err, &se) || se.Status != StatusNoQueue {
+		t.Errorf("SetDeadLetter on a missing queue: %v, want a StatusError with no-queue", err)
+	}
+	nodes[0].mu.Lock()
+	defer nodes[0].mu.Unlock()
+	var sent []wire.SetQueueOptions
+	for _, m := range nodes[0].seen {
+		if so, ok := m.(*wire.SetQueueOptions); ok {
+			sent = append(sent, *so)
+		}
+	}
+	want := []wire.SetQueueOptions{{Queue: "orders", DeadLetter: "parked", MaxDeliveries: 4}, {Queue: "orders"}, {Queue: "gone", DeadLetter: "parked", MaxDeliveries: 2}}
+	if len(sent) != len(want) {
+		t.Fatalf("the node saw %v, want %v", sent, want)
+	}
+	for i := range want {
+		if sent[i].Queue != want[i].Queue || sent[i].DeadLetter != want[i].DeadLetter || sent[i].MaxDeliveries != want[i].MaxDeliveries {
+			t.Fatalf("request %d was %+v, want %+v", i, sent[i], want[i])
+		}
+	}
+}

@@ -148,6 +148,7 @@ const MaxDeliveriesLimit = 1000
 // messages past the limit wait in this queue, out of delivery (the
 // queue's depth counts them as DeadLettering). The count is kept by the
 // owner alone, so a failover starts every message's count again.
+// SetDeadLetter changes or removes the limit later.
 func WithDeadLetter(deadLetter string, maxDeliveries int) CreateOption {
 	return func(o *createOptions) {
 		o.deadLetter = deadLetter

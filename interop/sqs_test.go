@@ -48,6 +48,7 @@ func TestInterop(t *testing.T) {
 	t.Run("BatchPartialFailures", func(t *testing.T) { testBatchFailures(t, c, app) })
 	t.Run("ErrorCodes", func(t *testing.T) { testErrorCodes(t, c, app) })
 	t.Run("RedrivePolicy", func(t *testing.T) { testRedrive(t, app) })
+	t.Run("SetRedrivePolicy", func(t *testing.T) { testSetRedrive(t, app) })
 }
 
 func testQueueLifecycle(t *testing.T, c *Cluster, app *sqs.Client) {

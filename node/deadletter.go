@@ -34,6 +34,21 @@ import (
 //
 // The delivery count is the owner's own: a new owner starts every
 // message's count again, as a restarted consumer would see it.
+//
+// The setting may change while the queue lives (cmdSetDeadLetter, set
+// through SetQueueOptions): a limit set, raised, lowered or removed, or
+// another dead-letter queue named. The owner keeps no copy of it: it
+// reads the metadata each time a lease ends, so a change counts from the
+// next lease that ends after this node applied it, and a message already
+// past a new, lower limit moves when its current delivery ends. A move
+// already begun is not the setting's any more: its record names the
+// queue it goes to, and it finishes there even if the limit was removed
+// or another queue named meanwhile. Sending it elsewhere could store it
+// twice (the first queue may hold it already, its answer lost), and
+// handing it back to delivery could deliver a message that queue holds;
+// finishing the move can do neither. Records from before records named
+// the queue go to the queue's current dead-letter queue, and wait for
+// one to be set if there is none.
 
 // deadLetterResend is how long a source owner waits for the dead-letter
 // queue's answer before asking again.
@@ -47,6 +62,9 @@ const deadLetterInFlightMax = 64
 // deadLetterMove is one message on its way to the dead-letter queue.
 type deadLetterMove struct {
 	id wire.MessageID
+	// to is the dead-letter queue its record named; empty, a record from
+	// before records named one (the queue's current one is asked).
+	to string
 	// index is the dead-letter record's: the store is asked for only
 	// once it is confirmed.
 	index uint64
@@ -54,16 +72,16 @@ type deadLetterMove struct {
 	askedAt time.Time
 }
 
-// checkDeadLetter reports why a create request's delivery limit cannot
-// be taken.
-func checkDeadLetter(m *wire.CreateQueue) error {
-	if err := wire.CheckDeadLetter(m.Queue, m.DeadLetter, m.MaxDeliveries); err != nil {
+// checkDeadLetter reports why queue cannot take deadLetter and
+// maxDeliveries as its delivery limit, at creation or later.
+func checkDeadLetter(queue, deadLetter string, maxDeliveries uint32) error {
+	if err := wire.CheckDeadLetter(queue, deadLetter, maxDeliveries); err != nil {
 		return err
 	}
-	if m.DeadLetter == "" {
+	if deadLetter == "" {
 		return nil
 	}
-	if err := ValidQueueName(m.DeadLetter); err != nil {
+	if err := ValidQueueName(deadLetter); err != nil {
 		return fmt.Errorf("dead-letter queue: %w", err)
 	}
 	return nil
@@ -95,11 +113,12 @@ func (o *ownerState) deadLetterDue(m *message) bool {
 // deadLetter starts moving m, whose lease has ended, to the dead-letter
 // queue.
 func (o *ownerState) deadLetter(m *message) {
-	index := o.append(record{typ: recordDeadLetter, id: m.id})
+	to, _ := o.r.n.deadLetterOf(o.r.name, o.r.inc)
+	index := o.append(record{typ: recordDeadLetter, id: m.id, to: to})
 	if index == 0 {
 		return // the log failed: the process is halting
 	}
-	o.moves = append(o.moves, &deadLetterMove{id: m.id, index: index})
+	o.moves = append(o.moves, &deadLetterMove{id: m.id, to: to, index: index})
 	o.r.n.emit(event.NewQueueDeadLetter(o.r.name, m.id.String(), m.attempts))
 	if bugs.Active(bugs.DeadLetterTwice) {
 		o.askMoves(o.r.n.env.Now()) // planted: asked before the record is confirmed
@@ -117,7 +136,7 @@ func (o *ownerState) resumeMoves() {
 	}
 	for _, m := range sortedMessages(o.state) {
 		if m.dead {
-			o.moves = append(o.moves, &deadLetterMove{id: m.id})
+			o.moves = append(o.moves, &deadLetterMove{id: m.id, to: m.deadTo})
 		}
 	}
 }
@@ -127,12 +146,6 @@ func (o *ownerState) resumeMoves() {
 func (o *ownerState) askMoves(now time.Time) {
 	if len(o.moves) == 0 || !o.r.serving() {
 		return
-	}
-	n := o.r.n
-	dead, _ := n.deadLetterOf(o.r.name, o.r.inc)
-	q := n.meta.state.queues[dead]
-	if dead == "" || q == nil || q.State == QueueDeleted || q.Owner == 0 {
-		return // nowhere to go yet: the messages wait, counted in the depth
 	}
 	inFlight := 0
 	for _, mv := range o.moves {
@@ -154,19 +167,38 @@ func (o *ownerState) askMoves(now time.Time) {
 			o.moves = slices.DeleteFunc(o.moves, func(x *deadLetterMove) bool { return x == mv })
 			continue
 		}
-		if !m.dead {
-			panic(fmt.Sprintf("node: queue %s moves %s to %s, but it is not dead-lettered", o.r.name, mv.id, dead))
-		}
-		mv.askedAt = now
-		inFlight++
-		n.emit(event.NewQueueDeadLetterSent(o.r.name, mv.id.String(), dead, uint32(q.Owner)))
-		ask := &wire.DeadLetter{Queue: dead, Source: o.r.name, ID: mv.id, Payload: m.payload}
-		if q.Owner == n.cfg.ID {
-			n.onDeadLetter(n.cfg.ID, ask)
-		} else {
-			n.env.Send(q.Owner, ask)
+		if o.askMove(mv, m, now) {
+			inFlight++
 		}
 	}
+}
+
+// askMove asks the owner of mv's dead-letter queue to store m, and
+// reports whether it did: a queue that does not exist (yet, or any
+// more) or has no owner leaves the message waiting, counted in the
+// depth.
+func (o *ownerState) askMove(mv *deadLetterMove, m *message, now time.Time) bool {
+	n := o.r.n
+	dead := mv.to
+	if dead == "" {
+		dead, _ = n.deadLetterOf(o.r.name, o.r.inc)
+	}
+	q := n.meta.state.queues[dead]
+	if dead == "" || q == nil || q.State == QueueDeleted || q.Owner == 0 {
+		return false
+	}
+	if !m.dead {
+		panic(fmt.Sprintf("node: queue %s moves %s to %s, but it is not dead-lettered", o.r.name, mv.id, dead))
+	}
+	mv.askedAt = now
+	n.emit(event.NewQueueDeadLetterSent(o.r.name, mv.id.String(), dead, uint32(q.Owner)))
+	ask := &wire.DeadLetter{Queue: dead, Source: o.r.name, ID: mv.id, Payload: m.payload}
+	if q.Owner == n.cfg.ID {
+		n.onDeadLetter(n.cfg.ID, ask)
+	} else {
+		n.env.Send(q.Owner, ask)
+	}
+	return true
 }
 
 // onDeadLetter stores a message another queue's owner gave up on, as

@@ -13,8 +13,9 @@ import (
 // Version 2 added each queue's prior replica set, version 3 its damaged
 // replicas, version 4 its certified checkpoint cut, version 5 its
 // deduplication window, version 6 its dead-letter queue and delivery
-// limit; older versions are still read, their queues with the default
-// window and no limit.
+// limit (which a later command may change: the snapshot holds the
+// current setting); older versions are still read, their queues with the
+// default window and no limit.
 const metaSnapshotVersion = 6
 
 func appendNodes(b []byte, ids []NodeID) []byte {
@@ -111,6 +112,11 @@ func encodeCommand(c command) []byte {
 		b = wire.AppendUint64(b, c.epoch)
 		b = wire.AppendUint64(b, c.cut)
 		b = appendNodes(b, c.members)
+	case cmdSetDeadLetter:
+		b = wire.AppendString(b, c.name)
+		b = wire.AppendUint64(b, c.inc)
+		b = wire.AppendString(b, c.deadLetter)
+		b = wire.AppendUint32(b, c.maxDeliveries)
 	default:
 		panic(fmt.Sprintf("node: encoding unknown metadata command %d", c.kind))
 	}
@@ -139,6 +145,9 @@ func decodeCommand(data []byte) (command, error) {
 	case cmdCertifyCheckpoint:
 		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
 		c.epoch, c.cut, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
+	case cmdSetDeadLetter:
+		c.name, c.inc = d.String(), d.Uint64()
+		c.deadLetter, c.maxDeliveries = d.String(), d.Uint32()
 	default:
 		return command{}, fmt.Errorf("unknown metadata command %d", c.kind)
 	}

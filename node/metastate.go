@@ -72,7 +72,8 @@ type QueueMeta struct {
 	DedupWindow time.Duration
 	// DeadLetter names the queue a message moves to once it was
 	// delivered MaxDeliveries times without an ack; empty, the queue has
-	// no delivery limit. Both are chosen when the queue is created.
+	// no delivery limit. Both are chosen when the queue is created and
+	// may be changed later (cmdSetDeadLetter).
 	DeadLetter    string
 	MaxDeliveries uint32
 }
@@ -133,6 +134,9 @@ const (
 	// cmdCertifyCheckpoint certifies a checkpoint cut every replica built
 	// with the same state.
 	cmdCertifyCheckpoint uint8 = 12
+	// cmdSetDeadLetter sets, changes or removes a queue's dead-letter
+	// queue and delivery limit.
+	cmdSetDeadLetter uint8 = 13
 )
 
 // command is one metadata change. Fields are used according to kind.
@@ -148,6 +152,10 @@ type command struct {
 	members []NodeID
 	policy  DetectionPolicy
 	cut     uint64 // certify: the checkpoint cut
+	// deadLetter and maxDeliveries are a set-dead-letter command's new
+	// setting; both unset removes the limit.
+	deadLetter    string
+	maxDeliveries uint32
 }
 
 // result is what applying a command did, for the proposer.
@@ -161,6 +169,9 @@ type result struct {
 	// activated says the command activated a new queue: an explicit
 	// activation, or the prepared report that completed its quorum.
 	activated bool
+	// refused says applying turned the command down for a reason the
+	// requester should hear (detail): a setting that breaks a rule.
+	refused bool
 }
 
 // apply applies a committed command at index.
@@ -197,6 +208,8 @@ func (s *metaState) apply(index uint64, c command) result {
 		return s.applyReplicaLost(c)
 	case cmdCertifyCheckpoint:
 		return s.applyCertifyCheckpoint(c)
+	case cmdSetDeadLetter:
+		return s.applySetDeadLetter(c)
 	}
 	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
 }

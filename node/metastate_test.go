@@ -147,6 +147,7 @@ func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
 		{kind: cmdPrepared, from: proposalID{3, 4}, name: "q", inc: 7, node: 2},
 		{kind: cmdNodeDown, node: 3},
 		{kind: cmdSetDetection, policy: DetectionPolicy{Mode: DetectHeartbeat, Interval: 100, Grace: 300}},
+		{kind: cmdSetDeadLetter, from: proposalID{2, 9}, name: "r", inc: 7, deadLetter: "q", maxDeliveries: 3},
 	}
 	cmds[1].queue.Name, cmds[1].queue.DedupWindow = "r", 90*time.Second
 	cmds[0].queue.DeadLetter, cmds[0].queue.MaxDeliveries = "r", 4

@@ -464,6 +464,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onSetDetection(conn, m)
 	case *wire.MoveOwner:
 		n.onMoveOwner(conn, m)
+	case *wire.SetQueueOptions:
+		n.onSetQueueOptions(conn, m)
 	default:
 		n.emit(event.NewNodeUnexpectedRequest(req.Kind().String()))
 	}

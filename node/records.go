@@ -30,10 +30,11 @@ const (
 	// then the IDs): the acks an owner took in one turn are written
 	// together, one record and one replication page for all of them.
 	recordSettles storage.RecordType = 10
-	// recordDeadLetter (the stamp, then a message ID) takes a message
-	// that used up its delivery limit out of delivery: it stays live
-	// until its dead-letter queue confirms it holds it, and is then
-	// settled (deadletter.go).
+	// recordDeadLetter (the stamp, a message ID, then the dead-letter
+	// queue it moves to) takes a message that used up its delivery limit
+	// out of delivery: it stays live until that queue confirms it holds
+	// it, and is then settled (deadletter.go). Records written before
+	// they named the queue end after the ID and decode with no name.
 	recordDeadLetter storage.RecordType = 11
 	// recordPurge settles every message published at or before its
 	// boundary that is still unsettled when it applies (the stamp, then
@@ -53,6 +54,7 @@ type record struct {
 	readyAt int64            // publish: Unix nanoseconds on the owner's clock; 0 = at once
 	until   int64            // promote: the clock boundary, Unix nanoseconds
 	through uint64           // purge: the last index whose messages it settles
+	to      string           // dead-letter: the queue the message moves to; empty in older records
 	payload []byte           // publish
 	// at is the owner's clock when it appended a stamped record, Unix
 	// nanoseconds; window the deduplication window an epoch marker sets.
@@ -106,6 +108,9 @@ func encodeRecord(r record) []byte {
 		b = wire.AppendUint64(b, r.id.Producer)
 		b = wire.AppendUint64(b, r.id.Seq)
 		b = wire.AppendInt64(b, r.at)
+		if r.typ == recordDeadLetter && r.to != "" {
+			b = wire.AppendString(b, r.to)
+		}
 	case recordEpochMarkAt:
 		b = wire.AppendInt64(b, r.at)
 		b = wire.AppendInt64(b, r.window)
@@ -159,6 +164,9 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 	case recordSettleAt, recordDeadLetter:
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 		r.at = d.Int64()
+		if typ == recordDeadLetter && d.More() {
+			r.to = d.String()
+		}
 	case recordEpochMarkAt:
 		r.at, r.window = d.Int64(), d.Int64()
 	case recordSettles:

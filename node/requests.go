@@ -66,7 +66,7 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
-	if err := checkDeadLetter(m); err != nil {
+	if err := checkDeadLetter(m.Queue, m.DeadLetter, m.MaxDeliveries); err != nil {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
@@ -75,6 +75,12 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	}
 	if q := n.meta.state.queues[m.Queue]; q != nil && q.State != QueueDeleted {
 		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
+		return
+	}
+	if err := n.meta.state.checkDeadLetterCycle(m.Queue, m.DeadLetter); err != nil {
+		// Checked as the metadata stands here, not when the create
+		// applies: a ring closed by two requests at once is not caught.
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, err.Error())
 		return
 	}
 	rng := n.env.Rand()

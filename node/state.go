@@ -39,8 +39,11 @@ type message struct {
 	lease    *lease
 	attempts uint32
 	// dead says a dead-letter record took the message out of delivery:
-	// it waits, live, for its move to the dead-letter queue.
-	dead bool
+	// it waits, live, for its move to the dead-letter queue deadTo the
+	// record named (empty: a record from before records named it, which
+	// moves to the queue's current dead-letter queue).
+	dead   bool
+	deadTo string
 }
 
 // queueState is the deterministic state a queue's log applies to. Every
@@ -138,7 +141,7 @@ func (s *queueState) apply(index uint64, r record) {
 			s.applySettle(index, record{typ: recordSettle, id: id, at: r.at})
 		}
 	case recordDeadLetter:
-		s.applyDeadLetter(r.id)
+		s.applyDeadLetter(r.id, r.to)
 	case recordPromote:
 		s.applyPromote(index, r.until)
 	case recordPurge:
@@ -285,8 +288,9 @@ func (s *queueState) applySettle(index uint64, r record) {
 // applyDeadLetter takes a live message out of delivery until its move to
 // the dead-letter queue settles it. The owner writes the record for a
 // message no one leases, which is neither ready nor delayed; replicas
-// that apply it (followers, rebuilt states) may hold it ready.
-func (s *queueState) applyDeadLetter(id wire.MessageID) {
+// that apply it (followers, rebuilt states) may hold it ready. The move
+// goes to queue to, whatever the queue's setting says by then.
+func (s *queueState) applyDeadLetter(id wire.MessageID, to string) {
 	m, ok := s.messages[id]
 	if !ok || m.dead {
 		return // settled meanwhile, or named twice: nothing changes
@@ -294,7 +298,7 @@ func (s *queueState) applyDeadLetter(id wire.MessageID) {
 	if m.delayed {
 		panic(fmt.Sprintf("node: queue %s dead-letters %s, which was never delivered", s.name, id))
 	}
-	m.dead = true
+	m.dead, m.deadTo = true, to
 	s.dead++
 	if m.inHeap {
 		m.inHeap = false // dropped lazily, as a settled message is

@@ -19,8 +19,10 @@ import (
 // the window's entries follow inline or sit in the window journal, and
 // carries their multiset digest. Version 4 writes a flags byte where a
 // message's delayed flag was, adding whether a dead-letter record took it
-// out of delivery.
-const stateCodecVersion = 4
+// out of delivery. Version 5 follows a dead message's flags with the
+// dead-letter queue its move goes to; a version 4 state's dead messages
+// read with none, as their records had none.
+const stateCodecVersion = 5
 
 // Message flags, version 4 on.
 const (
@@ -142,6 +144,9 @@ func appendMessage(b []byte, m *message) []byte {
 		flags |= messageDead
 	}
 	b = wire.AppendUint8(b, flags)
+	if m.dead {
+		b = wire.AppendString(b, m.deadTo)
+	}
 	b = wire.AppendUint64(b, m.key.at)
 	return wire.AppendBytes(b, m.payload)
 }
@@ -202,6 +207,9 @@ func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
 	}
 	for _, m := range msgs {
 		n += 8 + 8 + 8 + 8 + 1 + 8 + 4 + len(m.payload)
+		if m.dead {
+			n += 4 + len(m.deadTo)
+		}
 	}
 	return n
 }
@@ -375,6 +383,9 @@ func decodeMessage(d *wire.Decoder, v uint8) (*message, error) {
 			return nil, fmt.Errorf("queue state message %s has flags %#x", m.id, flags)
 		}
 		m.delayed, m.dead = flags&messageDelayed != 0, flags&messageDead != 0
+		if m.dead && v >= 5 {
+			m.deadTo = d.String()
+		}
 	}
 	m.key = readyKey{at: d.Uint64(), index: m.index}
 	m.payload = d.Bytes()

@@ -116,6 +116,8 @@ func RequestID(m Message) (id uint64, ok bool) {
 		return m.ReqID, true
 	case *MoveOwner:
 		return m.ReqID, true
+	case *SetQueueOptions:
+		return m.ReqID, true
 	case *SettleBatch:
 		if len(m.Items) > 0 {
 			return m.Items[0].ReqID, true

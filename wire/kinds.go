@@ -58,6 +58,8 @@ const (
 	KindQueueInfo Kind = 72
 	// KindMoveOwner asks a queue's owner to hand the queue over.
 	KindMoveOwner Kind = 73
+	// KindSetQueueOptions changes a queue's delivery limit.
+	KindSetQueueOptions Kind = 74
 )
 
 var kindNames = map[Kind]string{
@@ -94,6 +96,7 @@ var kindNames = map[Kind]string{
 	KindPurge:             "Purge",
 	KindQueueInfo:         "QueueInfo",
 	KindMoveOwner:         "MoveOwner",
+	KindSetQueueOptions:   "SetQueueOptions",
 }
 
 // String names the kind for traces and logs.
@@ -174,6 +177,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeQueueInfo(d), nil
 	case KindMoveOwner:
 		return decodeMoveOwner(d), nil
+	case KindSetQueueOptions:
+		return decodeSetQueueOptions(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

@@ -35,9 +35,12 @@ const (
 	OpQueueInfo OpKind = 10
 	// OpMoveOwner hands a queue over to another of its replicas.
 	OpMoveOwner OpKind = 11
+	// OpSetQueueOptions changes a queue's delivery limit; like a create,
+	// any node takes it.
+	OpSetQueueOptions OpKind = 12
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner", "set-queue-options"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {

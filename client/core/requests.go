@@ -43,7 +43,7 @@ type operation struct {
 	kind  OpKind
 	queue string
 
-	settings  QueueSettings     // OpCreate
+	settings  QueueSettings     // OpCreate; OpSetQueueOptions: the dead-letter fields
 	depth     *wire.QueueDepth  // OpQueueInfo: what the owner answered
 	detection wire.SetDetection // OpSetDetection
 	msgID     wire.MessageID    // OpPublish, OpAck, OpNack, OpExtend
@@ -334,6 +334,9 @@ func (op *operation) request(reqID uint64) wire.Message {
 		return &wire.QueueInfo{ReqID: reqID, Queue: op.queue}
 	case OpMoveOwner:
 		return &wire.MoveOwner{ReqID: reqID, Queue: op.queue, To: op.moveTo, DrainFor: op.drainFor}
+	case OpSetQueueOptions:
+		s := op.settings
+		return &wire.SetQueueOptions{ReqID: reqID, Queue: op.queue, DeadLetter: s.DeadLetter, MaxDeliveries: s.MaxDeliveries}
 	case OpPublish:
 		return &wire.Publish{ReqID: reqID, Queue: op.queue, ID: op.msgID, Delay: op.delay, Payload: op.payload}
 	case OpSubscribe:

@@ -53,20 +53,20 @@ func (c *Client) discover(skip func(node uint32) bool) uint32 {
 func (c *Client) learnOwner(now time.Time, op *operation, from uint32, r *wire.Reply) {
 	switch r.Status {
 	case wire.StatusOK:
-		// A create may be answered by whichever node runs the catalogue,
-		// and a deleted queue has no owner, so only queue traffic says
-		// who owns the queue.
+		// A create or a change of a queue's options may be answered by
+		// whichever node runs the catalogue, and a deleted queue has no
+		// owner, so only queue traffic says who owns the queue.
 		switch {
 		case op.kind == OpMoveOwner && r.Owner != 0:
 			// The old owner answers a handoff, naming the next one.
 			c.owners[op.queue] = r.Owner
-		case op.kind != OpCreate && op.kind != OpDelete:
+		case op.kind != OpCreate && op.kind != OpDelete && op.kind != OpSetQueueOptions:
 			c.owners[op.queue] = from
 		}
 	case wire.StatusNotOwner, wire.StatusFenced:
 		// A refused create names the catalogue's node, not the queue's
 		// owner, so it says nothing about where the queue lives.
-		if op.kind != OpCreate {
+		if op.kind != OpCreate && op.kind != OpSetQueueOptions {
 			c.noteRefusal(op.queue, from, r.Owner)
 			c.onOwnerMoved(now, op.queue, from, r.Owner)
 		}

@@ -34,6 +34,7 @@ const (
 const usage = `usage: cairn COMMAND [flags]
 
   queue create NAME [--policy majority|all|owner-only] [--dedup-window D]
+  queue set NAME (--dead-letter Q --max-deliveries N | --no-dead-letter)
   queue delete NAME
   queue purge NAME                      (removes every message it holds)
   queue move-owner NAME --to N [--drain D]
@@ -211,6 +212,7 @@ func run(args []string, e env) int {
 	}
 	commands := map[string]func([]string, env) int{
 		"queue create": queueCreate, "queue delete": queueDelete, "queue list": queueList,
+		"queue set":   queueSet,
 		"queue purge": queuePurge,
 		"queue stats": queueStats, "queue move-owner": queueMoveOwner, "node drain": nodeDrain,
 		"publish": publish, "consume": consume, "cluster status": clusterStatus,

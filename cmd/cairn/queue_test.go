@@ -111,3 +111,43 @@ func TestQueuePurgeLeavesOnlyLaterMessages(t *testing.T) {
 		t.Fatalf("consume after the purge: %d\n%s", code, out)
 	}
 }
+
+// queue set gives an existing queue a delivery limit and takes it away;
+// flags that do not make one setting are refused before anything is
+// sent, and a queue that does not exist is the node's refusal.
+func TestQueueSetChangesTheDeliveryLimit(t *testing.T) {
+	conn := startNode(t)
+	for _, args := range [][]string{
+		{},
+		{"--dead-letter", "parked"},
+		{"--max-deliveries", "3"},
+		{"--dead-letter", "parked", "--max-deliveries", "1001"},
+		{"--no-dead-letter", "--dead-letter", "parked", "--max-deliveries", "3"},
+	} {
+		code, out := cli(t, "", append(append([]string{"queue", "set", "orders"}, args...), conn...)...)
+		if code != exitUsage || !strings.Contains(out, "--no-dead-letter") {
+			t.Errorf("%q: status %d, output %q", args, code, out)
+		}
+	}
+	for _, q := range []string{"parked", "orders"} {
+		if code, out := cli(t, "", append([]string{"queue", "create", q}, conn...)...); code != exitOK {
+			t.Fatalf("creating %s: status %d, output %q", q, code, out)
+		}
+	}
+	code, out := cli(t, "", append([]string{"queue", "set", "orders", "--dead-letter", "parked", "--max-deliveries", "3"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "moves a message to parked after 3 deliveries") {
+		t.Fatalf("setting a limit: status %d, output %q", code, out)
+	}
+	code, out = cli(t, "", append([]string{"queue", "set", "orders", "--no-dead-letter"}, conn...)...)
+	if code != exitOK || !strings.Contains(out, "no delivery limit") {
+		t.Fatalf("removing the limit: status %d, output %q", code, out)
+	}
+	code, out = cli(t, "", append([]string{"queue", "set", "missing", "--no-dead-letter"}, conn...)...)
+	if code != exitFailed || !strings.Contains(out, "no-queue") {
+		t.Fatalf("a queue that does not exist: status %d, output %q", code, out)
+	}
+	code, out = cli(t, "", append([]string{"queue", "set", "orders", "--dead-letter", "orders", "--max-deliveries", "3"}, conn...)...)
+	if code == exitOK || !strings.Contains(out, "cannot be its own dead-letter queue") {
+		t.Fatalf("a queue that is its own dead-letter queue: status %d, output %q", code, out)
+	}
+}

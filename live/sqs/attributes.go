@@ -114,6 +114,8 @@ func backendError(err error, queue string) *apiError {
 		return errInvalidParameter("The message is over the cluster's size limit: %v", err)
 	case errors.Is(err, ErrBadName):
 		return errInvalidParameter("%v", err)
+	case errors.Is(err, ErrBadRedrive):
+		return errInvalidAttributeValue("Value for parameter RedrivePolicy is invalid. Reason: %v.", err)
 	case errors.Is(err, ErrLeaseGone):
 		return errReceiptHandle("%v", err)
 	case errors.Is(err, ErrUnknownOutcome):

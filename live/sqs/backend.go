@@ -15,6 +15,11 @@ type Backend interface {
 	// CreateQueue creates a queue with opts; ErrQueueExists if one by
 	// that name exists.
 	CreateQueue(ctx context.Context, name string, opts QueueOptions) error
+	// SetRedrive changes an existing queue's dead-letter queue and
+	// receive limit to opts's; zero options remove them. ErrNoQueue if
+	// the queue does not exist. Messages already moving to the old
+	// dead-letter queue still arrive there.
+	SetRedrive(ctx context.Context, name string, opts QueueOptions) error
 	// DeleteQueue deletes a queue and its messages, acting in role.
 	DeleteQueue(ctx context.Context, name string, role Role) error
 	// QueueNames lists the queues, sorted.
@@ -57,7 +62,8 @@ type Received struct {
 	Attempt uint32
 }
 
-// QueueOptions are what a queue is created with beyond its name.
+// QueueOptions are what a queue is created with beyond its name, and
+// what SetQueueAttributes may change later.
 type QueueOptions struct {
 	// DeadLetter names the queue a message moves to once it was received
 	// MaxReceiveCount times without being deleted; empty, none (SQS's
@@ -97,4 +103,7 @@ var (
 	ErrTooLarge = errors.New("message too large")
 	// ErrBadName: the queue name is not one cairn accepts.
 	ErrBadName = errors.New("bad queue name")
+	// ErrBadRedrive: the cluster refused a redrive policy SetRedrive
+	// asked for (one closing a ring of dead-letter queues, say).
+	ErrBadRedrive = errors.New("redrive policy refused")
 )

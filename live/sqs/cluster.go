@@ -154,15 +154,19 @@ const catalogueWaitMax = 5 * time.Second
 // cannot be read, it returns anyway: the change is committed, and a
 // node that lags that far is lagging for every request.
 func (b *ClusterBackend) awaitCatalogue(ctx context.Context, name string, present bool) {
+	b.awaitStatus(ctx, func(qs []status.Queue) bool {
+		return slices.ContainsFunc(qs, func(q status.Queue) bool { return q.Name == name && exists(q) }) == present
+	})
+}
+
+// awaitStatus polls the endpoint's own node until applied holds for the
+// queues it lists, for at most catalogueWaitMax (see awaitCatalogue).
+func (b *ClusterBackend) awaitStatus(ctx context.Context, applied func([]status.Queue) bool) {
 	ctx, cancel := context.WithTimeout(ctx, catalogueWaitMax)
 	defer cancel()
 	for {
 		st, err := b.cfg.Status(ctx)
-		if err != nil {
-			return
-		}
-		found := slices.ContainsFunc(st.Queues, func(q status.Queue) bool { return q.Name == name && exists(q) })
-		if found == present {
+		if err != nil || applied(st.Queues) {
 			return
 		}
 		select {
@@ -171,6 +175,25 @@ func (b *ClusterBackend) awaitCatalogue(ctx context.Context, name string, presen
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// SetRedrive changes the queue's dead-letter queue and delivery limit
+// (both zero removes them), then waits for the endpoint's node to apply
+// the change, so a GetQueueAttributes that follows reads it.
+func (b *ClusterBackend) SetRedrive(ctx context.Context, name string, opts QueueOptions) error {
+	err := b.main.SetDeadLetter(ctx, name, opts.DeadLetter, opts.MaxReceiveCount)
+	if se := (*client.StatusError)(nil); errors.As(err, &se) && se.Status == client.StatusBadRequest {
+		return fmt.Errorf("%w: %s", ErrBadRedrive, se.Detail)
+	}
+	err = clientError(err)
+	if err == nil {
+		b.awaitStatus(ctx, func(qs []status.Queue) bool {
+			return slices.ContainsFunc(qs, func(q status.Queue) bool {
+				return q.Name == name && q.DeadLetter == opts.DeadLetter && int(q.MaxDeliveries) == opts.MaxReceiveCount
+			})
+		})
+	}
+	return err
 }
 
 // DeleteQueue deletes a queue over the admin connection.

@@ -43,6 +43,17 @@ func (f *fakeBackend) CreateQueue(_ context.Context, name string, opts QueueOpti
 	return nil
 }
 
+func (f *fakeBackend) SetRedrive(_ context.Context, name string, opts QueueOptions) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queues[name]
+	if q == nil {
+		return ErrNoQueue
+	}
+	q.opts = opts
+	return nil
+}
+
 func (f *fakeBackend) DeleteQueue(_ context.Context, name string, _ Role) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -41,7 +41,6 @@ var fixedAttributes = map[string]string{
 // with why.
 var refusedAttributes = map[string]string{
 	"MessageRetentionPeriod":       "cairn keeps every message until it is deleted; it has no retention period",
-	"RedrivePolicy":                "cairn sets a queue's dead-letter queue only when it creates the queue",
 	"RedriveAllowPolicy":           "cairn lets any queue be a dead-letter queue",
 	"FifoQueue":                    "cairn has no FIFO queues",
 	"ContentBasedDeduplication":    "cairn has no FIFO queues",
@@ -262,11 +261,28 @@ func setQueueAttributes(ctx context.Context, s *Server, c *call) (any, *apiError
 	if len(in.Attributes) == 0 {
 		return nil, errMissingParameter("Attribute.1.Name")
 	}
-	if aerr := checkSettable(in.Attributes); aerr != nil {
+	attrs := maps.Clone(in.Attributes)
+	raw, redrive := attrs["RedrivePolicy"]
+	delete(attrs, "RedrivePolicy")
+	if aerr := checkSettable(attrs); aerr != nil {
 		return nil, aerr
 	}
 	if aerr := s.requireQueue(ctx, name); aerr != nil {
 		return nil, aerr
+	}
+	if !redrive {
+		return emptyOutput{}, nil
+	}
+	// An empty policy removes the queue's, as SQS takes it. Messages
+	// already moving to the old dead-letter queue still arrive there.
+	var opts QueueOptions
+	if raw != "" {
+		if opts, aerr = s.redrivePolicy(ctx, name, raw); aerr != nil {
+			return nil, aerr
+		}
+	}
+	if err := s.cfg.Backend.SetRedrive(ctx, name, opts); err != nil {
+		return nil, backendError(err, name)
 	}
 	return emptyOutput{}, nil
 }

@@ -293,7 +293,7 @@ func init() {
 
 // unsupportedActions are SQS actions cairn does not serve, with why.
 var unsupportedActions = map[string]string{
-	"ListDeadLetterSourceQueues": "the endpoint does not list a dead-letter queue's sources yet (RedrivePolicy at creation is served)",
+	"ListDeadLetterSourceQueues": "the endpoint does not list a dead-letter queue's sources yet (RedrivePolicy itself is served)",
 	"StartMessageMoveTask":       "cairn cannot move messages out of a dead-letter queue yet",
 	"CancelMessageMoveTask":      "cairn cannot move messages out of a dead-letter queue yet",
 	"ListMessageMoveTasks":       "cairn cannot move messages out of a dead-letter queue yet",
