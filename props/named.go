@@ -187,6 +187,7 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	sc.Workload.Purges = 0
 	// And owner moves: a named scenario scripts its own failovers.
 	sc.Workload.Moves = 0
+	sc.Workload.DeadLetterChanges = 0
 	sc.Nodes = 3
 	if ns.Nodes > 0 {
 		sc.Nodes = ns.Nodes

@@ -27,6 +27,7 @@ func (w *World) startClients() {
 			if i == 0 {
 				c.schedulePurges()
 				c.scheduleMoves()
+				c.scheduleDeadLetterChanges()
 			}
 		} else {
 			w.schedule(max(start, wl.ConsumeAt), -1, 0, func() {

@@ -307,6 +307,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.UnsubscribeEvery = drawUnsubscribeEvery(seed)
 		sc.Workload.Purges = drawPurges(seed)
 		sc.Workload.Moves = drawMoves(seed)
+		drawDeadLetterChanges(seed, sc.Workload)
 	}
 	oneLyingDisk(&sc)
 	return sc

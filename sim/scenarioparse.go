@@ -241,6 +241,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.duration("unsubscribe", &wl.UnsubscribeEvery)
 	kv.count("purges", &wl.Purges)
 	kv.count("moves", &wl.Moves)
+	kv.count("dead-letter-changes", &wl.DeadLetterChanges)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}
@@ -249,6 +250,9 @@ func parseWorkload(args []string, wl *Workload) error {
 	}
 	if wl.Moves > maxMoves {
 		return fmt.Errorf("moves=%d: want 0 to %d", wl.Moves, maxMoves)
+	}
+	if wl.DeadLetterChanges > maxDeadLetterChanges {
+		return fmt.Errorf("dead-letter-changes=%d: want 0 to %d", wl.DeadLetterChanges, maxDeadLetterChanges)
 	}
 	wl.Window = uint32(window)
 	return kv.done()

@@ -104,6 +104,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " moves=%d\n", wl.Moves)
 		}
+		if wl.DeadLetterChanges != 0 {
+			// Likewise written only when set.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " dead-letter-changes=%d\n", wl.DeadLetterChanges)
+		}
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s", q.Name, q.Policy)
 			if q.Dedup != 0 {

@@ -60,6 +60,10 @@ type Workload struct {
 	// owner to hand it over during the safety phase (0: never; see
 	// handoff.go).
 	Moves int
+	// DeadLetterChanges is how many times the first producer changes a
+	// source queue's dead-letter setting during the safety phase (0:
+	// never; see setdeadletter.go).
+	DeadLetterChanges int
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover

@@ -31,7 +31,7 @@ commands:
               --seed N [--system queue|counter] [--out FILE]
   boundaries  list the transition boundaries met: [--seed N | --seeds A-B]
   sweep-boundaries  run a failover baseline, then crash each node at each boundary it met:
-              [--seed N] [--k K] [--baseline failover|replace] [--only NODE:BOUNDARY:HIT [--trace FILE]]
+              [--seed N] [--k K] [--baseline failover|replace|handoff] [--only NODE:BOUNDARY:HIT [--trace FILE]]
   election-report  crash the metadata leader once per seed and report election latency
               per detection mode: [--seeds A-B]
   failover-report  kill a queue's owner once per seed and report times to suspicion,
