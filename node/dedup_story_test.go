@@ -134,3 +134,32 @@ func TestACreateWithABadWindowCreatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A message acked late in its window is remembered for a window from the
+// ack: a copy of it asked for after its publish left the window, but
+// within the window of its ack, is answered with the ack's index and not
+// stored again. A dead-letter queue meets this when the source that moved
+// a message into it asks again after failing over for a while.
+func TestAnIDIsRememberedForAWindowFromItsAck(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueueWindow("parked", 3*time.Second)
+	first := c.publishAt(owner, "parked", 10, msgID(1))
+	c.advance(2 * time.Second)
+	if n := c.ackAll(owner, 5, "parked", 20); n != 1 {
+		t.Fatalf("the consumer acked %d messages, want 1", n)
+	}
+	// 2 s later the publish is 4 s old (out of the window); the ack is 2 s old.
+	c.advance(2 * time.Second)
+	c.publishAt(owner, "parked", 90, msgID(2)) // moves the queue's clock on
+	again := c.publishAt(owner, "parked", 91, msgID(1))
+	if again <= first {
+		t.Fatalf("the copy was answered at index %d, want the ack's, past the publish at %d", again, first)
+	}
+	c.request(owner, 7, &wire.Subscribe{ReqID: 92, Queue: "parked", Window: 10, Lease: time.Minute})
+	c.settle()
+	for _, d := range c.deliveries(7) {
+		if d.ID == msgID(1) {
+			t.Fatal("the acked message was stored and delivered again inside its ack's window")
+		}
+	}
+}

@@ -167,13 +167,21 @@ func (s *queueState) apply(index uint64, r record) {
 }
 
 // publishedIndex reports whether id was published and is still known:
-// live, or published within the window. The index is its publish
-// record's.
+// live, published within the window, or settled within the window. The
+// index is its publish record's while that is remembered, else its
+// settle record's. Counting settles matters most for a move to a
+// dead-letter queue: its source asks again until it hears the answer,
+// which can be long after the store if the source queue fails over
+// meanwhile, and a message consumed from the dead-letter queue since must
+// not be stored there again while its ack is remembered.
 func (s *queueState) publishedIndex(id wire.MessageID) (uint64, bool) {
 	if m, ok := s.messages[id]; ok {
 		return m.index, true
 	}
-	index, ok := s.published[id]
+	if index, ok := s.published[id]; ok {
+		return index, true
+	}
+	index, ok := s.settled[id]
 	return index, ok
 }
 
