@@ -11,7 +11,8 @@ import (
 
 // handoffConfig is the configuration of the handoff benchmark.
 type handoffConfig struct {
-	trials   int           // planned moves
+	trials   int           // planned moves, or rolls with roll
+	roll     bool          // roll the cluster trials times instead of moves and kills
 	kills    int           // failovers, in the same run, to compare with
 	fault    string        // faultKill or faultStop: how each failover fails the owner
 	rate     int           // the steady publisher's messages per second
@@ -28,6 +29,7 @@ func parseHandoff(args []string, stderr io.Writer) (handoffConfig, error) {
 	fs := flag.NewFlagSet("cairn-bench handoff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.trials, "trials", 30, "planned moves (MoveOwner to the next replica in turn)")
+	fs.BoolVar(&c.roll, "roll", false, "instead of moves and kills, roll the cluster --trials times: SIGTERM each node in turn (it hands the queue off if it owns it), restart it and wait until it follows, caught up")
 	fs.IntVar(&c.kills, "kills", 10, "failovers of the owner in the same run, each failed node restarted (or resumed) before the next")
 	fs.StringVar(&c.fault, "fault", faultKill, "how each failover fails the owner: kill (SIGKILL, then a restart) or stop (SIGSTOP, then SIGCONT once another node serves)")
 	fs.IntVar(&c.rate, "rate", 1000, "messages per second of the steady publisher")
@@ -77,6 +79,9 @@ func cmdHandoff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return rep.failed(fmt.Errorf("%w (logs in %s)", err, dir))
 	}
 	defer hr.close()
+	if cfg.roll {
+		return handoffReport(stdout, hr.baseline, hr.phase(ctx, "roll", cfg.trials, hr.roll, stderr))
+	}
 	moves := hr.phase(ctx, "move", cfg.trials, hr.move, stderr)
 	kills := hr.phase(ctx, "kill", cfg.kills, hr.kill, stderr)
 	kills.label = faultName(cfg.fault) + " failovers of the owner"
@@ -85,6 +90,15 @@ func cmdHandoff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // handoffHeader describes the run in one line.
 func handoffHeader(c handoffConfig, bin string) string {
+	if c.roll {
+		return fmt.Sprintf("cairn-bench handoff --roll: one cluster of 3 cairn-node processes on loopback (%s, info logs, shutdown_handoff 10s), "+
+			"one majority queue; a steady publisher of %d msg/s x %d B (pipelined, at most %d in flight, default client options) "+
+			"and one subscriber acking each delivery (window 512); %d rolling restarts (SIGTERM each node in turn, the owner first, "+
+			"which must exit 0 within %v having handed off what it owned; restart; wait until it follows, caught up); "+
+			"gap = the longest time between two consecutive publish confirmations from the roll's start until %v after its end; "+
+			"latency = the longest time from a publish call to its confirmation in the same span; timeout %v per restart; %d CPUs",
+			bin, c.rate, payloadSize, c.inFlight, c.trials, rollHandoffBound+rollExitMargin, c.settle, c.timeout, runtime.NumCPU())
+	}
 	return fmt.Sprintf("cairn-bench handoff: one cluster of 3 cairn-node processes on loopback (%s, info logs), one majority queue; "+
 		"a steady publisher of %d msg/s x %d B (pipelined, at most %d in flight, default client options) and one subscriber "+
 		"acking each delivery (window 512); %d planned moves (MoveOwner to the next replica in turn, default drain), "+

@@ -31,7 +31,9 @@ type trialOutcome struct {
 	from, to int           // the owner before and after
 	gap      time.Duration // the longest gap between confirmations spanning it
 	call     time.Duration // the MoveOwner call, for a move
-	recovery time.Duration // from the start until the new owner served
+	recovery time.Duration // from the start until the new owner served; a roll's length
+	latency  time.Duration // a roll's longest publish latency
+	handoffs int           // a roll's stops of the queue's owner
 }
 
 // phaseResult is what a phase of trials of one kind measured.
@@ -106,6 +108,10 @@ func (hr *handoffRun) phase(ctx context.Context, name string, n int, trial func(
 		line := fmt.Sprintf("%s %d/%d: n%d -> n%d: gap %s, new owner serving after %s", name, i+1, n, o.from, o.to, ms(o.gap), ms(o.recovery))
 		if o.call > 0 {
 			line += ", MoveOwner " + ms(o.call)
+		}
+		if name == "roll" {
+			line = fmt.Sprintf("roll %d/%d: %d restarts (%d of the owner) in %s: gap %s, max publish latency %s",
+				i+1, n, len(hr.cl.members), o.handoffs, ms(o.recovery), ms(o.gap), ms(o.latency))
 		}
 		if err != nil {
 			res.failures = append(res.failures, err.Error())

@@ -18,7 +18,8 @@ type timedPublisher struct {
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	times   []time.Time // confirmation instants, as they came
+	times   []time.Time     // confirmation instants, as they came
+	lats    []time.Duration // each confirmed publish's latency, as times
 	ids     []client.MessageID
 	failed  int // refused: certainly not queued
 	unknown int // may or may not be queued
@@ -53,6 +54,7 @@ func (tp *timedPublisher) pace(ctx context.Context, c *client.Client, queue stri
 			due := int(now.Sub(began).Seconds() * float64(rate))
 			for ; sent < due && ctx.Err() == nil; sent++ {
 				slots <- struct{}{}
+				began := time.Now()
 				// Stopping the producer must not turn the publishes in
 				// flight into unknown outcomes.
 				p := c.PublishAsync(context.WithoutCancel(ctx), queue, payload)
@@ -60,7 +62,8 @@ func (tp *timedPublisher) pace(ctx context.Context, c *client.Client, queue stri
 				go func() {
 					defer tp.wg.Done()
 					id, err := p.Wait()
-					tp.record(time.Now(), id, err)
+					now := time.Now()
+					tp.record(now, now.Sub(began), id, err)
 					<-slots
 				}()
 			}
@@ -68,13 +71,15 @@ func (tp *timedPublisher) pace(ctx context.Context, c *client.Client, queue stri
 	}
 }
 
-// record keeps one publish's outcome.
-func (tp *timedPublisher) record(at time.Time, id client.MessageID, err error) {
+// record keeps one publish's outcome, when it came and how long after
+// the publish call.
+func (tp *timedPublisher) record(at time.Time, latency time.Duration, id client.MessageID, err error) {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	switch {
 	case err == nil:
 		tp.times = append(tp.times, at)
+		tp.lats = append(tp.lats, latency)
 		tp.ids = append(tp.ids, id)
 	case errors.Is(err, client.ErrUnknownOutcome):
 		tp.unknown++
@@ -145,4 +150,18 @@ func longestGap(ts []time.Time, from, to time.Time) time.Duration {
 		}
 	}
 	return gap
+}
+
+// maxLatency is the longest time from a publish call to its confirmation
+// among the publishes confirmed from from to to.
+func (tp *timedPublisher) maxLatency(from, to time.Time) time.Duration {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	var worst time.Duration
+	for i, at := range tp.times {
+		if !at.Before(from) && !at.After(to) {
+			worst = max(worst, tp.lats[i])
+		}
+	}
+	return worst
 }
