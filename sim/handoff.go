@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"time"
 )
 
@@ -37,17 +38,12 @@ func drawMoves(seed uint64) int {
 // drain bound drawn from none (the node's default) to a second.
 func (c *clientProc) scheduleMoves() {
 	wl := c.w.sc.Workload
-	if wl.Moves <= 0 || c.w.sc.Safety <= movesFrom {
-		return
-	}
-	r := newStream(c.w.sc.Seed, streamMoveOwner, uint64(c.index))
-	for range wl.Moves {
-		at := movesFrom + time.Duration(r.Int64N(int64(c.w.sc.Safety-movesFrom)))
+	c.scheduleDrawn(streamMoveOwner, wl.Moves, movesFrom, func(r *rand.Rand) func() {
 		q := wl.Queues[r.IntN(len(wl.Queues))].Name
 		to := uint32(1 + r.IntN(c.w.sc.Nodes))
 		drain := time.Duration(pick(r, 0, 20, 100, 1000)) * time.Millisecond
-		c.w.schedule(at, -1, 0, func() { c.moveOwner(q, to, drain) })
-	}
+		return func() { c.moveOwner(q, to, drain) }
+	})
 }
 
 // moveOwner asks for queue's owner to hand it to node to, unless the run

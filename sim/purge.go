@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"time"
 )
 
@@ -33,14 +34,24 @@ func drawPurges(seed uint64) int {
 // drawn over the safety phase, of a drawn queue.
 func (c *clientProc) schedulePurges() {
 	wl := c.w.sc.Workload
-	if wl.Purges <= 0 || c.w.sc.Safety <= purgesFrom {
+	c.scheduleDrawn(streamPurge, wl.Purges, purgesFrom, func(r *rand.Rand) func() {
+		q := wl.Queues[r.IntN(len(wl.Queues))].Name
+		return func() { c.purge(q) }
+	})
+}
+
+// scheduleDrawn schedules count actions of client c, each at a time drawn
+// from its own stream over the safety phase after from; draw then draws
+// the action's arguments from the same stream and returns it. The draws
+// of one kind of action never move another's.
+func (c *clientProc) scheduleDrawn(stream string, count int, from time.Duration, draw func(r *rand.Rand) func()) {
+	if count <= 0 || c.w.sc.Safety <= from {
 		return
 	}
-	r := newStream(c.w.sc.Seed, streamPurge, uint64(c.index))
-	for range wl.Purges {
-		at := purgesFrom + time.Duration(r.Int64N(int64(c.w.sc.Safety-purgesFrom)))
-		q := wl.Queues[r.IntN(len(wl.Queues))].Name
-		c.w.schedule(at, -1, 0, func() { c.purge(q) })
+	r := newStream(c.w.sc.Seed, stream, uint64(c.index))
+	for range count {
+		at := from + time.Duration(r.Int64N(int64(c.w.sc.Safety-from)))
+		c.w.schedule(at, -1, 0, draw(r))
 	}
 }
 

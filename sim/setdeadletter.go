@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"time"
 )
 
@@ -50,25 +51,23 @@ func (wl *Workload) hasDeadLetterQueue() bool {
 // limit of 1 to 3.
 func (c *clientProc) scheduleDeadLetterChanges() {
 	wl := c.w.sc.Workload
-	if wl.DeadLetterChanges <= 0 || c.w.sc.Safety <= deadLetterChangesFrom || !wl.hasDeadLetterQueue() {
+	if !wl.hasDeadLetterQueue() {
 		return
 	}
-	r := newStream(c.w.sc.Seed, streamDeadLetterChange, uint64(c.index))
 	var sources []string
 	for _, q := range wl.Queues {
 		if q.Name != deadLetterQueue {
 			sources = append(sources, q.Name)
 		}
 	}
-	for range wl.DeadLetterChanges {
-		at := deadLetterChangesFrom + time.Duration(r.Int64N(int64(c.w.sc.Safety-deadLetterChangesFrom)))
+	c.scheduleDrawn(streamDeadLetterChange, wl.DeadLetterChanges, deadLetterChangesFrom, func(r *rand.Rand) func() {
 		q := sources[r.IntN(len(sources))]
 		target, limit := deadLetterQueue, uint32(1+r.IntN(3))
 		if r.IntN(3) == 0 {
 			target, limit = "", 0
 		}
-		c.w.schedule(at, -1, 0, func() { c.setDeadLetter(q, target, limit) })
-	}
+		return func() { c.setDeadLetter(q, target, limit) }
+	})
 }
 
 // setDeadLetter changes queue's dead-letter setting, unless the run has
