@@ -27,23 +27,24 @@ const (
 // to the next owner, instead of finding the owner gone and waiting for
 // the cluster to notice. A queue still owned when the wait ends fails
 // over as before once the node is down.
-func (r *Runtime) handOff() {
+func (r *Runtime) handOff() (ownsNone bool) {
 	d, ok := r.handler.(ownerDrainer)
 	if !ok || r.cfg.ShutdownHandoff <= 0 || len(r.cfg.Members) == 1 {
-		return // (a single node has nobody to hand its queues to)
+		return false // (a single node has nobody to hand its queues to)
 	}
 	start := time.Now()
 	before, owned, why := r.awaitHandedOff(d, start.Add(r.cfg.ShutdownHandoff))
 	if why == "stopped" {
-		return
+		return false
 	}
 	attrs := []any{slog.Int("handed_off", before-owned), slog.Int("remaining", owned), slog.Duration("took", time.Since(start))}
 	if owned > 0 {
 		r.log.Warn("shutdown handoff ended early; the queues left fail over once the node is down",
 			append(attrs, slog.String("why", why))...)
-		return
+		return false
 	}
 	r.log.Info("handed off owned queues", attrs...)
+	return true
 }
 
 // awaitHandedOff starts the handoffs and polls until the node owns no

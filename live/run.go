@@ -39,10 +39,10 @@ func (r *Runtime) Run(ctx context.Context) error {
 		slog.String("http", r.HTTPAddr()), slog.String("data", r.cfg.DataDir))
 	select {
 	case <-ctx.Done():
-		r.handOff()
+		ownsNone := r.handOff()
 		r.log.Info("draining")
 		r.stopAccepting()
-		r.awaitQuiet()
+		r.awaitQuiet(ownsNone)
 	case <-r.dead:
 		r.stopAccepting()
 	}
@@ -93,8 +93,13 @@ const (
 )
 
 // awaitQuiet waits, at most DrainTimeout, until no fsync is pending or
-// running and no frame waits to be written, several polls in a row.
-func (r *Runtime) awaitQuiet() {
+// running and no frame waits to be written, several polls in a row. A
+// node that owns no queue (ownsNone: it handed them all off) waits only
+// for its frames: it confirms nothing to any client, and as a follower
+// under steady traffic its syncs never pause, so waiting for them would
+// last the whole timeout; stopping it mid-sync is what a crash does, which
+// its queues' owners ride through.
+func (r *Runtime) awaitQuiet(ownsNone bool) {
 	deadline := time.Now().Add(r.cfg.DrainTimeout)
 	quiet := 0
 	for quiet < drainQuiet {
@@ -107,7 +112,7 @@ func (r *Runtime) awaitQuiet() {
 			return
 		case <-time.After(drainPoll):
 		}
-		if r.syncer.idle() && r.open.queued() == 0 {
+		if (ownsNone || r.syncer.idle()) && r.open.queued() == 0 {
 			quiet++
 		} else {
 			quiet = 0
