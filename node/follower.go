@@ -28,6 +28,12 @@ type followerState struct {
 	// owner of the epoch before (recoverypeer.go): a resent seal answers
 	// the same.
 	releasedAt uint64
+	// steppedDown is the epoch this replica served as owner until the
+	// metadata named the next owner, its own hold over; steppedCounts the
+	// delivery counts it held then. Its answer to the next epoch's seal
+	// releases that history (recoverypeer.go).
+	steppedDown   uint64
+	steppedCounts []wire.DeliveryCount
 	// leaseGrantedAt is, on this node's lease clock, the last moment this
 	// replica did something that could keep an owner's delivery lease
 	// alive: the last accepting reply that echoed an owner's stamp, or

@@ -1,7 +1,9 @@
 package node
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -359,4 +361,44 @@ func (n *Node) Owned() int {
 		}
 	}
 	return count
+}
+
+// deliveryCounts lists how often this owner sent each live message it
+// sent at all, in ID order, at most wire.MaxDeliveryCounts of them: the
+// counts a released old owner hands its successor in its seal answer, so
+// that a delivery limit holds across a planned move.
+func (o *ownerState) deliveryCounts() []wire.DeliveryCount {
+	var out []wire.DeliveryCount
+	ids := slices.SortedFunc(maps.Keys(o.state.messages), func(a, b wire.MessageID) int {
+		return cmp.Or(cmp.Compare(a.Producer, b.Producer), cmp.Compare(a.Seq, b.Seq))
+	})
+	for _, id := range ids {
+		if m := o.state.messages[id]; m.attempts > 0 && !m.dead {
+			out = append(out, wire.DeliveryCount{ID: id, Count: m.attempts})
+			if len(out) == wire.MaxDeliveryCounts {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// handedCounts are the delivery counts worth handing over: none for a
+// queue without a delivery limit, which never reads them.
+func (o *ownerState) handedCounts() []wire.DeliveryCount {
+	if q := o.r.n.meta.state.queues[o.r.name]; q == nil || q.MaxDeliveries == 0 {
+		return nil
+	}
+	return o.deliveryCounts()
+}
+
+// takeDeliveryCounts raises this owner's counts to those its predecessor
+// handed over: a count only ever grows, and a message settled since is
+// not there any more.
+func (o *ownerState) takeDeliveryCounts(counts []wire.DeliveryCount) {
+	for _, c := range counts {
+		if m := o.state.messages[c.ID]; m != nil && m.attempts < c.Count {
+			m.attempts = c.Count
+		}
+	}
 }

@@ -72,6 +72,11 @@ func TestAHandoffDrainsTheOwnerAndMovesTheQueue(t *testing.T) {
 	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(2), by(next)) {
 		t.Fatalf("%s did not serve the queue in epoch 2; events:\n%v", next, c.events)
 	}
+	// The old owner stepped down when the metadata named the next one,
+	// and said so when sealed: the next owner held nothing back.
+	if c.saw(event.QueueHoldEnded, by(next)) {
+		t.Fatal("the next owner held the history back though its old owner had released it")
+	}
 	c.request(next, 6, &wire.Publish{ReqID: 45, Queue: "orders", ID: msgID(5), Payload: []byte("while closing")})
 	c.request(next, 7, &wire.Subscribe{ReqID: 46, Queue: "orders", Window: 10, Lease: time.Minute})
 	c.advance(200 * time.Millisecond)
@@ -202,5 +207,44 @@ func TestAHandoffCheckpointsALongLogFirst(t *testing.T) {
 	c.advance(200 * time.Millisecond)
 	if got := c.deliveries(7); len(got) != 5000 {
 		t.Fatalf("the next owner delivered %d messages, want the 5000 confirmed", len(got))
+	}
+}
+
+// A delivery limit holds across a planned move: the old owner hands the
+// next one its delivery counts in its answer to the seal, so a message
+// nacked once before the move and once after it has used up a limit of
+// two and moves to the dead-letter queue.
+func TestAHandoffCarriesDeliveryCountsOver(t *testing.T) {
+	c := newCluster(t)
+	c.createQueue("parked", wire.PolicyMajority)
+	owner := c.createWithDeadLetter("orders", "parked", 2)
+	_, followers := roles("orders")
+	next := followers[0]
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	c.mustReply(10, wire.StatusOK)
+	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
+		t.Fatalf("before the move the consumer got %v, want the message once", got)
+	}
+	// The nacked message went out again at once; the consumer hands that
+	// delivery back unworked, which does not count.
+	c.request(owner, 5, &wire.Unsubscribe{ReqID: 11, Queue: "orders"})
+	c.settle()
+	c.mustReply(11, wire.StatusOK)
+	c.deliveries(5)
+	c.request(owner, 9, &wire.MoveOwner{ReqID: 40, Queue: "orders", To: uint32(next)})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(40, wire.StatusOK)
+	c.request(next, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	got := c.nackEach(next, 7, "orders", 60)
+	if len(got) != 1 || got[0].Attempt != 2 {
+		t.Fatalf("after the move the consumer got %+v, want the message as its second delivery", got)
+	}
+	c.advance(500 * time.Millisecond)
+	if !c.saw(event.QueueDeadLetter, onQueue("orders"), by(next)) {
+		t.Fatalf("the message nacked twice was not dead-lettered by the new owner; events:\n%v", c.events)
 	}
 }

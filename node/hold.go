@@ -47,6 +47,12 @@ func (o *ownerState) nextReady() *message {
 	return m
 }
 
+// holdOver reports whether the hold is over, or there was none: the old
+// owner's lease has surely run out.
+func (o *ownerState) holdOver() bool {
+	return o.hold.until == 0 || o.r.n.leaseClock() >= o.hold.until
+}
+
 // endHoldIfDue ends the hold once the lease clock has passed its end.
 func (o *ownerState) endHoldIfDue() {
 	if o.hold.until != 0 && o.r.n.leaseClock() >= o.hold.until {

@@ -83,8 +83,11 @@ type ownerState struct {
 	moves []*deadLetterMove
 	// purges holds the purges waiting for the hold (purge.go).
 	purges purgeState
-	// handoff is the cooperative handoff under way, if any (handoff.go).
-	handoff *handoff
+	// handoff is the cooperative handoff under way, if any (handoff.go);
+	// carriedCounts, on a candidate, the delivery counts its released
+	// predecessor handed over, taken at activation.
+	handoff       *handoff
+	carriedCounts []wire.DeliveryCount
 }
 
 // progress is the owner's view of one follower.

@@ -222,6 +222,8 @@ func (o *ownerState) activateRecovered(a recovery.Activate) {
 	o.policy = a.Policy
 	o.commit = max(o.commit, a.Marker)
 	o.startHold(a.HoldUntil, a.Marker)
+	o.takeDeliveryCounts(o.carriedCounts)
+	o.carriedCounts = nil
 	r.becomeOwner("the recovery activated")
 	r.noteCommit(o.commit)
 	r.trust("installed a history selected from a seal")

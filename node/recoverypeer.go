@@ -23,7 +23,7 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 	if m.Epoch == r.epoch && r.hasOwnerSide() {
 		return // this node is the writer of this epoch; only it seals in it
 	}
-	released := r.releasesTo(m.Epoch)
+	released, counts := r.releasesTo(m.Epoch)
 	r.becomeFollower(from)
 	r.follow.epochOwner = from
 	if released {
@@ -39,43 +39,48 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 	if bugs.Active(bugs.SealAnswerBeforeEpochSync) {
 		// Planted: the answer waits for the log alone.
 		r.persistEpoch(epoch, func() { n.env.Boundary("recovery.after.seal-persisted") })
-		r.afterLogDurable(func() { r.answerSeal(from, epoch, released) })
+		r.afterLogDurable(func() { r.answerSeal(from, epoch, released, counts) })
 		return
 	}
 	r.persistEpoch(epoch, func() {
 		n.env.Boundary("recovery.after.seal-persisted")
-		r.afterLogDurable(func() { r.answerSeal(from, epoch, released) })
+		r.afterLogDurable(func() { r.answerSeal(from, epoch, released, counts) })
 	})
 }
 
 // releasesTo reports whether this replica, about to be sealed at epoch,
-// serves as the owner of the epoch just before it with no hold of its
-// own left: no owner older than it can still be delivering (its hold
-// outlasted them all), and it stops now. The candidate then need not
-// wait out any delivery lease. A handoff seals its live old owner, so
-// this is the common case there.
-func (r *replica) releasesTo(epoch uint64) bool {
-	if r.follow.releasedAt == epoch {
-		return true // a resent seal: the first answer may have been lost
+// was the owner of the epoch just before it and has stopped with no hold
+// of its own left: no owner older than it can still be delivering (its
+// hold outlasted them all), and it delivers nothing more. The candidate
+// then need not wait out any delivery lease. It was stopped either by
+// this seal or, before it, by the metadata naming the next owner (a
+// handoff's usual order). With it come the delivery counts to hand over.
+func (r *replica) releasesTo(epoch uint64) (bool, []wire.DeliveryCount) {
+	switch {
+	case r.follow.releasedAt == epoch:
+		return true, nil // a resent seal: the first answer may have been lost
+	case r.serving() && r.epoch+1 == epoch:
+		if !r.own.holdOver() {
+			return false, nil
+		}
+		return true, r.own.handedCounts()
+	case !r.hasOwnerSide() && r.follow.steppedDown != 0 && r.follow.steppedDown == r.epoch && r.epoch+1 == epoch:
+		return true, r.follow.steppedCounts
 	}
-	if !r.serving() || r.epoch+1 != epoch {
-		return false
-	}
-	r.own.endHoldIfDue()
-	return r.own.hold.until == 0
+	return false, nil
 }
 
 // answerSeal tells the candidate from that this replica is sealed at
 // epoch, with its witness. The answer is an event too: the replica has
 // given its word that it holds epoch durably, and the history holds it
 // to that word across its restarts.
-func (r *replica) answerSeal(from NodeID, epoch uint64, released bool) {
+func (r *replica) answerSeal(from NodeID, epoch uint64, released bool, counts []wire.DeliveryCount) {
 	w := r.witness()
 	r.n.emit(event.NewQueueSealed(r.name, epoch, uint32(from)))
 	r.n.env.Send(from, &wire.SealReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
 		LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),
-		Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo, Released: released,
+		Suspect: w.Suspect, Commit: w.Commit, LeaseGrantAgo: w.LeaseGrantAgo, Released: released, Delivered: counts,
 	})
 }
 
@@ -116,15 +121,22 @@ func (r *replica) runDurableWaiters() {
 func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 	r := n.queues[m.Queue]
 	if r != nil && r.serving() && m.OK && m.Released && m.Epoch == r.epoch && m.Incarnation == r.inc &&
-		m.HistoryID == r.identity.HistoryID && r.own.hold.until != 0 {
+		m.HistoryID == r.identity.HistoryID {
 		// The old owner's answer came after this owner activated: it
 		// stopped when sealed, so the hold has nothing left to guard.
-		r.own.endHold()
-		r.own.pump()
+		r.own.takeDeliveryCounts(m.Delivered)
+		if r.own.hold.until != 0 {
+			r.own.endHold()
+			r.own.pump()
+		}
 		return
 	}
 	if r == nil || r.role != roleCandidate || r.own.recovery == nil {
 		return
+	}
+	if m.OK && m.Released && m.Epoch == r.epoch && len(m.Delivered) > 0 {
+		// Kept until the recovered state is built, at activation.
+		r.own.carriedCounts = m.Delivered
 	}
 	r.own.stepRecovery(recovery.SealReply{Facts: r.own.recoveryFacts(), From: uint32(from), Msg: m})
 }

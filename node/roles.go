@@ -139,6 +139,10 @@ func (r *replica) becomeFollower(owner NodeID) {
 	case roleFollower, rolePreparing, roleFenced, roleRetired:
 		return
 	}
+	r.follow.steppedDown, r.follow.steppedCounts = 0, nil
+	if r.serving() && r.own.holdOver() {
+		r.follow.steppedDown, r.follow.steppedCounts = r.epoch, r.own.handedCounts()
+	}
 	r.own.stop(owner)
 	r.own = nil
 	r.become(roleFollower, fmt.Sprintf("%s writes in epoch %d", owner, r.epoch))

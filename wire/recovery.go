@@ -62,7 +62,22 @@ type SealReply struct {
 	// hand anything out any more. It is written only when set, so the
 	// common answer is the frame older nodes send and read.
 	Released bool
+	// Delivered, with Released, hands over how often the old owner sent
+	// each live message it sent at all: delivery counts live in the
+	// owner's memory, and a queue with a delivery limit would otherwise
+	// count from zero again after a planned move.
+	Delivered []DeliveryCount
 }
+
+// DeliveryCount is how many times an owner sent one message.
+type DeliveryCount struct {
+	ID    MessageID
+	Count uint32
+}
+
+// MaxDeliveryCounts bounds the counts one seal answer carries, so the
+// frame stays small whatever the backlog; the rest count from zero.
+const MaxDeliveryCounts = 16384
 
 // Kind implements Message.
 func (*SealReply) Kind() Kind { return KindSealReply }
@@ -83,8 +98,15 @@ func (m *SealReply) AppendBody(b []byte) []byte {
 	b = AppendBool(b, m.Suspect)
 	b = AppendUint64(b, m.Commit)
 	b = AppendUint64(b, m.LeaseGrantAgo)
-	if m.Released {
-		b = AppendBool(b, true)
+	if m.Released || len(m.Delivered) > 0 {
+		b = AppendBool(b, m.Released)
+	}
+	if len(m.Delivered) > 0 {
+		b = AppendUint32(b, uint32(len(m.Delivered)))
+		for _, c := range m.Delivered {
+			b = appendMessageID(b, c.ID)
+			b = AppendUint32(b, c.Count)
+		}
 	}
 	return b
 }
@@ -100,6 +122,17 @@ func decodeSealReply(d *Decoder) *SealReply {
 	}
 	if d.More() {
 		m.Released = d.Bool()
+	}
+	if d.More() {
+		n := d.Count(20)
+		if n > MaxDeliveryCounts {
+			d.fail("delivery counts", n)
+			return m
+		}
+		m.Delivered = make([]DeliveryCount, 0, n)
+		for range n {
+			m.Delivered = append(m.Delivered, DeliveryCount{ID: d.messageID(), Count: d.Uint32()})
+		}
 	}
 	return m
 }

@@ -39,6 +39,8 @@ var samples = []Message{
 	&SetDetection{ReqID: 9, Mode: 2, Interval: 100e6, Grace: 0},
 	&Seal{Queue: "orders", Incarnation: 5, Epoch: 4},
 	&SealReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, First: 1, Last: 9, LastEpoch: 3, Digest: []byte{1, 2}, HistoryID: 6, Instance: 7, Owner: 2, LeaseGrantAgo: 5e6},
+	&SealReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, Digest: []byte{}, Released: true,
+		Delivered: []DeliveryCount{{ID: MessageID{Producer: 4, Seq: 5}, Count: 2}}},
 	&Fetch{Queue: "orders", Incarnation: 5, Epoch: 4, PrevIndex: 8, PrevEpoch: 3},
 	&FetchReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, PrevIndex: 8, Hint: 0, Last: 10, Entries: []Entry{{Type: 2, Body: []byte("x")}}},
 	&CheckpointAsk{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40},
