@@ -28,9 +28,10 @@ const movesFrom = 1500 * time.Millisecond
 const maxMoves = 1000
 
 // drawMoves draws how many owner moves a generated scenario's workload
-// asks for in its safety phase: none in three seeds of eight.
+// asks for in its safety phase: none in three seeds of eight, 2 to 12 in
+// the others.
 func drawMoves(seed uint64) int {
-	return pick(newStream(seed, streamMoveOwner), 0, 0, 0, 1, 2, 3, 5, 8)
+	return pick(newStream(seed, streamMoveOwner), 0, 0, 0, 2, 4, 6, 8, 12)
 }
 
 // scheduleMoves has client c ask for the workload's moves, each at a time
