@@ -23,21 +23,7 @@ func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 3)
-	leader := c.leader()
-	if leader == owner {
-		t.Fatal("the story needs an owner that does not lead the metadata")
-	}
-	// The old owner's own answer to the seal is lost: the new owner
-	// cannot know that it stopped.
-	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
-		return !(from == owner && to == leader || from == leader && to == owner) && !sealAnswerFrom(owner, from, m)
-	}
-	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
-		if step > 400 {
-			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
-		}
-		c.advance(5 * time.Millisecond)
-	}
+	c.cutFromLeaderUntilRecovered(owner, "orders", true)
 	var sealed emission
 	for _, e := range c.emitted {
 		if e.Name == event.RecoveryStage && sealedOK(e) {
@@ -167,11 +153,30 @@ func TestRequestsWaitWhileTheOwnerIsConfirmedDown(t *testing.T) {
 	c.mustReply(80, wire.StatusUnavailable)
 }
 
-// sealAnswerFrom reports whether m is node's answer to a seal, for
-// stories that lose it.
-func sealAnswerFrom(node, from node.NodeID, m wire.Message) bool {
-	_, ok := m.(*wire.SealReply)
-	return ok && from == node
+// cutFromLeaderUntilRecovered cuts queue's owner from the metadata
+// leader alone, and waits until a recovery is done. The owner goes on
+// serving, its lease renewed by its other follower, until it is sealed.
+// With loseSealAnswer its answer to the seal is lost too, so the new
+// owner cannot know that it stopped.
+func (c *cluster) cutFromLeaderUntilRecovered(owner node.NodeID, queue string, loseSealAnswer bool) {
+	c.t.Helper()
+	leader := c.leader()
+	if leader == owner {
+		c.t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		_, sealAnswer := m.(*wire.SealReply)
+		if loseSealAnswer && sealAnswer && from == owner {
+			return false
+		}
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	for step := 0; !c.saw(event.RecoveryDone, onQueue(queue)); step++ {
+		if step > 400 {
+			c.t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
 }
 
 // When the old owner itself answers the seal, it says it stopped
@@ -182,19 +187,7 @@ func TestAnOldOwnerThatAnswersTheSealReleasesItsHistory(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 3)
-	leader := c.leader()
-	if leader == owner {
-		t.Fatal("the story needs an owner that does not lead the metadata")
-	}
-	c.intercept = func(from, to node.NodeID, _ wire.Message) bool {
-		return !(from == owner && to == leader || from == leader && to == owner)
-	}
-	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
-		if step > 400 {
-			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
-		}
-		c.advance(5 * time.Millisecond)
-	}
+	c.cutFromLeaderUntilRecovered(owner, "orders", false)
 	newOwner := recoveredOwner(t, c)
 	activated := c.now
 	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Second})

@@ -96,23 +96,7 @@ func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 3)
-	leader := c.leader()
-	if leader == owner {
-		t.Fatal("the story needs an owner that does not lead the metadata")
-	}
-	// The owner loses only its link to the metadata leader: it goes on
-	// serving, its lease renewed by its other follower, until sealed. Its
-	// own answer to the seal is lost, so the new owner cannot know that
-	// it stopped.
-	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
-		return !(from == owner && to == leader || from == leader && to == owner) && !sealAnswerFrom(owner, from, m)
-	}
-	for step := 0; !c.saw(event.RecoveryDone, onQueue("orders")); step++ {
-		if step > 400 {
-			t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
-		}
-		c.advance(5 * time.Millisecond)
-	}
+	c.cutFromLeaderUntilRecovered(owner, "orders", true)
 	newOwner := recoveredOwner(t, c)
 	c.request(newOwner, 6, &wire.Purge{ReqID: 70, Queue: "orders"})
 	c.settle()
