@@ -120,6 +120,12 @@ const (
 	// owner's recovery may select a history sealed before those records
 	// reached a quorum.
 	HandoffBeforeDrain = "handoff-before-drain"
+	// RemoveVoterWithoutReplacement: the metadata leader removes a
+	// leaving node that votes in the metadata group at once, without
+	// first promoting a learner to take its seat, and the state machine
+	// lets it: the group shrinks below three voters while a member could
+	// have voted, one failure away from losing its quorum.
+	RemoveVoterWithoutReplacement = "remove-voter-without-replacement"
 )
 
 // All lists every planted bug.

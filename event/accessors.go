@@ -94,6 +94,13 @@ func (e Event) Members() []uint32 { return e.nodeList(KeyMembers) }
 // Replicas returns the replica set after a replacement.
 func (e Event) Replicas() []uint32 { return e.nodeList(KeyReplicas) }
 
+// Voters returns the metadata group's voters after a membership change.
+func (e Event) Voters() []uint32 { return e.nodeList(KeyVoters) }
+
+// Learners returns the metadata group's learners after a membership
+// change.
+func (e Event) Learners() []uint32 { return e.nodeList(KeyLearners) }
+
 // Kind returns the kind of an unexpected message or request by name, or a
 // failed proposal's command kind by number.
 func (e Event) Kind() string { return e.text(KeyKind) }

@@ -88,6 +88,11 @@ const (
 	// (Replicas).
 	KeyReplicas Key = "replicas"
 
+	// KeyVoters and KeyLearners carry the metadata group's voters and
+	// learners after a membership change (Voters, Learners).
+	KeyVoters   Key = "voters"
+	KeyLearners Key = "learners"
+
 	// KeyKind carries a message or command kind (Kind).
 	KeyKind Key = "kind"
 

@@ -100,3 +100,16 @@ func NewMetaDetection(mode int, interval, grace time.Duration) Event {
 	return newEvent(MetaDetection, num(KeyMode, mode),
 		slog.Duration(string(KeyInterval), interval), slog.Duration(string(KeyGrace), grace))
 }
+
+// NewMetaMembership reports that this node applied a membership change
+// of kind (add, promote, demote, leave, remove) for node id, leaving the
+// metadata group with voters and learners.
+func NewMetaMembership(kind string, id uint32, voters, learners []uint32) Event {
+	return newEvent(MetaMembership, str(KeyKind, kind), nodeNum(KeyNode, id), nodes(KeyVoters, voters), nodes(KeyLearners, learners))
+}
+
+// NewMetaMembershipRefused reports that this node applied a membership
+// change of kind for node id that the state machine refused, and why.
+func NewMetaMembershipRefused(kind string, id uint32, why string) Event {
+	return newEvent(MetaMembershipRefused, str(KeyKind, kind), nodeNum(KeyNode, id), str(KeyWhy, why))
+}

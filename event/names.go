@@ -172,6 +172,12 @@ const (
 	MetaNodeUp Name = "meta.node-up"
 	// MetaDetection: a node applied a detection policy (NewMetaDetection).
 	MetaDetection Name = "meta.detection"
+	// MetaMembership: a node applied a change of the cluster's members
+	// (NewMetaMembership).
+	MetaMembership Name = "meta.membership"
+	// MetaMembershipRefused: a node applied a membership change that
+	// the state machine turned down (NewMetaMembershipRefused).
+	MetaMembershipRefused Name = "meta.membership-refused"
 )
 
 // The names of the failure detector's events.
@@ -276,7 +282,7 @@ var names = []Name{
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
 	MetaLeader, MetaSnapshotInstalled, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
-	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection,
+	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused,
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,

@@ -82,7 +82,7 @@ type detector struct {
 
 func (n *Node) startDetector() {
 	d := &detector{n: n}
-	for _, id := range n.cfg.Nodes {
+	for _, id := range n.clusterNodes() {
 		if id != n.cfg.ID {
 			d.watches = append(d.watches, &watch{id: id})
 		}
@@ -317,8 +317,8 @@ func (d *detector) waitsToReplace(peer NodeID) bool {
 // leader not counted.
 func (d *detector) campaignRank() uint64 {
 	rank := uint64(0)
-	for _, id := range d.n.cfg.Nodes {
-		if id < d.n.cfg.ID && id != d.lostLeader {
+	for _, id := range d.n.meta.conf.GetVoters() {
+		if NodeID(id) < d.n.cfg.ID && NodeID(id) != d.lostLeader {
 			rank++
 		}
 	}

@@ -176,6 +176,8 @@ func (n *Node) refuseHandoff(q *QueueMeta, to NodeID) (wire.Status, string) {
 		return wire.StatusUnavailable, fmt.Sprintf("queue %s is having a replica replaced; ask again once it is done", q.Name)
 	case n.meta.state.down[to]:
 		return wire.StatusUnavailable, fmt.Sprintf("%s is down", to)
+	case n.isLeaving(to):
+		return wire.StatusBadRequest, fmt.Sprintf("%s is leaving the cluster", to)
 	}
 	return 0, ""
 }

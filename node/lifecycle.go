@@ -52,6 +52,9 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 	case cmdCertifyCheckpoint:
 		n.onCertified(c, res)
 		return
+	case cmdLeave:
+		n.onMembershipApplied(c, res)
+		return
 	default:
 		n.onMetaPolicyApplied(c, res)
 		return
@@ -104,6 +107,7 @@ func (n *Node) retryLifecycle() {
 	if n.started && n.meta.ticks%lifecycleRetryTicks == 0 {
 		n.reconcileAll()
 		n.planFailovers()
+		n.drainIfLeaving()
 	}
 }
 
@@ -337,7 +341,12 @@ func (n *Node) retire(r *replica) {
 
 // onMetaSnapshot reconciles everything after a snapshot replaced the
 // metadata wholesale.
-func (n *Node) onMetaSnapshot() { n.reconcileAll() }
+func (n *Node) onMetaSnapshot() {
+	if n.detector != nil {
+		n.detector.followMembers(n.clusterNodes())
+	}
+	n.reconcileAll()
+}
 
 // nodeNumbers lists node IDs as the numbers package event takes: it
 // cannot name NodeID, since this package imports it.

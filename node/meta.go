@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"math"
+	"slices"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
@@ -41,7 +42,12 @@ type metaNode struct {
 	hard    *storage.StateFile
 	snap    *storage.StateFile
 	snapIdx uint64
-	voters  []uint64
+	// conf is raft's configuration as of the last applied entry, written
+	// into every snapshot.
+	conf *pb.ConfState
+	// confPending is set, on the leader, while a membership change it
+	// proposed is in flight: raft takes one at a time.
+	confPending bool
 
 	// busy is set while a Ready is being made durable; no other Ready is
 	// taken until it is advanced.
@@ -94,9 +100,6 @@ func (n *Node) metaDir() string { return n.path("meta") }
 // and calls done once raft is running.
 func (n *Node) openMeta(done func()) {
 	m := &metaNode{n: n, proposals: make(map[proposalID]*proposal)}
-	for _, id := range n.cfg.Nodes {
-		m.voters = append(m.voters, uint64(id))
-	}
 	n.meta = m
 	fs, dir := n.env.FS(), n.metaDir()
 	snap, snapData, err := storage.OpenStateFile(fs, dir, "snapshot", n.syncs)
@@ -110,6 +113,10 @@ func (n *Node) openMeta(done func()) {
 		return
 	}
 	m.snap, m.hard = snap, hard
+	if snapData == nil && n.cfg.Join {
+		m.startJoining(done)
+		return
+	}
 	if snapData == nil {
 		if n.cfg.Rejoin {
 			m.catchingUp = true
@@ -130,9 +137,11 @@ func (n *Node) openMeta(done func()) {
 // starts raft only once it is durable.
 func (m *metaNode) bootstrap(done func()) {
 	m.state = newMetaState(m.n.cfg.Detection)
+	m.state.members = foundingMembers(m.n.cfg.Nodes)
+	m.state.lastMember = slices.Max(m.n.cfg.Nodes)
 	s := &pb.Snapshot{
 		Data:     m.state.encode(),
-		Metadata: &pb.SnapshotMetadata{Index: new(uint64(1)), Term: new(uint64(1)), ConfState: &pb.ConfState{Voters: m.voters}},
+		Metadata: &pb.SnapshotMetadata{Index: new(uint64(1)), Term: new(uint64(1)), ConfState: confStateOf(m.state.members)},
 	}
 	m.logDir = "log.2"
 	m.writeSnapshot(s, func() {
@@ -184,7 +193,7 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 	if err != nil {
 		return fmt.Errorf("snapshot state: %w", err)
 	}
-	m.state, m.snapIdx = state, s.GetMetadata().GetIndex()
+	m.adoptSnapshotState(state, s)
 	m.ms = raft.NewMemoryStorage()
 	if err := m.ms.ApplySnapshot(s); err != nil {
 		return err
@@ -251,7 +260,7 @@ func (m *metaNode) start() {
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: uint64(m.n.cfg.ID), ElectionTick: metaElectionTicks, HeartbeatTick: 1,
 		Storage: m.ms, Applied: m.snapIdx, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
-		CheckQuorum: true, PreVote: true, Logger: discardLogger,
+		CheckQuorum: true, PreVote: true, Logger: discardLogger, StepDownOnRemoval: true,
 	})
 	if err != nil {
 		panic(fmt.Sprintf("node: starting raft: %v", err))
@@ -398,7 +407,7 @@ func (m *metaNode) onLostLog(from NodeID, msg *wire.MetaLostLog) {
 		return // this leader already knows how little the follower holds
 	}
 	var target, best uint64
-	for _, id := range m.voters {
+	for _, id := range m.conf.GetVoters() {
 		if pr, ok := st.Progress[id]; ok && id != uint64(from) && id != uint64(m.n.cfg.ID) && pr.Match >= best {
 			target, best = id, pr.Match
 		}

@@ -15,8 +15,9 @@ import (
 // deduplication window, version 6 its dead-letter queue and delivery
 // limit (which a later command may change: the snapshot holds the
 // current setting); older versions are still read, their queues with the
-// default window and no limit.
-const metaSnapshotVersion = 6
+// default window and no limit. Version 7 added the member list; a
+// snapshot before it takes its members from raft's configuration.
+const metaSnapshotVersion = 7
 
 func appendNodes(b []byte, ids []NodeID) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
@@ -117,6 +118,11 @@ func encodeCommand(c command) []byte {
 		b = wire.AppendUint64(b, c.inc)
 		b = wire.AppendString(b, c.deadLetter)
 		b = wire.AppendUint32(b, c.maxDeliveries)
+	case cmdAddMember:
+		b = wire.AppendUint32(b, uint32(c.node))
+		b = wire.AppendString(b, c.addr)
+	case cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
+		b = wire.AppendUint32(b, uint32(c.node))
 	default:
 		panic(fmt.Sprintf("node: encoding unknown metadata command %d", c.kind))
 	}
@@ -148,6 +154,10 @@ func decodeCommand(data []byte) (command, error) {
 	case cmdSetDeadLetter:
 		c.name, c.inc = d.String(), d.Uint64()
 		c.deadLetter, c.maxDeliveries = d.String(), d.Uint32()
+	case cmdAddMember:
+		c.node, c.addr = NodeID(d.Uint32()), d.String()
+	case cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
+		c.node = NodeID(d.Uint32())
 	default:
 		return command{}, fmt.Errorf("unknown metadata command %d", c.kind)
 	}
@@ -171,7 +181,14 @@ func (s *metaState) encode() []byte {
 		b = wire.AppendString(b, s.queues[name].DeadLetter)
 		b = wire.AppendUint32(b, s.queues[name].MaxDeliveries)
 	}
-	return b
+	b = wire.AppendUint32(b, uint32(len(s.members)))
+	for _, m := range s.members {
+		b = wire.AppendUint32(b, uint32(m.ID))
+		b = wire.AppendString(b, m.Addr)
+		b = wire.AppendBool(b, m.Learner)
+		b = wire.AppendBool(b, m.Leaving)
+	}
+	return wire.AppendUint32(b, uint32(s.lastMember))
 }
 
 func decodeMetaState(data []byte) (*metaState, error) {
@@ -205,6 +222,17 @@ func decodeMetaState(data []byte) (*metaState, error) {
 			q.DeadLetter, q.MaxDeliveries = d.String(), d.Uint32()
 		}
 		s.queues[q.Name] = &q
+	}
+	if v >= 7 {
+		for range d.Count(7) {
+			s.members = append(s.members, Member{ID: NodeID(d.Uint32()), Addr: d.String(), Learner: d.Bool(), Leaving: d.Bool()})
+		}
+		s.lastMember = NodeID(d.Uint32())
+		for i := 1; i < len(s.members); i++ {
+			if s.members[i].ID <= s.members[i-1].ID {
+				return nil, fmt.Errorf("metadata members out of order: %s after %s", s.members[i].ID, s.members[i-1].ID)
+			}
+		}
 	}
 	return s, d.Finish()
 }

@@ -115,7 +115,7 @@ func (m *metaNode) persistSnapshot(rd raft.Ready, next func()) {
 				return
 			}
 			m.ms.ApplySnapshot(s)
-			m.state, m.snapIdx = state, index
+			m.adoptSnapshotState(state, s)
 			old.Close()
 			fs.RemoveAll(fs.PathJoin(m.n.metaDir(), oldDir))
 			m.n.emit(event.NewMetaSnapshotInstalled(index))
@@ -233,11 +233,16 @@ func (m *metaNode) send(msgs []*pb.Message) {
 func (m *metaNode) apply(ents []*pb.Entry) {
 	for _, e := range ents {
 		index := e.GetIndex()
-		if e.GetType() != pb.EntryType_EntryNormal {
-			panic(fmt.Sprintf("node: unexpected raft entry type %s at %d", e.GetType(), index))
-		}
 		if index <= m.state.applied {
 			continue // already in the snapshot this node loaded
+		}
+		switch e.GetType() {
+		case pb.EntryType_EntryNormal:
+		case pb.EntryType_EntryConfChange:
+			m.applyConfChange(index, e.GetData())
+			continue
+		default:
+			panic(fmt.Sprintf("node: unexpected raft entry type %s at %d", e.GetType(), index))
 		}
 		if len(e.GetData()) == 0 {
 			m.state.applied = index // a new leader's empty entry
@@ -262,7 +267,7 @@ func (m *metaNode) maybeSnapshot() {
 	if applied < m.snapIdx+metaSnapshotEvery {
 		return
 	}
-	s, err := m.ms.CreateSnapshot(applied, &pb.ConfState{Voters: m.voters}, m.state.encode())
+	s, err := m.ms.CreateSnapshot(applied, m.conf, m.state.encode())
 	if err != nil {
 		return // raft already holds a newer snapshot
 	}

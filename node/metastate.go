@@ -105,6 +105,10 @@ type metaState struct {
 	down      map[NodeID]bool // the liveness view: nodes confirmed down
 	detection DetectionPolicy
 	applied   uint64
+	// members lists the cluster's nodes in ID order; lastMember is the
+	// highest ID the cluster ever admitted, so no ID is used twice.
+	members    []Member
+	lastMember NodeID
 }
 
 func newMetaState(defaults DetectionPolicy) *metaState {
@@ -156,6 +160,7 @@ type command struct {
 	// setting; both unset removes the limit.
 	deadLetter    string
 	maxDeliveries uint32
+	addr          string // add-member: the new node's address
 }
 
 // result is what applying a command did, for the proposer.
@@ -172,6 +177,8 @@ type result struct {
 	// refused says applying turned the command down for a reason the
 	// requester should hear (detail): a setting that breaks a rule.
 	refused bool
+	// conf says a membership command changes the raft configuration.
+	conf bool
 }
 
 // apply applies a committed command at index.
@@ -210,6 +217,8 @@ func (s *metaState) apply(index uint64, c command) result {
 		return s.applyCertifyCheckpoint(c)
 	case cmdSetDeadLetter:
 		return s.applySetDeadLetter(c)
+	case cmdAddMember, cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
+		return s.applyMembership(c)
 	}
 	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
 }

@@ -87,6 +87,13 @@ type Config struct {
 	// help elect a leader that lacks entries it had acknowledged before.
 	// Ignored when the data directory holds metadata.
 	Rejoin bool
+	// Join says this node joins a running cluster that admitted it
+	// (AddNode) and does not found one: with an empty data directory it
+	// waits for the metadata leader's snapshot instead of bootstrapping.
+	// Nodes then lists only what the node knows before that snapshot
+	// arrives; the metadata's member list replaces it. Ignored when the
+	// data directory holds metadata.
+	Join bool
 }
 
 func (c *Config) fill() {
@@ -155,14 +162,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("node ID must be non-zero")
 	case !slices.Contains(c.Nodes, c.ID):
 		return fmt.Errorf("node %s is not in the node list %v", c.ID, c.Nodes)
-	case c.Replicas < 1 || c.Replicas > len(c.Nodes):
+	case c.Replicas < 1 || (c.Replicas > len(c.Nodes) && !c.Join):
 		return fmt.Errorf("replication factor %d outside [1, %d]", c.Replicas, len(c.Nodes))
 	case c.Tick <= 0:
 		return fmt.Errorf("tick %v must be positive", c.Tick)
 	case wire.CheckDedupWindow(c.DedupWindow) != nil:
 		return wire.CheckDedupWindow(c.DedupWindow)
-	case len(c.Nodes) > 7:
-		return fmt.Errorf("%d nodes: every node is a metadata voter, and more than 7 is not supported", len(c.Nodes))
+	case len(c.Nodes) > wire.MaxMembers:
+		return fmt.Errorf("%d nodes: a cluster has at most %d", len(c.Nodes), wire.MaxMembers)
 	case c.Detection.Mode != DetectHeartbeat && c.Detection.Mode != DetectEager:
 		return fmt.Errorf("unknown detection mode %d", c.Detection.Mode)
 	}
@@ -182,7 +189,6 @@ const queuesDir = "queues"
 type Node struct {
 	cfg    Config
 	env    Env
-	place  Placement
 	syncs  *SyncRouter
 	queues map[string]*replica
 	// parked holds client requests waiting for their queue's failover,
@@ -236,7 +242,6 @@ func New(cfg Config, env Env) *Node {
 	}
 	return &Node{
 		cfg: cfg, env: env, syncs: NewSyncRouter(env),
-		place:  Placement{Nodes: cfg.Nodes, Replicas: cfg.Replicas},
 		queues: make(map[string]*replica), preparing: make(map[string]bool),
 		lifecycle: make(map[string]*queueLife), receiving: make(map[string]*checkpointAssembly), refused: make(map[ConnID]*refusals),
 	}
@@ -298,9 +303,10 @@ func (n *Node) openReplicas() {
 		if old := n.queues[name]; old != nil && old.inc > inc {
 			continue // an older incarnation; the newer one stays
 		}
-		n.openReplica(name, inc, n.place.ReplicaSet(name))
+		n.openReplica(name, inc, n.placement().ReplicaSet(name))
 	}
 	n.started = true
+	n.detector.followMembers(n.clusterNodes())
 	n.emit(event.NewNodeStarted(len(n.names)))
 	n.reconcileAll()
 }
@@ -466,6 +472,12 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onMoveOwner(conn, m)
 	case *wire.SetQueueOptions:
 		n.onSetQueueOptions(conn, m)
+	case *wire.AddNode:
+		n.onAddNode(conn, m)
+	case *wire.RemoveNode:
+		n.onRemoveNode(conn, m)
+	case *wire.MemberList:
+		n.onMemberList(conn, m)
 	default:
 		n.emit(event.NewNodeUnexpectedRequest(req.Kind().String()))
 	}

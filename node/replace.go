@@ -32,6 +32,7 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 		return
 	}
 	n.noteDownSince()
+	n.manageMembership()
 	load := n.replicaLoad()
 	for _, name := range s.queueNames() {
 		q := s.queues[name]
@@ -67,7 +68,7 @@ func (n *Node) noteDownSince() {
 	if m.downSince == nil {
 		m.downSince = make(map[NodeID]uint64)
 	}
-	for _, id := range n.cfg.Nodes {
+	for _, id := range n.clusterNodes() {
 		switch {
 		case !m.state.down[id]:
 			delete(m.downSince, id)
@@ -102,12 +103,18 @@ func (n *Node) replicaLoad() map[NodeID]int {
 // time per queue: a pending one must activate first.
 func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []NodeID, out, in NodeID) {
 	m := n.meta
-	if n.cfg.ReplaceAfter < 0 || len(q.Prior) > 0 {
+	if len(q.Prior) > 0 {
 		return nil, 0, 0
 	}
-	wait := uint64(n.cfg.ReplaceAfter / n.cfg.MetaTick)
+	wait := uint64(max(n.cfg.ReplaceAfter, 0) / n.cfg.MetaTick)
 	for _, id := range q.Replicas {
-		if since := m.downSince[id]; containsSorted(q.Lost, id) || since != 0 && m.ticks+1-since >= wait {
+		since := m.downSince[id]
+		downLong := n.cfg.ReplaceAfter >= 0 && since != 0 && m.ticks+1-since >= wait
+		// A leaving replica goes at once, but an owner that is leaving
+		// and alive hands its queue away first: it cannot lead its own
+		// replacement.
+		leaving := n.isLeaving(id) && (id != q.Owner || m.state.down[id])
+		if (n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)) || leaving || downLong {
 			out = id
 			break
 		}
@@ -115,7 +122,7 @@ func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []Nod
 	if out == 0 {
 		return nil, 0, 0
 	}
-	for _, id := range slices.Sorted(slices.Values(n.cfg.Nodes)) {
+	for _, id := range n.placement().Nodes {
 		if !slices.Contains(q.Replicas, id) && !m.state.down[id] && (in == 0 || load[id] < load[in]) {
 			in = id
 		}

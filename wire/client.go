@@ -118,6 +118,12 @@ func RequestID(m Message) (id uint64, ok bool) {
 		return m.ReqID, true
 	case *SetQueueOptions:
 		return m.ReqID, true
+	case *AddNode:
+		return m.ReqID, true
+	case *RemoveNode:
+		return m.ReqID, true
+	case *MemberList:
+		return m.ReqID, true
 	case *SettleBatch:
 		if len(m.Items) > 0 {
 			return m.Items[0].ReqID, true

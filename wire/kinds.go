@@ -60,6 +60,12 @@ const (
 	KindMoveOwner Kind = 73
 	// KindSetQueueOptions changes a queue's delivery limit.
 	KindSetQueueOptions Kind = 74
+	// KindAddNode, KindRemoveNode and KindMemberList change and list the
+	// cluster's members; KindMemberListReply answers the list.
+	KindAddNode         Kind = 75
+	KindRemoveNode      Kind = 76
+	KindMemberList      Kind = 77
+	KindMemberListReply Kind = 78
 )
 
 var kindNames = map[Kind]string{
@@ -97,6 +103,10 @@ var kindNames = map[Kind]string{
 	KindQueueInfo:         "QueueInfo",
 	KindMoveOwner:         "MoveOwner",
 	KindSetQueueOptions:   "SetQueueOptions",
+	KindAddNode:           "AddNode",
+	KindRemoveNode:        "RemoveNode",
+	KindMemberList:        "MemberList",
+	KindMemberListReply:   "MemberListReply",
 }
 
 // String names the kind for traces and logs.
@@ -179,6 +189,14 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeMoveOwner(d), nil
 	case KindSetQueueOptions:
 		return decodeSetQueueOptions(d), nil
+	case KindAddNode:
+		return decodeAddNode(d), nil
+	case KindRemoveNode:
+		return decodeRemoveNode(d), nil
+	case KindMemberList:
+		return decodeMemberList(d), nil
+	case KindMemberListReply:
+		return decodeMemberListReply(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

@@ -238,6 +238,8 @@ func (c *Client) OnMessage(now time.Time, from uint32, m wire.Message) {
 	switch m := m.(type) {
 	case *wire.Reply:
 		c.onReply(now, from, m)
+	case *wire.MemberListReply:
+		c.onMemberListReply(now, from, m)
 	case *wire.Delivery:
 		c.onDelivery(from, m)
 	}

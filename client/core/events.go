@@ -38,9 +38,14 @@ const (
 	// OpSetQueueOptions changes a queue's delivery limit; like a create,
 	// any node takes it.
 	OpSetQueueOptions OpKind = 12
+	// OpAddNode, OpRemoveNode and OpMemberList change and read the
+	// cluster's membership; they name no queue and go to any node.
+	OpAddNode    OpKind = 13
+	OpRemoveNode OpKind = 14
+	OpMemberList OpKind = 15
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner", "set-queue-options"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner", "set-queue-options", "add-node", "remove-node", "member-list"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {
@@ -95,6 +100,10 @@ type Event struct {
 	Delivery *Delivery   // non-nil for a delivery event
 	// Depth is the queue's depth, for an OpQueueInfo that succeeded.
 	Depth *wire.QueueDepth
+	// Members and Leader are the cluster's members and metadata leader,
+	// for an OpMemberList that succeeded.
+	Members []wire.MemberInfo
+	Leader  uint32
 }
 
 // String renders the event on one line for traces and test failures,

@@ -55,6 +55,12 @@ type operation struct {
 	sub       *subscription     // OpSubscribe
 	moveTo    uint32            // OpMoveOwner
 	drainFor  time.Duration     // OpMoveOwner
+	// member and memberAddr name the node of an OpAddNode or
+	// OpRemoveNode; members and leader are an OpMemberList's answer.
+	member     uint32
+	memberAddr string
+	members    []wire.MemberInfo
+	leader     uint32
 
 	// silent operations report no event and never run out of attempts:
 	// they are the client's own re-subscriptions.
@@ -349,6 +355,8 @@ func (op *operation) request(reqID uint64) wire.Message {
 		p := op.detection
 		p.ReqID = reqID
 		return &p
+	case OpAddNode, OpRemoveNode, OpMemberList:
+		return membershipMessage(op, reqID)
 	}
 	panic(fmt.Sprintf("core: op %d has impossible kind %s", op.id, op.kind))
 }
@@ -358,5 +366,6 @@ func (op *operation) event(outcome Outcome) Event {
 	return Event{
 		Op: op.id, Kind: op.kind, Queue: op.queue, ID: op.msgID, Outcome: outcome,
 		Status: op.status, Detail: op.detail, Index: op.index, Attempts: op.attempts, Depth: op.depth,
+		Members: op.members, Leader: op.leader,
 	}
 }

@@ -60,6 +60,8 @@ func (c *Client) learnOwner(now time.Time, op *operation, from uint32, r *wire.R
 		case op.kind == OpMoveOwner && r.Owner != 0:
 			// The old owner answers a handoff, naming the next one.
 			c.owners[op.queue] = r.Owner
+		case op.queue == "":
+			// A membership or detection change names no queue.
 		case op.kind != OpCreate && op.kind != OpDelete && op.kind != OpSetQueueOptions:
 			c.owners[op.queue] = from
 		}

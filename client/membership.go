@@ -1,0 +1,61 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairnmq/cairn/client/core"
+)
+
+// Member is one member of the cluster as the metadata records it.
+type Member struct {
+	ID   uint32
+	Addr string // the address peers reach it at; empty for a founding member of a cluster that never recorded one
+	// Voter says it votes in the metadata group; a learner receives the
+	// metadata and holds queues but does not vote.
+	Voter bool
+	// Leaving says a removal is under way: its queues are moving away.
+	Leaving bool
+	// Down says the metadata leader confirmed it down.
+	Down bool
+	// Replicas counts the queue replicas placed on it.
+	Replicas int
+}
+
+// AddNode admits node id, which its peers reach at addr, to the cluster.
+// The new node joins the metadata group as a learner (it is promoted to
+// a voter when the group has fewer than it wants: 3, or 5 from five
+// members on) and new queues may be placed on it at once; start it with
+// its data directory empty and join set in its configuration. AddNode
+// returns once the change is committed; asking again is safe. Only a
+// client connected with the admin credential may ask.
+func (c *Client) AddNode(ctx context.Context, id uint32, addr string) error {
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.AddNode(now, id, addr) })
+	return err
+}
+
+// RemoveNode retires node id. It returns once the node is marked
+// leaving; from then on no queue is placed on it, it hands the queues
+// it owns to other replicas, its replicas are replaced one by one, and
+// it leaves the metadata group once it holds none (a voter's seat goes
+// to a learner first). Members shows the progress: the node is gone
+// from the list when the removal is complete. Only an admin may ask.
+func (c *Client) RemoveNode(ctx context.Context, id uint32) error {
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.RemoveNode(now, id) })
+	return err
+}
+
+// Members returns the cluster's members in ID order, as the answering
+// node's metadata knows them, and the metadata leader it knows (0 if
+// none).
+func (c *Client) Members(ctx context.Context) ([]Member, uint32, error) {
+	ev, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.MemberList(now) })
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Member, len(ev.Members))
+	for i, m := range ev.Members {
+		out[i] = Member{ID: m.ID, Addr: m.Addr, Voter: m.Voter, Leaving: m.Leaving, Down: m.Down, Replicas: int(m.Replicas)}
+	}
+	return out, ev.Leader, nil
+}

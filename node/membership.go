@@ -1,0 +1,240 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// clusterNodes lists the cluster's members in ID order: the metadata's
+// list once it has one, else the configured nodes (a node whose metadata
+// is still starting).
+func (n *Node) clusterNodes() []NodeID {
+	if n.meta != nil && n.meta.state != nil && len(n.meta.state.members) > 0 {
+		return n.meta.state.memberIDs()
+	}
+	return slices.Sorted(slices.Values(n.cfg.Nodes))
+}
+
+// placement places new queues on the members that are not leaving.
+func (n *Node) placement() Placement {
+	nodes := slices.Sorted(slices.Values(n.cfg.Nodes))
+	if n.meta != nil && n.meta.state != nil && len(n.meta.state.members) > 0 {
+		nodes = n.meta.state.placeable()
+	}
+	return Placement{Nodes: nodes, Replicas: n.cfg.Replicas}
+}
+
+// isLeaving reports whether the metadata marks id as leaving.
+func (n *Node) isLeaving(id NodeID) bool {
+	m := n.meta.state.member(id)
+	return m != nil && m.Leaving
+}
+
+// Members returns the cluster's members as this node's applied metadata
+// knows them, in ID order. Call it from the node's goroutine.
+func (n *Node) Members() []wire.MemberInfo {
+	if n.meta == nil || n.meta.state == nil {
+		return nil
+	}
+	s := n.meta.state
+	out := make([]wire.MemberInfo, len(s.members))
+	for i, m := range s.members {
+		out[i] = wire.MemberInfo{
+			ID: uint32(m.ID), Addr: m.Addr, Voter: !m.Learner, Leaving: m.Leaving, Down: s.down[m.ID],
+			Replicas: uint32(s.replicasOn(m.ID)),
+		}
+	}
+	return out
+}
+
+// onMembershipApplied reacts to an applied membership command on every
+// node: the failure detector follows the member list, and a node marked
+// leaving hands its queues away.
+func (n *Node) onMembershipApplied(c command, res result) {
+	n.meta.emitMembership(c, res)
+	if !res.ok {
+		return
+	}
+	if n.detector != nil {
+		n.detector.followMembers(n.clusterNodes())
+	}
+	if c.kind == cmdLeave && c.node == n.cfg.ID {
+		n.drainIfLeaving()
+	}
+	n.reconcileAll()
+	n.planFailovers()
+}
+
+// drainIfLeaving hands every queue this node owns to another replica
+// while the metadata marks it leaving. It runs again at each lifecycle
+// pass, so a handoff that was given up is tried again.
+func (n *Node) drainIfLeaving() {
+	if n.started && n.isLeaving(n.cfg.ID) {
+		n.DrainOwned(0)
+	}
+}
+
+// onAddNode admits a node to the cluster as a learner.
+func (n *Node) onAddNode(conn ConnID, m *wire.AddNode) {
+	if m.Node == 0 || m.Addr == "" {
+		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("invalid node to add (node %d at %q): want a node ID above 0 and its address", m.Node, m.Addr))
+		return
+	}
+	n.proposeMembershipFor(conn, m.ReqID, command{kind: cmdAddMember, node: NodeID(m.Node), addr: m.Addr})
+}
+
+// onRemoveNode marks a node leaving; the metadata leader does the rest.
+func (n *Node) onRemoveNode(conn ConnID, m *wire.RemoveNode) {
+	n.proposeMembershipFor(conn, m.ReqID, command{kind: cmdLeave, node: NodeID(m.Node)})
+}
+
+// proposeMembershipFor proposes a membership command for a client and
+// answers it with the outcome.
+func (n *Node) proposeMembershipFor(conn ConnID, reqID uint64, c command) {
+	n.meta.proposeMembership(c, 2*lifecycleTimeoutTicks, func(res result) {
+		switch {
+		case res.ok:
+			n.reply(conn, reqID, wire.StatusOK, "")
+		case res.refused:
+			n.reply(conn, reqID, wire.StatusBadRequest, res.detail)
+		case res.dropped:
+			n.reply(conn, reqID, wire.StatusUnavailable, res.detail)
+		}
+		// A proposal that timed out gets no answer: it may still apply,
+		// and the client reports the outcome as unknown.
+	})
+}
+
+// onMemberList answers with the members this node's metadata knows.
+func (n *Node) onMemberList(conn ConnID, m *wire.MemberList) {
+	if n.meta == nil || n.meta.state == nil || len(n.meta.state.members) == 0 {
+		n.env.Reply(conn, &wire.MemberListReply{ReqID: m.ReqID, Status: wire.StatusUnavailable, Detail: "metadata is starting"})
+		return
+	}
+	n.env.Reply(conn, &wire.MemberListReply{ReqID: m.ReqID, Status: wire.StatusOK, Leader: uint32(n.meta.leader), Members: n.Members()})
+}
+
+// manageMembership runs on the metadata leader at each planning pass and
+// proposes at most one configuration change, since raft takes one at a
+// time. In order: a learner takes a voter's seat when the group has
+// fewer voters than it wants, or when a voter is leaving or has been
+// down for Config.ReplaceAfter; a voter beyond what the group wants that
+// is leaving or down steps back to learner; a leaving member that holds
+// no replica leaves. No change leaves fewer voters than the floor.
+func (n *Node) manageMembership() {
+	m := n.meta
+	if !m.isLeader() || m.confPending || len(m.state.members) == 0 {
+		return
+	}
+	s := m.state
+	if n.handLeadershipAway() {
+		return
+	}
+	voters, wanted := len(s.voters()), wantedVoters(s.staying())
+	retiring := n.retiringVoter()
+	if learner := n.promotableLearner(); learner != 0 && (voters < wanted || (retiring != 0 && voters <= wanted)) {
+		m.proposeMembership(command{kind: cmdPromote, node: learner}, lifecycleTimeoutTicks, func(result) {})
+		return
+	}
+	if retiring != 0 && voters-1 >= voterFloor(len(s.members)) && !bugs.Active(bugs.RemoveVoterWithoutReplacement) {
+		m.proposeMembership(command{kind: cmdDemote, node: retiring}, lifecycleTimeoutTicks, func(result) {})
+		return
+	}
+	for _, mem := range s.members {
+		if !mem.Leaving || s.replicasOn(mem.ID) > 0 {
+			continue
+		}
+		if !mem.Learner && s.refuseRemoval(&mem, voters) != "" {
+			continue // it keeps its seat until a learner can take it
+		}
+		m.proposeMembership(command{kind: cmdRemoveMember, node: mem.ID}, lifecycleTimeoutTicks, func(result) {})
+		return
+	}
+}
+
+// retiringVoter is the first voter that is leaving or has been confirmed
+// down for Config.ReplaceAfter, or 0.
+func (n *Node) retiringVoter() NodeID {
+	m := n.meta
+	wait := uint64(0)
+	if n.cfg.ReplaceAfter >= 0 {
+		wait = uint64(n.cfg.ReplaceAfter / n.cfg.MetaTick)
+	}
+	for _, mem := range m.state.members {
+		if mem.Learner || mem.ID == n.cfg.ID {
+			continue
+		}
+		since := m.downSince[mem.ID]
+		if mem.Leaving || (n.cfg.ReplaceAfter >= 0 && since != 0 && m.ticks+1-since >= wait) {
+			return mem.ID
+		}
+	}
+	return 0
+}
+
+// promotableLearner is the lowest learner that stays, is up, and has
+// caught up with the leader's log, or 0: promoting a learner that lags
+// would make every commit wait for it.
+func (n *Node) promotableLearner() NodeID {
+	m := n.meta
+	st := m.rn.Status()
+	last := m.rn.BasicStatus().HardState.GetCommit()
+	for _, mem := range m.state.members {
+		if !mem.Learner || mem.Leaving || m.state.down[mem.ID] {
+			continue
+		}
+		if pr, ok := st.Progress[uint64(mem.ID)]; ok && pr.Match+metaLearnerLagMax >= last {
+			return mem.ID
+		}
+	}
+	return 0
+}
+
+// metaLearnerLagMax is how many entries a learner may trail the leader's
+// commit index and still be promoted.
+const metaLearnerLagMax = 16
+
+// followMembers makes the detector watch exactly the cluster's other
+// members: a new member is presumed alive as of now, and a removed one
+// is forgotten.
+func (d *detector) followMembers(members []NodeID) {
+	kept := d.watches[:0]
+	for _, w := range d.watches {
+		if slices.Contains(members, w.id) {
+			kept = append(kept, w)
+		}
+	}
+	d.watches = kept
+	for _, id := range members {
+		if id != d.n.cfg.ID && d.watchOf(id) == nil {
+			d.watches = append(d.watches, &watch{id: id, lastHeard: d.ticks})
+		}
+	}
+	slices.SortFunc(d.watches, func(a, b *watch) int { return int(a.id) - int(b.id) })
+}
+
+// handLeadershipAway transfers the metadata leadership from a leader the
+// metadata marks leaving to the most caught-up other voter, so the
+// leader's own seat can go; it reports whether it did.
+func (n *Node) handLeadershipAway() bool {
+	m := n.meta
+	if !n.isLeaving(n.cfg.ID) {
+		return false
+	}
+	st := m.rn.Status()
+	var target, best uint64
+	for _, id := range m.conf.GetVoters() {
+		if pr, ok := st.Progress[id]; ok && id != uint64(n.cfg.ID) && !m.state.down[NodeID(id)] && pr.Match >= best {
+			target, best = id, pr.Match
+		}
+	}
+	if target == 0 {
+		return false
+	}
+	m.rn.TransferLeader(target)
+	m.process()
+	return true
+}
