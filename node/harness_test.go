@@ -49,6 +49,9 @@ type member struct {
 	down bool
 	// rejoin starts the node with Config.Rejoin set.
 	rejoin bool
+	// join starts the node as one joining a running cluster: Config.Join
+	// set and only itself in its node list.
+	join bool
 }
 
 type envelope struct {
@@ -104,6 +107,9 @@ func (m *member) start() {
 	cfg := m.c.cfg
 	cfg.ID = m.id
 	cfg.Rejoin = m.rejoin
+	if m.join {
+		cfg.Join, cfg.Nodes = true, []node.NodeID{m.id}
+	}
 	m.n = node.New(cfg, &testEnv{m: m, inc: m.inc})
 	m.run(m.n.Start)
 }

@@ -197,6 +197,8 @@ func (s *metaState) refuseMembership(c command) string {
 		switch {
 		case m != nil && m.Addr == c.addr:
 			return ""
+		case m != nil && m.Addr == "":
+			return fmt.Sprintf("%s is a member already", c.node)
 		case m != nil:
 			return fmt.Sprintf("%s is a member already, at %q", c.node, m.Addr)
 		case c.node <= s.lastMember:

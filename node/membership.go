@@ -135,11 +135,16 @@ func (n *Node) manageMembership() {
 	}
 	voters, wanted := len(s.voters()), wantedVoters(s.staying())
 	retiring := n.retiringVoter()
+	if bugs.Active(bugs.RemoveVoterWithoutReplacement) && retiring != 0 && n.isLeaving(retiring) {
+		// Planted: a leaving voter gets no successor; it is removed as
+		// soon as its queues are gone.
+		retiring = 0
+	}
 	if learner := n.promotableLearner(); learner != 0 && (voters < wanted || (retiring != 0 && voters <= wanted)) {
 		m.proposeMembership(command{kind: cmdPromote, node: learner}, lifecycleTimeoutTicks, func(result) {})
 		return
 	}
-	if retiring != 0 && voters-1 >= voterFloor(len(s.members)) && !bugs.Active(bugs.RemoveVoterWithoutReplacement) {
+	if retiring != 0 && voters-1 >= voterFloor(len(s.members)) {
 		m.proposeMembership(command{kind: cmdDemote, node: retiring}, lifecycleTimeoutTicks, func(result) {})
 		return
 	}

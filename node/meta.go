@@ -48,6 +48,9 @@ type metaNode struct {
 	// confPending is set, on the leader, while a membership change it
 	// proposed is in flight: raft takes one at a time.
 	confPending bool
+	// confSinceSnapshot is set when a configuration change applied after
+	// the newest snapshot.
+	confSinceSnapshot bool
 
 	// busy is set while a Ready is being made durable; no other Ready is
 	// taken until it is advanced.

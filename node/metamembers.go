@@ -76,6 +76,7 @@ func (m *metaNode) applyConfChange(index uint64, data []byte) {
 		change = confChange(c)
 	}
 	m.conf = m.rn.ApplyConfChange(change)
+	m.confSinceSnapshot = m.confSinceSnapshot || res.conf
 	if want := confStateOf(m.state.members); !sameConf(m.conf, want) {
 		panic(fmt.Sprintf("node: raft configuration %v disagrees with the members %v after entry %d", m.conf, want, index))
 	}

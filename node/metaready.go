@@ -264,9 +264,12 @@ func (m *metaNode) apply(ents []*pb.Entry) {
 // entries and, once the snapshot is durable, compacts the log behind it.
 func (m *metaNode) maybeSnapshot() {
 	applied := m.state.applied
-	if applied < m.snapIdx+metaSnapshotEvery {
+	if applied < m.snapIdx+metaSnapshotEvery && !m.confSinceSnapshot {
 		return
 	}
+	// A configuration change is snapshotted at once: a joining member
+	// can only start from a snapshot whose configuration names it.
+	m.confSinceSnapshot = false
 	s, err := m.ms.CreateSnapshot(applied, m.conf, m.state.encode())
 	if err != nil {
 		return // raft already holds a newer snapshot

@@ -1,0 +1,229 @@
+package node_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// startJoiner starts node id, the next after the cluster's last, as a
+// node joining a running cluster: it knows nobody and waits to be
+// admitted.
+func (c *cluster) startJoiner(id node.NodeID) {
+	c.t.Helper()
+	if int(id) != len(c.nodes)+1 {
+		c.t.Fatalf("joiner %s is not the next node after %d", id, len(c.nodes))
+	}
+	m := &member{c: c, id: id, fs: vfs.NewCrashableMem(), join: true}
+	c.nodes = append(c.nodes, m)
+	m.start()
+}
+
+// members asks node at for the member list and returns it.
+func (c *cluster) members(at node.NodeID, reqID uint64) *wire.MemberListReply {
+	c.t.Helper()
+	c.request(at, 3, &wire.MemberList{ReqID: reqID})
+	for i, r := range c.replies {
+		if rep, ok := r.msg.(*wire.MemberListReply); ok && rep.ReqID == reqID {
+			c.replies = slices.Delete(c.replies, i, i+1)
+			return rep
+		}
+	}
+	c.t.Fatalf("member list request %d got no answer", reqID)
+	return nil
+}
+
+// describeMembers renders a member list as "1v 2v 4l(leaving)".
+func describeMembers(ms []wire.MemberInfo) string {
+	out := ""
+	for i, m := range ms {
+		if i > 0 {
+			out += " "
+		}
+		role := "l"
+		if m.Voter {
+			role = "v"
+		}
+		out += fmt.Sprintf("%d%s", m.ID, role)
+		if m.Leaving {
+			out += "(leaving)"
+		}
+	}
+	return out
+}
+
+// checkVoterFloor fails the story if any applied membership change left
+// fewer voters than min(3, members).
+func (c *cluster) checkVoterFloor() {
+	c.t.Helper()
+	for _, e := range c.emitted {
+		if e.Name != event.MetaMembership {
+			continue
+		}
+		voters, members := len(e.Voters()), len(e.Voters())+len(e.Learners())
+		if voters < min(3, members) {
+			c.t.Fatalf("%s applied a change leaving %d voters among %d members: %s", e.node, voters, members, e.Event)
+		}
+	}
+}
+
+// A fourth node joins a three-node cluster: admitted as a learner, it
+// receives the metadata from the leader and answers with the member
+// list, but does not vote, since four members want three voters. A fifth
+// makes the group want five voters, and both learners are promoted.
+func TestANodeJoinsAsALearnerAndIsPromotedWhenTheGroupWantsVoters(t *testing.T) {
+	c := newCluster(t)
+	c.createQueue("orders", wire.PolicyMajority)
+	c.startJoiner(4)
+	c.advance(time.Second)
+	if got := c.members(4, 70); got.Status != wire.StatusUnavailable {
+		t.Fatalf("a joiner not yet admitted answered the member list with %s %v", got.Status, got.Members)
+	}
+
+	c.request(2, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+	if got := describeMembers(c.members(4, 72).Members); got != "1v 2v 3v 4l" {
+		t.Fatalf("the joiner lists the members as %q, want 1v 2v 3v 4l", got)
+	}
+	if got := c.members(1, 73).Members; got[3].Addr != "n4:7400" {
+		t.Fatalf("the metadata recorded the joiner at %q", got[3].Addr)
+	}
+	// Asking again is answered OK; another address for it is refused.
+	c.request(3, 9, &wire.AddNode{ReqID: 74, Node: 4, Addr: "n4:7400"})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(74, wire.StatusOK)
+	c.request(3, 9, &wire.AddNode{ReqID: 75, Node: 4, Addr: "elsewhere:1"})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(75, wire.StatusBadRequest)
+
+	c.startJoiner(5)
+	c.request(1, 9, &wire.AddNode{ReqID: 76, Node: 5, Addr: "n5:7400"})
+	c.advance(3 * time.Second)
+	c.mustReply(76, wire.StatusOK)
+	if got := describeMembers(c.members(5, 77).Members); got != "1v 2v 3v 4v 5v" {
+		t.Fatalf("after a fifth member the list is %q, want five voters", got)
+	}
+	c.checkVoterFloor()
+
+	// The new members take new queues.
+	placed := map[node.NodeID]bool{}
+	for i := range 8 {
+		name := fmt.Sprintf("q%d", i)
+		c.request(1, 9, &wire.CreateQueue{ReqID: uint64(80 + i), Queue: name, Policy: wire.PolicyMajority})
+		c.advance(500 * time.Millisecond)
+		c.mustReply(uint64(80+i), wire.StatusOK)
+	}
+	for _, m := range c.members(1, 90).Members {
+		if m.Replicas > 0 {
+			placed[node.NodeID(m.ID)] = true
+		}
+	}
+	if !placed[4] || !placed[5] {
+		t.Fatalf("eight new queues left a new member empty: %v", placed)
+	}
+}
+
+// IDs are never reused, a node must exist to be removed, and a cluster
+// may not shrink below a queue's replica count.
+func TestMembershipChangesThatBreakARuleAreRefused(t *testing.T) {
+	c := newCluster(t)
+	c.createQueue("orders", wire.PolicyMajority)
+	for _, tc := range []struct {
+		req  wire.Message
+		want string
+	}{
+		{&wire.AddNode{ReqID: 71, Node: 2, Addr: "x:1"}, "n2 is a member already"},
+		{&wire.RemoveNode{ReqID: 72, Node: 9}, "n9 is not a member"},
+		{&wire.RemoveNode{ReqID: 73, Node: 3}, "the cluster would keep 2 nodes, too few for a queue's 3 replicas"},
+	} {
+		c.request(1, 9, tc.req)
+		c.advance(500 * time.Millisecond)
+		id, _ := wire.RequestID(tc.req)
+		if r := c.mustReply(id, wire.StatusBadRequest); r.Detail != tc.want {
+			t.Errorf("%s: refused with %q, want %q", wire.Describe(tc.req), r.Detail, tc.want)
+		}
+	}
+	if got := describeMembers(c.members(1, 74).Members); got != "1v 2v 3v" {
+		t.Fatalf("refused changes changed the members to %q", got)
+	}
+}
+
+// An operator removes a node that owns a queue and votes. It is marked
+// leaving at once; it hands its queue to another replica, the metadata
+// leader replaces its replica with the learner that joined, promotes the
+// learner to take its seat, steps it back, and removes it. Every
+// confirmed message stays deliverable, and the group never has fewer than
+// three voters on the way.
+func TestRemovingAnOwnerMovesItsQueueAndGivesItsSeatToALearner(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 5)
+	c.startJoiner(4)
+	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+
+	c.request(1, 9, &wire.RemoveNode{ReqID: 72, Node: uint32(owner)})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(72, wire.StatusOK)
+	c.advance(10 * time.Second)
+
+	got := c.members(1, 73).Members
+	if s := describeMembers(got); slices.ContainsFunc(got, func(m wire.MemberInfo) bool { return m.ID == uint32(owner) }) || len(got) != 3 {
+		t.Fatalf("after the removal of %s the members are %q", owner, s)
+	}
+	for _, m := range got {
+		if !m.Voter {
+			t.Fatalf("after the removal %d is still a learner: %s", m.ID, describeMembers(got))
+		}
+	}
+	c.checkVoterFloor()
+	if !c.saw(event.QueueHandoffProposed, by(owner)) {
+		t.Fatalf("%s was removed without handing its queue over; events:\n%v", owner, c.events)
+	}
+	// The queue lives on the remaining nodes, the joiner among them, and
+	// its new owner delivers all five messages.
+	active, ok := c.last(event.QueueActive)
+	if !ok || active.node == owner {
+		t.Fatalf("no node but %s served the queue after the removal", owner)
+	}
+	c.request(active.node, 5, &wire.Subscribe{ReqID: 74, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.settle()
+	c.mustReply(74, wire.StatusOK)
+	if d := c.deliveries(5); len(d) != 5 {
+		t.Fatalf("the new owner %s delivered %d of the 5 confirmed messages", active.node, len(d))
+	}
+	if !c.saw(event.MetaReplicaReplaced, func(e emission) bool { return slices.Contains(e.Replicas(), 4) }) {
+		t.Fatal("the joiner never took the removed node's replica")
+	}
+}
+
+// A member that restarts after membership changes replays them: it knows
+// the joiner, and the cluster goes on electing leaders and serving.
+func TestAMemberRestartedAfterAJoinKnowsTheNewMember(t *testing.T) {
+	c := newCluster(t)
+	c.startJoiner(4)
+	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+	for _, id := range []node.NodeID{1, 2, 3, 4} {
+		c.node(id).crash()
+	}
+	for _, id := range []node.NodeID{1, 2, 3, 4} {
+		c.node(id).start()
+	}
+	c.advance(3 * time.Second)
+	for _, id := range []node.NodeID{1, 4} {
+		if got := describeMembers(c.members(id, 72+uint64(id)).Members); got != "1v 2v 3v 4l" {
+			t.Fatalf("%s restarted knowing the members as %q", id, got)
+		}
+	}
+	c.createQueue("orders", wire.PolicyMajority)
+}
