@@ -227,3 +227,40 @@ func TestAMemberRestartedAfterAJoinKnowsTheNewMember(t *testing.T) {
 	}
 	c.createQueue("orders", wire.PolicyMajority)
 }
+
+// A voter dies for good. Once it has been down for ReplaceAfter, the
+// leader gives its seat to the learner that joined and steps it back to
+// learner: the group is back to three live voters and survives another
+// failure. The dead node stays a member until an operator removes it.
+func TestALearnerTakesTheSeatOfAVoterDownForReplaceAfter(t *testing.T) {
+	cfg := node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second}
+	c := newClusterOf(t, cfg)
+	c.startJoiner(4)
+	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+	dead := node.NodeID(3)
+	if c.leader() == dead {
+		dead = 2
+	}
+	c.node(dead).crash()
+	c.advance(time.Second)
+	if got := describeMembers(c.members(1, 72).Members); got != "1v 2v 3v 4l" {
+		t.Fatalf("a voter down for less than ReplaceAfter already lost its seat: %q", got)
+	}
+	c.advance(5 * time.Second)
+	want := map[node.NodeID]string{2: "1v 2l 3v 4v", 3: "1v 2v 3l 4v"}[dead]
+	if got := describeMembers(c.members(1, 73).Members); got != want {
+		t.Fatalf("after %s stayed down the members are %q, want %q", dead, got, want)
+	}
+	c.checkVoterFloor()
+
+	// The dead node is removed on request; it holds no replica, so it
+	// leaves at once.
+	c.request(1, 9, &wire.RemoveNode{ReqID: 74, Node: uint32(dead)})
+	c.advance(3 * time.Second)
+	c.mustReply(74, wire.StatusOK)
+	if got := c.members(4, 75).Members; len(got) != 3 {
+		t.Fatalf("the dead node was not removed: %s", describeMembers(got))
+	}
+}
