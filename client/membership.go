@@ -45,6 +45,17 @@ func (c *Client) RemoveNode(ctx context.Context, id uint32) error {
 	return err
 }
 
+// Rebalance spreads the existing queues' replicas evenly over the
+// members that stay, one replica move at a time (each a brief recovery
+// of the queue at a new epoch, led by its owner). It returns once the
+// rebalance is committed; Members shows the replica counts evening out.
+// New queues are placed on every member without asking. Only an admin
+// may ask.
+func (c *Client) Rebalance(ctx context.Context) error {
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.Rebalance(now) })
+	return err
+}
+
 // Members returns the cluster's members in ID order, as the answering
 // node's metadata knows them, and the metadata leader it knows (0 if
 // none).

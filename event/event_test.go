@@ -91,6 +91,7 @@ var samples = []sample{
 	{NewMetaProposalFailed("orders", 4, "timed out"), "meta.proposal-failed q=orders kind=4 why=timed out", "S I S"},
 	{NewMetaMembership("promote", 4, []uint32{1, 2, 4}, []uint32{5}), "meta.membership kind=promote node=4 voters=1,2,4 learners=5", "S U S S"},
 	{NewMetaMembershipRefused("remove", 2, "holds replicas"), "meta.membership-refused kind=remove node=2 why=holds replicas", "S U S"},
+	{NewMetaRebalance(true), "meta.rebalance outcome=started", "S"},
 	{NewMetaPlanReplace("orders", 1, 4, 3), "meta.plan-replace q=orders out=1 in=4 epoch=3", "S U U U"},
 	{NewMetaPlanRecovery("orders", 1, 2, 3), "meta.plan-recovery q=orders from=1 to=2 epoch=3", "S U U U"},
 	{NewMetaNodeDown(1), "meta.node-down node=1", "U"},

@@ -113,3 +113,13 @@ func NewMetaMembership(kind string, id uint32, voters, learners []uint32) Event 
 func NewMetaMembershipRefused(kind string, id uint32, why string) Event {
 	return newEvent(MetaMembershipRefused, str(KeyKind, kind), nodeNum(KeyNode, id), str(KeyWhy, why))
 }
+
+// NewMetaRebalance reports that this node applied the start (on) or the
+// end of a rebalance of queue replicas.
+func NewMetaRebalance(on bool) Event {
+	state := "done"
+	if on {
+		state = "started"
+	}
+	return newEvent(MetaRebalance, str(KeyOutcome, state))
+}

@@ -178,6 +178,9 @@ const (
 	// MetaMembershipRefused: a node applied a membership change that
 	// the state machine turned down (NewMetaMembershipRefused).
 	MetaMembershipRefused Name = "meta.membership-refused"
+	// MetaRebalance: a node applied the start or the end of a rebalance
+	// (NewMetaRebalance).
+	MetaRebalance Name = "meta.rebalance"
 )
 
 // The names of the failure detector's events.
@@ -282,7 +285,7 @@ var names = []Name{
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
 	MetaLeader, MetaSnapshotInstalled, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
-	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused,
+	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,

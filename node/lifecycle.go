@@ -55,6 +55,9 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 	case cmdLeave:
 		n.onMembershipApplied(c, res)
 		return
+	case cmdRebalance, cmdRebalanced:
+		n.emit(event.NewMetaRebalance(c.kind == cmdRebalance))
+		return
 	default:
 		n.onMetaPolicyApplied(c, res)
 		return

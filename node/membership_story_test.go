@@ -264,3 +264,54 @@ func TestALearnerTakesTheSeatOfAVoterDownForReplaceAfter(t *testing.T) {
 		t.Fatalf("the dead node was not removed: %s", describeMembers(got))
 	}
 }
+
+// Two nodes join a three-node cluster whose queues all live on the
+// founders. A rebalance moves replicas one at a time to the new nodes
+// until no member holds more than one replica above another, and ends
+// by itself; every queue keeps its messages.
+func TestARebalanceSpreadsReplicasOverNewMembers(t *testing.T) {
+	c := newCluster(t)
+	var names []string
+	for i := range 4 {
+		name := fmt.Sprintf("q%d", i)
+		names = append(names, name)
+		owner := c.createQueue(name, wire.PolicyMajority)
+		c.publishConfirmed(owner, name, 2)
+	}
+	for _, id := range []node.NodeID{4, 5} {
+		c.startJoiner(id)
+		c.request(1, 9, &wire.AddNode{ReqID: 70 + uint64(id), Node: uint32(id), Addr: fmt.Sprintf("n%d:7400", id)})
+		c.advance(time.Second)
+		c.mustReply(70+uint64(id), wire.StatusOK)
+	}
+	c.request(2, 9, &wire.Rebalance{ReqID: 80})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(80, wire.StatusOK)
+	c.advance(20 * time.Second)
+	if !c.saw(event.MetaRebalance, func(e emission) bool { return e.Outcome() == "done" }) {
+		t.Fatalf("the rebalance never ended; members %s", describeMembers(c.members(1, 81).Members))
+	}
+	counts := map[uint32]uint32{}
+	least, most := uint32(99), uint32(0)
+	for _, m := range c.members(1, 82).Members {
+		counts[m.ID] = m.Replicas
+		least, most = min(least, m.Replicas), max(most, m.Replicas)
+	}
+	if most-least > 1 || counts[4] == 0 || counts[5] == 0 {
+		t.Fatalf("after the rebalance the replica counts are %v", counts)
+	}
+	for i, name := range names {
+		var served emission
+		for _, e := range c.emitted {
+			if e.Name == event.QueueActive && e.Queue() == name {
+				served = e
+			}
+		}
+		conn := node.ConnID(20 + i)
+		c.request(served.node, conn, &wire.Subscribe{ReqID: 90 + uint64(i), Queue: name, Window: 10, Lease: time.Minute})
+		c.settle()
+		if d := c.deliveries(conn); len(d) != 2 {
+			t.Fatalf("queue %s delivered %d of its 2 messages after the rebalance", name, len(d))
+		}
+	}
+}

@@ -51,6 +51,9 @@ type metaNode struct {
 	// confSinceSnapshot is set when a configuration change applied after
 	// the newest snapshot.
 	confSinceSnapshot bool
+	// rebalancing is set, on the leader, while its proposal to end a
+	// rebalance is in flight.
+	rebalancing bool
 
 	// busy is set while a Ready is being made durable; no other Ready is
 	// taken until it is advanced.

@@ -16,7 +16,8 @@ import (
 // limit (which a later command may change: the snapshot holds the
 // current setting); older versions are still read, their queues with the
 // default window and no limit. Version 7 added the member list; a
-// snapshot before it takes its members from raft's configuration.
+// snapshot before it takes its members from raft's configuration. It
+// also added whether a rebalance is under way.
 const metaSnapshotVersion = 7
 
 func appendNodes(b []byte, ids []NodeID) []byte {
@@ -123,6 +124,7 @@ func encodeCommand(c command) []byte {
 		b = wire.AppendString(b, c.addr)
 	case cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
 		b = wire.AppendUint32(b, uint32(c.node))
+	case cmdRebalance, cmdRebalanced:
 	default:
 		panic(fmt.Sprintf("node: encoding unknown metadata command %d", c.kind))
 	}
@@ -158,6 +160,7 @@ func decodeCommand(data []byte) (command, error) {
 		c.node, c.addr = NodeID(d.Uint32()), d.String()
 	case cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
 		c.node = NodeID(d.Uint32())
+	case cmdRebalance, cmdRebalanced:
 	default:
 		return command{}, fmt.Errorf("unknown metadata command %d", c.kind)
 	}
@@ -188,7 +191,8 @@ func (s *metaState) encode() []byte {
 		b = wire.AppendBool(b, m.Learner)
 		b = wire.AppendBool(b, m.Leaving)
 	}
-	return wire.AppendUint32(b, uint32(s.lastMember))
+	b = wire.AppendUint32(b, uint32(s.lastMember))
+	return wire.AppendBool(b, s.rebalance)
 }
 
 func decodeMetaState(data []byte) (*metaState, error) {
@@ -228,6 +232,7 @@ func decodeMetaState(data []byte) (*metaState, error) {
 			s.members = append(s.members, Member{ID: NodeID(d.Uint32()), Addr: d.String(), Learner: d.Bool(), Leaving: d.Bool()})
 		}
 		s.lastMember = NodeID(d.Uint32())
+		s.rebalance = d.Bool()
 		for i := 1; i < len(s.members); i++ {
 			if s.members[i].ID <= s.members[i-1].ID {
 				return nil, fmt.Errorf("metadata members out of order: %s after %s", s.members[i].ID, s.members[i-1].ID)

@@ -109,6 +109,8 @@ type metaState struct {
 	// highest ID the cluster ever admitted, so no ID is used twice.
 	members    []Member
 	lastMember NodeID
+	// rebalance is set while an operator's rebalance is under way.
+	rebalance bool
 }
 
 func newMetaState(defaults DetectionPolicy) *metaState {
@@ -219,6 +221,9 @@ func (s *metaState) apply(index uint64, c command) result {
 		return s.applySetDeadLetter(c)
 	case cmdAddMember, cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
 		return s.applyMembership(c)
+	case cmdRebalance, cmdRebalanced:
+		s.rebalance = c.kind == cmdRebalance
+		return result{ok: true}
 	}
 	panic(fmt.Sprintf("node: applying unknown metadata command %d", c.kind))
 }

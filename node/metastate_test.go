@@ -187,8 +187,8 @@ func TestOlderSnapshotsAndCommandsDecodeWithTheDefaultWindow(t *testing.T) {
 	// its limit, the last fields of the one queue; a version 4 one lacks
 	// the window before them too.
 	// Version 7 added the member list after the queues: here empty, a
-	// count and the last member's ID.
-	current = current[:len(current)-8]
+	// count and the last member's ID, and the rebalance flag.
+	current = current[:len(current)-9]
 	deadBytes := len(wire.AppendString(nil, "")) + 4
 	v5 := append([]byte{5}, current[1:len(current)-deadBytes]...)
 	v4 := append([]byte{4}, current[1:len(current)-deadBytes-8]...)

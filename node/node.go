@@ -478,6 +478,8 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 		n.onRemoveNode(conn, m)
 	case *wire.MemberList:
 		n.onMemberList(conn, m)
+	case *wire.Rebalance:
+		n.onRebalance(conn, m)
 	default:
 		n.emit(event.NewNodeUnexpectedRequest(req.Kind().String()))
 	}

@@ -33,6 +33,7 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 	}
 	n.noteDownSince()
 	n.manageMembership()
+	defer n.rebalanceStep()
 	load := n.replicaLoad()
 	for _, name := range s.queueNames() {
 		q := s.queues[name]

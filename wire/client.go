@@ -124,6 +124,8 @@ func RequestID(m Message) (id uint64, ok bool) {
 		return m.ReqID, true
 	case *MemberList:
 		return m.ReqID, true
+	case *Rebalance:
+		return m.ReqID, true
 	case *SettleBatch:
 		if len(m.Items) > 0 {
 			return m.Items[0].ReqID, true

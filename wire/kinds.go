@@ -66,6 +66,8 @@ const (
 	KindRemoveNode      Kind = 76
 	KindMemberList      Kind = 77
 	KindMemberListReply Kind = 78
+	// KindRebalance spreads existing queues' replicas over the members.
+	KindRebalance Kind = 79
 )
 
 var kindNames = map[Kind]string{
@@ -107,6 +109,7 @@ var kindNames = map[Kind]string{
 	KindRemoveNode:        "RemoveNode",
 	KindMemberList:        "MemberList",
 	KindMemberListReply:   "MemberListReply",
+	KindRebalance:         "Rebalance",
 }
 
 // String names the kind for traces and logs.
@@ -197,6 +200,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeMemberList(d), nil
 	case KindMemberListReply:
 		return decodeMemberListReply(d), nil
+	case KindRebalance:
+		return decodeRebalance(d), nil
 	default:
 		return nil, fmt.Errorf("%w: %d", ErrUnknownKind, uint16(kind))
 	}

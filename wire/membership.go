@@ -128,3 +128,20 @@ func decodeMemberListReply(d *Decoder) *MemberListReply {
 	}
 	return r
 }
+
+// Rebalance asks the cluster to spread the existing queues' replicas
+// evenly over the members that stay, one replica move at a time through
+// the replacement path; new queues are placed on every member anyway.
+// The reply is OK once the rebalance is committed; MemberList shows the
+// replica counts as they even out. Only an admin may ask.
+type Rebalance struct {
+	ReqID uint64
+}
+
+// Kind implements Message.
+func (*Rebalance) Kind() Kind { return KindRebalance }
+
+// AppendBody implements Message.
+func (m *Rebalance) AppendBody(b []byte) []byte { return AppendUint64(b, m.ReqID) }
+
+func decodeRebalance(d *Decoder) *Rebalance { return &Rebalance{ReqID: d.Uint64()} }

@@ -32,6 +32,7 @@ var samples = []Message{
 	&AddNode{ReqID: 19, Node: 4, Addr: "10.0.0.4:7400"},
 	&RemoveNode{ReqID: 20, Node: 2},
 	&MemberList{ReqID: 21},
+	&Rebalance{ReqID: 22},
 	&MemberListReply{ReqID: 21, Status: StatusOK, Leader: 1, Members: []MemberInfo{{ID: 1, Addr: "a:1", Voter: true, Replicas: 3}, {ID: 4, Leaving: true, Down: true}}},
 	&SetQueueOptions{ReqID: 18, Queue: "orders", DeadLetter: "orders-dead", MaxDeliveries: 5},
 	&Delivery{Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Attempt: 2, Payload: []byte{}},
@@ -219,7 +220,7 @@ func FuzzDecode(f *testing.F) {
 // kinds a client sends: each of those yields its ReqID, nothing else
 // yields one (a Reply carries a ReqID too, but answers rather than asks).
 func TestRequestIDNamesEveryClientRequest(t *testing.T) {
-	want := map[Kind]uint64{KindCreateQueue: 1, KindDeleteQueue: 2, KindPublish: 3, KindSubscribe: 6, KindSettle: 7, KindSetDetection: 9, KindSettleBatch: 11, KindUnsubscribe: 13, KindExtend: 14, KindPurge: 15, KindQueueInfo: 16, KindMoveOwner: 17, KindSetQueueOptions: 18, KindAddNode: 19, KindRemoveNode: 20, KindMemberList: 21}
+	want := map[Kind]uint64{KindCreateQueue: 1, KindDeleteQueue: 2, KindPublish: 3, KindSubscribe: 6, KindSettle: 7, KindSetDetection: 9, KindSettleBatch: 11, KindUnsubscribe: 13, KindExtend: 14, KindPurge: 15, KindQueueInfo: 16, KindMoveOwner: 17, KindSetQueueOptions: 18, KindAddNode: 19, KindRemoveNode: 20, KindMemberList: 21, KindRebalance: 22}
 	seen := 0
 	for _, m := range samples {
 		id, ok := RequestID(m)

@@ -43,9 +43,11 @@ const (
 	OpAddNode    OpKind = 13
 	OpRemoveNode OpKind = 14
 	OpMemberList OpKind = 15
+	// OpRebalance spreads existing queues' replicas over the members.
+	OpRebalance OpKind = 16
 )
 
-var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner", "set-queue-options", "add-node", "remove-node", "member-list"}
+var opKindNames = [...]string{"invalid", "create", "delete", "publish", "subscribe", "ack", "nack", "set-detection", "extend", "purge", "queue-info", "move-owner", "set-queue-options", "add-node", "remove-node", "member-list", "rebalance"}
 
 // String names the kind for traces and test failures.
 func (k OpKind) String() string {

@@ -39,6 +39,13 @@ func (c *Client) MemberList(now time.Time) OpID {
 	return c.startAnywhere(now, c.newOp(OpMemberList, ""))
 }
 
+// Rebalance starts spreading the existing queues' replicas evenly over
+// the members; the event is OK once the rebalance is committed. Only an
+// admin may ask.
+func (c *Client) Rebalance(now time.Time) OpID {
+	return c.startAnywhere(now, c.newOp(OpRebalance, ""))
+}
+
 // startAnywhere sends an operation that names no queue, so any node may
 // take it.
 func (c *Client) startAnywhere(now time.Time, op *operation) OpID {
@@ -66,6 +73,8 @@ func membershipMessage(op *operation, reqID uint64) wire.Message {
 		return &wire.RemoveNode{ReqID: reqID, Node: op.member}
 	case OpMemberList:
 		return &wire.MemberList{ReqID: reqID}
+	case OpRebalance:
+		return &wire.Rebalance{ReqID: reqID}
 	}
 	return nil
 }

@@ -355,7 +355,7 @@ func (op *operation) request(reqID uint64) wire.Message {
 		p := op.detection
 		p.ReqID = reqID
 		return &p
-	case OpAddNode, OpRemoveNode, OpMemberList:
+	case OpAddNode, OpRemoveNode, OpMemberList, OpRebalance:
 		return membershipMessage(op, reqID)
 	}
 	panic(fmt.Sprintf("core: op %d has impossible kind %s", op.id, op.kind))
