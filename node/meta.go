@@ -309,6 +309,12 @@ func (m *metaNode) tick() {
 // campaign forgets the current leader (so check-quorum's lease does not
 // make this node ignore its own election) and starts a pre-vote.
 func (m *metaNode) campaign(why string) {
+	if !m.isVoter() {
+		// A learner, a joiner not yet admitted or a removed member has no
+		// vote to win an election with; raft would ignore the campaign.
+		m.resetElectionTimer()
+		return
+	}
 	m.campaignedAgainst, m.lastSilence = m.lastLeader, m.silentTicks
 	m.n.emit(event.NewMetaCampaign(why, m.term))
 	m.rn.ForgetLeader()
