@@ -165,7 +165,13 @@ func New(cfg Config) (*Runtime, error) {
 // directory, and a replication factor the cluster can satisfy.
 func nodeConfig(cfg *Config) node.Config {
 	nc := cfg.nodeConfig()
-	if nc.Replicas == 0 {
+	switch {
+	case nc.Replicas != 0:
+	case nc.Join:
+		// A joining node's members list only what it knows of a cluster
+		// of at least two others and itself.
+		nc.Replicas = 3
+	default:
 		nc.Replicas = min(3, len(nc.Nodes))
 	}
 	return nc
