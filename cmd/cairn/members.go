@@ -239,7 +239,11 @@ func removalProgress(m client.Member) string {
 	if m.Voter {
 		role = "voter"
 	}
-	parts := []string{strconv.Itoa(m.Replicas) + " replicas left", role}
+	left := strconv.Itoa(m.Replicas) + " replicas left"
+	if m.Replicas == 1 {
+		left = "1 replica left"
+	}
+	parts := []string{left, role}
 	if m.Replicas == 0 && m.Voter {
 		parts = append(parts, "its vote moves to another node before it leaves the metadata group")
 	}
