@@ -58,6 +58,7 @@ func (r *Runtime) strangerLink(id node.NodeID) *peerLink {
 			links[id] = out
 		}
 	})
+	r.board.followLinks(*r.links.Load())
 	return out
 }
 
@@ -107,6 +108,9 @@ func (r *Runtime) followMembers() {
 			}
 		}
 	})
+	if len(added)+len(dropped) > 0 {
+		r.board.followLinks(*r.links.Load())
+	}
 	for _, l := range dropped {
 		r.retireLink(l)
 	}

@@ -89,6 +89,9 @@ func TestLinksFollowTheMemberList(t *testing.T) {
 			t.Errorf("node 4 keeps no link with node %d, which it was never configured with", id)
 		}
 	}
+	if peers := joiner.Status().Peers; len(peers) != 3 {
+		t.Errorf("node 4's status lists peers %+v, want nodes 1, 2 and 3", peers)
+	}
 	if err := admin.RemoveNode(ctx, 3); err != nil {
 		t.Fatalf("removing node 3: %v", err)
 	}
@@ -98,8 +101,34 @@ func TestLinksFollowTheMemberList(t *testing.T) {
 	waitFor(t, 5*time.Second, "nodes 1, 2 and 4 to drop their links with node 3", func() bool {
 		return founders[0].link(3) == nil && founders[1].link(3) == nil && joiner.link(3) == nil
 	})
+	for _, p := range founders[0].Status().Peers {
+		if p.ID == 3 {
+			t.Errorf("node 1's status still lists node 3 as a peer: %+v", founders[0].Status().Peers)
+		}
+	}
 	if err := joinAsPeer(t, founders[1].PeerAddr(), 3, 2, testPeerSecret); err == nil {
 		t.Error("node 2 admitted node 3 to its peer port after node 3 left the cluster")
 	}
 	consumeAll(t, ctx, admin, "q", confirmed)
+}
+
+// TestSendToANonMemberIsDropped checks that a message the node sends to
+// a node the runtime keeps no link with is dropped and counted, never a
+// crash or a wait: a node whose metadata lags may address a member that
+// left.
+func TestSendToANonMemberIsDropped(t *testing.T) {
+	tn := start(t, singleConfig(t))
+	sent := make(chan struct{})
+	tn.post(func() {
+		tn.env.Send(9, &wire.Ping{Seq: 1})
+		close(sent)
+	})
+	select {
+	case <-sent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("sending to a non-member did not return")
+	}
+	if got := counterValue(tn.env.notMember); got != 1 {
+		t.Errorf("%v sends to a non-member counted, want 1", got)
+	}
 }
