@@ -8,13 +8,12 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
-	"github.com/cairnmq/cairn/wire"
 )
 
 // memberLister is a handler that reports the cluster's members as its
-// applied metadata knows them; *node.Node is one.
+// applied metadata records them; *node.Node is one.
 type memberLister interface {
-	Members() []wire.MemberInfo
+	MemberRecords() []node.Member
 }
 
 // membersPoll is how often the node's goroutine compares its links with
@@ -82,15 +81,15 @@ func (r *Runtime) followMembers() {
 	if !ok || r.halted {
 		return
 	}
-	members := ml.Members()
+	members := ml.MemberRecords()
 	if len(members) == 0 {
 		return
 	}
 	r.hasMeta.Store(true)
 	want := make(map[node.NodeID]string, len(members))
 	for _, m := range members {
-		if id := node.NodeID(m.ID); id != r.id {
-			want[id] = r.peerAddr(id, m.Addr)
+		if m.ID != r.id {
+			want[m.ID] = r.peerAddr(m.ID, m.Addr)
 		}
 	}
 	var added, dropped []*peerLink

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -13,7 +14,7 @@ import (
 // holds.
 func membersOf(tn *testNode) []wire.MemberInfo {
 	out := make(chan []wire.MemberInfo, 1)
-	tn.post(func() { out <- tn.handler.(memberLister).Members() })
+	tn.post(func() { out <- tn.handler.(*node.Node).Members() })
 	select {
 	case m := <-out:
 		return m

@@ -55,6 +55,9 @@ func TestJoiningNodeGetsASnapshotThatNamesIt(t *testing.T) {
 	if len(got) != 4 || got[3].ID != 4 || got[3].Voter || got[3].Addr != "n4:7104" {
 		t.Fatalf("the joining node's members %+v, want nodes 1 to 4, node 4 a learner at n4:7104", got)
 	}
+	if recs := joiner.n.MemberRecords(); len(recs) != 4 || !recs[3].Learner || recs[3].Addr != "n4:7104" {
+		t.Errorf("the joining node's member records %+v disagree with its members", recs)
+	}
 	for _, mem := range got[:3] {
 		if !mem.Voter {
 			t.Errorf("founder %d is not a voter: %+v", mem.ID, got)
