@@ -46,7 +46,8 @@ func adminClient(t *testing.T, addrs ...string) *client.Client {
 // TestLinksFollowTheMemberList runs three founders and a fourth node that
 // joins knowing only itself and node 1. Once the cluster admits it, the
 // founders dial it at the address the metadata records, and it receives
-// the metadata from peers it was never configured with. Removing node 3
+// the metadata from peers it was never configured with, and keeps it
+// across a restart. Removing node 3
 // then moves its replica away; once node 3 is gone from the member list,
 // the others drop their links with it and refuse it on their peer ports,
 // and the queue still holds what was published.
@@ -93,6 +94,14 @@ func TestLinksFollowTheMemberList(t *testing.T) {
 	if peers := joiner.Status().Peers; len(peers) != 3 {
 		t.Errorf("node 4's status lists peers %+v, want nodes 1, 2 and 3", peers)
 	}
+	// Restarted with join still set, node 4 starts from the metadata it
+	// holds: join only matters to an empty data directory.
+	joiner.stop(t)
+	joiner = start(t, cfgs[3])
+	waitFor(t, 15*time.Second, "node 4 to load its metadata after a restart", func() bool {
+		m := membersOf(joiner)
+		return len(m) == 4 && joiner.link(2) != nil && joiner.link(3) != nil
+	})
 	if err := admin.RemoveNode(ctx, 3); err != nil {
 		t.Fatalf("removing node 3: %v", err)
 	}
