@@ -102,6 +102,13 @@ func TestLinksFollowTheMemberList(t *testing.T) {
 		m := membersOf(joiner)
 		return len(m) == 4 && joiner.link(2) != nil && joiner.link(3) != nil
 	})
+	// So does node 2, whose metadata snapshot is now the one taken at
+	// the entry that added node 4.
+	founders[1].stop(t)
+	founders[1] = start(t, cfgs[1])
+	waitFor(t, 15*time.Second, "node 2 to load its metadata after a restart", func() bool {
+		return len(membersOf(founders[1])) == 4 && founders[1].link(4) != nil
+	})
 	if err := admin.RemoveNode(ctx, 3); err != nil {
 		t.Fatalf("removing node 3: %v", err)
 	}
