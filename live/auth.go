@@ -69,8 +69,10 @@ func checkClientCert(tc *tls.Conn, claimed session.Role) error {
 
 // adminOnly names what m does if only an admin may do it, or returns ""
 // for requests any client may send. These are the requests that change
-// the cluster for everyone: removing a queue and its messages, and the
-// failure detection policy every node follows.
+// the cluster for everyone: removing a queue and its messages, the
+// failure detection policy every node follows, where a queue is owned,
+// and which nodes are members. Reading the member list (MemberList)
+// changes nothing and is open to every authenticated client.
 func adminOnly(m wire.Message) string {
 	switch m.(type) {
 	case *wire.DeleteQueue:
@@ -79,6 +81,10 @@ func adminOnly(m wire.Message) string {
 		return "changing the failure detection policy"
 	case *wire.MoveOwner:
 		return "moving a queue's owner"
+	case *wire.AddNode:
+		return "adding a node to the cluster"
+	case *wire.RemoveNode:
+		return "removing a node from the cluster"
 	}
 	return ""
 }

@@ -38,6 +38,27 @@ func newStatusBoard(nc node.Config, members []Member) *statusBoard {
 	return b
 }
 
+// followLinks makes the board's peers those the runtime keeps links
+// with: a member added later is listed at the address its link dials
+// (or without one, if it dials this node), and one that left is dropped.
+func (b *statusBoard) followLinks(links map[node.NodeID]*peerLink) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kept := b.peers[:0]
+	for _, p := range b.peers {
+		if links[node.NodeID(p.ID)] != nil {
+			kept = append(kept, p)
+		}
+	}
+	for id, l := range links {
+		if !slices.ContainsFunc(kept, func(p status.Peer) bool { return p.ID == uint32(id) }) {
+			kept = append(kept, status.Peer{ID: uint32(id), Addr: l.addr, Connected: l.cur.Load() != nil})
+		}
+	}
+	slices.SortFunc(kept, func(x, y status.Peer) int { return int(x.ID) - int(y.ID) })
+	b.peers = kept
+}
+
 // apply folds one node event, stamped now with the runtime's clock,
 // into the board.
 func (b *statusBoard) apply(now time.Time, e event.Event) {

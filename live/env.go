@@ -24,6 +24,7 @@ type env struct {
 	boot time.Time
 
 	notConnected prometheus.Counter
+	notMember    prometheus.Counter
 	clientGone   prometheus.Counter
 }
 
@@ -33,6 +34,7 @@ func newEnv(r *Runtime) *env {
 	return &env{
 		r: r, rng: newPCG(), boot: time.Now(),
 		notConnected: r.m.dropped.WithLabelValues(sidePeer, "not-connected"),
+		notMember:    r.m.dropped.WithLabelValues(sidePeer, "not-member"),
 		clientGone:   r.m.dropped.WithLabelValues(sideClient, "gone"),
 	}
 }
@@ -57,14 +59,18 @@ func (e *env) After(d time.Duration, t node.Timer) {
 
 // Send implements node.Env. The message is encoded now, as in the
 // simulator, so the node may reuse its memory at once. With no connection
-// to the peer the message is dropped: the node resends what matters.
+// to the peer the message is dropped: the node resends what matters. So
+// is a message to a node this runtime keeps no link with: a member the
+// runtime has not linked yet, or one that left, where a node whose
+// metadata lags may still send.
 func (e *env) Send(to node.NodeID, m wire.Message) {
 	if e.r.halted {
 		return
 	}
-	l := e.r.links[to]
+	l := e.r.link(to)
 	if l == nil {
-		panic(fmt.Sprintf("live: node %s sent %s to %s, which is not a peer", e.r.id, m.Kind(), to))
+		e.notMember.Inc()
+		return
 	}
 	fc := l.cur.Load()
 	if fc == nil {
@@ -107,6 +113,9 @@ func (e *env) Boundary(string) {}
 // and folded into the status page.
 func (e *env) Emit(ev event.Event) {
 	e.r.m.events.WithLabelValues(string(ev.Name)).Inc()
+	if ev.Name == event.MetaMembership {
+		e.r.membersDirty = true // the links follow once the handler returns
+	}
 	now := time.Now()
 	e.r.board.apply(now, ev)
 	e.r.events.emit(now, ev)

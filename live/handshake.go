@@ -89,7 +89,7 @@ func growReader(small *bufio.Reader, conn net.Conn) *bufio.Reader {
 
 // dialSession opens an authenticated connection to a peer.
 func (r *Runtime) dialSession(l *peerLink) (net.Conn, *bufio.Reader, error) {
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.HandshakeTimeout)
+	ctx, cancel := context.WithTimeout(l.ctx, r.cfg.HandshakeTimeout)
 	defer cancel()
 	if !r.budget.take() {
 		return nil, nil, r.budgetSpent()

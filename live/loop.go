@@ -58,6 +58,9 @@ const maxTurn = 256
 func (r *Runtime) handle(ev func()) bool {
 	r.m.inbox.Set(float64(len(r.inbox)))
 	ev()
+	if r.membersDirty && !r.halted {
+		r.followMembers()
+	}
 	return !r.halted
 }
 
@@ -71,6 +74,9 @@ func (r *Runtime) runSoon() bool {
 		if r.halted {
 			return false
 		}
+	}
+	if r.membersDirty {
+		r.followMembers()
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -26,17 +27,22 @@ const (
 
 // peerLink is this node's side of its one connection with a peer. The
 // node with the lower ID dials; the other accepts. cur is the established
-// connection, or nil; the node's goroutine reads it to send.
+// connection, or nil; the node's goroutine reads it to send. ctx ends
+// when the peer stops being a member (or the runtime shuts down), which
+// stops the dialer.
 type peerLink struct {
-	id   node.NodeID
-	addr string
-	cur  atomic.Pointer[frameConn]
+	id      node.NodeID
+	addr    string
+	cur     atomic.Pointer[frameConn]
+	ctx     context.Context
+	cancel  context.CancelFunc
+	dialing atomic.Bool // a dialer runs for it (startDialer)
 }
 
 // dialedLinks returns the links this node dials, in ID order.
 func (r *Runtime) dialedLinks() []*peerLink {
 	var out []*peerLink
-	for id, l := range r.links {
+	for id, l := range *r.links.Load() {
 		if id > r.id {
 			out = append(out, l)
 		}
@@ -50,7 +56,7 @@ func (r *Runtime) dialedLinks() []*peerLink {
 func (r *Runtime) dialLoop(l *peerLink) {
 	backoff := dialBackoffMin
 	failures := 0
-	for r.ctx.Err() == nil {
+	for l.ctx.Err() == nil {
 		conn, br, err := r.dialSession(l)
 		if err != nil {
 			failures++
@@ -60,7 +66,7 @@ func (r *Runtime) dialLoop(l *peerLink) {
 			}
 			r.log.Log(r.ctx, level, "cannot reach peer", slog.String("peer", l.id.String()),
 				slog.String("addr", l.addr), slog.String("err", err.Error()), slog.Int("failures", failures))
-			if !r.sleep(jitter(backoff)) {
+			if !sleep(l.ctx, jitter(backoff)) {
 				return
 			}
 			backoff = min(2*backoff, dialBackoffMax)
@@ -75,7 +81,7 @@ func (r *Runtime) dialLoop(l *peerLink) {
 		// be reachable again within a few milliseconds to answer. A
 		// connection that broke right after it was made waits first, so
 		// a peer that keeps cutting it off is not dialed in a tight loop.
-		if time.Since(began) < time.Second && !r.sleep(jitter(dialBackoffMin)) {
+		if time.Since(began) < time.Second && !sleep(l.ctx, jitter(dialBackoffMin)) {
 			return
 		}
 	}
@@ -88,12 +94,12 @@ func jitter(d time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
-// sleep waits d, or reports false if the runtime shuts down first.
-func (r *Runtime) sleep(d time.Duration) bool {
+// sleep waits d, or reports false if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-r.ctx.Done():
+	case <-ctx.Done():
 		return false
 	case <-t.C:
 		return true
@@ -107,17 +113,34 @@ func (r *Runtime) serveIncomingPeer(nc net.Conn) {
 	if err != nil {
 		return
 	}
-	r.runPeer(r.links[node.NodeID(hello.Node)], conn, br)
+	peer := node.NodeID(hello.Node)
+	l := r.link(peer)
+	if l == nil && !r.hasMeta.Load() {
+		l = r.strangerLink(peer)
+	}
+	if l == nil {
+		// It stopped being a member during the handshake.
+		conn.Close()
+		return
+	}
+	r.runPeer(l, conn, br)
 }
 
 // admitPeer lets in only peers of this cluster that are meant to dial
-// this node, so each pair of nodes shares exactly one connection.
+// this node, so each pair of nodes shares exactly one connection. A peer
+// is of this cluster if the metadata lists it, or, while this node has
+// no metadata yet (it is joining, or still starting), if it proved the
+// peer credential: a joining node learns the members from the leader
+// that dials it.
 func (r *Runtime) admitPeer(role session.Role, id uint32) error {
 	if role != session.RolePeer {
 		return fmt.Errorf("this is the peer port; %ss connect to the client port", role)
 	}
 	peer := node.NodeID(id)
-	if r.links[peer] == nil {
+	switch {
+	case peer == r.id || peer == 0:
+		return fmt.Errorf("a peer claims to be node %s", peer)
+	case r.link(peer) == nil && r.hasMeta.Load():
 		return fmt.Errorf("node %s is not a member of this cluster", peer)
 	}
 	if peer > r.id {
@@ -140,6 +163,11 @@ func (r *Runtime) runPeer(l *peerLink, conn net.Conn, br *bufio.Reader) {
 		old.close("replaced", slog.LevelInfo, nil)
 	} else {
 		r.m.peersUp.Inc()
+	}
+	if l.ctx.Err() != nil {
+		// The peer stopped being a member while this connection was
+		// being made; retireLink may have looked before it was installed.
+		fc.close("no longer a member", slog.LevelInfo, nil)
 	}
 	r.board.setPeer(l.id, true)
 	r.log.Info("peer connected", slog.String("peer", l.id.String()), slog.String("remote", fc.remote))

@@ -49,9 +49,10 @@ func TestClientSecretCannotJoinThePeerPort(t *testing.T) {
 }
 
 // TestAdminOperationsNeedTheAdminRole checks that a client connection
-// can publish and create queues, but neither delete a queue, change the
-// failure detection policy nor move a queue's owner; an admin connection
-// can delete and change the policy.
+// can publish, create queues and list the members, but neither delete a
+// queue, change the failure detection policy, move a queue's owner, nor
+// add or remove a node; an admin connection can delete and change the
+// policy.
 func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 	tn := start(t, singleConfig(t))
 	c := dial(t, tn.ClientAddr())
@@ -64,6 +65,8 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 		"delete":        c.DeleteQueue(ctx, "q"),
 		"set-detection": c.SetDetection(ctx, policy),
 		"move-owner":    c.MoveOwner(ctx, "q", 2, 0),
+		"add-node":      c.AddNode(ctx, 2, "127.0.0.1:1"),
+		"remove-node":   c.RemoveNode(ctx, 1),
 	} {
 		var se *client.StatusError
 		if !errors.As(err, &se) || se.Status != client.StatusBadRequest || !strings.Contains(se.Detail, "needs the admin role") {
@@ -72,6 +75,9 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 	}
 	if _, err := c.Publish(ctx, "q", []byte("still here")); err != nil {
 		t.Fatalf("the queue a client failed to delete: %v", err)
+	}
+	if members, _, err := c.Members(ctx); err != nil || len(members) != 1 || members[0].ID != 1 {
+		t.Fatalf("members as a client: %v, %+v; want node 1 alone (the refused add and removal changed nothing)", err, members)
 	}
 	admin, err := client.Dial(ctx, client.Options{Secret: testAdminSecret, Admin: true, RequestTimeout: 2 * time.Second}, tn.ClientAddr())
 	if err != nil {
@@ -84,8 +90,10 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 	if err := admin.DeleteQueue(ctx, "q"); err != nil {
 		t.Fatalf("delete as an admin: %v", err)
 	}
-	if got := counterValue(tn.m.denied.WithLabelValues(wire.KindDeleteQueue.String())); got != 1 {
-		t.Errorf("%v deletes counted as denied, want 1", got)
+	for _, kind := range []wire.Kind{wire.KindDeleteQueue, wire.KindAddNode, wire.KindRemoveNode} {
+		if got := counterValue(tn.m.denied.WithLabelValues(kind.String())); got != 1 {
+			t.Errorf("%v %s requests counted as denied, want 1", got, kind)
+		}
 	}
 }
 

@@ -23,15 +23,18 @@ import (
 func (r *Runtime) Run(ctx context.Context) error {
 	r.post(r.handler.Start)
 	var wg conc.WaitGroup
+	// Dialers start before the loop, which may add links of its own
+	// (followMembers); startDialer starts each link's dialer once.
+	for _, l := range r.dialedLinks() {
+		r.startDialer(l)
+	}
 	r.spawn(&wg, "node loop", r.runLoop)
 	for i := range r.cfg.SyncWorkers {
 		r.spawn(&wg, fmt.Sprintf("sync worker %d", i), r.syncer.work)
 	}
 	r.spawn(&wg, "client listener", func() { r.acceptLoop(r.clientLn, sideClient, r.serveClient) })
 	r.spawn(&wg, "peer listener", func() { r.acceptLoop(r.peerLn, sidePeer, r.serveIncomingPeer) })
-	for _, l := range r.dialedLinks() {
-		r.spawn(&wg, "dialer for "+l.id.String(), func() { r.dialLoop(l) })
-	}
+	r.spawn(&wg, "member watch", r.watchMembers)
 	if r.httpSrv != nil {
 		r.spawn(&wg, "http server", r.serveHTTP)
 	}
@@ -48,6 +51,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	r.shutdown()
 	wg.Wait()
+	r.dialers.Wait()
 	r.conns.Wait()
 	r.lock.Close()
 	r.log.Info("node stopped")

@@ -52,16 +52,23 @@ const inboxSize = 4096
 // Runtime drives one node: New binds its ports and locks its data
 // directory, Run serves until its context ends and then drains.
 type Runtime struct {
-	cfg    Config
-	id     node.NodeID
-	log    *slog.Logger
-	m      *metrics
-	board  *statusBoard
-	lock   io.Closer
-	links  map[node.NodeID]*peerLink // fixed after New
-	nodes  []session.NodeInfo        // the cluster as clients see it
-	syncer *syncer
-	open   connSet
+	cfg   Config
+	id    node.NodeID
+	log   *slog.Logger
+	m     *metrics
+	board *statusBoard
+	lock  io.Closer
+	nodes []session.NodeInfo // the cluster as clients see it
+	// links holds one link per peer, replaced whole under linksMu when
+	// the member list changes (members.go), so senders never lock.
+	links   atomic.Pointer[map[node.NodeID]*peerLink]
+	linksMu sync.Mutex
+	// hasMeta says the node has reported a member list: from then on
+	// only members may join the peer port.
+	hasMeta atomic.Bool
+	dialers conc.WaitGroup
+	syncer  *syncer
+	open    connSet
 
 	// Bounds on what connections may cost (see Limits).
 	clientGate, peerGate *preAuthGate
@@ -79,6 +86,9 @@ type Runtime struct {
 	clients map[node.ConnID]*frameConn
 	halted  bool
 	traffic trafficCounts
+	// membersDirty says a membership change was applied during the
+	// current handler, so the links must follow the member list.
+	membersDirty bool
 
 	inbox chan func()
 	// soon holds the timers armed with no delay, and turn counts the
@@ -114,7 +124,6 @@ func New(cfg Config) (*Runtime, error) {
 	r := &Runtime{
 		cfg: cfg, id: nc.ID, m: newMetrics(),
 		log:     cfg.Logger.With(slog.String("node", nc.ID.String())),
-		links:   make(map[node.NodeID]*peerLink),
 		clients: make(map[node.ConnID]*frameConn),
 		inbox:   make(chan func(), inboxSize), loopStop: make(chan struct{}), loopDone: make(chan struct{}),
 		dead: make(chan struct{}),
@@ -128,12 +137,14 @@ func New(cfg Config) (*Runtime, error) {
 	r.budget = &connBudget{max: int64(lim.MaxConns)}
 	r.refusals = newLogLimiter(refusalLogBurst, refusalLogEvery)
 	r.events = newEventLogger(r.log)
+	links := make(map[node.NodeID]*peerLink)
 	for _, mem := range cfg.Members {
 		r.nodes = append(r.nodes, session.NodeInfo{ID: uint32(mem.ID), ClientAddr: mem.ClientAddr, HTTPAddr: mem.HTTPAddr})
 		if mem.ID != nc.ID {
-			r.links[mem.ID] = &peerLink{id: mem.ID, addr: mem.PeerAddr}
+			links[mem.ID] = r.newLink(mem.ID, mem.PeerAddr)
 		}
 	}
+	r.links.Store(&links)
 	r.syncer = newSyncer(r.m, r.post, func(tok node.SyncToken, err error) { r.handler.OnSynced(tok, err) })
 	r.env = newEnv(r)
 	h, err := buildNode(nc, r.env)
@@ -154,7 +165,13 @@ func New(cfg Config) (*Runtime, error) {
 // directory, and a replication factor the cluster can satisfy.
 func nodeConfig(cfg *Config) node.Config {
 	nc := cfg.nodeConfig()
-	if nc.Replicas == 0 {
+	switch {
+	case nc.Replicas != 0:
+	case nc.Join:
+		// A joining node's members list only what it knows of a cluster
+		// of at least two others and itself.
+		nc.Replicas = 3
+	default:
 		nc.Replicas = min(3, len(nc.Nodes))
 	}
 	return nc

@@ -50,6 +50,18 @@ func (n *Node) Members() []wire.MemberInfo {
 	return out
 }
 
+// MemberRecords returns the members as this node's applied metadata
+// records them, in ID order, or nil before it has metadata. It is cheap,
+// unlike Members, which counts every member's replicas: the production
+// runtime polls it to keep a link with every member. Call it from the
+// node's goroutine.
+func (n *Node) MemberRecords() []Member {
+	if n.meta == nil || n.meta.state == nil {
+		return nil
+	}
+	return slices.Clone(n.meta.state.members)
+}
+
 // onMembershipApplied reacts to an applied membership command on every
 // node: the failure detector follows the member list, and a node marked
 // leaving hands its queues away.

@@ -24,6 +24,7 @@ import (
 //	cluster = "orders-east"       # stamped into the data directory
 //	data_dir = "data/n1"          # relative to this file
 //	replication = 3
+//	join = false                  # true: join a running cluster (see below)
 //	log_level = "info"            # debug | info | warn | error
 //	log_format = "text"           # text (logfmt) | json: one object a line
 //	detection = "heartbeat"       # heartbeat | eager
@@ -70,8 +71,8 @@ import (
 //	http_write_timeout = "30s"
 //	http_idle_timeout = "60s"
 //
-//	[[peers]]                     # every node, this one included
-//	id = 1
+//	[[peers]]                     # every node, this one included; with
+//	id = 1                        # join = true: this node and a seed or more
 //	addr = "10.0.0.1:7101"        # where peers dial it
 //	client_addr = "10.0.0.1:7001" # where clients dial it
 //	http_addr = "10.0.0.1:7201"   # optional: status and metrics
@@ -84,7 +85,14 @@ type fileConfig struct {
 	Cluster     string `toml:"cluster"`
 	DataDir     string `toml:"data_dir"`
 	Replication int    `toml:"replication"`
-	LogLevel    string `toml:"log_level"`
+	// Join says this node joins a running cluster instead of founding
+	// one: on an empty data directory it waits for the metadata from
+	// the cluster's leader, which sends it once an admin has added the
+	// node (cairn cluster add-node). Peers then lists this node and at
+	// least one node of the cluster. Once the node holds metadata, join
+	// changes nothing, so it may stay set.
+	Join     bool   `toml:"join"`
+	LogLevel string `toml:"log_level"`
 	// LogFormat is how log lines are written: "text" (key=value, the
 	// default) or "json" (one JSON object a line, for log shippers).
 	LogFormat string `toml:"log_format"`
@@ -203,8 +211,12 @@ func (fc *fileConfig) validate() error {
 		return fmt.Errorf("config: id %d is not among peers[].id", fc.ID)
 	case fc.DataDir == "":
 		return errors.New("config: data_dir is required")
-	case fc.Replication < 0 || fc.Replication > len(fc.Peers):
-		return fmt.Errorf("config: replication %d: must be between 1 and the number of peers (%d)", fc.Replication, len(fc.Peers))
+	}
+	if err := fc.validateReplication(); err != nil {
+		return err
+	}
+	if err := fc.validateJoin(); err != nil {
+		return err
 	}
 	if _, err := parseLevel(fc.LogLevel); err != nil {
 		return err
@@ -499,7 +511,7 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	dedupWindow, _ := fc.dedupWindow()
 	shutdownHandoff, _ := fc.shutdownHandoff()
 	cfg := live.Config{
-		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Detection: detection,
+		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Join: fc.Join, Detection: detection,
 			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
 			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes,
 			CheckpointInterval: checkpointInterval, DedupWindow: dedupWindow},

@@ -166,3 +166,61 @@ func TestShutdownHandoffConfig(t *testing.T) {
 		`shutdown_handoff = "off"`: -1,
 	})
 }
+
+// joinConfig is node 4 joining the cluster of goodConfig: it lists
+// itself and node 1, its seed.
+const joinConfig = `
+id = 4
+join = true
+data_dir = "data/n4"
+replication = 3
+peer_secret = "0123456789abcdef-peer"
+client_secret = "0123456789abcdef-client"
+
+[[peers]]
+id = 1
+addr = "127.0.0.1:7101"
+client_addr = "127.0.0.1:7001"
+
+[[peers]]
+id = 4
+addr = "127.0.0.1:7104"
+client_addr = "127.0.0.1:7004"
+`
+
+// TestJoinConfig checks that join = true reaches the node, that a
+// joining node may ask for more replicas than the peers it lists (the
+// cluster has the nodes), and that it must list a seed besides itself.
+// A founding node still may not.
+func TestJoinConfig(t *testing.T) {
+	fc, err := loadConfig(writeConfig(t, joinConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc.validate(); err != nil {
+		t.Fatalf("a joining node with a seed: %v", err)
+	}
+	cfg, err := fc.liveConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Node.Join || cfg.Node.Replicas != 3 || len(cfg.Members) != 2 {
+		t.Errorf("node config %+v with %d members, want join, 3 replicas and 2 members", cfg.Node, len(cfg.Members))
+	}
+	alone := joinConfig[:strings.Index(joinConfig, "[[peers]]")] + joinConfig[strings.LastIndex(joinConfig, "[[peers]]"):]
+	for text, want := range map[string]string{
+		alone: "config: join = true needs peers to list this node and at least one seed",
+		strings.Replace(joinConfig, "join = true", "join = false", 1): "config: replication 3: must be between 1 and the number of peers (2)",
+	} {
+		fc, err := loadConfig(writeConfig(t, text))
+		if err == nil {
+			err = fc.validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to contain %q", err, want)
+		}
+	}
+	if fc, err := loadConfig(writeConfig(t, goodConfig)); err != nil || fc.Join {
+		t.Errorf("a configuration without join: %v, join %v; want it to found the cluster as before", err, fc.Join)
+	}
+}

@@ -46,6 +46,13 @@ const usage = `usage: cairn COMMAND [flags]
   consume QUEUE [--ack] [--count N] [--timeout D] [--window W] [--lease D]
                   (until N were consumed, D passed, or interrupted)
   cluster status
+  cluster members
+  cluster add-node --id N --addr HOST:PORT
+                  (admits node N, reached by its peers at HOST:PORT, as a
+                  learner; start it with join = true; admin)
+  cluster remove-node N [--wait D]
+                  (marks node N leaving, then waits up to D, default 10m,
+                  until its queues have moved and it has left; admin)
   node drain N [--drain D]
                   (moves every queue node N owns to another replica, one
                   at a time; admin. N keeps serving as a follower, and a
@@ -56,7 +63,7 @@ Connection flags (every command):
   --secret S      client secret (env CAIRN_SECRET; default the dev cluster's)
   --admin         connect in the admin role, needed to delete queues
                   (env CAIRN_ADMIN=1); implied by --admin-secret, and by
-                  move-owner and node drain
+                  move-owner, node drain, add-node and remove-node
   --admin-secret S  admin secret (env CAIRN_ADMIN_SECRET; with --admin,
                   default the dev cluster's)
   --ca, --cert, --key  mutual TLS files (env CAIRN_CA, CAIRN_CERT, CAIRN_KEY);
@@ -216,6 +223,7 @@ func run(args []string, e env) int {
 		"queue purge": queuePurge,
 		"queue stats": queueStats, "queue move-owner": queueMoveOwner, "node drain": nodeDrain,
 		"publish": publish, "consume": consume, "cluster status": clusterStatus,
+		"cluster members": clusterMembers, "cluster add-node": clusterAddNode, "cluster remove-node": clusterRemoveNode,
 	}
 	if f, ok := commands[cmd]; ok {
 		return f(append(rest, leading...), e)

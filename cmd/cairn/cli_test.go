@@ -87,6 +87,9 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		nil, {"queue"}, {"frobnicate"}, {"queue", "create"}, {"queue", "create", "q", "--policy", "most"},
 		{"consume"}, {"--nope", "queue", "list"},
+		{"cluster", "add-node", "--id", "0", "--addr", "h:1"}, {"cluster", "add-node", "--id", "4", "--addr", "nowhere"},
+		{"cluster", "remove-node"}, {"cluster", "remove-node", "x3"}, {"cluster", "remove-node", "3", "--wait", "-1s"},
+		{"cluster", "members", "extra"},
 	} {
 		if code, _ := cli(t, "", args...); code != exitUsage {
 			t.Errorf("%q: status %d, want %d", args, code, exitUsage)

@@ -54,23 +54,31 @@ func startCluster(t *testing.T, n, replicas int) []string {
 		members = append(members, live.Member{ID: node.NodeID(i + 1), PeerAddr: addrs[3*i], ClientAddr: addrs[3*i+1], HTTPAddr: addrs[3*i+2]})
 		clients = append(clients, addrs[3*i+1])
 	}
-	for i, m := range members {
-		rt, err := live.New(live.Config{
-			Node: node.Config{ID: m.ID, Replicas: replicas}, Members: members, DataDir: t.TempDir(),
-			ClientListen: m.ClientAddr, PeerListen: m.PeerAddr, HTTPListen: m.HTTPAddr,
-			ClientSecret: []byte(testSecret), PeerSecret: []byte(testPeerSecret), AdminSecret: []byte(testAdminSecret),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Exit:   func(code int) { t.Errorf("node %d exited with status %d", i+1, code) },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- rt.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
+	for _, m := range members {
+		serveNode(t, m.ID, members, replicas, false)
 	}
 	return []string{"--addrs", strings.Join(clients, ","), "--secret", testSecret, "--admin-secret", testAdminSecret, "--timeout", "20s"}
+}
+
+// serveNode runs node id of members for the duration of the test. A
+// joining node (join) lists only itself and the nodes it was told of.
+func serveNode(t *testing.T, id node.NodeID, members []live.Member, replicas int, join bool) {
+	t.Helper()
+	self := members[slices.IndexFunc(members, func(m live.Member) bool { return m.ID == id })]
+	rt, err := live.New(live.Config{
+		Node: node.Config{ID: id, Replicas: replicas, Join: join}, Members: members, DataDir: t.TempDir(),
+		ClientListen: self.ClientAddr, PeerListen: self.PeerAddr, HTTPListen: self.HTTPAddr,
+		ClientSecret: []byte(testSecret), PeerSecret: []byte(testPeerSecret), AdminSecret: []byte(testAdminSecret),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Exit:   func(code int) { t.Errorf("node %d exited with status %d", id, code) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 // ownerRow matches a queue's row of cluster status: its owner, epoch,

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live/status"
+)
+
+// membersQueue is the queue the membership test keeps traffic on.
+const membersQueue = "members"
+
+// TestProcessAddAndRemoveNode runs three cairn-node processes with a
+// majority queue under steady traffic (publishes every 5 ms and a
+// subscriber acking everything), then, with the traffic running:
+//
+//  1. starts a fourth process with join = true, which lists only itself
+//     and node 1, and adds it: it must be listed as a learner and apply
+//     the metadata (its status shows an applied index), having been
+//     dialed by nodes it was never configured with;
+//  2. removes the founder that owns the queue: it hands the queue to
+//     another founder (the metadata replaces a leaving owner's replica
+//     only after the handoff, so the new owner is one the clients know:
+//     they learn the nodes from the founders' configurations, which do
+//     not name node 4), its replica moves to node 4, and it leaves the
+//     member list; then it is stopped with SIGTERM;
+//  3. stops the publisher and checks RPO = 0: every confirmed publish is
+//     delivered, and node 4 holds the owner's whole log. Failed and
+//     unknown publishes are reported; a failed one fails the test.
+func TestProcessAddAndRemoveNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs processes")
+	}
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+	addrs := loopbackAddrs(t, 4)
+	pc := newProcClusterAt(t, bin, addrs[:3], "info", "replication = 3")
+	for _, nd := range pc.nodes {
+		pc.waitHealthy(nd, serviceBound)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	founders := pc.clientAddrs()
+	admin, err := client.Dial(ctx, client.Options{Secret: []byte(processAdminSecret), Admin: true}, founders...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	createWhenReady(t, ctx, admin, membersQueue, client.PolicyMajority)
+	consumer := startRollConsumer(t, ctx, founders, membersQueue)
+	defer consumer.close()
+	pub := startRollPublisher(ctx, founders, membersQueue, 5*time.Millisecond)
+	began := time.Now()
+
+	joiner := pc.startJoiner(addrs[3], addrs[0])
+	pc.waitHealthy(joiner, serviceBound)
+	if err := admin.AddNode(ctx, 4, addrs[3].peer); err != nil {
+		t.Fatalf("adding n4: %v", err)
+	}
+	waitMembers(t, ctx, admin, "n4 listed as a learner", func(ms []client.Member) bool {
+		i := slices.IndexFunc(ms, func(m client.Member) bool { return m.ID == 4 })
+		return i >= 0 && !ms[i].Voter && ms[i].Addr == addrs[3].peer
+	})
+	applied := waitMetaApplied(t, ctx, joiner)
+	t.Logf("n4 joined as a learner %v after starting the traffic; its metadata is applied through %d", time.Since(began).Round(time.Millisecond), applied)
+
+	owner := pc.owner(ctx, membersQueue)
+	leaving := owner
+	removeStart := time.Now()
+	if err := admin.RemoveNode(ctx, uint32(leaving.id)); err != nil {
+		t.Fatalf("removing n%d: %v", leaving.id, err)
+	}
+	waitMembers(t, ctx, admin, fmt.Sprintf("n%d gone from the members", leaving.id), func(ms []client.Member) bool {
+		return !slices.ContainsFunc(ms, func(m client.Member) bool { return m.ID == uint32(leaving.id) })
+	})
+	t.Logf("n%d (owner n%d) left the cluster %v after remove-node", leaving.id, owner.id, time.Since(removeStart).Round(time.Millisecond))
+	checkSIGTERM(t, leaving)
+
+	time.Sleep(time.Second) // traffic on the three nodes that stay
+	res := pub.stop()
+	t.Logf("publishes: %d sent, %d confirmed, %d failed, %d unknown; longest confirmation %v",
+		res.sent, len(res.confirmed), res.failed, res.unknown, res.maxLatency.Round(time.Millisecond))
+	if res.failed > 0 {
+		t.Errorf("%d publishes failed, the first with %v", res.failed, res.firstErr)
+	}
+	if len(res.confirmed) == 0 {
+		t.Fatal("no publish was confirmed")
+	}
+	dups := consumer.waitAll(t, res.confirmed, 30*time.Second)
+	t.Logf("RPO = 0: all %d confirmed messages delivered (%d more than once)", len(res.confirmed), dups)
+	pc.waitCaughtUp(ctx, joiner, pc.owner(ctx, membersQueue), membersQueue, serviceBound)
+	members, leader, err := admin.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("members at the end (leader n%d): %+v", leader, members)
+}
+
+// startJoiner writes the configuration of node 4, which joins the cluster
+// knowing only itself and a seed, and starts it.
+func (pc *procCluster) startJoiner(self, seed procAddrs) *procNode {
+	root := filepath.Dir(pc.nodes[0].config)
+	nd := &procNode{id: 4, clientAddr: self.client, httpAddr: self.http,
+		config: filepath.Join(root, "n4.toml"), log: filepath.Join(root, "n4.log")}
+	text := fmt.Sprintf(`id = 4
+join = true
+replication = 3
+data_dir = "n4"
+peer_secret = %q
+client_secret = %q
+admin_secret = %q
+
+[[peers]]
+id = 1
+addr = %q
+client_addr = %q
+
+[[peers]]
+id = 4
+addr = %q
+client_addr = %q
+http_addr = %q
+`, processPeerSecret, processSecret, processAdminSecret, seed.peer, seed.client, self.peer, self.client, self.http)
+	if err := os.WriteFile(nd.config, []byte(text), 0o644); err != nil {
+		pc.t.Fatal(err)
+	}
+	pc.nodes = append(pc.nodes, nd)
+	pc.start(nd)
+	return nd
+}
+
+// waitMembers reads the member list until cond holds, for at most
+// serviceBound. A follower may answer with a list one heartbeat old.
+func waitMembers(t *testing.T, ctx context.Context, c *client.Client, what string, cond func([]client.Member) bool) {
+	t.Helper()
+	deadline := time.Now().Add(serviceBound)
+	var last []client.Member
+	var lastErr error
+	for time.Now().Before(deadline) {
+		last, _, lastErr = c.Members(ctx)
+		if lastErr == nil && cond(last) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("waiting for %s: members %+v, last error %v", what, last, lastErr)
+}
+
+// waitMetaApplied waits until nd reports metadata applied, which a
+// joining node has only once the leader's snapshot reached it.
+func waitMetaApplied(t *testing.T, ctx context.Context, nd *procNode) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(serviceBound)
+	var s *status.Node
+	var err error
+	for time.Now().Before(deadline) {
+		s, err = status.FetchAuth(ctx, nd.httpAddr, status.Auth{Secret: []byte(processSecret)})
+		if err == nil && s.MetaApplied > 0 && s.MetaLeader != 0 {
+			return s.MetaApplied
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("n%d never applied the metadata: %+v, %v", nd.id, s, err)
+	return 0
+}
