@@ -6,21 +6,7 @@ import (
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
-
-// startJoiner starts node id with an empty disk as a node that joins the
-// running cluster, configured with only itself and node 1.
-func (c *cluster) startJoiner(id node.NodeID) *member {
-	m := &member{c: c, id: id, fs: vfs.NewCrashableMem()}
-	c.nodes = append(c.nodes, m)
-	m.inc++
-	cfg := c.cfg
-	cfg.ID, cfg.Nodes, cfg.Join = id, []node.NodeID{1, id}, true
-	m.n = node.New(cfg, &testEnv{m: m, inc: m.inc})
-	m.run(m.n.Start)
-	return m
-}
 
 // TestJoiningNodeGetsASnapshotThatNamesIt adds a fourth node to a cluster
 // that has taken no metadata snapshot since it was founded. The joining

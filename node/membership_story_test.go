@@ -15,7 +15,7 @@ import (
 // startJoiner starts node id, the next after the cluster's last, as a
 // node joining a running cluster: it knows nobody and waits to be
 // admitted.
-func (c *cluster) startJoiner(id node.NodeID) {
+func (c *cluster) startJoiner(id node.NodeID) *member {
 	c.t.Helper()
 	if int(id) != len(c.nodes)+1 {
 		c.t.Fatalf("joiner %s is not the next node after %d", id, len(c.nodes))
@@ -23,6 +23,7 @@ func (c *cluster) startJoiner(id node.NodeID) {
 	m := &member{c: c, id: id, fs: vfs.NewCrashableMem(), join: true}
 	c.nodes = append(c.nodes, m)
 	m.start()
+	return m
 }
 
 // members asks node at for the member list and returns it.

@@ -80,9 +80,6 @@ func (m *metaNode) applyConfChange(index uint64, data []byte) {
 	if want := confStateOf(m.state.members); !sameConf(m.conf, want) {
 		panic(fmt.Sprintf("node: raft configuration %v disagrees with the members %v after entry %d", m.conf, want, index))
 	}
-	if c.kind == cmdAddMember && res.conf {
-		m.snapshotNaming(index)
-	}
 	if c.from.Node == m.n.cfg.ID {
 		m.confPending = false
 	}
@@ -90,22 +87,6 @@ func (m *metaNode) applyConfChange(index uint64, data []byte) {
 	if c.from.Node == m.n.cfg.ID {
 		m.finishProposal(c.from, res)
 	}
-}
-
-// snapshotNaming captures the state machine as of the entry that added a
-// member, so the snapshot a leader sends the new member names it. A
-// joining node's log is empty, so raft catches it up with a snapshot,
-// and raft refuses to restore one whose configuration leaves it out: a
-// cluster that had not snapshotted since it was founded would send its
-// bootstrap snapshot forever and the node would never join. Every member
-// takes it, since any of them may be the leader that sends it.
-func (m *metaNode) snapshotNaming(index uint64) {
-	s, err := m.ms.CreateSnapshot(index, m.conf, m.state.encode())
-	if err != nil {
-		return // raft already holds a newer snapshot, which names the member too
-	}
-	m.snapIdx = index
-	m.writeSnapshot(s, func() {})
 }
 
 // sameConf compares two configurations' voters and learners.

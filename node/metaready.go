@@ -267,8 +267,12 @@ func (m *metaNode) maybeSnapshot() {
 	if applied < m.snapIdx+metaSnapshotEvery && !m.confSinceSnapshot {
 		return
 	}
-	// A configuration change is snapshotted at once: a joining member
-	// can only start from a snapshot whose configuration names it.
+	// A configuration change is snapshotted at once. A joining member's
+	// log is empty, so raft catches it up with a snapshot, and raft
+	// refuses to restore one whose configuration leaves it out: a cluster
+	// that had not snapshotted since it was founded would send its
+	// bootstrap snapshot forever. Every member takes it, since any of
+	// them may be the leader that sends it.
 	m.confSinceSnapshot = false
 	s, err := m.ms.CreateSnapshot(applied, m.conf, m.state.encode())
 	if err != nil {
