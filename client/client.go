@@ -52,6 +52,9 @@ type Client struct {
 
 	// info is the cluster as learned at Dial; it never changes.
 	info []NodeInfo
+	// learning is the member-list question in flight (see learnNodes),
+	// or zero.
+	learning core.OpID
 }
 
 // nodeEntry is one node as the loop sees it: where to dial it, and its

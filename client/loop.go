@@ -90,9 +90,11 @@ func (c *Client) flush() {
 func (c *Client) sendTo(to uint32, m wire.Message) {
 	e := c.nodes[to]
 	if e == nil {
-		// A redirect named a node the cluster never told us about; it is
-		// as unreachable as a dead one.
+		// A redirect named a node the cluster never told us about: one
+		// that joined later, whose address the member list may hold.
+		// Until then it is as unreachable as a dead one.
 		c.opts.Logger.Debug("no address for node", slog.Uint64("node", uint64(to)))
+		c.learnNodes(time.Now())
 		c.core.OnDisconnect(time.Now(), to)
 		return
 	}
@@ -116,6 +118,10 @@ func (c *Client) dispatch(e core.Event) {
 		} else if f := c.fetches[e.Queue]; f != nil {
 			c.onFetched(f, d)
 		}
+		return
+	}
+	if e.Op != 0 && e.Op == c.learning {
+		c.onMembersLearned(e)
 		return
 	}
 	if ch, ok := c.waiters[e.Op]; ok {

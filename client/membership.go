@@ -5,12 +5,17 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Member is one member of the cluster as the metadata records it.
 type Member struct {
 	ID   uint32
-	Addr string // the address peers reach it at; empty for a founding member of a cluster that never recorded one
+	Addr string // the address peers reach it at; empty for a founding member, whose address the configuration holds
+	// ClientAddr and HTTPAddr are where clients and tools reach it, as
+	// AddNode recorded them; empty for a founding member.
+	ClientAddr string
+	HTTPAddr   string
 	// Voter says it votes in the metadata group; a learner receives the
 	// metadata and holds queues but does not vote.
 	Voter bool
@@ -22,15 +27,28 @@ type Member struct {
 	Replicas int
 }
 
-// AddNode admits node id, which its peers reach at addr, to the cluster.
+// NewNode names a node to add and where it is reached: PeerAddr by the
+// other nodes (required), ClientAddr by clients and HTTPAddr by tools.
+// Give ClientAddr whenever clients may need the node: a client learns
+// the nodes of the cluster from the metadata, and without it cannot
+// follow a redirect to a queue the new node comes to own.
+type NewNode struct {
+	ID         uint32
+	PeerAddr   string
+	ClientAddr string
+	HTTPAddr   string
+}
+
+// AddNode admits node n to the cluster.
 // The new node joins the metadata group as a learner (it is promoted to
 // a voter when the group has fewer than it wants: 3, or 5 from five
 // members on) and new queues may be placed on it at once; start it with
 // its data directory empty and join set in its configuration. AddNode
 // returns once the change is committed; asking again is safe. Only a
 // client connected with the admin credential may ask.
-func (c *Client) AddNode(ctx context.Context, id uint32, addr string) error {
-	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.AddNode(now, id, addr) })
+func (c *Client) AddNode(ctx context.Context, n NewNode) error {
+	m := wire.AddNode{Node: n.ID, Addr: n.PeerAddr, ClientAddr: n.ClientAddr, HTTPAddr: n.HTTPAddr}
+	_, err := c.do(ctx, func(now time.Time) core.OpID { return c.core.AddNode(now, m) })
 	return err
 }
 
@@ -66,7 +84,7 @@ func (c *Client) Members(ctx context.Context) ([]Member, uint32, error) {
 	}
 	out := make([]Member, len(ev.Members))
 	for i, m := range ev.Members {
-		out[i] = Member{ID: m.ID, Addr: m.Addr, Voter: m.Voter, Leaving: m.Leaving, Down: m.Down, Replicas: int(m.Replicas)}
+		out[i] = Member{ID: m.ID, Addr: m.Addr, ClientAddr: m.ClientAddr, HTTPAddr: m.HTTPAddr, Voter: m.Voter, Leaving: m.Leaving, Down: m.Down, Replicas: int(m.Replicas)}
 	}
 	return out, ev.Leader, nil
 }

@@ -48,7 +48,7 @@ func (r *Runtime) acceptSession(nc net.Conn, side string, gate *preAuthGate, adm
 		conn, admit = tc, admitByCertificate(tc, admit)
 	}
 	small := bufio.NewReaderSize(conn, preAuthBufferSize)
-	re := session.Responder{Self: uint32(r.id), Keys: r.cfg.keys(), Admit: admit, Nodes: r.nodes}
+	re := session.Responder{Self: uint32(r.id), Keys: r.cfg.keys(), Admit: admit, Nodes: *r.directory.Load()}
 	hello, err := re.Handshake(small, conn)
 	if err != nil {
 		r.refuse(nc, side, "session-handshake", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/session"
 )
 
 // memberLister is a handler that reports the cluster's members as its
@@ -86,6 +87,7 @@ func (r *Runtime) followMembers() {
 		return
 	}
 	r.hasMeta.Store(true)
+	r.publishDirectory(members)
 	want := make(map[node.NodeID]string, len(members))
 	for _, m := range members {
 		if m.ID != r.id {
@@ -117,6 +119,23 @@ func (r *Runtime) followMembers() {
 		r.log.Info("peer link added", slog.String("peer", l.id.String()), slog.String("addr", l.addr))
 		r.startDialer(l)
 	}
+}
+
+// publishDirectory sets the node list welcomes carry from the member
+// list: a member the configuration names keeps its configured addresses,
+// another is listed with those AddNode recorded, and a node that left is
+// no longer listed. A client that connects, or reconnects, so learns
+// where the nodes that joined later are.
+func (r *Runtime) publishDirectory(members []node.Member) {
+	out := make([]session.NodeInfo, 0, len(members))
+	for _, m := range members {
+		info := session.NodeInfo{ID: uint32(m.ID), ClientAddr: m.ClientAddr, HTTPAddr: m.HTTPAddr}
+		if c := r.cfg.findMember(m.ID); c != nil && c.ClientAddr != "" {
+			info.ClientAddr, info.HTTPAddr = c.ClientAddr, c.HTTPAddr
+		}
+		out = append(out, info)
+	}
+	r.directory.Store(&out)
 }
 
 // peerAddr is where this node reaches peer id: the configured address

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/live/status"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -74,7 +75,7 @@ func TestLinksFollowTheMemberList(t *testing.T) {
 		}
 		confirmed = append(confirmed, id)
 	}
-	if err := admin.AddNode(ctx, 4, all[3].PeerAddr); err != nil {
+	if err := admin.AddNode(ctx, client.NewNode{ID: 4, PeerAddr: all[3].PeerAddr, ClientAddr: all[3].ClientAddr, HTTPAddr: all[3].HTTPAddr}); err != nil {
 		t.Fatalf("adding node 4: %v", err)
 	}
 	t.Cleanup(func() {
@@ -127,6 +128,20 @@ func TestLinksFollowTheMemberList(t *testing.T) {
 		t.Error("node 2 admitted node 3 to its peer port after node 3 left the cluster")
 	}
 	consumeAll(t, ctx, admin, "q", confirmed)
+
+	// Node 4 now holds node 3's replica. Moved to it, the queue is owned
+	// by a node the admin client was never told of at Dial: the redirect
+	// names node 4, and the client learns its address from the member
+	// list, which records the client address AddNode gave.
+	if err := admin.MoveOwner(ctx, "q", 4, 0); err != nil {
+		t.Fatalf("moving q to node 4: %v", err)
+	}
+	if _, err := admin.Publish(ctx, "q", []byte("after the move to node 4")); err != nil {
+		t.Fatalf("publishing to q, owned by node 4: %v", err)
+	}
+	if i := slices.IndexFunc(joiner.Status().Queues, func(q status.Queue) bool { return q.Name == "q" && q.Role == "owner" }); i < 0 {
+		t.Fatalf("node 4 does not serve q after the move: %+v", joiner.Status().Queues)
+	}
 }
 
 // TestSendToANonMemberIsDropped checks that a message the node sends to

@@ -65,7 +65,7 @@ func TestAdminOperationsNeedTheAdminRole(t *testing.T) {
 		"delete":        c.DeleteQueue(ctx, "q"),
 		"set-detection": c.SetDetection(ctx, policy),
 		"move-owner":    c.MoveOwner(ctx, "q", 2, 0),
-		"add-node":      c.AddNode(ctx, 2, "127.0.0.1:1"),
+		"add-node":      c.AddNode(ctx, client.NewNode{ID: 2, PeerAddr: "127.0.0.1:1"}),
 		"remove-node":   c.RemoveNode(ctx, 1),
 	} {
 		var se *client.StatusError

@@ -58,7 +58,10 @@ type Runtime struct {
 	m     *metrics
 	board *statusBoard
 	lock  io.Closer
-	nodes []session.NodeInfo // the cluster as clients see it
+	// directory is the cluster as clients see it, the node list every
+	// welcome carries: the configured nodes until the node has metadata,
+	// then its members (see publishDirectory).
+	directory atomic.Pointer[[]session.NodeInfo]
 	// links holds one link per peer, replaced whole under linksMu when
 	// the member list changes (members.go), so senders never lock.
 	links   atomic.Pointer[map[node.NodeID]*peerLink]
@@ -138,13 +141,15 @@ func New(cfg Config) (*Runtime, error) {
 	r.refusals = newLogLimiter(refusalLogBurst, refusalLogEvery)
 	r.events = newEventLogger(r.log)
 	links := make(map[node.NodeID]*peerLink)
+	var nodes []session.NodeInfo
 	for _, mem := range cfg.Members {
-		r.nodes = append(r.nodes, session.NodeInfo{ID: uint32(mem.ID), ClientAddr: mem.ClientAddr, HTTPAddr: mem.HTTPAddr})
+		nodes = append(nodes, session.NodeInfo{ID: uint32(mem.ID), ClientAddr: mem.ClientAddr, HTTPAddr: mem.HTTPAddr})
 		if mem.ID != nc.ID {
 			links[mem.ID] = r.newLink(mem.ID, mem.PeerAddr)
 		}
 	}
 	r.links.Store(&links)
+	r.directory.Store(&nodes)
 	r.syncer = newSyncer(r.m, r.post, func(tok node.SyncToken, err error) { r.handler.OnSynced(tok, err) })
 	r.env = newEnv(r)
 	h, err := buildNode(nc, r.env)

@@ -13,8 +13,12 @@ import (
 type Member struct {
 	ID NodeID
 	// Addr is where peers reach the node; empty for a founding member,
-	// whose address every node's configuration holds.
-	Addr string
+	// whose address every node's configuration holds. ClientAddr and
+	// HTTPAddr are where clients and tools reach it, so a client learns
+	// the way to a node that joined after it connected.
+	Addr       string
+	ClientAddr string
+	HTTPAddr   string
 	// Learner says the node receives the metadata but does not vote.
 	Learner bool
 	// Leaving says a removal is under way: nothing new is placed on the
@@ -168,7 +172,7 @@ func (s *metaState) applyMembership(c command) result {
 			return result{ok: true} // a retry: refuseMembership checked the address
 		}
 		i, _ := slices.BinarySearchFunc(s.members, c.node, func(m Member, id NodeID) int { return int(m.ID) - int(id) })
-		s.members = slices.Insert(s.members, i, Member{ID: c.node, Addr: c.addr, Learner: true})
+		s.members = slices.Insert(s.members, i, Member{ID: c.node, Addr: c.addr, ClientAddr: c.clientAddr, HTTPAddr: c.httpAddr, Learner: true})
 		s.lastMember = max(s.lastMember, c.node)
 	case cmdPromote:
 		m.Learner = false
@@ -195,7 +199,7 @@ func (s *metaState) refuseMembership(c command) string {
 	m := s.member(c.node)
 	if c.kind == cmdAddMember {
 		switch {
-		case m != nil && m.Addr == c.addr:
+		case m != nil && m.Addr == c.addr && m.ClientAddr == c.clientAddr && m.HTTPAddr == c.httpAddr:
 			return ""
 		case m != nil && m.Addr == "":
 			return fmt.Sprintf("%s is a member already", c.node)

@@ -43,7 +43,7 @@ func (n *Node) Members() []wire.MemberInfo {
 	out := make([]wire.MemberInfo, len(s.members))
 	for i, m := range s.members {
 		out[i] = wire.MemberInfo{
-			ID: uint32(m.ID), Addr: m.Addr, Voter: !m.Learner, Leaving: m.Leaving, Down: s.down[m.ID],
+			ID: uint32(m.ID), Addr: m.Addr, ClientAddr: m.ClientAddr, HTTPAddr: m.HTTPAddr, Voter: !m.Learner, Leaving: m.Leaving, Down: s.down[m.ID],
 			Replicas: uint32(s.replicasOn(m.ID)),
 		}
 	}
@@ -95,7 +95,7 @@ func (n *Node) onAddNode(conn ConnID, m *wire.AddNode) {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf("invalid node to add (node %d at %q): want a node ID above 0 and its address", m.Node, m.Addr))
 		return
 	}
-	n.proposeMembershipFor(conn, m.ReqID, command{kind: cmdAddMember, node: NodeID(m.Node), addr: m.Addr})
+	n.proposeMembershipFor(conn, m.ReqID, command{kind: cmdAddMember, node: NodeID(m.Node), addr: m.Addr, clientAddr: m.ClientAddr, httpAddr: m.HTTPAddr})
 }
 
 // onRemoveNode marks a node leaving; the metadata leader does the rest.

@@ -122,6 +122,8 @@ func encodeCommand(c command) []byte {
 	case cmdAddMember:
 		b = wire.AppendUint32(b, uint32(c.node))
 		b = wire.AppendString(b, c.addr)
+		b = wire.AppendString(b, c.clientAddr)
+		b = wire.AppendString(b, c.httpAddr)
 	case cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
 		b = wire.AppendUint32(b, uint32(c.node))
 	case cmdRebalance, cmdRebalanced:
@@ -157,7 +159,7 @@ func decodeCommand(data []byte) (command, error) {
 		c.name, c.inc = d.String(), d.Uint64()
 		c.deadLetter, c.maxDeliveries = d.String(), d.Uint32()
 	case cmdAddMember:
-		c.node, c.addr = NodeID(d.Uint32()), d.String()
+		c.node, c.addr, c.clientAddr, c.httpAddr = NodeID(d.Uint32()), d.String(), d.String(), d.String()
 	case cmdPromote, cmdDemote, cmdLeave, cmdRemoveMember:
 		c.node = NodeID(d.Uint32())
 	case cmdRebalance, cmdRebalanced:
@@ -188,6 +190,8 @@ func (s *metaState) encode() []byte {
 	for _, m := range s.members {
 		b = wire.AppendUint32(b, uint32(m.ID))
 		b = wire.AppendString(b, m.Addr)
+		b = wire.AppendString(b, m.ClientAddr)
+		b = wire.AppendString(b, m.HTTPAddr)
 		b = wire.AppendBool(b, m.Learner)
 		b = wire.AppendBool(b, m.Leaving)
 	}
@@ -228,8 +232,8 @@ func decodeMetaState(data []byte) (*metaState, error) {
 		s.queues[q.Name] = &q
 	}
 	if v >= 7 {
-		for range d.Count(7) {
-			s.members = append(s.members, Member{ID: NodeID(d.Uint32()), Addr: d.String(), Learner: d.Bool(), Leaving: d.Bool()})
+		for range d.Count(15) {
+			s.members = append(s.members, Member{ID: NodeID(d.Uint32()), Addr: d.String(), ClientAddr: d.String(), HTTPAddr: d.String(), Learner: d.Bool(), Leaving: d.Bool()})
 		}
 		s.lastMember = NodeID(d.Uint32())
 		s.rebalance = d.Bool()

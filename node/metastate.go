@@ -162,7 +162,9 @@ type command struct {
 	// setting; both unset removes the limit.
 	deadLetter    string
 	maxDeliveries uint32
-	addr          string // add-member: the new node's address
+	// addr, clientAddr and httpAddr are an add-member's new node's peer,
+	// client and HTTP addresses.
+	addr, clientAddr, httpAddr string
 }
 
 // result is what applying a command did, for the proposer.

@@ -7,10 +7,16 @@ package wire
 // wants (3, or 5 from five members on). The reply is OK once the
 // membership change is committed; asking again with the same address is
 // answered OK. Only an admin may ask; any node takes the request.
+//
+// ClientAddr and HTTPAddr, optional, are where clients and tools reach
+// the node: recorded in the metadata, they let a client that connected
+// before the node joined follow a redirect to it.
 type AddNode struct {
-	ReqID uint64
-	Node  uint32
-	Addr  string
+	ReqID      uint64
+	Node       uint32
+	Addr       string
+	ClientAddr string
+	HTTPAddr   string
 }
 
 // Kind implements Message.
@@ -20,11 +26,13 @@ func (*AddNode) Kind() Kind { return KindAddNode }
 func (m *AddNode) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.ReqID)
 	b = AppendUint32(b, m.Node)
-	return AppendString(b, m.Addr)
+	b = AppendString(b, m.Addr)
+	b = AppendString(b, m.ClientAddr)
+	return AppendString(b, m.HTTPAddr)
 }
 
 func decodeAddNode(d *Decoder) *AddNode {
-	return &AddNode{ReqID: d.Uint64(), Node: d.Uint32(), Addr: d.String()}
+	return &AddNode{ReqID: d.Uint64(), Node: d.Uint32(), Addr: d.String(), ClientAddr: d.String(), HTTPAddr: d.String()}
 }
 
 // RemoveNode asks the cluster to retire node Node. The node is marked
@@ -71,11 +79,15 @@ const MaxMembers = 256
 
 // MemberInfo is one member of the cluster as the metadata records it.
 type MemberInfo struct {
-	ID      uint32
-	Addr    string // empty for a member of a cluster that never recorded one
-	Voter   bool   // a voter of the metadata group; else a learner
-	Leaving bool   // removal under way: its queues are moving away
-	Down    bool   // the metadata leader confirmed it down
+	ID   uint32
+	Addr string // the peer address; empty for a founding member, whose address the configuration holds
+	// ClientAddr and HTTPAddr are where clients and tools reach it, as
+	// AddNode recorded them; empty for a founding member.
+	ClientAddr string
+	HTTPAddr   string
+	Voter      bool // a voter of the metadata group; else a learner
+	Leaving    bool // removal under way: its queues are moving away
+	Down       bool // the metadata leader confirmed it down
 	// Replicas counts the queue replicas the metadata places on it.
 	Replicas uint32
 }
@@ -95,7 +107,7 @@ type MemberListReply struct {
 func (*MemberListReply) Kind() Kind { return KindMemberListReply }
 
 // memberInfoMinSize is the fewest bytes a MemberInfo takes on the wire.
-const memberInfoMinSize = 4 + 4 + 1 + 1 + 1 + 4
+const memberInfoMinSize = 4 + 3*4 + 1 + 1 + 1 + 4
 
 // AppendBody implements Message.
 func (m *MemberListReply) AppendBody(b []byte) []byte {
@@ -107,6 +119,8 @@ func (m *MemberListReply) AppendBody(b []byte) []byte {
 	for _, mi := range m.Members {
 		b = AppendUint32(b, mi.ID)
 		b = AppendString(b, mi.Addr)
+		b = AppendString(b, mi.ClientAddr)
+		b = AppendString(b, mi.HTTPAddr)
 		b = AppendBool(b, mi.Voter)
 		b = AppendBool(b, mi.Leaving)
 		b = AppendBool(b, mi.Down)
@@ -123,7 +137,7 @@ func decodeMemberListReply(d *Decoder) *MemberListReply {
 		return r
 	}
 	for range n {
-		mi := MemberInfo{ID: d.Uint32(), Addr: d.String(), Voter: d.Bool(), Leaving: d.Bool(), Down: d.Bool(), Replicas: d.Uint32()}
+		mi := MemberInfo{ID: d.Uint32(), Addr: d.String(), ClientAddr: d.String(), HTTPAddr: d.String(), Voter: d.Bool(), Leaving: d.Bool(), Down: d.Bool(), Replicas: d.Uint32()}
 		r.Members = append(r.Members, mi)
 	}
 	return r

@@ -7,16 +7,17 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// AddNode starts admitting node id, reachable by its peers at addr, to
-// the cluster. Any node takes it; the event is OK once the membership
-// change is committed, and a retry of a change that already happened is
-// answered OK. Only an admin connection may ask.
-func (c *Client) AddNode(now time.Time, id uint32, addr string) OpID {
+// AddNode starts admitting node n.Node, reachable by its peers at
+// n.Addr (and by clients and tools at n.ClientAddr and n.HTTPAddr, if
+// set), to the cluster. Any node takes it; the event is OK once the
+// membership change is committed, and a retry of a change that already
+// happened is answered OK. Only an admin connection may ask.
+func (c *Client) AddNode(now time.Time, n wire.AddNode) OpID {
 	op := c.newOp(OpAddNode, "")
-	op.member, op.memberAddr = id, addr
-	if id == 0 || addr == "" {
+	op.newMember = n
+	if n.Node == 0 || n.Addr == "" {
 		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf(
-			"invalid node to add (node %d at %q): want a node ID above 0 and the address its peers reach it at", id, addr))
+			"invalid node to add (node %d at %q): want a node ID above 0 and the address its peers reach it at", n.Node, n.Addr))
 	}
 	return c.startAnywhere(now, op)
 }
@@ -68,7 +69,9 @@ func (c *Client) onMemberListReply(now time.Time, from uint32, r *wire.MemberLis
 func membershipMessage(op *operation, reqID uint64) wire.Message {
 	switch op.kind {
 	case OpAddNode:
-		return &wire.AddNode{ReqID: reqID, Node: op.member, Addr: op.memberAddr}
+		m := op.newMember
+		m.ReqID = reqID
+		return &m
 	case OpRemoveNode:
 		return &wire.RemoveNode{ReqID: reqID, Node: op.member}
 	case OpMemberList:

@@ -55,12 +55,12 @@ type operation struct {
 	sub       *subscription     // OpSubscribe
 	moveTo    uint32            // OpMoveOwner
 	drainFor  time.Duration     // OpMoveOwner
-	// member and memberAddr name the node of an OpAddNode or
-	// OpRemoveNode; members and leader are an OpMemberList's answer.
-	member     uint32
-	memberAddr string
-	members    []wire.MemberInfo
-	leader     uint32
+	// newMember is an OpAddNode's node, member an OpRemoveNode's;
+	// members and leader are an OpMemberList's answer.
+	newMember wire.AddNode
+	member    uint32
+	members   []wire.MemberInfo
+	leader    uint32
 
 	// silent operations report no event and never run out of attempts:
 	// they are the client's own re-subscriptions.

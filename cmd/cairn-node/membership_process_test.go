@@ -60,7 +60,7 @@ func TestProcessAddAndRemoveNode(t *testing.T) {
 
 	joiner := pc.startJoiner(addrs[3], addrs[0])
 	pc.waitHealthy(joiner, serviceBound)
-	if err := admin.AddNode(ctx, 4, addrs[3].peer); err != nil {
+	if err := admin.AddNode(ctx, client.NewNode{ID: 4, PeerAddr: addrs[3].peer, ClientAddr: addrs[3].client, HTTPAddr: addrs[3].http}); err != nil {
 		t.Fatalf("adding n4: %v", err)
 	}
 	waitMembers(t, ctx, admin, "n4 listed as a learner", func(ms []client.Member) bool {

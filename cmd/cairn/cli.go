@@ -47,9 +47,12 @@ const usage = `usage: cairn COMMAND [flags]
                   (until N were consumed, D passed, or interrupted)
   cluster status
   cluster members
-  cluster add-node --id N --addr HOST:PORT
+  cluster add-node --id N --addr HOST:PORT [--client-addr HOST:PORT] [--http-addr HOST:PORT]
                   (admits node N, reached by its peers at HOST:PORT, as a
                   learner; start it with join = true; admin)
+  cluster rebalance
+                  (spreads existing queues' replicas over the members, one
+                  move at a time; admin)
   cluster remove-node N [--wait D]
                   (marks node N leaving, then waits up to D, default 10m,
                   until its queues have moved and it has left; admin)
@@ -223,7 +226,7 @@ func run(args []string, e env) int {
 		"queue purge": queuePurge,
 		"queue stats": queueStats, "queue move-owner": queueMoveOwner, "node drain": nodeDrain,
 		"publish": publish, "consume": consume, "cluster status": clusterStatus,
-		"cluster members": clusterMembers, "cluster add-node": clusterAddNode, "cluster remove-node": clusterRemoveNode,
+		"cluster members": clusterMembers, "cluster add-node": clusterAddNode, "cluster remove-node": clusterRemoveNode, "cluster rebalance": clusterRebalance,
 	}
 	if f, ok := commands[cmd]; ok {
 		return f(append(rest, leading...), e)

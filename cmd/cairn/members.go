@@ -19,7 +19,7 @@ import (
 // removal has moved every queue replica it held (see docs/membership.md).
 
 const (
-	addNodeUsage    = "usage: cairn cluster add-node --id N --addr HOST:PORT"
+	addNodeUsage    = "usage: cairn cluster add-node --id N --addr HOST:PORT [--client-addr HOST:PORT] [--http-addr HOST:PORT]"
 	removeNodeUsage = "usage: cairn cluster remove-node N [--wait DURATION]"
 )
 
@@ -95,6 +95,8 @@ func clusterAddNode(args []string, e env) int {
 	fs, c := newFlags("cluster add-node", e)
 	idFlag := fs.String("id", "", "the new node's ID (above every ID the cluster has used)")
 	addr := fs.String("addr", "", "where the other nodes reach the new node's peer port (HOST:PORT)")
+	clientAddr := fs.String("client-addr", "", "where clients reach the new node's client port (HOST:PORT); without it, clients cannot follow a queue the node comes to own")
+	httpAddr := fs.String("http-addr", "", "where tools reach the new node's status and metrics port (HOST:PORT)")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 0 || *idFlag == "" || *addr == "" {
 		fmt.Fprintln(e.stderr, addNodeUsage)
@@ -117,7 +119,7 @@ func clusterAddNode(args []string, e env) int {
 		return failure(e, "connecting", err)
 	}
 	defer cl.Close()
-	if err := cl.AddNode(ctx, id, *addr); err != nil {
+	if err := cl.AddNode(ctx, client.NewNode{ID: id, PeerAddr: *addr, ClientAddr: *clientAddr, HTTPAddr: *httpAddr}); err != nil {
 		return failure(e, fmt.Sprintf("adding n%d", id), err)
 	}
 	fmt.Fprintf(e.stdout, "added n%d at %s as a learner; it receives the metadata once it runs with join = true\n", id, *addr)
@@ -254,4 +256,35 @@ func removalProgress(m client.Member) string {
 		parts = append(parts, "not marked leaving")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// rebalanceUsage is the rebalance command's usage line.
+const rebalanceUsage = "usage: cairn cluster rebalance"
+
+// clusterRebalance starts spreading the existing queues' replicas over
+// the members; the metadata leader moves them one at a time and ends the
+// rebalance by itself. It prints the member list as it stands.
+func clusterRebalance(args []string, e env) int {
+	fs, c := newFlags("cluster rebalance", e)
+	pos, err := parse(fs, args)
+	if err != nil || len(pos) != 0 {
+		fmt.Fprintln(e.stderr, rebalanceUsage)
+		return exitUsage
+	}
+	c.admin = true
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return failure(e, "connecting", err)
+	}
+	defer cl.Close()
+	if err := cl.Rebalance(ctx); err != nil {
+		return failure(e, "starting a rebalance", err)
+	}
+	fmt.Fprintln(e.stdout, "rebalance started: replicas move one at a time; `cairn cluster members` shows the counts")
+	if members, leader, err := cl.Members(ctx); err == nil {
+		printMembers(e.stdout, members, leader)
+	}
+	return exitOK
 }

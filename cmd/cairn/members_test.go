@@ -77,6 +77,14 @@ func TestAddAndRemoveNode(t *testing.T) {
 	if code, out := cli(t, "", append([]string{"cluster", "add-node", "--id", "5", "--addr", members[4].PeerAddr}, conn...)...); code != exitOK {
 		t.Fatalf("add-node 5: %d\n%s", code, out)
 	}
+	// One queue on five nodes is as even as it gets: the rebalance starts
+	// and ends without a move.
+	if code, out := cli(t, "", append([]string{"cluster", "rebalance"}, conn...)...); code != exitOK || !strings.Contains(out, "rebalance started") {
+		t.Fatalf("rebalance: %d\n%s", code, out)
+	}
+	if code, out := cli(t, "", append([]string{"cluster", "rebalance", "now"}, conn...)...); code != exitUsage {
+		t.Errorf("rebalance with an argument: %d, want usage\n%s", code, out)
+	}
 	code, out := cli(t, "", append([]string{"cluster", "remove-node", "3", "--wait", "1ns"}, conn...)...)
 	if code != exitFailed || !strings.Contains(out, "n3 is still a member after 1ns") {
 		t.Errorf("remove-node with no time to finish: %d, want a failure naming the wait\n%s", code, out)
