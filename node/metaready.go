@@ -261,10 +261,12 @@ func (m *metaNode) apply(ents []*pb.Entry) {
 }
 
 // maybeSnapshot captures the state machine every metaSnapshotEvery
-// entries and, once the snapshot is durable, compacts the log behind it.
+// entries, and as soon as the configuration names a member the last
+// snapshot does not (see snapshotMissesMember), and once the snapshot is
+// durable, compacts the log behind it.
 func (m *metaNode) maybeSnapshot() {
 	applied := m.state.applied
-	if applied < m.snapIdx+metaSnapshotEvery {
+	if applied < m.snapIdx+metaSnapshotEvery && !m.snapshotMissesMember() {
 		return
 	}
 	s, err := m.ms.CreateSnapshot(applied, m.conf, m.state.encode())
