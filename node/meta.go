@@ -213,8 +213,12 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 		}
 		// Entries are made durable before the hard state that commits
 		// them, so commit never runs past the log; clamp anyway for a log
-		// that lost an unsynced tail.
-		hs.Commit = new(min(hs.GetCommit(), last))
+		// that lost an unsynced tail. A snapshot holds only committed
+		// entries, so commit is at least its index: a member that crashed
+		// between installing a snapshot and writing the hard state after
+		// it (a joining node's first, whose hard state still says commit
+		// 0) would otherwise make raft panic at every start.
+		hs.Commit = new(max(min(hs.GetCommit(), last), m.snapIdx))
 		if err := m.ms.SetHardState(hs); err != nil {
 			return err
 		}
