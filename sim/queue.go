@@ -12,6 +12,9 @@ import (
 // truth: what every disk holds at the end.
 type QueueSystem struct {
 	cfg node.Config
+	// founders is how many nodes found the cluster; a node with a
+	// higher ID is a spare, which joins instead.
+	founders int
 	// leader is the node that announced metadata leadership for the
 	// highest term so far (zero for none yet), and leaderTerm that term.
 	leader     node.NodeID
@@ -39,7 +42,7 @@ func QueueNodeConfig() node.Config {
 
 // NewQueueSystem returns a queue system for one run of sc.
 func NewQueueSystem(sc Scenario) *QueueSystem {
-	return &QueueSystem{cfg: QueueConfig(sc), owners: make(map[string]activeOwner)}
+	return &QueueSystem{cfg: QueueConfig(sc), founders: sc.Nodes, owners: make(map[string]activeOwner)}
 }
 
 // QueueConfig is the node configuration a run of sc gives every node
@@ -108,6 +111,7 @@ func QueueScenario(seed uint64) Scenario {
 func (s *QueueSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler {
 	cfg := s.cfg
 	cfg.ID, cfg.Nodes = id, peers
+	cfg.Join = int(id) > s.founders
 	return node.New(cfg, env)
 }
 
@@ -148,7 +152,7 @@ func (s *QueueSystem) LivenessStart(*World) {}
 // disk into the history, for props to judge.
 func (s *QueueSystem) Check(w *World) []Violation {
 	h := w.hist
-	place := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}
+	place := node.Placement{Nodes: w.Founders(), Replicas: 3}
 	for i, id := range w.NodeIDs() {
 		h.Final[id] = node.DumpReplicas(w.DurableFS(i), "", s.cfg.PageRecords, s.cfg.PageBytes)
 	}
