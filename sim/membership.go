@@ -24,8 +24,8 @@ import (
 // changes and the crashes of its spares.
 const streamMembership = "membership"
 
-// maxNodes bounds a scenario's processes, founders and spares together.
-const maxNodes = 16
+// MaxNodes bounds a scenario's processes, founders and spares together.
+const MaxNodes = 16
 
 // membershipFrom is when membership changes may start: after the queues
 // are created and the producers have begun.
@@ -49,7 +49,7 @@ func drawMembership(sc *Scenario) {
 	if r.IntN(3) != 0 || sc.Safety <= membershipFrom {
 		return
 	}
-	sc.Spares = pick(r, 1, 1, 2)
+	sc.Spares = min(pick(r, 1, 1, 2), MaxNodes-sc.Nodes)
 	times := make([]time.Duration, pick(r, 2, 3, 4, 6))
 	for i := range times {
 		times[i] = membershipFrom + time.Duration(r.Int64N(int64(sc.Safety-membershipFrom)))

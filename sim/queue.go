@@ -100,9 +100,13 @@ var QueueBoundaries = []string{
 }
 
 // QueueScenario draws a queue scenario for seed.
-func QueueScenario(seed uint64) Scenario {
+func QueueScenario(seed uint64) Scenario { return QueueScenarioOf(seed, 0) }
+
+// QueueScenarioOf draws a queue scenario for seed on a cluster of nodes
+// founding nodes (0: drawn, as QueueScenario does).
+func QueueScenarioOf(seed uint64, nodes int) Scenario {
 	return Generate(seed, GenerateOptions{
-		Safety: 8 * time.Second, Liveness: 8 * time.Second,
+		Nodes: nodes, Safety: 8 * time.Second, Liveness: 8 * time.Second,
 		Boundaries: QueueBoundaries, NoFlips: true, Workload: true,
 	})
 }

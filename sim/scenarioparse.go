@@ -409,10 +409,10 @@ func parseNodeName(s string) (int, error) {
 func (sc Scenario) Validate() error {
 	procs := sc.Nodes + sc.Spares
 	switch {
-	case sc.Nodes < 1 || sc.Nodes > maxNodes:
-		return fmt.Errorf("scenario: nodes=%d: want 1 to %d", sc.Nodes, maxNodes)
-	case sc.Spares < 0 || procs > maxNodes:
-		return fmt.Errorf("scenario: spares=%d: want 0 or more, with at most %d processes in all", sc.Spares, maxNodes)
+	case sc.Nodes < 1 || sc.Nodes > MaxNodes:
+		return fmt.Errorf("scenario: nodes=%d: want 1 to %d", sc.Nodes, MaxNodes)
+	case sc.Spares < 0 || procs > MaxNodes:
+		return fmt.Errorf("scenario: spares=%d: want 0 or more, with at most %d processes in all", sc.Spares, MaxNodes)
 	case sc.Safety <= 0 || sc.Liveness <= 0:
 		return fmt.Errorf("scenario: safety and liveness must be positive (got %v, %v)", sc.Safety, sc.Liveness)
 	case sc.Detection > 2:
