@@ -234,8 +234,11 @@ func (d *detector) followMembers(members []NodeID) {
 }
 
 // handLeadershipAway transfers the metadata leadership from a leader the
-// metadata marks leaving to the most caught-up other voter, so the
-// leader's own seat can go; it reports whether it did.
+// metadata marks leaving to the most caught-up other voter that stays,
+// so the leader's own seat can go; it reports whether it did. A voter
+// that is leaving too would only hand the leadership back: two leaving
+// voters passed it to and fro every few ticks, and the group committed
+// nothing meanwhile.
 func (n *Node) handLeadershipAway() bool {
 	m := n.meta
 	if !n.isLeaving(n.cfg.ID) {
@@ -244,7 +247,7 @@ func (n *Node) handLeadershipAway() bool {
 	st := m.rn.Status()
 	var target, best uint64
 	for _, id := range m.conf.GetVoters() {
-		if pr, ok := st.Progress[id]; ok && id != uint64(n.cfg.ID) && !m.state.down[NodeID(id)] && pr.Match >= best {
+		if pr, ok := st.Progress[id]; ok && id != uint64(n.cfg.ID) && !m.state.down[NodeID(id)] && !n.isLeaving(NodeID(id)) && pr.Match >= best {
 			target, best = id, pr.Match
 		}
 	}

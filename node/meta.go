@@ -48,9 +48,6 @@ type metaNode struct {
 	// confPending is set, on the leader, while a membership change it
 	// proposed is in flight: raft takes one at a time.
 	confPending bool
-	// confSinceSnapshot is set when a configuration change applied after
-	// the newest snapshot.
-	confSinceSnapshot bool
 	// rebalancing is set, on the leader, while its proposal to end a
 	// rebalance is in flight.
 	rebalancing bool
@@ -219,8 +216,12 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 		}
 		// Entries are made durable before the hard state that commits
 		// them, so commit never runs past the log; clamp anyway for a log
-		// that lost an unsynced tail.
-		hs.Commit = new(min(hs.GetCommit(), last))
+		// that lost an unsynced tail. A snapshot holds only committed
+		// entries, so commit is at least its index: a member that crashed
+		// between installing a snapshot and writing the hard state after
+		// it (a joining node's first, whose hard state still says commit
+		// 0) would otherwise make raft panic at every start.
+		hs.Commit = new(max(min(hs.GetCommit(), last), m.snapIdx))
 		if err := m.ms.SetHardState(hs); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cairnmq/cairn/event"
 	"go.etcd.io/raft/v3"
@@ -76,7 +77,6 @@ func (m *metaNode) applyConfChange(index uint64, data []byte) {
 		change = confChange(c)
 	}
 	m.conf = m.rn.ApplyConfChange(change)
-	m.confSinceSnapshot = m.confSinceSnapshot || res.conf
 	if want := confStateOf(m.state.members); !sameConf(m.conf, want) {
 		panic(fmt.Sprintf("node: raft configuration %v disagrees with the members %v after entry %d", m.conf, want, index))
 	}
@@ -129,4 +129,25 @@ func (m *metaNode) emitMembership(c command, res result) {
 		return
 	}
 	m.n.emit(event.NewMetaMembership(kind, uint32(c.node), nodeNumbers(m.state.voters()), nodeNumbers(m.state.learners())))
+}
+
+// snapshotMissesMember reports whether the configuration names a member
+// the snapshot raft holds does not. A node that joins starts with an
+// empty log, so the leader catches it up with that snapshot, and raft
+// refuses to restore a snapshot whose configuration leaves the node out:
+// until the next periodic snapshot the leader would resend the old one
+// without end and the new member would never catch up.
+func (m *metaNode) snapshotMissesMember() bool {
+	s, err := m.ms.Snapshot()
+	if err != nil {
+		return false
+	}
+	cs := s.GetMetadata().GetConfState()
+	have := append(slices.Clone(cs.GetVoters()), cs.GetLearners()...)
+	for _, id := range append(slices.Clone(m.conf.GetVoters()), m.conf.GetLearners()...) {
+		if !slices.Contains(have, id) {
+			return true
+		}
+	}
+	return false
 }

@@ -261,19 +261,14 @@ func (m *metaNode) apply(ents []*pb.Entry) {
 }
 
 // maybeSnapshot captures the state machine every metaSnapshotEvery
-// entries and, once the snapshot is durable, compacts the log behind it.
+// entries, and as soon as the configuration names a member the last
+// snapshot does not (see snapshotMissesMember), and once the snapshot is
+// durable, compacts the log behind it.
 func (m *metaNode) maybeSnapshot() {
 	applied := m.state.applied
-	if applied < m.snapIdx+metaSnapshotEvery && !m.confSinceSnapshot {
+	if applied < m.snapIdx+metaSnapshotEvery && !m.snapshotMissesMember() {
 		return
 	}
-	// A configuration change is snapshotted at once. A joining member's
-	// log is empty, so raft catches it up with a snapshot, and raft
-	// refuses to restore one whose configuration leaves it out: a cluster
-	// that had not snapshotted since it was founded would send its
-	// bootstrap snapshot forever. Every member takes it, since any of
-	// them may be the leader that sends it.
-	m.confSinceSnapshot = false
 	s, err := m.ms.CreateSnapshot(applied, m.conf, m.state.encode())
 	if err != nil {
 		return // raft already holds a newer snapshot

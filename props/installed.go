@@ -19,6 +19,7 @@ type queueRun struct {
 	w         *sim.World
 	installed installedQuorum
 	ckpts     ckptAudit
+	members   memberWatch
 }
 
 // newQueueRun builds the world for sc with the judges attached.
@@ -32,6 +33,7 @@ func newQueueRun(sc sim.Scenario, trace io.Writer) *sim.World {
 func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 	r.QueueSystem.Observe(now, id, e)
 	r.ckpts.observe(now, id, e)
+	r.members.observe(r.w, id, e)
 	if e.Name == event.MetaRecoveryActivated {
 		r.installed.check(r.w, e)
 	}
@@ -40,7 +42,16 @@ func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 // Check implements sim.System.
 func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out := append(r.QueueSystem.Check(w), r.installed.violations...)
+	out = append(out, r.members.violations...)
 	return append(out, r.ckpts.check()...)
+}
+
+// NewNode implements sim.System: a node's new incarnation applies its
+// metadata again from its snapshot, so the membership judge forgets what
+// the last one applied.
+func (r *queueRun) NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler {
+	r.members.restarted(id)
+	return r.QueueSystem.NewNode(id, peers, env)
 }
 
 // installedQuorum holds the recovery protocol to its activation rule,

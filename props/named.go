@@ -23,6 +23,9 @@ type NamedScenario struct {
 	Expect []string
 	// Nodes is the cluster size; zero means three.
 	Nodes int
+	// Spares are processes beyond Nodes that may join (sim.Scenario's
+	// Spares); Build names them by index from Nodes on.
+	Spares int
 	// Checkpoint, when set, replaces the seed's checkpoint cadence.
 	Checkpoint sim.CheckpointCadence
 }
@@ -153,6 +156,29 @@ var NamedScenarios = []NamedScenario{
 				{At: 6 * time.Second, Kind: sim.FaultStop, Node: others[1], Length: time.Second},
 			}
 		}, Expect: []string{expect(event.QueueHandoffProposed), expect(event.RecoveryDone)}},
+	// An operator adds a fourth node and then removes the first queue's
+	// owner while producers and consumers work: the owner hands its
+	// queues over, its other replicas move to the new node, and it leaves
+	// the metadata group once it holds nothing.
+	{Name: "remove-owner-under-traffic", About: "a spare joins the three-node cluster, then the first queue's owner is removed while it serves: it hands its queues off, its replicas are replaced on the new node, and it leaves once it holds none",
+		Build: func(owner int, _ []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 2 * time.Second, Kind: sim.FaultAddNode, Node: 3},
+				{At: 3500 * time.Millisecond, Kind: sim.FaultRemoveNode, Node: owner},
+			}
+		}, Expect: []string{expect(event.QueueHandoffProposed), expect(event.MetaReplicaReplaced), expect(event.MetaMembership)},
+		Spares: 1},
+	// Fifteen founders: the first five by ID vote, the other ten are
+	// learners. The metadata leader and the first queue's owner are lost,
+	// one after the other, and a voter is cut off meanwhile.
+	{Name: "fifteen-nodes", About: "fifteen founding nodes, five voting and ten learning; the metadata leader crashes, then the first queue's owner, by then maybe another node, stays down until it is replaced, while a voter is cut off",
+		Build: func(int, []int) []sim.Fault {
+			return []sim.Fault{
+				{At: 1600 * time.Millisecond, Kind: sim.FaultCrashLeader, Length: time.Second},
+				{At: 2600 * time.Millisecond, Kind: sim.FaultCrashOwner, Length: 5400 * time.Millisecond},
+				{At: 4 * time.Second, Kind: sim.FaultIsolate, Node: 3, Length: 2 * time.Second},
+			}
+		}, Expect: []string{expect(event.RecoveryDone), expect(event.MetaReplicaReplaced)}, Nodes: 15},
 	// Checkpoints every few records with tiny segments: the replicas drop
 	// most of their history before the owner dies, and the candidate
 	// recovers from its checkpoint plus the suffix.
@@ -188,7 +214,7 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	// And owner moves: a named scenario scripts its own failovers.
 	sc.Workload.Moves = 0
 	sc.Workload.DeadLetterChanges = 0
-	sc.Nodes = 3
+	sc.Nodes, sc.Spares = 3, ns.Spares
 	if ns.Nodes > 0 {
 		sc.Nodes = ns.Nodes
 	}

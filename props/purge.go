@@ -220,8 +220,16 @@ func checkPurges(ix *index, ownerOnly map[string]bool) []sim.Violation {
 			}
 		}
 	}
+	// A message moved to its dead-letter queue was settled by its
+	// deliveries' count, sent whether or not a client received them: the
+	// dead-letter checker judges the move, not this one.
+	movedAway := make(map[queueMessage]bool)
+	for _, d := range ix.h.DeadLetters {
+		movedAway[queueMessage{d.Queue, d.ID}] = true
+	}
 	for _, op := range ix.h.Ops {
-		if op.Kind != "publish" || op.Outcome != sim.OutcomeOK || len(v.ops[op.Queue]) == 0 || len(ix.deliveries[op.ID]) > 0 {
+		if op.Kind != "publish" || op.Outcome != sim.OutcomeOK || len(v.ops[op.Queue]) == 0 || len(ix.deliveries[op.ID]) > 0 ||
+			movedAway[queueMessage{op.Queue, op.ID}] {
 			continue
 		}
 		at, known := v.publishIndex(&op)

@@ -98,6 +98,7 @@ func (w *World) watchProgress() {
 			views[q.Name] = append(views[q.Name], q)
 		}
 	}
+	placeable := w.placeable()
 	for _, q := range w.sc.Workload.Queues {
 		fresh, known := freshestView(views[q.Name])
 		if w.live {
@@ -105,7 +106,7 @@ func (w *World) watchProgress() {
 		}
 		down, spare := node.NodeID(0), false
 		if known {
-			down, spare = deficitOf(fresh.Replicas, w.NodeIDs(), up)
+			down, spare = deficitOf(fresh.Replicas, placeable, up)
 		}
 		w.noteDeficit(q.Name, down, spare, known && fresh.State == "active")
 	}

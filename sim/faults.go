@@ -134,6 +134,8 @@ func (w *World) applyFault(f Fault) {
 		w.makeLossy(p, f.Length)
 	case FaultRestartConsumer:
 		w.restartConsumer(f.Hit, f.Length)
+	case FaultAddNode, FaultRemoveNode:
+		w.changeMembership(f)
 	}
 }
 
@@ -241,7 +243,7 @@ func (w *World) firstQueueOwner() *process {
 		return nil
 	}
 	name := w.sc.Workload.Queues[0].Name
-	owner := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}.Owner(name)
+	owner := node.Placement{Nodes: w.Founders(), Replicas: 3}.Owner(name)
 	if t, ok := w.sys.(Targets); ok {
 		if id, ok := t.QueueOwner(name); ok {
 			owner = id
@@ -347,9 +349,10 @@ func (w *World) loseWrites(p *process, frames int, misdirect bool) {
 			// the policy. The fault model leaves such queues alone.
 			continue
 		}
-		if misdirect && policy == wire.PolicyAll && len(w.procs) <= 3 {
-			// Damage fences the replica for good, and with no node
-			// outside the set to replace it, a queue that confirms only
+		if misdirect && policy == wire.PolicyAll && len(w.placeable()) <= 3 {
+			// Damage fences the replica for good, and with no member
+			// outside the set to replace it (spares not yet admitted and
+			// members leaving do not count), a queue that confirms only
 			// on every replica can never confirm or activate again.
 			continue
 		}

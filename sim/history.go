@@ -118,6 +118,11 @@ type History struct {
 	// Final holds, per node, the replicas its disk held at the end of the
 	// run (read from what a power loss would leave).
 	Final map[node.NodeID][]node.ReplicaDump
+	// Removed holds, per member some node applied the removal of, when
+	// that first happened. A removed node's process may run on, but
+	// nothing asks it to keep up: what its disk holds at the end is
+	// history, not a replica.
+	Removed map[node.NodeID]time.Duration
 	// Owners maps each queue to its owner.
 	Owners map[string]node.NodeID
 	// Crashes counts node crashes during the run.
@@ -199,6 +204,14 @@ var storyEvents = map[event.Name]bool{
 
 // tell adds e to the story if it belongs there.
 func (h *History) tell(at time.Duration, id node.NodeID, e event.Event) {
+	if e.Name == event.MetaMembership && e.Kind() == "remove" {
+		if _, ok := h.Removed[node.NodeID(e.Node())]; !ok {
+			if h.Removed == nil {
+				h.Removed = make(map[node.NodeID]time.Duration)
+			}
+			h.Removed[node.NodeID(e.Node())] = at
+		}
+	}
 	if storyEvents[e.Name] {
 		h.Story = append(h.Story, StoryEvent{At: at, Node: id, Queue: e.Queue(), Text: e.String()})
 	}

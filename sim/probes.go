@@ -63,6 +63,10 @@ const (
 	ProbeHandoffDrained      = "handoff-drained"
 	ProbeHandoffUndrained    = "handoff-past-drain-bound"
 	ProbeHandoffAborted      = "handoff-aborted"
+	ProbeMemberAdded         = "member-added"
+	ProbeMemberPromoted      = "member-promoted"
+	ProbeMemberRemoved       = "member-removed"
+	ProbeMembershipRefused   = "membership-refused"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -94,6 +98,10 @@ var Probes = []Probe{
 	{ProbeHandoffDrained, "an owner handing its queue over proposed the next owner with no delivery left leased (queue.handoff-proposed leases=0)"},
 	{ProbeHandoffUndrained, "an owner handing its queue over proposed the next owner with deliveries still leased past its drain bound"},
 	{ProbeHandoffAborted, "a handoff ended without the metadata naming its target: a refused plan, or the queue changed hands otherwise"},
+	{ProbeMemberAdded, "a node applied the admission of a new member as a learner (meta.membership kind=add)"},
+	{ProbeMemberPromoted, "a node applied a learner's promotion to voter (meta.membership kind=promote)"},
+	{ProbeMemberRemoved, "a node applied the removal of a member that had left (meta.membership kind=remove)"},
+	{ProbeMembershipRefused, "a node applied a membership change the state machine turned down (meta.membership-refused)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -222,6 +230,10 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		}
 	case event.QueueHandoffAborted:
 		c.probes[ProbeHandoffAborted]++
+	case event.MetaMembership:
+		c.observeMembership(e.Kind())
+	case event.MetaMembershipRefused:
+		c.probes[ProbeMembershipRefused]++
 	case event.QueueDeadLetterSent:
 		k := movedMessage{e.Queue(), e.ID()}
 		if by, asked := c.askedBy[k]; asked {

@@ -12,6 +12,9 @@ import (
 // truth: what every disk holds at the end.
 type QueueSystem struct {
 	cfg node.Config
+	// founders is how many nodes found the cluster; a node with a
+	// higher ID is a spare, which joins instead.
+	founders int
 	// leader is the node that announced metadata leadership for the
 	// highest term so far (zero for none yet), and leaderTerm that term.
 	leader     node.NodeID
@@ -39,7 +42,7 @@ func QueueNodeConfig() node.Config {
 
 // NewQueueSystem returns a queue system for one run of sc.
 func NewQueueSystem(sc Scenario) *QueueSystem {
-	return &QueueSystem{cfg: QueueConfig(sc), owners: make(map[string]activeOwner)}
+	return &QueueSystem{cfg: QueueConfig(sc), founders: sc.Nodes, owners: make(map[string]activeOwner)}
 }
 
 // QueueConfig is the node configuration a run of sc gives every node
@@ -97,9 +100,13 @@ var QueueBoundaries = []string{
 }
 
 // QueueScenario draws a queue scenario for seed.
-func QueueScenario(seed uint64) Scenario {
+func QueueScenario(seed uint64) Scenario { return QueueScenarioOf(seed, 0) }
+
+// QueueScenarioOf draws a queue scenario for seed on a cluster of nodes
+// founding nodes (0: drawn, as QueueScenario does).
+func QueueScenarioOf(seed uint64, nodes int) Scenario {
 	return Generate(seed, GenerateOptions{
-		Safety: 8 * time.Second, Liveness: 8 * time.Second,
+		Nodes: nodes, Safety: 8 * time.Second, Liveness: 8 * time.Second,
 		Boundaries: QueueBoundaries, NoFlips: true, Workload: true,
 	})
 }
@@ -108,6 +115,7 @@ func QueueScenario(seed uint64) Scenario {
 func (s *QueueSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler {
 	cfg := s.cfg
 	cfg.ID, cfg.Nodes = id, peers
+	cfg.Join = int(id) > s.founders
 	return node.New(cfg, env)
 }
 
@@ -148,7 +156,7 @@ func (s *QueueSystem) LivenessStart(*World) {}
 // disk into the history, for props to judge.
 func (s *QueueSystem) Check(w *World) []Violation {
 	h := w.hist
-	place := node.Placement{Nodes: w.NodeIDs(), Replicas: 3}
+	place := node.Placement{Nodes: w.Founders(), Replicas: 3}
 	for i, id := range w.NodeIDs() {
 		h.Final[id] = node.DumpReplicas(w.DurableFS(i), "", s.cfg.PageRecords, s.cfg.PageBytes)
 	}

@@ -19,6 +19,11 @@ import (
 type Scenario struct {
 	Seed  uint64
 	Nodes int
+	// Spares are processes beyond the founding Nodes, with the IDs that
+	// follow theirs: each starts empty, configured to join a running
+	// cluster, and idles until an add-node fault admits it (see
+	// membership.go).
+	Spares int
 	// Safety is the length of the phase with faults; Liveness bounds the
 	// calm phase that follows, in which the system must make progress.
 	Safety   time.Duration
@@ -198,12 +203,20 @@ const (
 	// none (or after stopHandoffMax), and restarts after Length. The
 	// swarm adds stops from a stream of their own (stop.go).
 	FaultStop
+	// FaultAddNode has the first client ask the cluster to admit Node, a
+	// spare, as a learner. It is an operator's command, not a failure;
+	// the swarm adds it from a stream of its own (membership.go).
+	FaultAddNode
+	// FaultRemoveNode has the first client ask the cluster to remove
+	// Node: the node is marked leaving, its queues move away, and the
+	// metadata leader removes it once it holds none.
+	FaultRemoveNode
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
-	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop"}
+	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -248,6 +261,7 @@ func (f Fault) String() string {
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
 	case FaultRestartConsumer:
 		s = fmt.Sprintf("at=%v %s consumer=%d for=%v", f.At, f.Kind, f.Hit, f.Length)
+	case FaultAddNode, FaultRemoveNode:
 	default:
 		s += fmt.Sprintf(" for=%v", f.Length)
 	}
@@ -290,6 +304,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	}
 	if o.Workload {
 		drawStops(&sc) // graceful stops hand queues off, which only a queue workload has
+		drawMembership(&sc)
 	}
 	slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 	if o.Workload {
@@ -502,7 +517,7 @@ func (f Fault) Normalized() Fault {
 		usesNode = false
 	case FaultSetDetection:
 		usesNode, usesLength = false, false
-	case FaultClockJump:
+	case FaultClockJump, FaultAddNode, FaultRemoveNode:
 		usesLength = false
 	}
 	if !usesNode {
@@ -536,7 +551,11 @@ func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choic
 // workload and every scheduled fault, one per line.
 func (sc Scenario) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed=%d nodes=%d safety=%v liveness=%v detection=%d\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness, sc.Detection)
+	fmt.Fprintf(&b, "seed=%d nodes=%d safety=%v liveness=%v detection=%d", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness, sc.Detection)
+	if sc.Spares > 0 {
+		fmt.Fprintf(&b, " spares=%d", sc.Spares)
+	}
+	b.WriteByte('\n')
 	fmt.Fprintf(&b, "swarm %s\n", sc.Swarm)
 	if sc.Workload != nil {
 		fmt.Fprintf(&b, "workload %s\n", *sc.Workload)

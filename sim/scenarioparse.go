@@ -407,21 +407,27 @@ func parseNodeName(s string) (int, error) {
 // Validate checks that a scenario can run: a cluster to run it on, phases
 // of sensible length, and faults that name nodes the cluster has.
 func (sc Scenario) Validate() error {
+	procs := sc.Nodes + sc.Spares
 	switch {
-	case sc.Nodes < 1 || sc.Nodes > 9:
-		return fmt.Errorf("scenario: nodes=%d: want 1 to 9", sc.Nodes)
+	case sc.Nodes < 1 || sc.Nodes > MaxNodes:
+		return fmt.Errorf("scenario: nodes=%d: want 1 to %d", sc.Nodes, MaxNodes)
+	case sc.Spares < 0 || procs > MaxNodes:
+		return fmt.Errorf("scenario: spares=%d: want 0 or more, with at most %d processes in all", sc.Spares, MaxNodes)
 	case sc.Safety <= 0 || sc.Liveness <= 0:
 		return fmt.Errorf("scenario: safety and liveness must be positive (got %v, %v)", sc.Safety, sc.Liveness)
 	case sc.Detection > 2:
 		return fmt.Errorf("scenario: detection=%d: want 1 (heartbeat) or 2 (eager)", sc.Detection)
 	}
 	for i, f := range sc.Faults {
-		bad := f.Node < 0 || f.Node >= sc.Nodes || f.Peer < 0 || f.Peer >= sc.Nodes || f.At < 0 || f.Length < 0
+		bad := f.Node < 0 || f.Node >= procs || f.Peer < 0 || f.Peer >= procs || f.At < 0 || f.Length < 0
 		for _, g := range f.Group {
-			bad = bad || g < 0 || g >= sc.Nodes
+			bad = bad || g < 0 || g >= procs
 		}
 		if bad {
-			return fmt.Errorf("scenario: fault %d (%s) names a node outside n1..n%d or a negative time", i+1, faultText(f), sc.Nodes)
+			return fmt.Errorf("scenario: fault %d (%s) names a node outside n1..n%d or a negative time", i+1, faultText(f), procs)
+		}
+		if err := sc.validateMembershipFault(f); err != nil {
+			return fmt.Errorf("scenario: fault %d (%s) %v", i+1, faultText(f), err)
 		}
 		if f.Kind == FaultCrashAt && (f.Boundary == "" || f.Hit < 1) {
 			return fmt.Errorf("scenario: fault %d (%s) needs a boundary and hit >= 1", i+1, faultText(f))

@@ -40,7 +40,13 @@ import (
 // MarshalText writes the scenario in the text format.
 func (sc Scenario) MarshalText() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "seed %d\nnodes %d\nsafety %v\nliveness %v\ndetection %d\n", sc.Seed, sc.Nodes, sc.Safety, sc.Liveness, sc.Detection)
+	fmt.Fprintf(&b, "seed %d\nnodes %d\n", sc.Seed, sc.Nodes)
+	if sc.Spares != 0 {
+		// Written only when set, so scenarios saved before spares
+		// existed read back as they were.
+		fmt.Fprintf(&b, "spares %d\n", sc.Spares)
+	}
+	fmt.Fprintf(&b, "safety %v\nliveness %v\ndetection %d\n", sc.Safety, sc.Liveness, sc.Detection)
 	if sc.Swarm.Profile != "" {
 		fmt.Fprintf(&b, "profile %s\n", sc.Swarm.Profile)
 	}
@@ -171,6 +177,8 @@ var faultForms = [faultKinds]faultForm{
 	FaultRestartConsumer:  {aimNone, []string{"consumer", "for"}},
 	FaultIsolateOwner:     {aimNone, []string{"for"}},
 	FaultStop:             {aimNode, []string{"for"}},
+	FaultAddNode:          {aimNode, nil},
+	FaultRemoveNode:       {aimNode, nil},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code
@@ -271,7 +279,7 @@ func (p *scenarioParser) directive(fields []string) error {
 		v, err := one()
 		sc.Swarm.Profile = v
 		return err
-	case "seed", "nodes", "detection", "safety", "liveness", "skew", "dedup", "quota":
+	case "seed", "nodes", "spares", "detection", "safety", "liveness", "skew", "dedup", "quota":
 		v, err := one()
 		if err != nil {
 			return err
@@ -318,6 +326,8 @@ func (p *scenarioParser) scalar(name, v string) error {
 		sc.Seed, err = strconv.ParseUint(v, 10, 64)
 	case "nodes":
 		sc.Nodes, err = strconv.Atoi(v)
+	case "spares":
+		sc.Spares, err = strconv.Atoi(v)
 	case "detection":
 		var d uint64
 		d, err = strconv.ParseUint(v, 10, 8)

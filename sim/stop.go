@@ -35,10 +35,13 @@ type drainer interface {
 var _ drainer = (*node.Node)(nil)
 
 // mixedPool is the fault pool of the mixed profile: every kind the swarm
-// schedules but stops, which come from their own stream, so that adding
-// them moved no draw of the seeds that had none.
+// schedules but stops and membership changes, which come from streams of
+// their own, so that adding them moved no draw of the seeds that had
+// none.
 func mixedPool() []FaultKind {
-	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool { return k == FaultStop })
+	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool {
+		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode
+	})
 }
 
 // drawStops adds, in a third of the seeds, one to three graceful stops

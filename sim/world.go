@@ -165,9 +165,15 @@ func NewWorld(sc Scenario, sys System, traceOut io.Writer) *World {
 	w.netRng = newStream(sc.Seed, streamNetwork)
 	w.net = netsim.New(w.netRng, sc.Swarm.Net)
 	clock := newStream(sc.Seed, streamClock)
-	ids := NodeIDs(sc.Nodes)
-	for i := range sc.Nodes {
-		p := &process{w: w, index: i, id: ids[i], peers: ids}
+	ids := NodeIDs(sc.Nodes + sc.Spares)
+	founders := ids[:sc.Nodes]
+	for i := range sc.Nodes + sc.Spares {
+		// A founder knows the founders; a spare knows only itself until
+		// the cluster admits it and its metadata names the members.
+		p := &process{w: w, index: i, id: ids[i], peers: founders}
+		if i >= sc.Nodes {
+			p.peers = ids[i : i+1]
+		}
 		p.disk = NewDisk(newStream(sc.Seed, streamDisk, uint64(i)), sc.Swarm.Disk)
 		if sc.Swarm.ClockMax > 0 {
 			p.clockOffset = time.Duration(clock.Int64N(int64(2*sc.Swarm.ClockMax)+1)) - sc.Swarm.ClockMax
@@ -319,8 +325,13 @@ func NodeIDs(n int) []node.NodeID {
 	return ids
 }
 
-// NodeIDs lists the ID of every process, in order.
+// NodeIDs lists the ID of every process, in order: the founders, then
+// the spares.
 func (w *World) NodeIDs() []node.NodeID { return NodeIDs(len(w.procs)) }
+
+// Founders lists the IDs of the nodes the cluster was founded with: the
+// ones queues created before any membership change are placed on.
+func (w *World) Founders() []node.NodeID { return NodeIDs(w.sc.Nodes) }
 
 func (w *World) addrs() []netsim.Addr {
 	out := make([]netsim.Addr, len(w.procs))

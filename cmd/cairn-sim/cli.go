@@ -42,7 +42,7 @@ commands:
               (--seed N | --scenario FILE) [--bug NAME] --out FILE [--max-runs N]
   sweep       run seeds in worker processes with a progress bar, then print failures, the summary
               and coverage (boundary x fault matrix, probes never reached): --seeds A-B
-              [--workers K] [--shard i/n] [--json FILE] [--rows N]
+              [--workers K] [--shard i/n] [--json FILE] [--rows N] [--nodes N]
   sweep-merge sum the --json summaries of a sharded sweep and report the whole: FILE... [--json FILE]
   hunt        switch on a planted bug and find the first seed that catches it:
               --bug NAME [--seeds A-B] (needs a binary built with -tags cairn_bugs)

@@ -36,7 +36,7 @@ func runSeed(system string, seed uint64, trace io.Writer) outcome {
 	if system == systemCounter {
 		return runScenario(system, sim.CounterScenario(seed), trace)
 	}
-	return runScenario(system, sim.QueueScenario(seed), trace)
+	return runScenario(system, queueScenario(seed), trace)
 }
 
 // runScenario runs one scenario and judges it; a panic of the simulator

@@ -46,8 +46,12 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	shard := fs.String("shard", "1/1", "run only shard i of n (1-based) of the seeds: contiguous, disjoint, together the whole range")
 	jsonPath := fs.String("json", "", "write the summary (counts, failures, coverage) as JSON to this file, for sweep-merge")
 	rows := fs.Int("rows", 12, "boundary rows in the printed coverage table (the rarest first); the JSON has them all")
+	fs.IntVar(&shapeNodes, "nodes", 0, "give every seed's cluster this many founding nodes (0: the seed draws 3 or 5)")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
+	}
+	if shapeNodes < 0 || shapeNodes > sim.MaxNodes {
+		return 0, usageError{fmt.Sprintf("--nodes %d: want 0 (drawn) or 1 to %d", shapeNodes, sim.MaxNodes)}
 	}
 	if fs.NArg() > 0 {
 		return 0, usageError{fmt.Sprintf("sweep: unexpected argument %q", fs.Arg(0))}
@@ -144,6 +148,7 @@ type seedReport struct {
 // seed, until its input ends.
 func cmdSweepWorker(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags(workerCommand, stderr)
+	fs.IntVar(&shapeNodes, "nodes", 0, "the sweep's --nodes")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -164,6 +169,19 @@ func cmdSweepWorker(args []string, stdin io.Reader, stdout, stderr io.Writer) (i
 		}
 	}
 	return exitOK, in.Err()
+}
+
+// shapeNodes, when set, fixes the cluster size of every generated queue
+// scenario a sweep and its workers run (sweep --nodes).
+var shapeNodes int
+
+// queueScenario is the queue scenario of seed, in the cluster shape the
+// sweep asked for.
+func queueScenario(seed uint64) sim.Scenario {
+	if shapeNodes > 0 {
+		return sim.QueueScenarioOf(seed, shapeNodes)
+	}
+	return sim.QueueScenario(seed)
 }
 
 // reportSeed runs one queue seed and condenses its outcome.
@@ -200,7 +218,7 @@ func (r seedReport) outcome() outcome {
 		stats: r.Stats, crash: r.Crash,
 	}
 	if o.crash != "" || o.res.Failed() {
-		o.scenario = sim.QueueScenario(r.Seed)
+		o.scenario = queueScenario(r.Seed)
 	}
 	return o
 }

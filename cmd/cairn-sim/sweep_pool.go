@@ -90,7 +90,7 @@ type workerProc struct {
 }
 
 func startWorker(exe string) (*workerProc, error) {
-	cmd := exec.Command(exe, workerCommand)
+	cmd := exec.Command(exe, workerCommand, fmt.Sprintf("--nodes=%d", shapeNodes))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

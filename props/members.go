@@ -1,0 +1,95 @@
+package props
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/sim"
+)
+
+// Membership. Every node reports each membership change it applies, with
+// the voters and learners of the metadata group after it. Two rules hold
+// whatever the faults:
+//
+//   - voter-floor: no applied change leaves fewer voters than three, or
+//     all the members of a smaller cluster. A group below its floor while
+//     a learner stood by is one failure from losing its quorum, which
+//     the leader's promotions exist to prevent.
+//   - removed-placed: once a node has applied a member's removal, it
+//     never afterwards plans a recovery onto that member or applies a
+//     recovery or replacement that names it among a queue's replicas: a
+//     removed node holds no replica, and placing one on it would leave
+//     the queue a member short.
+//
+// Both judge events as the nodes emit them, in each node's apply order.
+// A node that restarts applies again from its snapshot, so the second
+// rule forgets what a node learned when it starts a new incarnation.
+
+// memberWatch holds the membership rules to the events as they happen.
+type memberWatch struct {
+	// removed holds, per node, the members it applied the removal of in
+	// its current incarnation.
+	removed    map[node.NodeID][]uint32
+	seen       map[string]bool
+	violations []sim.Violation
+}
+
+// restarted forgets what node id learned in its last incarnation.
+func (mw *memberWatch) restarted(id node.NodeID) { delete(mw.removed, id) }
+
+// observe judges one node event.
+func (mw *memberWatch) observe(w *sim.World, id node.NodeID, e event.Event) {
+	switch e.Name {
+	case event.MetaMembership:
+		mw.checkFloor(w, id, e)
+		if e.Kind() == "remove" {
+			if mw.removed == nil {
+				mw.removed = make(map[node.NodeID][]uint32)
+			}
+			mw.removed[id] = append(mw.removed[id], e.Node())
+		}
+	case event.MetaPlanRecovery:
+		mw.checkPlaced(w, id, e, []uint32{e.ToNode()})
+	case event.MetaRecoveryActivated:
+		mw.checkPlaced(w, id, e, e.Members())
+	case event.MetaReplicaReplaced:
+		mw.checkPlaced(w, id, e, e.Replicas())
+	}
+}
+
+// checkFloor holds an applied change to the voter floor.
+func (mw *memberWatch) checkFloor(w *sim.World, id node.NodeID, e event.Event) {
+	voters, learners := len(e.Voters()), len(e.Learners())
+	if floor := min(3, voters+learners); voters < floor {
+		mw.fail(w, "voter-floor", fmt.Sprintf("the %s of n%d left %d voters %v and %d learners %v, below the floor of %d",
+			e.Kind(), e.Node(), voters, e.Voters(), learners, e.Learners(), floor), id)
+	}
+}
+
+// checkPlaced fails an event that places a replica on a member the node
+// applied the removal of.
+func (mw *memberWatch) checkPlaced(w *sim.World, id node.NodeID, e event.Event, nodes []uint32) {
+	for _, n := range nodes {
+		if slices.Contains(mw.removed[id], n) {
+			mw.fail(w, "removed-placed", fmt.Sprintf("%s naming n%d for queue %s came after the node applied n%d's removal",
+				e, n, e.Queue(), n), id)
+		}
+	}
+}
+
+// fail records a violation once per distinct detail, naming the first
+// node that showed it: every node applies the same change.
+func (mw *memberWatch) fail(w *sim.World, checker, detail string, id node.NodeID) {
+	if mw.seen == nil {
+		mw.seen = make(map[string]bool)
+	}
+	if mw.seen[detail] {
+		return
+	}
+	mw.seen[detail] = true
+	detail = fmt.Sprintf("%s (first applied on %s)", detail, id)
+	w.Tracef("%s: %s", checker, detail)
+	mw.violations = append(mw.violations, sim.Violation{Kind: sim.Safety, Checker: checker, Detail: detail})
+}
