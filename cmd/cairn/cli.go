@@ -137,6 +137,20 @@ func (c *conn) dial(ctx context.Context) (*client.Client, error) {
 	return c.dialWith(ctx, func(*client.Options) {})
 }
 
+// withClient runs one command's work with a client connected for it,
+// within the command's timeout, and returns its exit status; a failure
+// to connect is reported as such.
+func (c *conn) withClient(e env, run func(ctx context.Context, cl *client.Client) int) int {
+	ctx, cancel := c.context()
+	defer cancel()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return failure(e, "connecting", err)
+	}
+	defer cl.Close()
+	return run(ctx, cl)
+}
+
 // dialWith connects as dial does, with the options adjusted by adjust.
 func (c *conn) dialWith(ctx context.Context, adjust func(*client.Options)) (*client.Client, error) {
 	// An operation retries for as long as the command may take, so a

@@ -38,19 +38,14 @@ func clusterMembers(args []string, e env) int {
 		fmt.Fprintln(e.stderr, "usage: cairn cluster members")
 		return exitUsage
 	}
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return failure(e, "connecting", err)
-	}
-	defer cl.Close()
-	members, leader, err := cl.Members(ctx)
-	if err != nil {
-		return failure(e, "reading the members", err)
-	}
-	printMembers(e.stdout, members, leader)
-	return exitOK
+	return c.withClient(e, func(ctx context.Context, cl *client.Client) int {
+		members, leader, err := cl.Members(ctx)
+		if err != nil {
+			return failure(e, "reading the members", err)
+		}
+		printMembers(e.stdout, members, leader)
+		return exitOK
+	})
 }
 
 // printMembers prints one row per member. A founding member of a cluster
@@ -112,18 +107,13 @@ func clusterAddNode(args []string, e env) int {
 		return exitUsage
 	}
 	c.admin = true
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return failure(e, "connecting", err)
-	}
-	defer cl.Close()
-	if err := cl.AddNode(ctx, client.NewNode{ID: id, PeerAddr: *addr, ClientAddr: *clientAddr, HTTPAddr: *httpAddr}); err != nil {
-		return failure(e, fmt.Sprintf("adding n%d", id), err)
-	}
-	fmt.Fprintf(e.stdout, "added n%d at %s as a learner; it receives the metadata once it runs with join = true\n", id, *addr)
-	return exitOK
+	return c.withClient(e, func(ctx context.Context, cl *client.Client) int {
+		if err := cl.AddNode(ctx, client.NewNode{ID: id, PeerAddr: *addr, ClientAddr: *clientAddr, HTTPAddr: *httpAddr}); err != nil {
+			return failure(e, fmt.Sprintf("adding n%d", id), err)
+		}
+		fmt.Fprintf(e.stdout, "added n%d at %s as a learner; it receives the metadata once it runs with join = true\n", id, *addr)
+		return exitOK
+	})
 }
 
 // clusterRemoveNode retires a node and, unless --wait is 0, waits until
@@ -272,19 +262,14 @@ func clusterRebalance(args []string, e env) int {
 		return exitUsage
 	}
 	c.admin = true
-	ctx, cancel := c.context()
-	defer cancel()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return failure(e, "connecting", err)
-	}
-	defer cl.Close()
-	if err := cl.Rebalance(ctx); err != nil {
-		return failure(e, "starting a rebalance", err)
-	}
-	fmt.Fprintln(e.stdout, "rebalance started: replicas move one at a time; `cairn cluster members` shows the counts")
-	if members, leader, err := cl.Members(ctx); err == nil {
-		printMembers(e.stdout, members, leader)
-	}
-	return exitOK
+	return c.withClient(e, func(ctx context.Context, cl *client.Client) int {
+		if err := cl.Rebalance(ctx); err != nil {
+			return failure(e, "starting a rebalance", err)
+		}
+		fmt.Fprintln(e.stdout, "rebalance started: replicas move one at a time; `cairn cluster members` shows the counts")
+		if members, leader, err := cl.Members(ctx); err == nil {
+			printMembers(e.stdout, members, leader)
+		}
+		return exitOK
+	})
 }
