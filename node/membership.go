@@ -120,13 +120,23 @@ func (n *Node) proposeMembershipFor(conn ConnID, reqID uint64, c command) {
 	})
 }
 
-// onMemberList answers with the members this node's metadata knows.
+// onMemberList answers with the members, once a ReadIndex shows this
+// node has applied every change committed before the question: a list
+// read right after a change that another node answered shows it. When
+// the read cannot be confirmed (no leader), the node's own view is
+// answered, and Detail says so.
 func (n *Node) onMemberList(conn ConnID, m *wire.MemberList) {
 	if n.meta == nil || n.meta.state == nil || len(n.meta.state.members) == 0 {
 		n.env.Reply(conn, &wire.MemberListReply{ReqID: m.ReqID, Status: wire.StatusUnavailable, Detail: "metadata is starting"})
 		return
 	}
-	n.env.Reply(conn, &wire.MemberListReply{ReqID: m.ReqID, Status: wire.StatusOK, Leader: uint32(n.meta.leader), Members: n.Members()})
+	n.meta.readIndex(func(fresh bool) {
+		detail := ""
+		if !fresh {
+			detail = "not confirmed with the metadata leader: this node's own view"
+		}
+		n.env.Reply(conn, &wire.MemberListReply{ReqID: m.ReqID, Status: wire.StatusOK, Detail: detail, Leader: uint32(n.meta.leader), Members: n.Members()})
+	})
 }
 
 // manageMembership runs on the metadata leader at each planning pass and

@@ -30,6 +30,7 @@ func (c *cluster) startJoiner(id node.NodeID) *member {
 func (c *cluster) members(at node.NodeID, reqID uint64) *wire.MemberListReply {
 	c.t.Helper()
 	c.request(at, 3, &wire.MemberList{ReqID: reqID})
+	c.settle() // the answer waits for a ReadIndex
 	for i, r := range c.replies {
 		if rep, ok := r.msg.(*wire.MemberListReply); ok && rep.ReqID == reqID {
 			c.replies = slices.Delete(c.replies, i, i+1)

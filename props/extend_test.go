@@ -45,6 +45,10 @@ func TestExtendedLeaseCheckerFlagsAnEarlyResendOnly(t *testing.T) {
 		{"an unsubscribe", func(h *sim.History) {
 			h.Ops = append(h.Ops, sim.OpRecord{Client: 3, Kind: "unsubscribe", Queue: "q", Invoked: 400 * time.Millisecond})
 		}},
+		{"an unsubscribe sent before the lease and taken after it", func(h *sim.History) {
+			h.Ops = append(h.Ops, sim.OpRecord{Client: 3, Kind: "unsubscribe", Queue: "q", Invoked: 50 * time.Millisecond})
+			h.UnsubscribesTaken = append(h.UnsubscribesTaken, sim.UnsubscribeTaken{At: 400 * time.Millisecond, Client: 3, Queue: "q", Node: 1})
+		}},
 		{"a consumer restart", func(h *sim.History) {
 			h.ClientRestarts = append(h.ClientRestarts, sim.ClientRestart{At: 400 * time.Millisecond, Client: 3})
 		}},
@@ -82,6 +86,15 @@ func TestExtendedLeaseCheckerFlagsAnEarlyResendOnly(t *testing.T) {
 		Outcome: sim.OutcomeOK, Lease: 7, From: 1, For: 300 * time.Millisecond})
 	if v := checkExtendedLeases(newIndex(h)); len(v) != 1 {
 		t.Fatalf("an extension of another lease excused an early resend: %v", v)
+	}
+	// An unsubscribe another node took, or another client's, ends
+	// nothing here.
+	for _, u := range []sim.UnsubscribeTaken{{At: 400 * time.Millisecond, Client: 3, Queue: "q", Node: 2}, {At: 400 * time.Millisecond, Client: 4, Queue: "q", Node: 1}} {
+		h = extendHistory(900 * time.Millisecond)
+		h.UnsubscribesTaken = append(h.UnsubscribesTaken, u)
+		if v := checkExtendedLeases(newIndex(h)); len(v) != 1 {
+			t.Fatalf("an unsubscribe taken by n%d from client %d excused an early resend: %v", u.Node, u.Client, v)
+		}
 	}
 	h = extendHistory(900 * time.Millisecond)
 	h.ClockJumps = append(h.ClockJumps, sim.ClockJump{At: 400 * time.Millisecond, Node: 1, By: -time.Second})
