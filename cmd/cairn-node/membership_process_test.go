@@ -26,10 +26,8 @@ const membersQueue = "members"
 //     dialed by nodes it was never configured with;
 //  2. removes the founder that owns the queue: it hands the queue to
 //     another founder (the metadata replaces a leaving owner's replica
-//     only after the handoff, so the new owner is one the clients know:
-//     they learn the nodes from the founders' configurations, which do
-//     not name node 4), its replica moves to node 4, and it leaves the
-//     member list; then it is stopped with SIGTERM;
+//     only after the handoff), its replica moves to node 4, and it
+//     leaves the member list; then it is stopped with SIGTERM;
 //  3. stops the publisher and checks RPO = 0: every confirmed publish is
 //     delivered, and node 4 holds the owner's whole log. Failed and
 //     unknown publishes are reported; a failed one fails the test.
@@ -58,7 +56,7 @@ func TestProcessAddAndRemoveNode(t *testing.T) {
 	pub := startRollPublisher(ctx, founders, membersQueue, 5*time.Millisecond)
 	began := time.Now()
 
-	joiner := pc.startJoiner(addrs[3], addrs[0])
+	joiner := pc.startJoiner(4, addrs[3], addrs[0])
 	pc.waitHealthy(joiner, serviceBound)
 	if err := admin.AddNode(ctx, client.NewNode{ID: 4, PeerAddr: addrs[3].peer, ClientAddr: addrs[3].client, HTTPAddr: addrs[3].http}); err != nil {
 		t.Fatalf("adding n4: %v", err)
@@ -102,16 +100,16 @@ func TestProcessAddAndRemoveNode(t *testing.T) {
 	t.Logf("members at the end (leader n%d): %+v", leader, members)
 }
 
-// startJoiner writes the configuration of node 4, which joins the cluster
-// knowing only itself and a seed, and starts it.
-func (pc *procCluster) startJoiner(self, seed procAddrs) *procNode {
+// startJoiner writes the configuration of node id, which joins the
+// cluster knowing only itself and a seed (node 1), and starts it.
+func (pc *procCluster) startJoiner(id int, self, seed procAddrs) *procNode {
 	root := filepath.Dir(pc.nodes[0].config)
-	nd := &procNode{id: 4, clientAddr: self.client, httpAddr: self.http,
-		config: filepath.Join(root, "n4.toml"), log: filepath.Join(root, "n4.log")}
-	text := fmt.Sprintf(`id = 4
+	nd := &procNode{id: id, clientAddr: self.client, httpAddr: self.http,
+		config: filepath.Join(root, fmt.Sprintf("n%d.toml", id)), log: filepath.Join(root, fmt.Sprintf("n%d.log", id))}
+	text := fmt.Sprintf(`id = %d
 join = true
 replication = 3
-data_dir = "n4"
+data_dir = "n%d"
 peer_secret = %q
 client_secret = %q
 admin_secret = %q
@@ -122,11 +120,11 @@ addr = %q
 client_addr = %q
 
 [[peers]]
-id = 4
+id = %d
 addr = %q
 client_addr = %q
 http_addr = %q
-`, processPeerSecret, processSecret, processAdminSecret, seed.peer, seed.client, self.peer, self.client, self.http)
+`, id, id, processPeerSecret, processSecret, processAdminSecret, seed.peer, seed.client, id, self.peer, self.client, self.http)
 	if err := os.WriteFile(nd.config, []byte(text), 0o644); err != nil {
 		pc.t.Fatal(err)
 	}
