@@ -21,25 +21,11 @@ func TestProcessSevenNodesGrowAndShrinkUnderTraffic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	addrs := loopbackAddrs(t, 7)
-	pc := newProcClusterAt(t, bin, addrs[:5], "info", "replication = 3")
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, serviceBound)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	founders := pc.clientAddrs()
-	admin, err := client.Dial(ctx, client.Options{Secret: []byte(processAdminSecret), Admin: true}, founders...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	createWhenReady(t, ctx, admin, membersQueue, client.PolicyMajority)
-	consumer := startRollConsumer(t, ctx, founders, membersQueue)
-	defer consumer.close()
-	pub := startRollPublisher(ctx, founders, membersQueue, 5*time.Millisecond)
+	mt := startMembershipTraffic(t, ctx, 5, 7)
+	defer mt.close()
+	pc, admin, addrs := mt.pc, mt.admin, mt.addrs
 
 	for _, id := range []int{6, 7} {
 		a := addrs[id-1]
@@ -80,15 +66,5 @@ func TestProcessSevenNodesGrowAndShrinkUnderTraffic(t *testing.T) {
 	checkSIGTERM(t, other)
 
 	time.Sleep(time.Second) // traffic on the five nodes that stay
-	res := pub.stop()
-	t.Logf("publishes: %d sent, %d confirmed, %d failed, %d unknown; longest confirmation %v",
-		res.sent, len(res.confirmed), res.failed, res.unknown, res.maxLatency.Round(time.Millisecond))
-	if res.failed > 0 {
-		t.Errorf("%d publishes failed, the first with %v", res.failed, res.firstErr)
-	}
-	if len(res.confirmed) == 0 {
-		t.Fatal("no publish was confirmed")
-	}
-	dups := consumer.waitAll(t, res.confirmed, 30*time.Second)
-	t.Logf("RPO = 0: all %d confirmed messages delivered (%d more than once)", len(res.confirmed), dups)
+	mt.finish(t)
 }

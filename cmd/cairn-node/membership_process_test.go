@@ -35,25 +35,11 @@ func TestProcessAddAndRemoveNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	addrs := loopbackAddrs(t, 4)
-	pc := newProcClusterAt(t, bin, addrs[:3], "info", "replication = 3")
-	for _, nd := range pc.nodes {
-		pc.waitHealthy(nd, serviceBound)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	founders := pc.clientAddrs()
-	admin, err := client.Dial(ctx, client.Options{Secret: []byte(processAdminSecret), Admin: true}, founders...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	createWhenReady(t, ctx, admin, membersQueue, client.PolicyMajority)
-	consumer := startRollConsumer(t, ctx, founders, membersQueue)
-	defer consumer.close()
-	pub := startRollPublisher(ctx, founders, membersQueue, 5*time.Millisecond)
+	mt := startMembershipTraffic(t, ctx, 3, 4)
+	defer mt.close()
+	pc, admin, addrs := mt.pc, mt.admin, mt.addrs
 	began := time.Now()
 
 	joiner := pc.startJoiner(4, addrs[3], addrs[0])
@@ -81,7 +67,53 @@ func TestProcessAddAndRemoveNode(t *testing.T) {
 	checkSIGTERM(t, leaving)
 
 	time.Sleep(time.Second) // traffic on the three nodes that stay
-	res := pub.stop()
+	mt.finish(t)
+	pc.waitCaughtUp(ctx, joiner, pc.owner(ctx, membersQueue), membersQueue, serviceBound)
+	members, leader, err := admin.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("members at the end (leader n%d): %+v", leader, members)
+}
+
+// membershipTraffic is a process cluster of founders with a majority
+// queue under steady traffic (a publish every 5 ms, a subscriber acking
+// everything), and an admin client, for the membership tests.
+type membershipTraffic struct {
+	pc       *procCluster
+	addrs    []procAddrs // the founders' first, then the joiners'
+	admin    *client.Client
+	consumer *rollConsumer
+	pub      *rollPublisher
+}
+
+// startMembershipTraffic starts founders processes, with room in addrs
+// for total nodes, and the traffic.
+func startMembershipTraffic(t *testing.T, ctx context.Context, founders, total int) *membershipTraffic {
+	t.Helper()
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+	mt := &membershipTraffic{addrs: loopbackAddrs(t, total)}
+	mt.pc = newProcClusterAt(t, bin, mt.addrs[:founders], "info", "replication = 3")
+	for _, nd := range mt.pc.nodes {
+		mt.pc.waitHealthy(nd, serviceBound)
+	}
+	clients := mt.pc.clientAddrs()
+	var err error
+	if mt.admin, err = client.Dial(ctx, client.Options{Secret: []byte(processAdminSecret), Admin: true}, clients...); err != nil {
+		t.Fatal(err)
+	}
+	createWhenReady(t, ctx, mt.admin, membersQueue, client.PolicyMajority)
+	mt.consumer = startRollConsumer(t, ctx, clients, membersQueue)
+	mt.pub = startRollPublisher(ctx, clients, membersQueue, 5*time.Millisecond)
+	return mt
+}
+
+// finish stops the publisher and checks RPO 0: no publish failed and
+// every confirmed one was delivered.
+func (mt *membershipTraffic) finish(t *testing.T) {
+	t.Helper()
+	res := mt.pub.stop()
 	t.Logf("publishes: %d sent, %d confirmed, %d failed, %d unknown; longest confirmation %v",
 		res.sent, len(res.confirmed), res.failed, res.unknown, res.maxLatency.Round(time.Millisecond))
 	if res.failed > 0 {
@@ -90,14 +122,14 @@ func TestProcessAddAndRemoveNode(t *testing.T) {
 	if len(res.confirmed) == 0 {
 		t.Fatal("no publish was confirmed")
 	}
-	dups := consumer.waitAll(t, res.confirmed, 30*time.Second)
+	dups := mt.consumer.waitAll(t, res.confirmed, 30*time.Second)
 	t.Logf("RPO = 0: all %d confirmed messages delivered (%d more than once)", len(res.confirmed), dups)
-	pc.waitCaughtUp(ctx, joiner, pc.owner(ctx, membersQueue), membersQueue, serviceBound)
-	members, leader, err := admin.Members(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("members at the end (leader n%d): %+v", leader, members)
+}
+
+// close ends the consumer and the admin client.
+func (mt *membershipTraffic) close() {
+	mt.consumer.close()
+	mt.admin.Close()
 }
 
 // startJoiner writes the configuration of node id, which joins the
