@@ -12,19 +12,24 @@ import (
 // list once it has one, else the configured nodes (a node whose metadata
 // is still starting).
 func (n *Node) clusterNodes() []NodeID {
-	if n.meta != nil && n.meta.state != nil && len(n.meta.state.members) > 0 {
+	if n.hasMembers() {
 		return n.meta.state.memberIDs()
 	}
 	return slices.Sorted(slices.Values(n.cfg.Nodes))
 }
 
+// hasMembers reports whether this node's metadata holds a member list:
+// not while it is starting, nor on a joining node before its snapshot.
+func (n *Node) hasMembers() bool {
+	return n.meta != nil && n.meta.state != nil && len(n.meta.state.members) > 0
+}
+
 // placement places new queues on the members that are not leaving.
 func (n *Node) placement() Placement {
-	nodes := slices.Sorted(slices.Values(n.cfg.Nodes))
-	if n.meta != nil && n.meta.state != nil && len(n.meta.state.members) > 0 {
-		nodes = n.meta.state.placeable()
+	if n.hasMembers() {
+		return Placement{Nodes: n.meta.state.placeable(), Replicas: n.cfg.Replicas}
 	}
-	return Placement{Nodes: nodes, Replicas: n.cfg.Replicas}
+	return Placement{Nodes: slices.Sorted(slices.Values(n.cfg.Nodes)), Replicas: n.cfg.Replicas}
 }
 
 // isLeaving reports whether the metadata marks id as leaving.
@@ -126,7 +131,7 @@ func (n *Node) proposeMembershipFor(conn ConnID, reqID uint64, c command) {
 // the read cannot be confirmed (no leader), the node's own view is
 // answered, and Detail says so.
 func (n *Node) onMemberList(conn ConnID, m *wire.MemberList) {
-	if n.meta == nil || n.meta.state == nil || len(n.meta.state.members) == 0 {
+	if !n.hasMembers() {
 		n.env.Reply(conn, &wire.MemberListReply{ReqID: m.ReqID, Status: wire.StatusUnavailable, Detail: "metadata is starting"})
 		return
 	}
@@ -162,9 +167,11 @@ func (n *Node) manageMembership() {
 		// soon as its queues are gone.
 		retiring = 0
 	}
-	if learner := n.promotableLearner(); learner != 0 && (voters < wanted || (retiring != 0 && voters <= wanted)) {
-		m.proposeMembership(command{kind: cmdPromote, node: learner}, lifecycleTimeoutTicks, func(result) {})
-		return
+	if voters < wanted || (retiring != 0 && voters <= wanted) {
+		if learner := n.promotableLearner(); learner != 0 {
+			m.proposeMembership(command{kind: cmdPromote, node: learner}, lifecycleTimeoutTicks, func(result) {})
+			return
+		}
 	}
 	if retiring != 0 && voters-1 >= voterFloor(len(s.members)) {
 		m.proposeMembership(command{kind: cmdDemote, node: retiring}, lifecycleTimeoutTicks, func(result) {})
@@ -185,17 +192,8 @@ func (n *Node) manageMembership() {
 // retiringVoter is the first voter that is leaving or has been confirmed
 // down for Config.ReplaceAfter, or 0.
 func (n *Node) retiringVoter() NodeID {
-	m := n.meta
-	wait := uint64(0)
-	if n.cfg.ReplaceAfter >= 0 {
-		wait = uint64(n.cfg.ReplaceAfter / n.cfg.MetaTick)
-	}
-	for _, mem := range m.state.members {
-		if mem.Learner || mem.ID == n.cfg.ID {
-			continue
-		}
-		since := m.downSince[mem.ID]
-		if mem.Leaving || (n.cfg.ReplaceAfter >= 0 && since != 0 && m.ticks+1-since >= wait) {
+	for _, mem := range n.meta.state.members {
+		if !mem.Learner && mem.ID != n.cfg.ID && (mem.Leaving || n.downForReplaceAfter(mem.ID)) {
 			return mem.ID
 		}
 	}
@@ -254,17 +252,11 @@ func (n *Node) handLeadershipAway() bool {
 	if !n.isLeaving(n.cfg.ID) {
 		return false
 	}
-	st := m.rn.Status()
-	var target, best uint64
-	for _, id := range m.conf.GetVoters() {
-		if pr, ok := st.Progress[id]; ok && id != uint64(n.cfg.ID) && !m.state.down[NodeID(id)] && !n.isLeaving(NodeID(id)) && pr.Match >= best {
-			target, best = id, pr.Match
-		}
-	}
+	target := m.mostCaughtUpVoter(func(id NodeID) bool { return !m.state.down[id] && !n.isLeaving(id) })
 	if target == 0 {
 		return false
 	}
-	m.rn.TransferLeader(target)
+	m.rn.TransferLeader(uint64(target))
 	m.process()
 	return true
 }

@@ -419,15 +419,25 @@ func (m *metaNode) onLostLog(from NodeID, msg *wire.MetaLostLog) {
 	if pr, ok := st.Progress[uint64(from)]; !ok || pr.Match <= msg.Last {
 		return // this leader already knows how little the follower holds
 	}
-	var target, best uint64
-	for _, id := range m.conf.GetVoters() {
-		if pr, ok := st.Progress[id]; ok && id != uint64(from) && id != uint64(m.n.cfg.ID) && pr.Match >= best {
-			target, best = id, pr.Match
-		}
-	}
+	target := m.mostCaughtUpVoter(func(id NodeID) bool { return id != from })
 	m.n.emit(event.NewMetaFollowerLostLog(uint32(from), msg.Last, msg.Commit, uint32(target)))
 	if target != 0 {
-		m.rn.TransferLeader(target)
+		m.rn.TransferLeader(uint64(target))
 		m.process()
 	}
+}
+
+// mostCaughtUpVoter is, on the leader, the voter other than itself that
+// eligible accepts and whose log matches the leader's furthest (the
+// highest ID on a tie), or 0: the one to hand the leadership to.
+func (m *metaNode) mostCaughtUpVoter(eligible func(NodeID) bool) NodeID {
+	st := m.rn.Status()
+	var target NodeID
+	var best uint64
+	for _, id := range m.conf.GetVoters() {
+		if pr, ok := st.Progress[id]; ok && NodeID(id) != m.n.cfg.ID && eligible(NodeID(id)) && pr.Match >= best {
+			target, best = NodeID(id), pr.Match
+		}
+	}
+	return target
 }

@@ -95,6 +95,15 @@ func (n *Node) replicaLoad() map[NodeID]int {
 	return load
 }
 
+// downForReplaceAfter reports, on the leader, whether id has been
+// confirmed down for Config.ReplaceAfter: its replicas are replaced, and
+// a voter's seat goes to a learner. A negative ReplaceAfter disables both.
+func (n *Node) downForReplaceAfter(id NodeID) bool {
+	m := n.meta
+	since := m.downSince[id]
+	return n.cfg.ReplaceAfter >= 0 && since != 0 && m.ticks+1-since >= uint64(n.cfg.ReplaceAfter/n.cfg.MetaTick)
+}
+
 // replacementSet returns q's replica set with one replica that is damaged
 // or has been down for Config.ReplaceAfter swapped for the live node
 // outside the set that holds the fewest replicas (lowest ID on a tie), or
@@ -107,15 +116,12 @@ func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []Nod
 	if len(q.Prior) > 0 {
 		return nil, 0, 0
 	}
-	wait := uint64(max(n.cfg.ReplaceAfter, 0) / n.cfg.MetaTick)
 	for _, id := range q.Replicas {
-		since := m.downSince[id]
-		downLong := n.cfg.ReplaceAfter >= 0 && since != 0 && m.ticks+1-since >= wait
 		// A leaving replica goes at once, but an owner that is leaving
 		// and alive hands its queue away first: it cannot lead its own
 		// replacement.
 		leaving := n.isLeaving(id) && (id != q.Owner || m.state.down[id])
-		if (n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)) || leaving || downLong {
+		if (n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)) || leaving || n.downForReplaceAfter(id) {
 			out = id
 			break
 		}
