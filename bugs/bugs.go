@@ -126,6 +126,11 @@ const (
 	// lets it: the group shrinks below three voters while a member could
 	// have voted, one failure away from losing its quorum.
 	RemoveVoterWithoutReplacement = "remove-voter-without-replacement"
+	// RebalanceIgnoresSlack: a rebalance moves a replica whenever two
+	// members' counts differ at all. Counts that cannot be even (seven
+	// replicas on three nodes) then swap back and forth, one recovery
+	// after another, and the rebalance never ends.
+	RebalanceIgnoresSlack = "rebalance-ignores-slack"
 )
 
 // All lists every planted bug.
@@ -134,7 +139,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
-	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement}
+	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

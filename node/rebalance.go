@@ -3,6 +3,7 @@ package node
 import (
 	"slices"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -85,7 +86,11 @@ func (n *Node) rebalanceMove(nodes []NodeID, load map[NodeID]int) (string, []Nod
 	byLoad := slices.Clone(nodes)
 	slices.SortStableFunc(byLoad, func(a, b NodeID) int { return load[a] - load[b] })
 	least, most := byLoad[0], byLoad[len(byLoad)-1]
-	if load[most]-load[least] <= rebalanceSlack {
+	slack := rebalanceSlack
+	if bugs.Active(bugs.RebalanceIgnoresSlack) {
+		slack = 0 // planted: counts one apart move back and forth
+	}
+	if load[most]-load[least] <= slack {
 		return "", nil
 	}
 	s := n.meta.state

@@ -43,6 +43,7 @@ func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out := append(r.QueueSystem.Check(w), r.installed.violations...)
 	out = append(out, r.members.violations...)
+	out = append(out, r.members.rebalanceEnded()...)
 	return append(out, r.ckpts.check()...)
 }
 

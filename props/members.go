@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/cairnmq/cairn/event"
@@ -17,6 +18,11 @@ import (
 //     all the members of a smaller cluster. A group below its floor while
 //     a learner stood by is one failure from losing its quorum, which
 //     the leader's promotions exist to prevent.
+//   - rebalance-ends (liveness): a rebalance an operator started is over
+//     by the end of the calm phase: the leader moves one replica at a
+//     time until no member holds more than one above another, then ends
+//     it. At the end of the run, some node that applied a start must
+//     have applied an end after it.
 //   - removed-placed: once a node has applied a member's removal, it
 //     never afterwards plans a recovery onto that member or applies a
 //     recovery or replacement that names it among a queue's replicas: a
@@ -31,9 +37,12 @@ import (
 type memberWatch struct {
 	// removed holds, per node, the members it applied the removal of in
 	// its current incarnation.
-	removed    map[node.NodeID][]uint32
-	seen       map[string]bool
-	violations []sim.Violation
+	removed map[node.NodeID][]uint32
+	// rebalancing holds, per node, whether the last rebalance event it
+	// applied was a start.
+	rebalancing map[node.NodeID]bool
+	seen        map[string]bool
+	violations  []sim.Violation
 }
 
 // restarted forgets what node id learned in its last incarnation.
@@ -50,6 +59,11 @@ func (mw *memberWatch) observe(w *sim.World, id node.NodeID, e event.Event) {
 			}
 			mw.removed[id] = append(mw.removed[id], e.Node())
 		}
+	case event.MetaRebalance:
+		if mw.rebalancing == nil {
+			mw.rebalancing = make(map[node.NodeID]bool)
+		}
+		mw.rebalancing[id] = e.Outcome() == "started"
 	case event.MetaPlanRecovery:
 		mw.checkPlaced(w, id, e, []uint32{e.ToNode()})
 	case event.MetaRecoveryActivated:
@@ -77,6 +91,21 @@ func (mw *memberWatch) checkPlaced(w *sim.World, id node.NodeID, e event.Event, 
 				e, n, e.Queue(), n), id)
 		}
 	}
+}
+
+// rebalanceEnded fails a run in which nodes applied the start of a
+// rebalance and none applied its end after it.
+func (mw *memberWatch) rebalanceEnded() []sim.Violation {
+	if len(mw.rebalancing) == 0 {
+		return nil
+	}
+	for _, id := range slices.Sorted(maps.Keys(mw.rebalancing)) {
+		if !mw.rebalancing[id] {
+			return nil
+		}
+	}
+	return []sim.Violation{liveness("rebalance-ends", "a rebalance started and never ended: every node that applied its start (%v) applied no end after it",
+		slices.Sorted(maps.Keys(mw.rebalancing)))}
 }
 
 // fail records a violation once per distinct detail, naming the first

@@ -134,7 +134,7 @@ func (w *World) applyFault(f Fault) {
 		w.makeLossy(p, f.Length)
 	case FaultRestartConsumer:
 		w.restartConsumer(f.Hit, f.Length)
-	case FaultAddNode, FaultRemoveNode:
+	case FaultAddNode, FaultRemoveNode, FaultRebalance:
 		w.changeMembership(f)
 	}
 }

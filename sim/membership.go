@@ -43,7 +43,8 @@ const memberReplicas = 3
 // or with even chance a removal of a drawn member, drawn only while the
 // cluster would keep a queue's replica count of members that stay. Each
 // spare also crashes once with even chance, so that the learner a
-// removal needs is sometimes down or behind.
+// removal needs is sometimes down or behind; and half the scenarios ask
+// for a rebalance at a drawn time.
 func drawMembership(sc *Scenario) {
 	r := newStream(sc.Seed, streamMembership)
 	if r.IntN(3) != 0 || sc.Safety <= membershipFrom {
@@ -81,13 +82,18 @@ func drawMembership(sc *Scenario) {
 				Kind: FaultCrash, Node: i, Length: time.Duration(10+r.IntN(3000)) * time.Millisecond})
 		}
 	}
+	// Drawn last, so the draws above are those of the seeds before
+	// rebalances joined the mix.
+	if r.IntN(2) == 0 {
+		sc.Faults = append(sc.Faults, Fault{At: membershipFrom + time.Duration(r.Int64N(int64(sc.Safety-membershipFrom))), Kind: FaultRebalance})
+	}
 }
 
 // validateMembershipFault checks a membership change against the
 // scenario: an add names a spare, and either needs a client to ask.
 func (sc Scenario) validateMembershipFault(f Fault) error {
 	switch {
-	case f.Kind != FaultAddNode && f.Kind != FaultRemoveNode:
+	case f.Kind != FaultAddNode && f.Kind != FaultRemoveNode && f.Kind != FaultRebalance:
 		return nil
 	case sc.Workload == nil || sc.Workload.Producers+sc.Workload.Consumers == 0:
 		return fmt.Errorf("needs a workload with a client to ask for it")
@@ -103,7 +109,21 @@ func (w *World) changeMembership(f Fault) {
 	if len(w.clients) == 0 {
 		return
 	}
+	if f.Kind == FaultRebalance {
+		w.clients[0].rebalance()
+		return
+	}
 	w.clients[0].changeMember(f.Kind == FaultAddNode, w.procs[f.Node].id)
+}
+
+// rebalance asks the cluster to spread the existing replicas over its
+// members.
+func (c *clientProc) rebalance() {
+	if c.w.Live() || c.quiet() {
+		return
+	}
+	c.invoked(c.core.Rebalance(c.now()), "rebalance", "", noID, 0)
+	c.flush()
 }
 
 // changeMember asks the cluster to admit node id, at an address peers

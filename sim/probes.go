@@ -67,6 +67,7 @@ const (
 	ProbeMemberPromoted      = "member-promoted"
 	ProbeMemberRemoved       = "member-removed"
 	ProbeMembershipRefused   = "membership-refused"
+	ProbeRebalanceDone       = "rebalance-done"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -102,6 +103,7 @@ var Probes = []Probe{
 	{ProbeMemberPromoted, "a node applied a learner's promotion to voter (meta.membership kind=promote)"},
 	{ProbeMemberRemoved, "a node applied the removal of a member that had left (meta.membership kind=remove)"},
 	{ProbeMembershipRefused, "a node applied a membership change the state machine turned down (meta.membership-refused)"},
+	{ProbeRebalanceDone, "a node applied the end of a rebalance the leader found balanced (meta.rebalance outcome=done)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -234,6 +236,10 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.observeMembership(e.Kind())
 	case event.MetaMembershipRefused:
 		c.probes[ProbeMembershipRefused]++
+	case event.MetaRebalance:
+		if e.Outcome() == "done" {
+			c.probes[ProbeRebalanceDone]++
+		}
 	case event.QueueDeadLetterSent:
 		k := movedMessage{e.Queue(), e.ID()}
 		if by, asked := c.askedBy[k]; asked {

@@ -211,12 +211,16 @@ const (
 	// Node: the node is marked leaving, its queues move away, and the
 	// metadata leader removes it once it holds none.
 	FaultRemoveNode
+	// FaultRebalance has the first client ask the cluster to spread the
+	// existing queues' replicas evenly over its members, one move at a
+	// time; the metadata leader ends it once they are.
+	FaultRebalance
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
-	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node"}
+	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -262,6 +266,8 @@ func (f Fault) String() string {
 	case FaultRestartConsumer:
 		s = fmt.Sprintf("at=%v %s consumer=%d for=%v", f.At, f.Kind, f.Hit, f.Length)
 	case FaultAddNode, FaultRemoveNode:
+	case FaultRebalance:
+		s = fmt.Sprintf("at=%v %s", f.At, f.Kind)
 	default:
 		s += fmt.Sprintf(" for=%v", f.Length)
 	}
@@ -515,7 +521,7 @@ func (f Fault) Normalized() Fault {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
 		FaultRestartConsumer, FaultIsolateOwner:
 		usesNode = false
-	case FaultSetDetection:
+	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false
 	case FaultClockJump, FaultAddNode, FaultRemoveNode:
 		usesLength = false

@@ -179,6 +179,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultStop:             {aimNode, []string{"for"}},
 	FaultAddNode:          {aimNode, nil},
 	FaultRemoveNode:       {aimNode, nil},
+	FaultRebalance:        {aimNone, nil},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

@@ -40,7 +40,7 @@ var _ drainer = (*node.Node)(nil)
 // none.
 func mixedPool() []FaultKind {
 	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool {
-		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode
+		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode || k == FaultRebalance
 	})
 }
 
