@@ -256,10 +256,17 @@ func (s *metaState) refuseRemoval(m *Member, voters int) string {
 // confChange is the raft configuration change an applied membership
 // command makes.
 func confChange(c command) *pb.ConfChange {
-	kind := map[uint8]pb.ConfChangeType{
-		cmdAddMember: pb.ConfChangeType_ConfChangeAddLearnerNode, cmdPromote: pb.ConfChangeType_ConfChangeAddNode,
-		cmdDemote: pb.ConfChangeType_ConfChangeAddLearnerNode, cmdRemoveMember: pb.ConfChangeType_ConfChangeRemoveNode,
-	}[c.kind]
+	var kind pb.ConfChangeType
+	switch c.kind {
+	case cmdAddMember, cmdDemote:
+		kind = pb.ConfChangeType_ConfChangeAddLearnerNode
+	case cmdPromote:
+		kind = pb.ConfChangeType_ConfChangeAddNode
+	case cmdRemoveMember:
+		kind = pb.ConfChangeType_ConfChangeRemoveNode
+	default:
+		panic(fmt.Sprintf("node: command %d is no configuration change", c.kind))
+	}
 	return &pb.ConfChange{Type: kind.Enum(), NodeId: new(uint64(c.node))}
 }
 

@@ -91,7 +91,7 @@ func (m *metaNode) applyConfChange(index uint64, data []byte) {
 
 // sameConf compares two configurations' voters and learners.
 func sameConf(a, b *pb.ConfState) bool {
-	return fmt.Sprint(a.GetVoters()) == fmt.Sprint(b.GetVoters()) && fmt.Sprint(a.GetLearners()) == fmt.Sprint(b.GetLearners())
+	return slices.Equal(a.GetVoters(), b.GetVoters()) && slices.Equal(a.GetLearners(), b.GetLearners())
 }
 
 // proposeMembership submits a membership command: a configuration change
