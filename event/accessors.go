@@ -181,6 +181,10 @@ func (e Event) Peer() uint32 { return e.nodeID(KeyPeer) }
 // Steps returns how many steps a rebuild was spread over.
 func (e Event) Steps() uint64 { return e.unsigned(KeySteps) }
 
+// Base returns where a rebuilt state began: "memory", "decoded" or
+// "empty".
+func (e Event) Base() string { return e.text(KeyBase) }
+
 // Elapsed returns how long a recovery, or one of its stages, took. The
 // events carry it in whole microseconds.
 func (e Event) Elapsed() time.Duration { return time.Duration(e.signed(KeyElapsed)) * time.Microsecond }

@@ -55,7 +55,9 @@ func NewQueueCompacted(q string, inc, index uint64) Event {
 }
 
 // NewQueueRebuilt reports that q's recovered owner rebuilt its state from
-// the checkpoint at index through last, in steps steps.
-func NewQueueRebuilt(q string, index, last uint64, steps int) Event {
-	return newEvent(QueueRebuilt, str(KeyQueue, q), u64(KeyIndex, index), u64(KeyLast, last), u64(KeySteps, uint64(steps)))
+// the checkpoint at index through last, in steps steps, starting from
+// base: the checkpoint's state as a build left it in memory ("memory"),
+// decoded from the checkpoint file ("decoded"), or empty ("empty").
+func NewQueueRebuilt(q string, index, last uint64, steps int, base string) Event {
+	return newEvent(QueueRebuilt, str(KeyQueue, q), u64(KeyIndex, index), u64(KeyLast, last), u64(KeySteps, uint64(steps)), str(KeyBase, base))
 }

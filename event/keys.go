@@ -193,6 +193,11 @@ const (
 	// (Steps).
 	KeySteps Key = "steps"
 
+	// KeyBase carries where a rebuilt state began (Base): the state a
+	// checkpoint build left in memory, the checkpoint decoded, or an
+	// empty state.
+	KeyBase Key = "base"
+
 	// KeyDeliveries carries how many times a message went out (Deliveries).
 	KeyDeliveries Key = "deliveries"
 

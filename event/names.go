@@ -75,6 +75,9 @@ const (
 	// QueueOwnerStopped: an owner stopped serving because the metadata
 	// named another (NewQueueOwnerStopped).
 	QueueOwnerStopped Name = "queue.owner-stopped"
+	// QueueClaim: a node's process asked the metadata for the epoch it is
+	// to write in (NewQueueClaim).
+	QueueClaim Name = "queue.claim"
 	// QueueHandoffStarted: an owner began handing its queue over to
 	// another replica on request (NewQueueHandoffStarted).
 	QueueHandoffStarted Name = "queue.handoff-started"
@@ -280,7 +283,7 @@ var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
 	QueueQuorumRegained, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
-	QueueStale, QueueOwnerStopped, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
+	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
 	MetaLeader, MetaSnapshotInstalled, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,

@@ -150,6 +150,13 @@ func NewQueueOwnerStopped(q string, epoch uint64, next uint32) Event {
 	return newEvent(QueueOwnerStopped, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeNum(KeyNext, next))
 }
 
+// NewQueueClaim reports that this node's process asked the metadata for
+// q's epoch after epoch: the metadata named this node owner without
+// naming the process, or the process restarted.
+func NewQueueClaim(q string, epoch uint64) Event {
+	return newEvent(QueueClaim, str(KeyQueue, q), u64(KeyEpoch, epoch))
+}
+
 // NewQueueHandoffStarted reports that q's owner of epoch began handing
 // the queue over to node to, with leases deliveries leased.
 func NewQueueHandoffStarted(q string, epoch uint64, to uint32, leases int) Event {

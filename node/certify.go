@@ -190,7 +190,7 @@ func (r *replica) sendReceipt() {
 		return
 	}
 	r.n.env.Send(r.ckptAsker, &wire.CheckpointReceipt{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, Cut: r.ckpt.cut,
-		StateDigest: r.ckpt.stateDigest[:]})
+		StateDigest: r.ckpt.stateDigest[:], Instance: r.n.process})
 }
 
 // onCheckpointAsk takes the owner's request for a checkpoint.
@@ -209,7 +209,10 @@ func (n *Node) onCheckpointReceipt(from NodeID, m *wire.CheckpointReceipt) {
 		return
 	}
 	r.own.noteReceipt(from, m.Cut, [32]byte(m.StateDigest))
-	if r.own.handoff != nil {
+	if h := r.own.handoff; h != nil {
+		if from == h.to && m.Instance != 0 {
+			h.toProcess = m.Instance
+		}
 		n.scheduleFlush() // the receipt a handoff waits for may be in
 	}
 }

@@ -260,6 +260,34 @@ func (r *replica) baseState() (*queueState, error) {
 	return s, nil
 }
 
+// servingBase is the state at the checkpoint's cut for a state that will
+// change from here on (a recovered or restarted owner's): the state the
+// last build left in memory when there is one, taken rather than copied,
+// or else the checkpoint decoded. Taking it spares a new owner decoding a
+// window of up to hundreds of thousands of IDs while clients wait; the
+// next build decodes the checkpoint again instead, off the hot path. The
+// state was a builder's, so it stops keeping the window's digest, which a
+// serving state never encodes.
+func (r *replica) servingBase() (*queueState, string, error) {
+	if s := r.ckptState; s != nil && r.ckpt.cut > 0 && s.applied == r.ckpt.cut {
+		r.ckptState = nil
+		s.keepSum = false
+		return s, baseMemory, nil
+	}
+	s, err := r.baseState()
+	if r.ckpt.cut == 0 {
+		return s, baseEmpty, err
+	}
+	return s, baseDecoded, err
+}
+
+// Where a served state began, as queue.rebuilt reports it.
+const (
+	baseMemory  = "memory"
+	baseDecoded = "decoded"
+	baseEmpty   = "empty"
+)
+
 // readError is a window journal read that failed for a reason other
 // than damage (an I/O error): the caller must not take it for damage.
 type readError struct{ err error }

@@ -28,6 +28,11 @@ func TestOwnerLossFailsOverWithEveryConfirmedMessage(t *testing.T) {
 	if newOwner == owner {
 		t.Fatalf("the dead owner %s is still the owner", owner)
 	}
+	// The plan named no process of the candidate (the leader knows none),
+	// so the candidate's process claimed the epoch before recovering.
+	if !c.saw(event.QueueClaim, onQueue("orders"), by(newOwner)) {
+		t.Fatalf("the candidate %s recovered without claiming its epoch; events:\n%v", newOwner, c.events)
+	}
 
 	// A fresh subscriber on the new owner gets all five.
 	c.mustDeliverAll(newOwner, "orders", 5, "after failover")

@@ -18,12 +18,13 @@ import (
 // or leaving clients an outcome they cannot know. The owner goes through
 // four phases:
 //
-//   - preparing: if much was confirmed since the last checkpoint, it
-//     asks every replica to checkpoint the queue at its commit index and
-//     serves on until the target's receipt is in, so that the target
-//     rebuilds the state it will serve from that checkpoint and a short
-//     suffix rather than from a long log, while clients still reach the
-//     old owner;
+//   - preparing: if anything was confirmed since the last checkpoint,
+//     it asks every replica to checkpoint the queue at its commit index
+//     and serves on until the target's receipt is in, while clients
+//     still reach the old owner. The target then starts serving from the
+//     state its build left in memory plus the few records after the cut,
+//     not from a long log or a decoded checkpoint, and its receipt names
+//     its process, which the plan passes on;
 //   - draining: it hands out no more deliveries and waits, for at most
 //     the request's drain bound, until its consumers have settled or
 //     given back every delivery it leased, so that the next owner does
@@ -36,7 +37,9 @@ import (
 //
 // The target then claims the queue through the ordinary recovery: it
 // seals the replicas, selects the most complete history and installs it
-// on a quorum before serving. The old owner's drain is a courtesy to
+// on a quorum before serving. When the plan can name the target's
+// process (from its checkpoint receipt), the target starts that recovery
+// as soon as the plan applies, without first claiming the epoch. The old owner's drain is a courtesy to
 // clients, never a premise of safety: a handoff whose owner dies in any
 // phase is a failover.
 
@@ -50,11 +53,6 @@ const handoffDrainMax = 5 * time.Minute
 // handoffPrepareMax bounds the preparing phase: a target that has not
 // checkpointed by then rebuilds from what it has.
 const handoffPrepareMax = 2 * time.Second
-
-// handoffCheckpointMin is how many records confirmed since the last
-// certified cut make a handoff ask for a checkpoint first: below it the
-// target's rebuild is short anyway.
-const handoffCheckpointMin = 4096
 
 // handoffCloseMax bounds the closing phase: an owner whose last records
 // are not confirmed within it (its followers are cut off) gives the
@@ -84,6 +82,11 @@ type handoff struct {
 	// unanswered marks a handoff the node started itself (DrainOwned):
 	// no request waits for it.
 	unanswered bool
+	// toProcess is the target's process as its latest checkpoint receipt
+	// named it (zero: unknown). The plan names it as the next epoch's
+	// writer, which spares the target the metadata round of claiming the
+	// epoch; a target that restarted since claims it as usual.
+	toProcess uint64
 }
 
 // onMoveOwner starts handing a queue over to another of its replicas.
@@ -131,9 +134,12 @@ func (o *ownerState) beginHandoff(h *handoff) {
 	o.advanceHandoff()
 }
 
-// prepareCheckpoint asks for a checkpoint at the commit index if much was
-// confirmed since the last certified cut, and reports whether the
-// handoff waits for one: the attempt it started, or one under way.
+// prepareCheckpoint asks for a checkpoint at the commit index if anything
+// was confirmed since the last certified cut, and reports whether the
+// handoff waits for one: the attempt it started, or one under way. Even
+// a short log is worth it: the checkpoint costs the owner nothing while
+// it still serves, and spares the target a rebuild and, through the
+// process its receipt names, a metadata round once clients wait.
 func (o *ownerState) prepareCheckpoint(h *handoff) bool {
 	r := o.r
 	q := r.n.meta.state.queues[r.name]
@@ -144,7 +150,7 @@ func (o *ownerState) prepareCheckpoint(h *handoff) bool {
 		h.ckptCut = a.cut
 		return true
 	}
-	if o.commit < max(q.CheckpointCut, o.lastCertifyCut)+handoffCheckpointMin {
+	if o.commit <= max(q.CheckpointCut, o.lastCertifyCut) {
 		return false
 	}
 	o.startCertify()
@@ -246,7 +252,8 @@ func (o *ownerState) proposeHandoff(h *handoff) {
 		return
 	}
 	l.proposing = true
-	n.meta.propose(command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: h.to}, lifecycleTimeoutTicks, func(res result) {
+	plan := command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: h.to, process: h.toProcess}
+	n.meta.propose(plan, lifecycleTimeoutTicks, func(res result) {
 		l.proposing = false
 		if !res.ok {
 			n.emit(event.NewMetaProposalFailed(name, int(cmdStartRecovery), res.detail))

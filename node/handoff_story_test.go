@@ -72,6 +72,11 @@ func TestAHandoffDrainsTheOwnerAndMovesTheQueue(t *testing.T) {
 	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(2), by(next)) {
 		t.Fatalf("%s did not serve the queue in epoch 2; events:\n%v", next, c.events)
 	}
+	// The plan named the process the target's checkpoint receipt gave,
+	// so the target recovered without first claiming the epoch.
+	if c.saw(event.QueueClaim, onQueue("orders"), by(next)) {
+		t.Fatalf("%s claimed its epoch though the plan named its process; events:\n%v", next, c.events)
+	}
 	// The old owner stepped down when the metadata named the next one,
 	// and said so when sealed: the next owner held nothing back.
 	if c.saw(event.QueueHoldEnded, by(next)) {
@@ -200,8 +205,16 @@ func TestAHandoffCheckpointsALongLogFirst(t *testing.T) {
 	c.advance(time.Second)
 	c.mustReply(40, wire.StatusOK)
 	rebuilt, ok := c.last(event.QueueRebuilt)
-	if !ok || rebuilt.node != next || rebuilt.Index() < 5000 {
-		t.Fatalf("the target rebuilt from index %d (%v), want from a checkpoint past the 5000 publishes; events:\n%v", rebuilt.Index(), rebuilt.node, c.events)
+	if !ok || rebuilt.node != next || rebuilt.Index() < 5000 || rebuilt.Base() != "memory" {
+		t.Fatalf("the target rebuilt from index %d (%v, base %q), want from the checkpoint past the 5000 publishes its build left in memory; events:\n%v",
+			rebuilt.Index(), rebuilt.node, rebuilt.Base(), c.events)
+	}
+	// The target took its state from memory; the other two replicas kept
+	// theirs, and each is exactly the checkpoint it vouched for.
+	for _, id := range []node.NodeID{owner, followers[1]} {
+		if kept, err := node.CheckpointStateMatches(c.node(id).n, "orders"); !kept || err != nil {
+			t.Fatalf("%s's checkpoint state in memory (kept %v): %v", id, kept, err)
+		}
 	}
 	c.request(next, 7, &wire.Subscribe{ReqID: 46, Queue: "orders", Window: 10000, Lease: time.Minute})
 	c.advance(200 * time.Millisecond)

@@ -50,6 +50,11 @@ func TestTheWindowSurvivesInTheJournal(t *testing.T) {
 		if !c.saw(event.QueueCompacted, onQueue("orders"), by(f)) {
 			t.Fatalf("%s never compacted its log; events:\n%v", f, c.events)
 		}
+		// What its last build left in memory, acked IDs and all, is what
+		// its checkpoint holds: a new owner would serve from it.
+		if kept, err := node.CheckpointStateMatches(c.node(f).n, "orders"); !kept || err != nil {
+			t.Fatalf("%s's checkpoint state in memory (kept %v): %v", f, kept, err)
+		}
 		c.node(f).crash()
 		c.node(f).start()
 	}

@@ -257,7 +257,7 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 	switch {
 	case q.State == QueueRecovering && q.OwnerProcess != n.process:
 		// The plan names this node; this process claims its epoch.
-		n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
+		n.claimEpoch(r, q)
 		return
 	case q.State == QueueRecovering:
 		if o.recovery == nil || o.recovery.Epoch() != q.Epoch {
@@ -301,6 +301,15 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 	}
 	if bugs.Active(bugs.RestartOwnerWaits) && n.env.Monotonic() < n.cfg.ReplaceAfter {
 		return // Planted: the periodic reconcile claims once the wait is over.
+	}
+	n.claimEpoch(r, q)
+}
+
+// claimEpoch asks the metadata for the epoch this process is to write
+// in: the plan's own if no process took it yet, the next one otherwise.
+func (n *Node) claimEpoch(r *replica, q *QueueMeta) {
+	if !n.life(r.name).proposing {
+		n.emit(event.NewQueueClaim(r.name, q.Epoch))
 	}
 	n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
 }

@@ -367,7 +367,11 @@ func (s *metaState) applyStartRecovery(c command) result {
 			return !slices.Contains(q.Replicas, id) && !slices.Contains(q.Prior, id)
 		})
 	}
-	q.State, q.Owner, q.OwnerProcess = QueueRecovering, c.node, 0
+	// A plan may name the candidate's process (a handoff learns it from
+	// the target's checkpoint receipt): that process writes in the new
+	// epoch without claiming it. Zero leaves the epoch to the first of
+	// the candidate's processes that claims it.
+	q.State, q.Owner, q.OwnerProcess = QueueRecovering, c.node, c.process
 	q.Epoch++
 	q.Activated = nil
 	return result{ok: true}

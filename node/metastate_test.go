@@ -224,6 +224,35 @@ func activeQueue() *metaState {
 	return s
 }
 
+// A handoff's plan names the target's process: that process writes in
+// the plan's epoch as it is and may be activated without claiming it,
+// while another process of the target (it restarted since its receipt)
+// claims the next epoch, as a plan without a process would have it do.
+func TestAPlanNamingTheCandidatesProcessNeedsNoClaim(t *testing.T) {
+	s := activeQueue()
+	if res := applyAll(s, command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 1, node: 3, process: 60}); !res.ok {
+		t.Fatalf("the plan failed: %+v", res)
+	}
+	q := s.queues["q"]
+	if q.Epoch != 2 || q.OwnerProcess != 60 || q.Owner != 3 || q.State != QueueRecovering {
+		t.Fatalf("after the plan: owner %s process %d epoch %d state %v, want n3's process 60 recovering epoch 2", q.Owner, q.OwnerProcess, q.Epoch, q.State)
+	}
+	if res := applyAll(s, command{kind: cmdBumpEpoch, name: "q", inc: 7, node: 3, process: 60, epoch: 2}); !res.ok || q.Epoch != 2 {
+		t.Fatalf("a claim by the named process moved the epoch to %d (%+v)", q.Epoch, res)
+	}
+	if res := applyAll(s, command{kind: cmdBumpEpoch, name: "q", inc: 7, node: 3, process: 61, epoch: 2}); !res.ok || q.Epoch != 3 || q.OwnerProcess != 61 {
+		t.Fatalf("a restarted target's claim left epoch %d process %d (%+v), want epoch 3 for process 61", q.Epoch, q.OwnerProcess, res)
+	}
+	if res := applyAll(s, command{kind: cmdActivateRecovered, name: "q", inc: 7, epoch: 2, node: 3, process: 60, members: []NodeID{3, 1}}); res.ok {
+		t.Fatal("the process named by the plan was activated in an epoch a later process claimed")
+	}
+	unnamed := activeQueue()
+	applyAll(unnamed, command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 1, node: 3})
+	if q := unnamed.queues["q"]; q.OwnerProcess != 0 || q.Epoch != 2 {
+		t.Fatalf("a plan without a process left process %d epoch %d, want none at epoch 2", q.OwnerProcess, q.Epoch)
+	}
+}
+
 func TestReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
 	plan := func(epoch uint64, cand NodeID, members ...NodeID) command {
 		return command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: epoch, node: cand, members: members}

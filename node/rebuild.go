@@ -28,6 +28,7 @@ type stateRebuild struct {
 	from  uint64 // the checkpoint's cut it started from
 	last  uint64
 	steps int
+	base  string // where the state began (servingBase)
 	done  func(*queueState, error)
 }
 
@@ -40,12 +41,12 @@ func (o *ownerState) rebuildState(done func(*queueState, error)) {
 	r := o.r
 	o.abortRebuild()
 	o.built = false // until the new state is whole
-	state, err := r.baseState()
+	state, base, err := r.servingBase()
 	if err != nil {
 		done(nil, err)
 		return
 	}
-	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(r.ckpt.cut + 1), from: r.ckpt.cut, last: r.log.LastIndex(), done: done}
+	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(r.ckpt.cut + 1), from: r.ckpt.cut, last: r.log.LastIndex(), base: base, done: done}
 	o.stepRebuild()
 }
 
@@ -84,7 +85,7 @@ func (o *ownerState) stepRebuild() {
 		b.done(nil, err)
 		return
 	}
-	o.r.n.emit(event.NewQueueRebuilt(o.r.name, b.from, b.last, b.steps))
+	o.r.n.emit(event.NewQueueRebuilt(o.r.name, b.from, b.last, b.steps, b.base))
 	b.done(b.state, nil)
 }
 

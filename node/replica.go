@@ -191,7 +191,7 @@ func (r *replica) replay() error {
 // buildState applies the log after the checkpoint to the checkpoint's
 // state: what an owner serves from.
 func (r *replica) buildState() (*queueState, error) {
-	state, err := r.baseState()
+	state, _, err := r.servingBase()
 	if err != nil {
 		return nil, err
 	}

@@ -30,13 +30,17 @@ func decodeCheckpointAsk(d *Decoder) *CheckpointAsk {
 
 // CheckpointReceipt says a replica's checkpoint at Cut is durable, and
 // which state it holds (a digest of it): an owner certifies a cut only
-// when every replica reports the same state there.
+// when every replica reports the same state there. Instance names the
+// sender's process, so that an owner handing the queue to the sender can
+// name that process as the next epoch's writer in its plan; zero (an
+// older sender) names none.
 type CheckpointReceipt struct {
 	Queue       string
 	Incarnation uint64
 	Epoch       uint64
 	Cut         uint64
 	StateDigest []byte
+	Instance    uint64
 }
 
 // Kind implements Message.
@@ -48,11 +52,21 @@ func (m *CheckpointReceipt) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.Incarnation)
 	b = AppendUint64(b, m.Epoch)
 	b = AppendUint64(b, m.Cut)
-	return AppendBytes(b, m.StateDigest)
+	b = AppendBytes(b, m.StateDigest)
+	if m.Instance != 0 {
+		// Written only when known, so a receipt without it is the frame
+		// an older node sends and takes.
+		b = AppendUint64(b, m.Instance)
+	}
+	return b
 }
 
 func decodeCheckpointReceipt(d *Decoder) *CheckpointReceipt {
-	return &CheckpointReceipt{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), Cut: d.Uint64(), StateDigest: d.Bytes()}
+	m := &CheckpointReceipt{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), Cut: d.Uint64(), StateDigest: d.Bytes()}
+	if d.More() {
+		m.Instance = d.Uint64()
+	}
+	return m
 }
 
 // Checkpoint carries a queue's state at Cut to a replica that needs

@@ -50,6 +50,7 @@ var samples = []Message{
 	&FetchReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, PrevIndex: 8, Hint: 0, Last: 10, Entries: []Entry{{Type: 2, Body: []byte("x")}}},
 	&CheckpointAsk{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40},
 	&CheckpointReceipt{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, StateDigest: []byte{9, 8}},
+	&CheckpointReceipt{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, StateDigest: []byte{9, 8}, Instance: 77},
 	&Checkpoint{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, CutEpoch: 3, Digest: []byte{1, 2}, Offset: 2, Total: 9, State: []byte("state")},
 	&CheckpointAck{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, Received: 7},
 }
@@ -118,6 +119,23 @@ func TestCreateQueueFromAnOlderClientDecodes(t *testing.T) {
 	got, err = Decode(Encode(nil, rawBody{KindCreateQueue, dead}))
 	if c, _ := got.(*CreateQueue); err != nil || c.DedupWindow != 0 || c.DeadLetter != "orders-dead" || c.MaxDeliveries != 3 {
 		t.Fatalf("a create request with a dead-letter queue decoded as %v (%v)", Describe(got), err)
+	}
+}
+
+// A receipt that names no process is the frame an older node sends, and
+// one from an older node decodes with no process.
+func TestCheckpointReceiptFromAnOlderNodeDecodes(t *testing.T) {
+	older := AppendString(nil, "orders")
+	for _, v := range []uint64{5, 4, 40} {
+		older = AppendUint64(older, v)
+	}
+	older = AppendBytes(older, []byte{9, 8})
+	if b := (&CheckpointReceipt{Queue: "orders", Incarnation: 5, Epoch: 4, Cut: 40, StateDigest: []byte{9, 8}}).AppendBody(nil); !bytes.Equal(b, older) {
+		t.Fatalf("a receipt without a process encodes as %x, not as the older %x", b, older)
+	}
+	got, err := Decode(Encode(nil, rawBody{KindCheckpointReceipt, older}))
+	if c, _ := got.(*CheckpointReceipt); err != nil || c.Instance != 0 || c.Cut != 40 {
+		t.Fatalf("an older receipt decoded as %v (%v)", Describe(got), err)
 	}
 }
 

@@ -21,6 +21,7 @@ type handoffConfig struct {
 	timeout  time.Duration // each trial's new owner must serve within this long
 	nodeBin  string
 	dir      string // where the cluster's data and logs go, kept; empty: a temporary directory
+	logLevel string // the nodes' log level
 }
 
 // parseHandoff parses the handoff command's flags.
@@ -38,6 +39,7 @@ func parseHandoff(args []string, stderr io.Writer) (handoffConfig, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "each trial's new owner must serve within this long")
 	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
 	fs.StringVar(&c.dir, "dir", "", "an empty or new directory for the cluster's data and logs, kept after the run (default: a temporary one, removed)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "the nodes' log level (debug logs every node event, the recovery's stage times among them; use with --dir)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -67,7 +69,7 @@ func cmdHandoff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return rep.usage(err)
 	}
 	extra := fmt.Sprintf("admin_secret = %q\n", benchAdminSecret)
-	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, "info", extra)
+	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, cfg.logLevel, extra)
 	defer cleanup()
 	if err != nil {
 		return rep.failed(err)
@@ -91,19 +93,19 @@ func cmdHandoff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // handoffHeader describes the run in one line.
 func handoffHeader(c handoffConfig, bin string) string {
 	if c.roll {
-		return fmt.Sprintf("cairn-bench handoff --roll: one cluster of 3 cairn-node processes on loopback (%s, info logs, shutdown_handoff 10s), "+
+		return fmt.Sprintf("cairn-bench handoff --roll: one cluster of 3 cairn-node processes on loopback (%s, %s logs, shutdown_handoff 10s), "+
 			"one majority queue; a steady publisher of %d msg/s x %d B (pipelined, at most %d in flight, default client options) "+
 			"and one subscriber acking each delivery (window 512); %d rolling restarts (SIGTERM each node in turn, the owner first, "+
 			"which must exit 0 within %v having handed off what it owned; restart; wait until it follows, caught up); "+
 			"gap = the longest time between two consecutive publish confirmations from the roll's start until %v after its end; "+
 			"latency = the longest time from a publish call to its confirmation in the same span; timeout %v per restart; %d CPUs",
-			bin, c.rate, payloadSize, c.inFlight, c.trials, rollHandoffBound+rollExitMargin, c.settle, c.timeout, runtime.NumCPU())
+			bin, c.logLevel, c.rate, payloadSize, c.inFlight, c.trials, rollHandoffBound+rollExitMargin, c.settle, c.timeout, runtime.NumCPU())
 	}
-	return fmt.Sprintf("cairn-bench handoff: one cluster of 3 cairn-node processes on loopback (%s, info logs), one majority queue; "+
+	return fmt.Sprintf("cairn-bench handoff: one cluster of 3 cairn-node processes on loopback (%s, %s logs), one majority queue; "+
 		"a steady publisher of %d msg/s x %d B (pipelined, at most %d in flight, default client options) and one subscriber "+
 		"acking each delivery (window 512); %d planned moves (MoveOwner to the next replica in turn, default drain), "+
 		"then %d %ss of the owner (each failed node restarted, or resumed, and following again before the next); "+
 		"gap = the longest time between two consecutive publish confirmations from the trial's start until %v after the "+
 		"new owner serves; timeout %v; %d CPUs",
-		bin, c.rate, payloadSize, c.inFlight, c.trials, c.kills, faultName(c.fault), c.settle, c.timeout, runtime.NumCPU())
+		bin, c.logLevel, c.rate, payloadSize, c.inFlight, c.trials, c.kills, faultName(c.fault), c.settle, c.timeout, runtime.NumCPU())
 }

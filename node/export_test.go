@@ -1,0 +1,34 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// CheckpointStateMatches reports, for tests, whether the state n's last
+// checkpoint build of queue left in memory is the state its checkpoint
+// holds: the digest the receipts vouched for, and the same encoding as
+// the checkpoint decoded from disk. A new owner serves from that state
+// instead of decoding the checkpoint, so the two must never differ.
+// kept says whether a state was in memory to compare.
+func CheckpointStateMatches(n *Node, queue string) (kept bool, err error) {
+	r := n.queues[queue]
+	if r == nil || r.ckptState == nil || r.ckpt.cut == 0 {
+		return false, nil
+	}
+	s := r.ckptState
+	if s.applied != r.ckpt.cut {
+		return true, fmt.Errorf("the state in memory is at %d, the checkpoint at %d", s.applied, r.ckpt.cut)
+	}
+	if d := stateDigest(s); d != r.ckpt.stateDigest {
+		return true, fmt.Errorf("the state in memory has digest %x, the checkpoint %x", d[:8], r.ckpt.stateDigest[:8])
+	}
+	decoded, err := r.baseState()
+	if err != nil {
+		return true, err
+	}
+	if !bytes.Equal(encodeState(s), encodeState(decoded)) {
+		return true, fmt.Errorf("the state in memory and the decoded checkpoint encode differently")
+	}
+	return true, nil
+}
