@@ -160,6 +160,9 @@ func (o *ownerState) noteReceipt(from NodeID, cut uint64, digest [32]byte) {
 		cut: a.cut, members: a.members}, lifecycleTimeoutTicks, func(result) {
 		if o.certify == a {
 			o.certify = nil
+			if o.handoff != nil {
+				r.n.scheduleFlush() // a preparing handoff waits for this cut
+			}
 		}
 	})
 }

@@ -20,7 +20,7 @@ import (
 //
 //   - preparing: if anything was confirmed since the last checkpoint,
 //     it asks every replica to checkpoint the queue at its commit index
-//     and serves on until the target's receipt is in, while clients
+//     and serves on until the metadata certified that cut, while clients
 //     still reach the old owner. The target then starts serving from the
 //     state its build left in memory plus the few records after the cut,
 //     not from a long log or a decoded checkpoint, and its receipt names
@@ -158,12 +158,16 @@ func (o *ownerState) prepareCheckpoint(h *handoff) bool {
 	return true
 }
 
-// targetCheckpointed reports whether the preparing handoff has what it
-// waits for: the target's receipt for the cut, or an attempt that ended
-// (certified, or given up, which no waiting mends).
-func (o *ownerState) targetCheckpointed(h *handoff) bool {
+// checkpointSettled reports whether the preparing handoff has what it
+// waits for: the attempt at its cut ended, certified or given up (which
+// no waiting mends). Waiting for the certificate, not only for the
+// target's receipt, matters: a cut still uncertified when the epoch
+// changes is certified again by the next owner at once, at its own
+// commit index, and every replica then builds a checkpoint in the very
+// milliseconds the next owner starts confirming publishes.
+func (o *ownerState) checkpointSettled(h *handoff) bool {
 	a := o.certify
-	return a == nil || a.cut != h.ckptCut || slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == h.to })
+	return a == nil || a.cut != h.ckptCut
 }
 
 // refuseHandoff says why q cannot be handed to to now, and with what
@@ -206,7 +210,7 @@ func (o *ownerState) advanceHandoff() {
 	}
 	n := o.r.n
 	if h.preparing {
-		if !o.targetCheckpointed(h) && n.leaseClock() < h.prepareEnd {
+		if !o.checkpointSettled(h) && n.leaseClock() < h.prepareEnd {
 			return
 		}
 		h.preparing = false

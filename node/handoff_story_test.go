@@ -209,6 +209,19 @@ func TestAHandoffCheckpointsALongLogFirst(t *testing.T) {
 		t.Fatalf("the target rebuilt from index %d (%v, base %q), want from the checkpoint past the 5000 publishes its build left in memory; events:\n%v",
 			rebuilt.Index(), rebuilt.node, rebuilt.Base(), c.events)
 	}
+	// The owner waited for the metadata to certify the cut before it
+	// proposed the target: a cut left uncertified would have the next
+	// owner ask every replica for a checkpoint the moment it serves.
+	certified := slices.IndexFunc(c.emitted, func(e emission) bool {
+		return e.Name == event.CheckpointCertified && e.node == owner && e.Index() >= 5000
+	})
+	proposed := slices.IndexFunc(c.emitted, func(e emission) bool { return e.Name == event.QueueHandoffProposed })
+	if certified < 0 || proposed < 0 || certified > proposed {
+		t.Fatalf("the cut was certified at event %d and the target proposed at event %d; want the certificate first", certified, proposed)
+	}
+	if c.saw(event.CheckpointProposed, by(next)) {
+		t.Fatalf("the next owner asked for another checkpoint at once; events:\n%v", c.events)
+	}
 	// The target took its state from memory; the other two replicas kept
 	// theirs, and each is exactly the checkpoint it vouched for.
 	for _, id := range []node.NodeID{owner, followers[1]} {

@@ -200,6 +200,12 @@ func (o *ownerState) proposeActivation(c *recovery.Core, members []uint32) {
 	r.n.meta.propose(command{kind: cmdActivateRecovered, name: r.name, inc: r.inc, epoch: c.Epoch(), node: r.n.cfg.ID,
 		process: r.n.process, members: ids}, lifecycleTimeoutTicks, func(res result) {
 		o.perform(c, c.Step(recovery.ActivationResult{OK: res.ok, Detail: res.detail}))
+		if !res.ok {
+			// An earlier attempt's activation may have committed after
+			// all, which refuses this one: reconciling finds it and ends
+			// the attempt, now that its own marker holds on a quorum.
+			r.n.reconcile(r.name)
+		}
 	})
 }
 

@@ -74,6 +74,9 @@ type Core struct {
 	pageBytes          int
 	marker             uint64
 	activationProposed bool
+	// installed is set once an exact quorum held this attempt's marker:
+	// only then may an activation end the attempt.
+	installed bool
 	// admitted is set once the planted bug admit-before-install-quorum
 	// made this candidate the owner ahead of its activation; the attempt
 	// then lives on only to propose that activation and hear of it.
@@ -481,7 +484,7 @@ func (c *Core) checkInstalled(f Facts) []Action {
 		members = padMembers(members, Quorum(f.Policy, len(f.Members)), f.Members)
 	}
 	slices.Sort(members)
-	c.activationProposed = true
+	c.activationProposed, c.installed = true, true
 	return []Action{ProposeActivation{Members: members}}
 }
 
@@ -523,7 +526,14 @@ func (c *Core) onActivationResult(in ActivationResult) []Action {
 }
 
 // onActivated ends the attempt once the metadata activated this owner:
-// everything up to the marker is the confirmed history.
+// everything up to the marker is the confirmed history. An activation
+// that comes before this attempt's marker holds on a quorum is an earlier
+// attempt's, in the same epoch by the same process, whose proposal timed
+// out here but committed all the same: it says nothing of what this
+// attempt installed (it may not even have rebuilt its state), so the
+// attempt goes on, and the activation ends it once its own marker holds
+// (the driver reports the activation again when its own proposal is
+// refused).
 func (c *Core) onActivated(in Activated) []Action {
 	done := event.Recovery{
 		Queue: c.cfg.Queue, Epoch: c.cfg.Epoch, Took: in.Now.Sub(c.cfg.Now), RPCs: c.rpcs, Bytes: c.copied,
@@ -534,6 +544,9 @@ func (c *Core) onActivated(in Activated) []Action {
 		// activation only ends the attempt; activating it again would
 		// make an owner of an owner.
 		return []Action{Emit{event.NewRecoveryDone(done)}, Abandon{Why: "the metadata activated an owner that serves already"}}
+	}
+	if !c.installed {
+		return nil
 	}
 	return []Action{
 		Emit{event.NewRecoveryStageInstalled(c.endStage(in.Now), c.marker)},
