@@ -32,6 +32,23 @@ func (n *Node) placement() Placement {
 	return Placement{Nodes: slices.Sorted(slices.Values(n.cfg.Nodes)), Replicas: n.cfg.Replicas}
 }
 
+// newQueuePlacement places a new queue as placement does, but on nodes
+// the metadata does not hold down, as long as enough of those are left
+// for a replica set: a queue placed on a down node waits for it to come
+// back before it serves (a policy-all queue's creation needs every
+// replica prepared) or starts without the redundancy it asked for.
+func (n *Node) newQueuePlacement() Placement {
+	p := n.placement()
+	if !n.hasMembers() {
+		return p
+	}
+	up := slices.DeleteFunc(slices.Clone(p.Nodes), func(id NodeID) bool { return n.meta.state.down[id] })
+	if len(up) >= p.Replicas {
+		p.Nodes = up
+	}
+	return p
+}
+
 // isLeaving reports whether the metadata marks id as leaving.
 func (n *Node) isLeaving(id NodeID) bool {
 	m := n.meta.state.member(id)

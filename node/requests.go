@@ -86,7 +86,7 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	rng := n.env.Rand()
 	q := QueueMeta{
 		Name: m.Queue, Incarnation: rng.Uint64() | 1, HistoryID: rng.Uint64() | 1, SessionID: rng.Uint64() | 1,
-		Policy: m.Policy, Replicas: n.placement().ReplicaSet(m.Queue), DedupWindow: m.DedupWindow,
+		Policy: m.Policy, Replicas: n.newQueuePlacement().ReplicaSet(m.Queue), DedupWindow: m.DedupWindow,
 		DeadLetter: m.DeadLetter, MaxDeliveries: m.MaxDeliveries,
 	}
 	n.meta.propose(command{kind: cmdCreate, queue: q}, 2*lifecycleTimeoutTicks, func(res result) {
