@@ -47,7 +47,7 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 	switch c.kind {
 	case cmdCreate:
 		name = c.queue.Name
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost, cmdReplacePreparing:
 		name = c.name
 	case cmdCertifyCheckpoint:
 		n.onCertified(c, res)

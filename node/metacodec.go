@@ -96,7 +96,7 @@ func encodeCommand(c command) []byte {
 			b = wire.AppendString(b, c.queue.DeadLetter)
 			b = wire.AppendUint32(b, c.queue.MaxDeliveries)
 		}
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost, cmdReplacePreparing:
 		b = wire.AppendString(b, c.name)
 		b = wire.AppendUint64(b, c.inc)
 		b = wire.AppendUint32(b, uint32(c.node))
@@ -145,7 +145,7 @@ func decodeCommand(data []byte) (command, error) {
 		if d.More() {
 			c.queue.DeadLetter, c.queue.MaxDeliveries = d.String(), d.Uint32()
 		}
-	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost:
+	case cmdPrepared, cmdActivate, cmdBumpEpoch, cmdDelete, cmdStartRecovery, cmdActivateRecovered, cmdReplicaLost, cmdReplacePreparing:
 		c.name, c.inc, c.node = d.String(), d.Uint64(), NodeID(d.Uint32())
 		c.process, c.epoch, c.members = d.Uint64(), d.Uint64(), decodeNodes(d)
 	case cmdSetDetection:

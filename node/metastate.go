@@ -143,6 +143,9 @@ const (
 	// cmdSetDeadLetter sets, changes or removes a queue's dead-letter
 	// queue and delivery limit.
 	cmdSetDeadLetter uint8 = 13
+	// cmdReplacePreparing swaps a replica of a queue still being created
+	// for another node (see applyReplacePreparing).
+	cmdReplacePreparing uint8 = 21
 )
 
 // command is one metadata change. Fields are used according to kind.
@@ -213,6 +216,8 @@ func (s *metaState) apply(index uint64, c command) result {
 		return result{ok: true}
 	case cmdStartRecovery:
 		return s.applyStartRecovery(c)
+	case cmdReplacePreparing:
+		return s.applyReplacePreparing(c)
 	case cmdActivateRecovered:
 		return s.applyActivateRecovered(c)
 	case cmdReplicaLost:
@@ -375,6 +380,36 @@ func (s *metaState) applyStartRecovery(c command) result {
 	q.Epoch++
 	q.Activated = nil
 	return result{ok: true}
+}
+
+// applyReplacePreparing gives a queue that is still being created the
+// replica set members: one replica, down for long, swapped for a live
+// node. Nothing is written in any epoch before a queue activates, so no
+// history can be lost; what the dropped replica prepared it drops, what
+// the others prepared stands, and the new member prepares. Without it a
+// policy-all queue, whose creation needs every replica, or a queue whose
+// first owner died, would wait for the dead node for good.
+func (s *metaState) applyReplacePreparing(c command) result {
+	q := s.lookup(c.name, c.inc)
+	switch {
+	case q == nil || q.State != QueuePreparing:
+		return result{detail: "not preparing"}
+	case len(c.members) != len(q.Replicas):
+		return result{detail: fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))}
+	}
+	seen := map[NodeID]bool{}
+	for _, m := range c.members {
+		if seen[m] {
+			return result{detail: fmt.Sprintf("%s named twice", m)}
+		}
+		seen[m] = true
+	}
+	q.Replicas = slices.Clone(c.members)
+	q.Prepared = slices.DeleteFunc(q.Prepared, func(id NodeID) bool { return !seen[id] })
+	if q.Owner != q.Replicas[0] {
+		q.Owner, q.OwnerProcess = q.Replicas[0], 0
+	}
+	return result{ok: true, replaced: true, activated: s.activatePrepared(q)}
 }
 
 // checkReplacement says why a plan's new replica set is not acceptable,

@@ -148,6 +148,7 @@ func TestCommandsAndSnapshotsRoundTrip(t *testing.T) {
 		{kind: cmdNodeDown, node: 3},
 		{kind: cmdSetDetection, policy: DetectionPolicy{Mode: DetectHeartbeat, Interval: 100, Grace: 300}},
 		{kind: cmdSetDeadLetter, from: proposalID{2, 9}, name: "r", inc: 7, deadLetter: "q", maxDeliveries: 3},
+		{kind: cmdReplacePreparing, from: proposalID{2, 10}, name: "q", inc: 7, members: []NodeID{2, 4, 1}},
 	}
 	cmds[1].queue.Name, cmds[1].queue.DedupWindow = "r", 90*time.Second
 	cmds[0].queue.DeadLetter, cmds[0].queue.MaxDeliveries = "r", 4
@@ -250,6 +251,43 @@ func TestAPlanNamingTheCandidatesProcessNeedsNoClaim(t *testing.T) {
 	applyAll(unnamed, command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 1, node: 3})
 	if q := unnamed.queues["q"]; q.OwnerProcess != 0 || q.Epoch != 2 {
 		t.Fatalf("a plan without a process left process %d epoch %d, want none at epoch 2", q.OwnerProcess, q.Epoch)
+	}
+}
+
+// A queue still being created has a replica swapped for another node:
+// the prepared reports of the replicas that stay count, the dropped one's
+// does not, and a new first replica becomes the owner, whose process is
+// then unknown. A queue that activated is no longer swapped this way.
+func TestAPreparingQueueHasAReplicaSwapped(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	create := newQueueCmd("q")
+	create.queue.Policy = wire.PolicyAll
+	applyAll(s, create,
+		command{kind: cmdPrepared, name: "q", inc: 7, node: 2, process: 50},
+		command{kind: cmdPrepared, name: "q", inc: 7, node: 3})
+	swap := func(members ...NodeID) result {
+		return applyAll(s, command{kind: cmdReplacePreparing, name: "q", inc: 7, members: members})
+	}
+	if res := swap(2, 3); res.ok {
+		t.Fatal("a swap that shrinks the set applied")
+	}
+	if res := swap(2, 3, 3); res.ok {
+		t.Fatal("a swap naming a node twice applied")
+	}
+	res := swap(4, 3, 1)
+	q := s.queues["q"]
+	if !res.ok || !res.replaced || res.activated {
+		t.Fatalf("swapping n2 for n4: %+v", res)
+	}
+	if !cmp.Equal(q.Replicas, []NodeID{4, 3, 1}) || !cmp.Equal(q.Prepared, []NodeID{3}) || q.Owner != 4 || q.OwnerProcess != 0 {
+		t.Fatalf("after the swap: replicas %v prepared %v owner %s process %d", q.Replicas, q.Prepared, q.Owner, q.OwnerProcess)
+	}
+	applyAll(s, command{kind: cmdPrepared, name: "q", inc: 7, node: 1})
+	if res := applyAll(s, command{kind: cmdPrepared, name: "q", inc: 7, node: 4, process: 60}); !res.activated || q.Epoch != 1 || q.OwnerProcess != 60 {
+		t.Fatalf("the new owner's report did not activate the queue: %+v, epoch %d process %d", res, q.Epoch, q.OwnerProcess)
+	}
+	if res := swap(2, 3, 1); res.ok {
+		t.Fatal("an active queue had a replica swapped as if still preparing")
 	}
 }
 

@@ -37,6 +37,10 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 	load := n.replicaLoad()
 	for _, name := range s.queueNames() {
 		q := s.queues[name]
+		if q.State == QueuePreparing {
+			n.replacePreparing(q, load)
+			continue
+		}
 		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
 			continue
 		}
@@ -60,6 +64,19 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 		n.emit(event.NewMetaPlanRecovery(name, uint32(q.Owner), uint32(cand), q.Epoch+1))
 		n.proposeLife(name, command{kind: cmdStartRecovery, name: name, inc: q.Incarnation, epoch: q.Epoch, node: cand, members: replicas})
 	}
+}
+
+// replacePreparing swaps a replica of a queue still being created that
+// has been down for Config.ReplaceAfter (or is leaving, or damaged) for a
+// live node outside the set, as a replacement does for a serving queue.
+// An owner-only queue is replaced too: it holds no history yet.
+func (n *Node) replacePreparing(q *QueueMeta, load map[NodeID]int) {
+	replicas, out, in := n.replacementSet(q, load)
+	if replicas == nil {
+		return
+	}
+	n.emit(event.NewMetaPlanReplace(q.Name, uint32(out), uint32(in), q.Epoch))
+	n.proposeLife(q.Name, command{kind: cmdReplacePreparing, name: q.Name, inc: q.Incarnation, members: replicas})
 }
 
 // noteDownSince keeps, on the leader, the tick at which each node was
