@@ -21,8 +21,7 @@ import (
 // process takes Readies one at a time. A Ready's snapshot and entries are
 // made durable, then its hard state, and only then are its messages sent,
 // its committed entries applied and raft advanced: no message that depends
-// on a write leaves before the write is on disk. A hard state that only
-// moves the commit index is the exception (see hardStateGates).
+// on a write leaves before the write is on disk.
 func (m *metaNode) process() {
 	for m.rn != nil && !m.busy && m.rn.HasReady() {
 		rd := m.rn.Ready()
@@ -35,11 +34,6 @@ func (m *metaNode) process() {
 			rd.Messages = nil
 		}
 		m.persistSnapshot(rd, func() {
-			if !m.hardStateGates(rd) {
-				m.writeHardStateBehind(rd)
-				m.persistEntries(rd, func() { m.finishReady(rd) })
-				return
-			}
 			if m.extendsLog(rd) {
 				m.persistBoth(rd)
 				return
@@ -61,35 +55,6 @@ func (m *metaNode) process() {
 // a commit index covering entries that were never committed.
 func (m *metaNode) extendsLog(rd raft.Ready) bool {
 	return len(rd.Entries) == 0 || rd.Entries[0].GetIndex() == m.log.LastIndex()+1
-}
-
-// hardStateGates reports whether a Ready's messages and applies must wait
-// for its hard state to be durable. Raft's persistent state is the term,
-// the vote and the log; the commit index is volatile (a restarted member
-// learns it again from the leader), so a hard state that moves only the
-// commit need not hold anything up, which spares every metadata round two
-// state file syncs on the leader before it announces the commit and two
-// on each follower before it applies (raft's own MustSync draws the same
-// line). It is still written, behind, so that a restart applies most of
-// what was committed at once. The exception is a Ready whose entries
-// replace a conflicting suffix: a commit landing before them could cover
-// entries that were never committed.
-func (m *metaNode) hardStateGates(rd raft.Ready) bool {
-	if rd.HardState == nil || raft.IsEmptyHardState(rd.HardState) {
-		return false
-	}
-	prev, _, err := m.ms.InitialState()
-	if err != nil {
-		panic(fmt.Sprintf("node: raft memory storage: %v", err))
-	}
-	return raft.MustSync(rd.HardState, prev, 0) || !m.extendsLog(rd)
-}
-
-// writeHardStateBehind starts writing a Ready's hard state without
-// waiting for it: state file writes land in order, so a later hard state
-// that must gate its Ready waits for this one too.
-func (m *metaNode) writeHardStateBehind(rd raft.Ready) {
-	m.persistHardState(rd, func() {})
 }
 
 // persistBoth makes a Ready's entries and hard state durable at once, so
