@@ -68,6 +68,7 @@ const (
 	ProbeMemberRemoved       = "member-removed"
 	ProbeMembershipRefused   = "membership-refused"
 	ProbeRebalanceDone       = "rebalance-done"
+	ProbePreparingReplaced   = "preparing-replaced"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -104,6 +105,7 @@ var Probes = []Probe{
 	{ProbeMemberRemoved, "a node applied the removal of a member that had left (meta.membership kind=remove)"},
 	{ProbeMembershipRefused, "a node applied a membership change the state machine turned down (meta.membership-refused)"},
 	{ProbeRebalanceDone, "a node applied the end of a rebalance the leader found balanced (meta.rebalance outcome=done)"},
+	{ProbePreparingReplaced, "a queue still being created had a replica that stayed down swapped for a live node (meta.replica-replaced at epoch 0)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule: all but
@@ -215,7 +217,11 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 	case event.QueueFenced:
 		c.probes[ProbeReplicaDamaged]++
 	case event.MetaReplicaReplaced:
-		c.probes[ProbeReplicaReplaced]++
+		if e.Epoch() == 0 {
+			c.probes[ProbePreparingReplaced]++
+		} else {
+			c.probes[ProbeReplicaReplaced]++
+		}
 	case event.QueueCompacted:
 		c.probes[ProbeCompacted]++
 	case event.NodeDiskFull:
