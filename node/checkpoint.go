@@ -264,10 +264,11 @@ func (r *replica) baseState() (*queueState, error) {
 // change from here on (a recovered or restarted owner's): the state the
 // last build left in memory when there is one, taken rather than copied,
 // or else the checkpoint decoded. Taking it spares a new owner decoding a
-// window of up to hundreds of thousands of IDs while clients wait; the
-// next build decodes the checkpoint again instead, off the hot path. The
-// state was a builder's, so it stops keeping the window's digest, which a
-// serving state never encodes.
+// window of up to hundreds of thousands of IDs while clients wait for it
+// to serve; the owner's next build decodes the checkpoint again instead,
+// a pause of the same length while it serves, where it was unavailability
+// before. The state was a builder's, so it stops keeping the window's
+// digest, which a serving state never encodes.
 func (r *replica) servingBase() (*queueState, string, error) {
 	if s := r.ckptState; s != nil && r.ckpt.cut > 0 && s.applied == r.ckpt.cut {
 		r.ckptState = nil

@@ -39,9 +39,9 @@ import (
 // seals the replicas, selects the most complete history and installs it
 // on a quorum before serving. When the plan can name the target's
 // process (from its checkpoint receipt), the target starts that recovery
-// as soon as the plan applies, without first claiming the epoch. The old owner's drain is a courtesy to
-// clients, never a premise of safety: a handoff whose owner dies in any
-// phase is a failover.
+// as soon as the plan applies, without first claiming the epoch. The old
+// owner's drain is a courtesy to clients, never a premise of safety: a
+// handoff whose owner dies in any phase is a failover.
 
 // handoffDrainDefault is how long a handoff waits for consumers to
 // settle what they hold when the request names no bound.
