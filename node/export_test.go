@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"fmt"
+	"maps"
 )
 
 // CheckpointStateMatches reports, for tests, whether the state n's last
@@ -29,6 +30,13 @@ func CheckpointStateMatches(n *Node, queue string) (kept bool, err error) {
 	}
 	if !bytes.Equal(encodeState(s), encodeState(decoded)) {
 		return true, fmt.Errorf("the state in memory and the decoded checkpoint encode differently")
+	}
+	// The deduplication sets are indexes the encoding leaves out (it
+	// lists the window's entries); a serving owner answers retries from
+	// them, so they must agree too.
+	if !maps.Equal(s.published, decoded.published) || !maps.Equal(s.settled, decoded.settled) {
+		return true, fmt.Errorf("the state in memory remembers %d published and %d settled IDs, the decoded checkpoint %d and %d",
+			len(s.published), len(s.settled), len(decoded.published), len(decoded.settled))
 	}
 	return true, nil
 }

@@ -308,9 +308,10 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 // claimEpoch asks the metadata for the epoch this process is to write
 // in: the plan's own if no process took it yet, the next one otherwise.
 func (n *Node) claimEpoch(r *replica, q *QueueMeta) {
-	if !n.life(r.name).proposing {
-		n.emit(event.NewQueueClaim(r.name, q.Epoch))
+	if n.life(r.name).proposing {
+		return // one proposal per queue at a time; the next reconcile asks again
 	}
+	n.emit(event.NewQueueClaim(r.name, q.Epoch))
 	n.proposeLife(r.name, command{kind: cmdBumpEpoch, name: r.name, inc: r.inc, node: n.cfg.ID, process: n.process, epoch: q.Epoch})
 }
 

@@ -397,15 +397,11 @@ func (s *metaState) applyReplacePreparing(c command) result {
 	case len(c.members) != len(q.Replicas):
 		return result{detail: fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))}
 	}
-	seen := map[NodeID]bool{}
-	for _, m := range c.members {
-		if seen[m] {
-			return result{detail: fmt.Sprintf("%s named twice", m)}
-		}
-		seen[m] = true
+	if why := namedTwice(c.members); why != "" {
+		return result{detail: why}
 	}
 	q.Replicas = slices.Clone(c.members)
-	q.Prepared = slices.DeleteFunc(q.Prepared, func(id NodeID) bool { return !seen[id] })
+	q.Prepared = slices.DeleteFunc(q.Prepared, func(id NodeID) bool { return !slices.Contains(q.Replicas, id) })
 	if q.Owner != q.Replicas[0] {
 		q.Owner, q.OwnerProcess = q.Replicas[0], 0
 	}
@@ -433,12 +429,15 @@ func checkReplacement(q *QueueMeta, c command) string {
 	case kept < recovery.SealQuorum(q.Policy, len(q.Replicas)):
 		return fmt.Sprintf("keeps %d replicas, fewer than a seal quorum", kept)
 	}
-	seen := map[NodeID]bool{}
-	for _, m := range c.members {
-		if seen[m] {
+	return namedTwice(c.members)
+}
+
+// namedTwice says which node a proposed replica set names twice, or "".
+func namedTwice(members []NodeID) string {
+	for i, m := range members {
+		if slices.Contains(members[i+1:], m) {
 			return fmt.Sprintf("%s named twice", m)
 		}
-		seen[m] = true
 	}
 	return ""
 }
