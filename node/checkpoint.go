@@ -482,7 +482,7 @@ func (r *replica) finishBuild(b *ckptBuild) {
 			r.ckptState = b.state
 			// The size reported is the state's, window entries included,
 			// wherever they are kept.
-			size := len(c.state) + journalEntrySize*(len(b.state.recent)-b.state.recentHead)
+			size := len(c.state) + journalEntrySize*b.state.recent.len()
 			r.n.emit(event.NewCheckpointBuilt(r.name, c.cut, size))
 			r.sendReceipt()
 			r.compact()

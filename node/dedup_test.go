@@ -68,8 +68,8 @@ func TestUnstampedRecordsKeepEveryID(t *testing.T) {
 	for i := range 100 {
 		s.apply(uint64(i+2), record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: uint64(i)}})
 	}
-	if len(s.published) != 100 || len(s.recent) != 0 {
-		t.Fatalf("unstamped records: %d IDs remembered, %d stamped; want 100 and 0", len(s.published), len(s.recent))
+	if len(s.published) != 100 || s.recent.len() != 0 {
+		t.Fatalf("unstamped records: %d IDs remembered, %d stamped; want 100 and 0", len(s.published), s.recent.len())
 	}
 }
 

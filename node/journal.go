@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"iter"
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/storage"
@@ -298,16 +299,30 @@ var errJournalDone = errors.New("journal read complete")
 // appendEntries appends entries numbered from on, in records of at most
 // journalBatchEntries, and returns the last record's index (zero when
 // there was nothing to append).
-func (j *windowJournal) appendEntries(from uint64, entries []recentID) (uint64, error) {
+func (j *windowJournal) appendEntries(from uint64, entries iter.Seq[recentID]) (uint64, error) {
 	var last uint64
-	for len(entries) > 0 {
-		n := min(len(entries), journalBatchEntries)
-		index, err := j.log.Append(recordWindowBatch, encodeBatch(from, entries[:n]))
+	batch := make([]recentID, 0, journalBatchEntries)
+	write := func() error {
+		index, err := j.log.Append(recordWindowBatch, encodeBatch(from, batch))
 		if err != nil {
+			return err
+		}
+		j.batches = append(j.batches, journalBatch{index: index, from: from, n: len(batch)})
+		last, from, batch = index, from+uint64(len(batch)), batch[:0]
+		return nil
+	}
+	for e := range entries {
+		batch = append(batch, e)
+		if len(batch) == journalBatchEntries {
+			if err := write(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := write(); err != nil {
 			return 0, err
 		}
-		j.batches = append(j.batches, journalBatch{index: index, from: from, n: n})
-		last, from, entries = index, from+uint64(n), entries[n:]
 	}
 	return last, nil
 }
@@ -365,14 +380,13 @@ func (r *replica) journalWindow(s *queueState, done func()) {
 	j := r.journal
 	from := s.recentBase
 	if end := j.end(); len(j.batches) > 0 {
-		if end > s.recentBase+uint64(len(s.recent)-s.recentHead) {
-			panic(fmt.Sprintf("node: queue %s window journal ends at entry %d, outside the window %d+%d", r.name, end, s.recentBase, len(s.recent)-s.recentHead))
+		if end > s.recentBase+uint64(s.recent.len()) {
+			panic(fmt.Sprintf("node: queue %s window journal ends at entry %d, outside the window %d+%d", r.name, end, s.recentBase, s.recent.len()))
 		}
 		from = max(from, end)
 	}
-	entries := s.recent[s.recentHead+int(from-s.recentBase):]
 	r.n.env.Boundary("checkpoint.before.append-window")
-	last, err := j.appendEntries(from, entries)
+	last, err := j.appendEntries(from, s.recent.from(int(from-s.recentBase)))
 	if err != nil {
 		return // the journal failed: the process is halting
 	}

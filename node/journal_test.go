@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/cairnmq/cairn/storage"
@@ -45,7 +46,7 @@ func TestWindowJournalKeepsRangesAcrossReopen(t *testing.T) {
 	// Three builds: entries 100-399, 400-699, 700-899 (the first hundred
 	// left the window before the first build).
 	for _, r := range [][2]int{{100, 400}, {400, 700}, {700, 900}} {
-		if _, err := j.appendEntries(uint64(r[0]), all[r[0]:r[1]]); err != nil {
+		if _, err := j.appendEntries(uint64(r[0]), slices.Values(all[r[0]:r[1]])); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +84,7 @@ func TestWindowJournalKeepsRangesAcrossReopen(t *testing.T) {
 	if j.end() != 700 {
 		t.Fatalf("trimmed journal ends at %d, want 700", j.end())
 	}
-	if _, err := j.appendEntries(700, all[700:800]); err != nil {
+	if _, err := j.appendEntries(700, slices.Values(all[700:800])); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.dropBefore(600); err != nil {
@@ -108,7 +109,7 @@ func TestJournaledStateMatchesInline(t *testing.T) {
 	if len(journaled) >= len(inline)/100 {
 		t.Fatalf("the journaled form is %d bytes of the inline %d: the window is still in it", len(journaled), len(inline))
 	}
-	window := s.recent[s.recentHead:]
+	window := s.recent.slice()
 	d, err := decodeState("orders", journaled, func(n int) ([]recentID, error) { return window[:n], nil })
 	if err != nil {
 		t.Fatal(err)

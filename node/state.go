@@ -77,12 +77,11 @@ type queueState struct {
 	// windows). clock is the latest stamp applied; stamps never go back,
 	// since owners stamp with at least the clock of the state they
 	// append to. recent lists the stamped publishes and settles still in
-	// published or settled, oldest first, from recentHead on.
-	window     int64
-	clock      int64
-	recent     []recentID
-	recentHead int
-	// recentBase numbers recent[recentHead] among every entry this state
+	// published or settled, oldest first.
+	window int64
+	clock  int64
+	recent windowList
+	// recentBase numbers the first entry of recent among every entry this state
 	// ever listed; the window journal files entries by that number. It is
 	// this replica's own bookkeeping, not part of the state replicas
 	// compare. recentSum is the multiset digest of the listed entries, kept
@@ -193,7 +192,7 @@ func (s *queueState) remember(id wire.MessageID, index uint64, at int64, settled
 		return
 	}
 	e := recentID{id: id, index: index, at: at, settled: settled}
-	s.recent = append(s.recent, e)
+	s.recent.push(e)
 	if s.keepSum {
 		s.recentSum.add(e)
 	} else {
@@ -209,10 +208,8 @@ func (s *queueState) forget() {
 		return
 	}
 	horizon := s.clock - s.forgetWindow()
-	for s.recentHead < len(s.recent) && s.recent[s.recentHead].at < horizon {
-		e := s.recent[s.recentHead]
-		s.recent[s.recentHead] = recentID{}
-		s.recentHead++
+	for s.recent.len() > 0 && s.recent.front().at < horizon {
+		e := s.recent.popFront()
 		s.recentBase++
 		if s.keepSum {
 			s.recentSum.remove(e)
@@ -226,10 +223,6 @@ func (s *queueState) forget() {
 		if set[e.id] == e.index {
 			delete(set, e.id)
 		}
-	}
-	if s.recentHead > len(s.recent)/2 && s.recentHead > 64 {
-		s.recent = slices.Delete(s.recent, 0, s.recentHead)
-		s.recentHead = 0
 	}
 }
 

@@ -166,15 +166,14 @@ func appendStateTail(b []byte, s *queueState, journaled bool) []byte {
 	}
 	b = wire.AppendInt64(b, s.window)
 	b = wire.AppendInt64(b, s.clock)
-	recent := s.recent[s.recentHead:]
 	b = wire.AppendBool(b, journaled)
-	b = wire.AppendUint32(b, uint32(len(recent)))
+	b = wire.AppendUint32(b, uint32(s.recent.len()))
 	b = wire.AppendUint64(b, s.recentSum[0])
 	b = wire.AppendUint64(b, s.recentSum[1])
 	if journaled {
 		return b
 	}
-	for _, e := range recent {
+	for e := range s.recent.all() {
 		b = appendRecent(b, e)
 	}
 	return b
@@ -200,7 +199,7 @@ func decodeRecent(d *wire.Decoder) recentID {
 func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
 	n := 96 + 4*len(s.members)
 	if !journaled {
-		n += journalEntrySize * len(s.recent[s.recentHead:])
+		n += journalEntrySize * s.recent.len()
 	}
 	if s.unstamped > 0 {
 		n += 24 * (len(s.published) + len(s.settled))
@@ -305,14 +304,14 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 		// maps are sized first: growing them entry by entry costs a
 		// restarting replica more than reading the state does.
 		settled := 0
-		for _, e := range s.recent {
+		for e := range s.recent.all() {
 			if e.settled {
 				settled++
 			}
 		}
-		s.published = make(map[wire.MessageID]uint64, len(s.recent)-settled)
+		s.published = make(map[wire.MessageID]uint64, s.recent.len()-settled)
 		s.settled = make(map[wire.MessageID]uint64, settled)
-		for _, e := range s.recent {
+		for e := range s.recent.all() {
 			if e.settled {
 				s.settled[e.id] = e.index
 			} else {
@@ -340,12 +339,11 @@ func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int
 		s.recentSum = windowSum{d.Uint64(), d.Uint64()}
 	}
 	if !journaled {
-		s.recent = make([]recentID, 0, n)
 		for range n {
-			s.recent = append(s.recent, decodeRecent(d))
+			s.recent.push(decodeRecent(d))
 		}
 		if v < 3 {
-			s.recentSum = sumOf(s.recent)
+			s.recentSum = s.recent.sum()
 		}
 		return nil
 	}
@@ -359,15 +357,15 @@ func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int
 	if len(entries) != n {
 		return fmt.Errorf("window journal gave %d entries for %d", len(entries), n)
 	}
-	s.recent = entries
+	s.recent = windowListOf(entries)
 	return nil
 }
 
 // checkWindow verifies the window's entries against their digest: what a
 // replica does with a window it read from disk or was sent.
 func (s *queueState) checkWindow() error {
-	if got := sumOf(s.recent[s.recentHead:]); got != s.recentSum {
-		return fmt.Errorf("queue %s window of %d entries does not match its digest", s.name, len(s.recent)-s.recentHead)
+	if got := s.recent.sum(); got != s.recentSum {
+		return fmt.Errorf("queue %s window of %d entries does not match its digest", s.name, s.recent.len())
 	}
 	return nil
 }
