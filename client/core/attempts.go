@@ -60,6 +60,7 @@ func (c *Client) launch(now time.Time, op *operation, to uint32) {
 	op.sent = append(op.sent, reqID)
 	c.attempts[reqID] = attempt{op: op, to: to}
 	c.outbox = append(c.outbox, Outgoing{To: to, Msg: op.request(reqID)})
+	c.rewake(op)
 }
 
 // onReply routes a reply to the attempt it answers. Replies to unknown
@@ -85,6 +86,7 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 		return
 	}
 	f := op.land(i)
+	defer c.rewake(op) // one attempt fewer in flight, or a decision
 	c.learnOwner(now, op, from, r)
 	op.status, op.detail = r.Status, r.Detail
 	switch {
@@ -138,6 +140,7 @@ func (c *Client) onNoReply(now time.Time, op *operation, i int, disconnected boo
 		panic(fmt.Sprintf("core: op %d lost the reply to attempt %d of %d in flight, in phase %s", op.id, i, len(op.flights), op.phase))
 	}
 	f := op.land(i)
+	defer c.rewake(op) // one attempt fewer in flight, or a decision
 	op.ambiguous = true
 	op.status, op.detail = wire.StatusUnavailable, ""
 	if c.owners[op.queue] == f.to {
@@ -196,6 +199,7 @@ func (c *Client) retryLater(now time.Time, op *operation) {
 	op.retryAt = now.Add(c.backoff(op.backoffs))
 	op.backoffs++
 	op.quick = 0
+	c.rewake(op)
 }
 
 // exhausted reports whether op may not be tried again: it used

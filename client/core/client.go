@@ -14,7 +14,6 @@
 package core
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -127,6 +126,8 @@ type Client struct {
 	// marked done and swept out in batches, so finishing is O(1).
 	live     []*operation
 	doneLive int
+	// wakes files the live operations' wake times (wakes.go).
+	wakes wakeHeap
 	// attempts maps every registered ReqID to its attempt.
 	attempts map[uint64]attempt
 
@@ -266,26 +267,8 @@ func (c *Client) OnDisconnect(now time.Time, node uint32) {
 // Due work runs in order of its deadline (ties by OpID), so the order of
 // the output does not depend on how often the driver ticks.
 func (c *Client) Tick(now time.Time) {
-	type dueOp struct {
-		op *operation
-		at time.Time
-	}
-	var due []dueOp
-	for _, op := range c.live {
-		if op.phase != phaseDone {
-			if at := op.wake(); !at.After(now) {
-				due = append(due, dueOp{op, at})
-			}
-		}
-	}
-	slices.SortStableFunc(due, func(a, b dueOp) int {
-		if d := a.at.Compare(b.at); d != 0 {
-			return d
-		}
-		return cmp.Compare(a.op.id, b.op.id)
-	})
-	for _, d := range due {
-		op := d.op
+	due := c.popDue(now)
+	for _, op := range due {
 		switch {
 		case op.phase == phaseDone:
 			// Finished by an earlier item of this same tick.
@@ -298,6 +281,9 @@ func (c *Client) Tick(now time.Time) {
 		default:
 			panic(fmt.Sprintf("core: op %d in impossible phase %s at tick", op.id, op.phase))
 		}
+		// Its entry was taken out; whatever it does next is filed anew
+		// (again, if handling it filed it already).
+		c.rewake(op)
 	}
 	c.refreshDue(now)
 	c.sweep()
@@ -329,18 +315,8 @@ func (c *Client) NextDeadline() (time.Time, bool) {
 			earliest, found = s.refreshAt, true
 		}
 	}
-	for _, op := range c.live {
-		switch {
-		case op.phase == phaseDone:
-			continue
-		case op.phase == phaseBackoff && len(op.flights) == 0:
-		case op.phase == phaseAwaiting && len(op.flights) > 0:
-		default:
-			panic(fmt.Sprintf("core: op %d is live in phase %s with %d attempts in flight between inputs", op.id, op.phase, len(op.flights)))
-		}
-		if at := op.wake(); !found || at.Before(earliest) {
-			earliest, found = at, true
-		}
+	if e, ok := c.nextWake(); ok && (!found || e.at.Before(earliest)) {
+		earliest, found = e.at, true
 	}
 	return earliest, found
 }

@@ -49,6 +49,7 @@ func (c *Client) hedge(now time.Time, op *operation) {
 	}
 	if !c.mayHedge(now, op) {
 		op.hedgeAt = time.Time{}
+		c.rewake(op)
 		return
 	}
 	// A hedge starts a fresh run of quick redirects: it is paced by

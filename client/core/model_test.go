@@ -268,6 +268,7 @@ func (m *model) dropLateFrom(node uint32) {
 // advance moves time to the next thing that happens: a reply arriving or
 // a client deadline, whichever is first, or a short step if neither.
 func (m *model) advance() {
+	m.checkWakes()
 	next := m.now.Add(50 * time.Millisecond)
 	if d, ok := m.c.NextDeadline(); ok && d.Before(next) {
 		next = d
@@ -340,6 +341,30 @@ func (m *model) checkFlights() {
 		if len(op.flights) > 2 || op.flights[0].to == op.flights[1].to || (op.kind != OpPublish && op.kind != OpSubscribe) {
 			m.t.Fatalf("%s op %d has attempts in flight at %v", op.kind, op.id, op.flights)
 		}
+	}
+}
+
+// checkWakes holds the wake heap to a scan of the live operations: each
+// operation waiting on a reply or a retry has a current entry at its wake
+// time, and the heap's first is the earliest of them. A change to an
+// operation that does not file its wake time anew fails here.
+func (m *model) checkWakes() {
+	var earliest time.Time
+	for _, op := range m.c.live {
+		if op.phase != phaseAwaiting && op.phase != phaseBackoff {
+			continue
+		}
+		at := op.wake()
+		if earliest.IsZero() || at.Before(earliest) {
+			earliest = at
+		}
+		if !slices.ContainsFunc(m.c.wakes, func(e wakeEntry) bool { return e.op == op && e.current() && e.at.Equal(at) }) {
+			m.t.Fatalf("op %d (%s) wakes at %v, and the heap files no current entry for that", op.id, op.phase, at)
+		}
+	}
+	e, ok := m.c.nextWake()
+	if ok != !earliest.IsZero() || ok && !e.at.Equal(earliest) {
+		m.t.Fatalf("the heap's next wake is %v (%v), a scan of the live operations says %v", e.at, ok, earliest)
 	}
 }
 

@@ -39,9 +39,11 @@ func (p phase) String() string {
 // outcome. Everything needed to build a fresh attempt lives here, so a
 // retry is the same request under a new ReqID.
 type operation struct {
-	id    OpID
-	kind  OpKind
-	queue string
+	// wakeGen counts the changes to its wake time (see wakes.go).
+	wakeGen uint64
+	id      OpID
+	kind    OpKind
+	queue   string
 
 	settings  QueueSettings     // OpCreate; OpSetQueueOptions: the dead-letter fields
 	depth     *wire.QueueDepth  // OpQueueInfo: what the owner answered
