@@ -54,11 +54,14 @@ func QueueConfig(sc Scenario) node.Config {
 	}
 	cfg.DedupWindow, cfg.DataBytesMax = sc.Dedup, sc.Quota
 	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
-	if c := sc.Checkpoint; c.Records > 0 {
+	c := sc.Checkpoint
+	if c.Records > 0 {
 		cfg.CheckpointRecords, cfg.CheckpointBytes, cfg.CheckpointInterval = c.Records, c.Bytes, c.Interval
-		if c.Segment > 0 {
-			cfg.SegmentSize = c.Segment
-		}
+	}
+	// The segment size holds with checkpoints off too, so a run can be
+	// compared with and without them on the same segments.
+	if c.Segment > 0 {
+		cfg.SegmentSize = c.Segment
 	}
 	return cfg
 }

@@ -368,6 +368,10 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.RecoveryDone: func(e event.Event) uint64 { return uint64(e.Elapsed().Microseconds()) },
 	// A stale owner's epoch is in Epoch already.
 	event.QueueStale: nil,
+	// A recovered owner's rebuild: how many records it replayed. And how
+	// far a replica dropped its log.
+	event.QueueRebuilt:   func(e event.Event) uint64 { return e.Last() - e.Index() },
+	event.QueueCompacted: event.Event.Index,
 	// An owner cut off from its quorum sends its subscribers away and
 	// hands their leased messages back.
 	event.QueueQuorumLost:   nil,

@@ -26,15 +26,37 @@ type FailoverCase struct {
 	// Checkpoint is the checkpoint cadence in records; zero turns
 	// checkpoints off.
 	Checkpoint int
+	// Settled is how many messages are published and acked before the
+	// kill, a consumer keeping up with them: a long history that a
+	// recovery should not have to replay.
+	Settled int
 }
 
 // failoverKillAt is when the owner dies, after the backlog is published.
 const failoverKillAt = 4 * time.Second
 
+// settledEvery is how often the producer of a settled history publishes:
+// 50,000 messages a virtual second.
+const settledEvery = 20 * time.Microsecond
+
+// settledSegmentBytes is the log segment size of a settled-history case.
+const settledSegmentBytes = 256 << 10
+
+// killAt is when the case's owner dies: at failoverKillAt, or, for a
+// settled history, once the cluster has started (about a second and a
+// half), the history has been published with half as long again to
+// spare, and two seconds have passed for the last acks and checkpoints.
+func (c FailoverCase) killAt() time.Duration {
+	if c.Settled == 0 {
+		return failoverKillAt
+	}
+	return 2*time.Second + time.Duration(c.Settled)*settledEvery*3/2 + 2*time.Second
+}
+
 // FailoverScenario builds one trial: the seed's network latency and sync
 // latency (no loss, no disk errors), one majority queue, a backlog built
 // by one producer, the owner (and maybe the metadata leader) killed at
-// failoverKillAt for good, and probe clients starting at the kill.
+// the case's kill time for good, and probe clients starting at the kill.
 func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 	sc := sim.QueueScenario(seed)
 	d := &sc.Swarm.Disk
@@ -42,14 +64,24 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 	net := &sc.Swarm.Net
 	net.Loss, net.Duplicate, net.Reorder = 0, 0, 0
 	sc.Swarm.ClockMax, sc.Detection = 0, mode
-	sc.Safety, sc.Liveness = failoverKillAt+6*time.Second, 3*time.Second
+	killAt := c.killAt()
+	sc.Safety, sc.Liveness = killAt+6*time.Second, 3*time.Second
 	wl := &sim.Workload{
 		Queues:     []sim.QueueSpec{{Name: "bench", Policy: wire.PolicyMajority}},
 		PayloadMax: 1024, AckChance: 1, Lease: 5 * time.Second, Window: 256,
-		RequestTimeout: time.Second, Quiet: time.Second, ProbeAt: failoverKillAt,
+		RequestTimeout: time.Second, Quiet: time.Second, ProbeAt: killAt,
 		Think: netsim.Latency{},
 	}
-	if c.Backlog > 0 {
+	switch {
+	case c.Settled > 0 && c.Backlog > 0:
+		panic("trials: a failover case has a settled history or a backlog, not both")
+	case c.Settled > 0:
+		// One producer publishes small messages and one consumer acks
+		// each as it comes; small payloads keep the simulated disks of a
+		// million-message history within memory.
+		wl.Producers, wl.Consumers, wl.PublishLimit, wl.PayloadMax = 1, 1, c.Settled, 256
+		wl.PublishEvery = netsim.Latency{Min: settledEvery, Max: settledEvery}
+	case c.Backlog > 0:
 		// One producer publishes the backlog in about two seconds.
 		every := max(2*time.Second/time.Duration(c.Backlog), 10*time.Microsecond)
 		wl.Producers, wl.PublishLimit = 1, c.Backlog
@@ -59,6 +91,12 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 	sc.Dedup, sc.Checkpoint, sc.Quota = 0, sim.CheckpointCadence{}, 0
 	if c.Checkpoint > 0 {
 		sc.Checkpoint.Records = c.Checkpoint
+	}
+	if c.Settled > 0 {
+		// Small segments, so compaction can drop most of the history
+		// (and the simulated disk, which copies a file at each sync,
+		// stays fast).
+		sc.Checkpoint.Segment = settledSegmentBytes
 	}
 	// Losing the owner and the metadata leader together costs two nodes:
 	// with three, the metadata group loses its quorum (unless the owner
@@ -71,7 +109,7 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 	if c.WithLeader {
 		kind = sim.FaultCrashLeaderOwner
 	}
-	sc.Faults = []sim.Fault{{At: failoverKillAt, Kind: kind, Length: time.Hour}}
+	sc.Faults = []sim.Fault{{At: killAt, Kind: kind, Length: time.Hour}}
 	return sc
 }
 
@@ -103,7 +141,15 @@ type FailoverTrial struct {
 	// recovery, until the candidate starts it, until it is active, and
 	// until the first publish is confirmed. Zero where a stage was not
 	// seen (the trial is then incomplete).
-	Stages     [StageCount]time.Duration
+	Stages [StageCount]time.Duration
+	// Rebuilt is how many records the recovered owner replayed to
+	// rebuild the queue's state: with checkpoints, those after the cut
+	// it started from; without, the whole retained log.
+	Rebuilt uint64
+	// Compacted is how far every surviving replica had dropped its log
+	// when the owner died: the least, over them, of the highest index
+	// each reported compacting to.
+	Compacted  uint64
 	Violations []sim.Violation
 }
 
@@ -130,11 +176,12 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 			t.Violations = append(t.Violations, v)
 		}
 	}
+	killAt := c.killAt()
 	var owner node.NodeID
 	killed := 0
 	replicas := node.Placement{Nodes: sim.NodeIDs(sc.Nodes), Replicas: 3}.ReplicaSet("bench")
 	for _, cr := range rep.History.Crashed {
-		if cr.At != failoverKillAt {
+		if cr.At != killAt {
 			continue
 		}
 		if cr.Reason == "fault: owner" {
@@ -144,7 +191,7 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 			killed++
 		}
 	}
-	t.OwnerLed = leaderAt(rep.History.NodeEvents, failoverKillAt) == owner
+	t.OwnerLed = leaderAt(rep.History.NodeEvents, killAt) == owner
 	// Sealing needs two of the three replicas, so losing two leaves the
 	// queue nothing to recover from.
 	t.Unrecoverable = killed >= 2
@@ -153,32 +200,46 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	var instants [StageCount]time.Duration // when each stage ended, from the kill
 	for _, e := range rep.History.NodeEvents {
 		switch {
-		case e.At < failoverKillAt:
+		case e.At < killAt:
 		case e.Name == event.DetectConfirm && node.NodeID(e.Value) == owner && instants[StageConfirm] == 0:
-			instants[StageConfirm] = e.At - failoverKillAt
+			instants[StageConfirm] = e.At - killAt
 		case e.Name == event.MetaPlanRecovery && e.Queue == "bench" && instants[StagePlan] == 0:
-			instants[StagePlan] = e.At - failoverKillAt
+			instants[StagePlan] = e.At - killAt
 		case e.Name == event.RecoveryStart && e.Queue == "bench" && instants[StageDispatch] == 0:
-			instants[StageDispatch] = e.At - failoverKillAt
+			instants[StageDispatch] = e.At - killAt
 		case e.Name == event.MetaReplicaReplaced && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
 			// Every node emits it as it applies the activation.
 			replaced[[2]uint64{e.Inc, e.Epoch}] = true
 			t.Replacements++
 		case e.Name == event.DetectSuspect && node.NodeID(e.Value) == owner && !found[0]:
-			t.Suspicion, found[0] = e.At-failoverKillAt, true
+			t.Suspicion, found[0] = e.At-killAt, true
 		case e.Name == event.QueueActive && e.Queue == "bench" && e.Node != owner && !found[1]:
-			t.Activation, found[1] = e.At-failoverKillAt, true
+			t.Activation, found[1] = e.At-killAt, true
+		case e.Name == event.QueueRebuilt && e.Queue == "bench" && e.Node != owner && t.Rebuilt == 0:
+			t.Rebuilt = e.Value
+		}
+	}
+	compacted := map[node.NodeID]uint64{}
+	for _, e := range rep.History.NodeEvents {
+		if e.At < killAt && e.Name == event.QueueCompacted && e.Queue == "bench" && slices.Contains(replicas, e.Node) {
+			compacted[e.Node] = max(compacted[e.Node], e.Value)
+		}
+	}
+	first := true
+	for _, id := range replicas {
+		if c := compacted[id]; id != owner && (first || c < t.Compacted) {
+			t.Compacted, first = c, false
 		}
 	}
 	sub, pub := sim.ProbeClients(sc.Workload)
 	for _, d := range rep.History.Deliveries {
 		if d.Client == sub && !found[2] {
-			t.FirstDelivery, found[2] = d.Received-failoverKillAt, true
+			t.FirstDelivery, found[2] = d.Received-killAt, true
 		}
 	}
 	for _, op := range rep.History.Ops {
-		if op.Client == pub && op.Kind == "publish" && op.Outcome == sim.OutcomeOK && (!found[3] || op.Done-failoverKillAt < t.FirstPublish) {
-			t.FirstPublish, found[3] = op.Done-failoverKillAt, true
+		if op.Client == pub && op.Kind == "publish" && op.Outcome == sim.OutcomeOK && (!found[3] || op.Done-killAt < t.FirstPublish) {
+			t.FirstPublish, found[3] = op.Done-killAt, true
 		}
 	}
 	t.Complete = found == [4]bool{true, true, true, true}

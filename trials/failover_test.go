@@ -58,3 +58,37 @@ func TestFailoverTrialClassifiesDoubleReplicaLoss(t *testing.T) {
 		t.Fatal("no seed in 1-10 lost two replicas; the classification never fires")
 	}
 }
+
+// A queue that has carried a long settled history fails over without
+// replaying it: with checkpoints, the new owner starts from the state its
+// last build kept and replays only the records after that cut, and every
+// surviving replica had already dropped most of the history. Without
+// checkpoints the same trial replays the whole log, which is what makes
+// the first half a measurement and not a constant.
+func TestALongSettledHistoryIsNotReplayed(t *testing.T) {
+	const settled, cadence = 20000, 2000
+	for seed := uint64(1); seed <= 2; seed++ {
+		with := RunFailoverTrial(seed, FailoverCase{Settled: settled, Checkpoint: cadence}, node.DetectHeartbeat)
+		without := RunFailoverTrial(seed, FailoverCase{Settled: settled}, node.DetectHeartbeat)
+		for _, tr := range []FailoverTrial{with, without} {
+			if len(tr.Violations) > 0 {
+				t.Fatalf("seed %d: %s", seed, tr.Violations[0])
+			}
+			if !tr.Complete || tr.Failovers != 1 {
+				t.Fatalf("seed %d: trial incomplete or not one recovery: %+v", seed, tr)
+			}
+		}
+		// A cut can trail the log by a cadence (scaled by up to 1.1) plus
+		// what was confirmed while it was certified.
+		if with.Rebuilt > 2*cadence {
+			t.Errorf("seed %d: with checkpoints every %d records the new owner replayed %d", seed, cadence, with.Rebuilt)
+		}
+		if with.Compacted < settled*4/5 {
+			t.Errorf("seed %d: the survivors had dropped their logs only up to %d of a %d-message history", seed, with.Compacted, settled)
+		}
+		if without.Rebuilt < settled || without.Compacted != 0 {
+			t.Errorf("seed %d: without checkpoints the new owner replayed %d records and the survivors dropped up to %d; want the whole history and nothing",
+				seed, without.Rebuilt, without.Compacted)
+		}
+	}
+}

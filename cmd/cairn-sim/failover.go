@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,6 +24,8 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 	seeds := fs.String("seeds", "1-30", "one trial per seed, A-B (30 or more for a p95); a case whose kill can\n"+
 		"take two of the queue's replicas skips those seeds and goes on past B for as many trials")
 	backlogs := fs.String("backlogs", "0,10000", "comma-separated backlogs of unconsumed messages before the kill")
+	settled := fs.String("settled", "", "comma-separated settled histories: messages published and acked before\n"+
+		"the kill, a case each beside the backlogs (with --backlogs \"\", instead of them)")
 	checkpoint := fs.Int("checkpoint-records", 0, "checkpoint every N confirmed records (0: checkpoints off)")
 	detection := fs.String("detection", "heartbeat", "failure detection mode: heartbeat or eager")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "trials run in parallel")
@@ -56,13 +59,29 @@ func cmdFailoverReport(args []string, stdout, stderr io.Writer) (int, error) {
 	if *checkpoint < 0 {
 		return 0, usageError{fmt.Sprintf("--checkpoint-records %d: want a count, or 0 for none", *checkpoint)}
 	}
-	var cases []trials.FailoverCase
-	for _, b := range strings.Split(*backlogs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(b))
-		if err != nil || n < 0 {
-			return 0, usageError{fmt.Sprintf("--backlogs: %q is not a count", b)}
+	var histories []trials.FailoverCase
+	for _, list := range []struct {
+		flag, text string
+		set        func(*trials.FailoverCase, int)
+	}{
+		{"--backlogs", *backlogs, func(c *trials.FailoverCase, n int) { c.Backlog = n }},
+		{"--settled", *settled, func(c *trials.FailoverCase, n int) { c.Settled = n }},
+	} {
+		if list.text == "" {
+			continue
 		}
-		c := trials.FailoverCase{Backlog: n, Checkpoint: *checkpoint}
+		for _, b := range strings.Split(list.text, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(b))
+			if err != nil || n < 0 {
+				return 0, usageError{fmt.Sprintf("%s: %q is not a count", list.flag, b)}
+			}
+			c := trials.FailoverCase{Checkpoint: *checkpoint}
+			list.set(&c, n)
+			histories = append(histories, c)
+		}
+	}
+	var cases []trials.FailoverCase
+	for _, c := range histories {
 		if ownerOnly {
 			cases = append(cases, c)
 		}
@@ -156,6 +175,9 @@ func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.F
 		loss = "owner+metadata leader"
 	}
 	history := fmt.Sprintf("backlog %-7d", c.Backlog)
+	if c.Settled > 0 {
+		history = fmt.Sprintf("settled %-7d", c.Settled)
+	}
 	if c.Checkpoint > 0 {
 		history += fmt.Sprintf(" checkpoint/%d", c.Checkpoint)
 	}
@@ -166,10 +188,26 @@ func reportCase(w io.Writer, c trials.FailoverCase, measured, skipped []trials.F
 		parts = append(parts, name+" "+dist(stages[i]))
 	}
 	fmt.Fprintf(w, "%-22s stages to the first new confirmed publish: %s\n", "", strings.Join(parts, " | "))
+	if c.Settled > 0 {
+		var rebuilt, compacted []int
+		for _, t := range measured {
+			rebuilt, compacted = append(rebuilt, int(t.Rebuilt)), append(compacted, int(t.Compacted))
+		}
+		fmt.Fprintf(w, "%-22s records the new owner replayed %s | every surviving replica had dropped its log up to index %s at the kill\n",
+			"", countDist(rebuilt), countDist(compacted))
+	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(w, "%-22s %d more seeds lost two of the queue's three replicas and were not measured (no promise broken)\n", "", len(skipped))
 	}
 	return broken
+}
+
+// countDist renders counts as min-max.
+func countDist(ns []int) string {
+	if len(ns) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d-%d", slices.Min(ns), slices.Max(ns))
 }
 
 func dist(ds []time.Duration) string {
