@@ -86,6 +86,9 @@ type Log struct {
 	// truncatedPending is set while a truncation's successor segment is
 	// not yet established.
 	truncatedPending bool
+	// marks holds the digests after the latest batches, oldest first
+	// (digestmarks.go).
+	marks []digestMark
 }
 
 // Open opens the log in dir, creating it if it does not exist. It verifies
@@ -356,6 +359,7 @@ func (l *Log) AppendBatch(entries []Entry) (uint64, error) {
 	seg.endDigest = digest
 	l.digest = digest
 	l.lastIndex += uint64(len(entries))
+	l.markDigest(l.lastIndex, digest)
 	if seg.size >= l.opts.SegmentSize && !seg.pending {
 		if err := l.startSegment(seg.size, l.digest); err != nil {
 			return 0, err

@@ -56,6 +56,7 @@ func (l *Log) TruncateAfter(k uint64) error {
 		prevLength, prevDigest = cut.size, cut.endDigest
 	}
 	l.lastIndex, l.digest = k, prevDigest
+	l.forgetDigestsAfter(k)
 	l.durable = min(l.durable, k)
 	l.truncatedPending = true
 	if err := l.startSegment(prevLength, prevDigest); err != nil {
