@@ -94,15 +94,6 @@ func mix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// sumOf is the window digest of entries.
-func sumOf(entries []recentID) windowSum {
-	var w windowSum
-	for _, e := range entries {
-		w.add(e)
-	}
-	return w
-}
-
 // journalBatch is one record of the journal: entries from, from+1, ...
 type journalBatch struct {
 	index uint64 // its log index

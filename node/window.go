@@ -5,12 +5,18 @@ import (
 	"iter"
 )
 
-// windowBlockLen is how many entries one block of a windowList holds
-// (about 160 KiB of entries).
-const windowBlockLen = 4096
+// windowBlockLen is how many entries one block of a windowList holds at
+// most (about 160 KiB of entries). A new block holds as many as the list
+// already does, from windowBlockMin on, so a quiet queue's few entries
+// take a small block, not a full one: a node may hold thousands of
+// queues.
+const (
+	windowBlockLen = 4096
+	windowBlockMin = 16
+)
 
 // windowList holds the deduplication window's entries, oldest first, in
-// blocks of windowBlockLen. A busy queue's window runs to millions of
+// blocks of up to windowBlockLen. A busy queue's window runs to millions of
 // entries (two minutes of publishes and settles at 12,000 msg/s is almost
 // three million). Kept in one slice, it was copied whole each time the
 // slice grew and each time its forgotten head was cut off: tens of
@@ -50,7 +56,8 @@ func (w *windowList) len() int { return w.n }
 func (w *windowList) push(e recentID) {
 	last := len(w.blocks) - 1
 	if last < 0 || len(w.blocks[last]) == cap(w.blocks[last]) {
-		w.blocks = append(w.blocks, make([]recentID, 0, windowBlockLen))
+		size := min(max(w.n, windowBlockMin), windowBlockLen)
+		w.blocks = append(w.blocks, make([]recentID, 0, size))
 		last++
 	}
 	w.blocks[last] = append(w.blocks[last], e)
