@@ -43,9 +43,10 @@ const settledEvery = 20 * time.Microsecond
 const settledSegmentBytes = 256 << 10
 
 // killAt is when the case's owner dies: at failoverKillAt, or, for a
-// settled history, once the cluster has started (about a second and a
-// half), the history has been published with half as long again to
-// spare, and two seconds have passed for the last acks and checkpoints.
+// settled history, after two seconds for the cluster to start (its queue
+// is served after about a second and a half), the history's publishing
+// time with half as long again to spare, and two seconds for the last
+// acks and checkpoints.
 func (c FailoverCase) killAt() time.Duration {
 	if c.Settled == 0 {
 		return failoverKillAt
@@ -78,7 +79,7 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 	case c.Settled > 0:
 		// One producer publishes small messages and one consumer acks
 		// each as it comes; small payloads keep the simulated disks of a
-		// million-message history within memory.
+		// long history small.
 		wl.Producers, wl.Consumers, wl.PublishLimit, wl.PayloadMax = 1, 1, c.Settled, 256
 		wl.PublishEvery = netsim.Latency{Min: settledEvery, Max: settledEvery}
 	case c.Backlog > 0:
