@@ -131,6 +131,11 @@ const (
 	// replicas on three nodes) then swap back and forth, one recovery
 	// after another, and the rebalance never ends.
 	RebalanceIgnoresSlack = "rebalance-ignores-slack"
+	// ReadSkipsVerify: a log reader trusts the frames the open-time scan
+	// verified and skips their checksums on read, so damage that appears
+	// while the log is open (a decaying medium) is read as data: sent to
+	// followers, rebuilt into state, written into checkpoints.
+	ReadSkipsVerify = "read-skips-verify"
 )
 
 // All lists every planted bug.
@@ -139,7 +144,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
-	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack}
+	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

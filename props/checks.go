@@ -78,6 +78,24 @@ func checkSettled(ix *index) []sim.Violation {
 	return out
 }
 
+// checkIntact: every delivery carries the payload its message was
+// published with, byte for byte. Frames are checked on the wire and on
+// disk; this holds the whole path to it, from the publish through logs,
+// replication, recovery, checkpoints and dead-letter moves to the
+// consumer.
+func checkIntact(ix *index) []sim.Violation {
+	var out []sim.Violation
+	for _, d := range ix.h.Deliveries {
+		pub := ix.publishes[d.ID]
+		if pub == nil || pub.Sum == d.Sum || len(out) >= maxReports {
+			continue
+		}
+		out = append(out, safety("payload-intact", "%s was delivered from %s at %v with a payload whose digest is %016x; it was published with %016x%s",
+			d.ID, d.From, d.Received, d.Sum, pub.Sum, ix.life(d.ID)))
+	}
+	return out
+}
+
 // checkDurability holds each replica to its word: after a restart it must
 // still hold every record it reported durable, except where a newer owner
 // made it truncate or a lost-writes fault took records from its disk.
@@ -87,20 +105,35 @@ func checkDurability(h *sim.History) []sim.Violation {
 		queue string
 	}
 	claimed := make(map[key]uint64)
+	// rotten holds, per replica a rot fault broke while its node ran,
+	// the last record before the decayed one: the replica goes on
+	// reporting what it wrote after it, but can never again hold more
+	// than that, until the damage is cut away or the replica replaced.
+	rotten := make(map[key]uint64)
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
 		k := key{e.Node, e.Queue}
 		switch e.Name {
 		case event.QueueReported, event.QueueDurable:
 			claimed[k] = max(claimed[k], e.Value)
+			if sound, ok := rotten[k]; ok {
+				claimed[k] = min(claimed[k], sound)
+			}
 		case event.QueueTruncate, sim.EventLostWrites:
 			// A newer owner made the replica drop a suffix, or a fault
 			// made its disk lose one: either way it no longer owes it.
 			claimed[k] = min(claimed[k], e.Value)
+			if sound, ok := rotten[k]; ok && e.Name == event.QueueTruncate && e.Value < sound {
+				delete(rotten, k) // the decayed record is gone
+			}
+		case sim.EventRot:
+			claimed[k] = min(claimed[k], e.Value)
+			rotten[k] = min(e.Value, valueOr(rotten, k, e.Value))
 		case event.QueueReplaced:
 			// The metadata replaced this replica and the node dropped it;
 			// if the node joins the set again, it starts from nothing.
 			delete(claimed, k)
+			delete(rotten, k)
 		case event.QueueOpen:
 			if e.Value < claimed[k] && len(out) < maxReports {
 				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable%s",
@@ -109,6 +142,30 @@ func checkDurability(h *sim.History) []sim.Violation {
 		}
 	}
 	return out
+}
+
+// nodesByEvent maps each queue to the nodes that recorded the named event
+// for it.
+func nodesByEvent(h *sim.History, name event.Name) map[string]map[node.NodeID]bool {
+	out := make(map[string]map[node.NodeID]bool)
+	for _, e := range h.NodeEvents {
+		if e.Name != name {
+			continue
+		}
+		if out[e.Queue] == nil {
+			out[e.Queue] = make(map[node.NodeID]bool)
+		}
+		out[e.Queue][e.Node] = true
+	}
+	return out
+}
+
+// valueOr is m[k], or def when m holds no k.
+func valueOr[K comparable](m map[K]uint64, k K, def uint64) uint64 {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return def
 }
 
 // entryView is what replicas must agree on, record by record.
@@ -144,18 +201,10 @@ func checkConvergence(h *sim.History) []sim.Violation {
 		}
 	}
 	slices.Sort(queues)
-	owners := finalOwners(h)
-	fenced := make(map[string]map[node.NodeID]bool)
-	for _, e := range h.NodeEvents {
-		if e.Name == event.QueueFenced {
-			if fenced[e.Queue] == nil {
-				fenced[e.Queue] = make(map[node.NodeID]bool)
-			}
-			fenced[e.Queue][e.Node] = true
-		}
-	}
+	owners := finalLogs(h)
+	fenced, rotted := nodesByEvent(h, event.QueueFenced), nodesByEvent(h, sim.EventRot)
 	for _, q := range queues {
-		for _, v := range compareReplicas(q, owners[q], byQueue[q], fenced[q]) {
+		for _, v := range compareReplicas(q, owners[q], byQueue[q], fenced[q], rotted[q]) {
 			if v.Kind == sim.Safety {
 				v.Detail += queueStory(h, q, 0, storyEnd)
 			}
@@ -165,10 +214,13 @@ func checkConvergence(h *sim.History) []sim.Violation {
 	return out
 }
 
-// compareReplicas compares each replica of q with the owner's. A replica
-// that cannot be read is a failure unless its node found the damage itself
-// and fenced the replica (which also reports it lost to the metadata).
-func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump, fenced map[node.NodeID]bool) []sim.Violation {
+// compareReplicas compares each replica of q with the owner's (or, when
+// a rot broke the owner's, with the replica finalLogs took instead). A
+// replica that cannot be read is a failure unless its node found the
+// damage itself and fenced the replica (which also reports it lost to
+// the metadata), or a rot fault broke it: a bit that decayed where no
+// read has reached yet is as unknown to its node as to its disk.
+func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump, fenced, rotted map[node.NodeID]bool) []sim.Violation {
 	var out []sim.Violation
 	own, ok := reps[owner]
 	if !ok {
@@ -182,7 +234,7 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 		switch {
 		case id == owner:
 			continue
-		case r.Err != nil && fenced[id]:
+		case r.Err != nil && (fenced[id] || rotted[id]):
 			continue
 		case r.Err != nil:
 			out = append(out, liveness("convergence", "queue %s: replica on %s is unreadable: %v", q, id, r.Err))
@@ -201,7 +253,10 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 			out = append(out, safety("convergence", "queue %s: %s and %s end at the same index %d but with digests %s and %s",
 				q, owner, id, last, own.Digest, r.Digest))
 		}
-		if last < ownLast {
+		if last < ownLast && !fenced[id] && !rotted[id] {
+			// A fenced replica takes no part any more, and one a rot
+			// broke may read back short where a decayed frame looks
+			// like a torn tail: neither is expected to catch up.
 			out = append(out, liveness("convergence", "queue %s: replica on %s ends at index %d, the owner at %d, after the quiet end",
 				q, id, last, ownLast))
 		}

@@ -284,7 +284,8 @@ func restartedBefore(h *sim.History, id node.NodeID, t time.Duration) bool {
 
 // breaksReplicas are the faults that leave a node's replicas damaged
 // after it restarts.
-var breaksReplicas = map[sim.FaultKind]bool{sim.FaultDamage: true, sim.FaultLoseWrites: true, sim.FaultMisdirect: true}
+var breaksReplicas = map[sim.FaultKind]bool{sim.FaultDamage: true, sim.FaultLoseWrites: true, sim.FaultMisdirect: true,
+	sim.FaultRot: true}
 
 // ownerOnly reports whether the scenario's workload made queue
 // owner-only.

@@ -56,6 +56,42 @@ func finalOwners(h *sim.History) map[string]node.NodeID {
 	return owners
 }
 
+// finalLogs names, per queue, the replica whose log the checkers take as
+// the queue's history at the end: the final owner's, unless a rot fault
+// broke that replica where no read met it (the owner went on serving
+// from what it had read before, unaware, and what a power loss leaves of
+// its log reads as damage). Then it is the readable replica that reaches
+// furthest; a restart would have failed the queue over to one of those.
+func finalLogs(h *sim.History) map[string]node.NodeID {
+	logs := finalOwners(h)
+	rotted := nodesByEvent(h, sim.EventRot)
+	for q, owner := range logs {
+		if !rotted[q][owner] || readable(h, owner, q) {
+			continue
+		}
+		var best uint64
+		for _, id := range sortedNodes(h.Final) {
+			for _, r := range h.Final[id] {
+				if r.Queue == q && r.Err == nil && !rotted[q][id] && lastIndex(r) > best {
+					logs[q], best = id, lastIndex(r)
+				}
+			}
+		}
+	}
+	return logs
+}
+
+// readable reports whether node id's final replica of q reads without
+// error.
+func readable(h *sim.History, id node.NodeID, q string) bool {
+	for _, r := range h.Final[id] {
+		if r.Queue == q {
+			return r.Err == nil
+		}
+	}
+	return false
+}
+
 func newIndex(h *sim.History) *index {
 	ix := &index{
 		h:          h,
@@ -84,7 +120,7 @@ func newIndex(h *sim.History) *index {
 		d := &h.Sends[i]
 		ix.sends[d.ID] = append(ix.sends[d.ID], d)
 	}
-	owners := finalOwners(h)
+	owners := finalLogs(h)
 	ix.owners = owners
 	for _, id := range sortedNodes(h.Final) {
 		for _, r := range h.Final[id] {
@@ -153,6 +189,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	var out []sim.Violation
 	out = append(out, checkTotalQueue(ix)...)
 	out = append(out, checkSettled(ix)...)
+	out = append(out, checkIntact(ix)...)
 	out = append(out, checkPurges(ix, ownerOnly)...)
 	out = append(out, checkExclusiveDelivery(ix, ownerOnly)...)
 	out = append(out, checkDeliveryHandover(ix)...)

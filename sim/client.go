@@ -194,7 +194,7 @@ func (c *clientProc) record(e core.Event) {
 		d := e.Delivery
 		h.Deliveries = append(h.Deliveries, DeliveryRecord{
 			Client: c.index, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt,
-			From: node.NodeID(d.From), Sent: c.replied, Received: c.w.now,
+			From: node.NodeID(d.From), Sent: c.replied, Received: c.w.now, Sum: PayloadSum(d.Payload),
 		})
 		c.react(*d)
 		return

@@ -113,6 +113,7 @@ func (c *clientProc) publishLoop() {
 	}
 	id, msg := c.core.Publish(c.now(), q, payload, delay)
 	c.invoked(id, "publish", q, msg, delay)
+	c.w.hist.Ops[c.ops[id]].Sum = PayloadSum(payload)
 	c.flush()
 	next := wl.PublishEvery.Draw(c.rng)
 	if c.probe {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/storage"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
@@ -45,6 +46,13 @@ type Disk struct {
 	profile DiskProfile
 	faulty  bool // injection on; off during the liveness phase
 	stats   DiskStats
+	// rots are the bits that decayed since the last crash. A flip lands
+	// in the live file, where a sync may or may not carry it into the
+	// synced state; what a power loss leaves has it either way.
+	rots []storage.Rot
+	// stallUntil holds back every sync until then: the device stopped
+	// answering for a while, as an overloaded or failing one does.
+	stallUntil time.Duration
 }
 
 // DiskStats counts what the disk did, for traces and coverage.
@@ -52,6 +60,9 @@ type DiskStats struct {
 	Syncs, SyncErrors, WriteErrors, ReadErrors int
 	TornFiles, TornSectors, Flips, Crashes     int
 	LostWrites                                 int
+	// Rots counts bits flipped while a node ran; StalledSyncs the syncs
+	// that waited out a stall.
+	Rots, StalledSyncs int
 }
 
 // NewDisk returns an empty disk drawing its faults from rng.
@@ -78,8 +89,56 @@ func (d *Disk) Stats() DiskStats { return d.stats }
 // SetFaulty turns error injection on or off.
 func (d *Disk) SetFaulty(on bool) { d.faulty = on }
 
-// SyncLatency draws how long the next sync takes.
-func (d *Disk) SyncLatency() time.Duration { return d.profile.SyncLatency.Draw(d.rng) }
+// SyncDone draws when a sync started at now completes: its latency,
+// after the end of any stall.
+func (d *Disk) SyncDone(now time.Duration) time.Duration {
+	start := now
+	if d.stallUntil > now {
+		start = d.stallUntil
+		d.stats.StalledSyncs++
+	}
+	return start + d.profile.SyncLatency.Draw(d.rng)
+}
+
+// Stall holds back every sync started before until.
+func (d *Disk) Stall(until time.Duration) { d.stallUntil = max(d.stallUntil, until) }
+
+// Rot flips one bit of a synced record frame of the log in dir, on the
+// running disk (see storage.RotSyncedFrame).
+func (d *Disk) Rot(dir string) (storage.Rot, bool) {
+	rot, ok, err := storage.RotSyncedFrame(d.mem, d.Durable(), dir, d.rng.IntN)
+	if err != nil {
+		panic(fmt.Sprintf("sim: rotting a bit in %s: %v", dir, err))
+	}
+	if ok {
+		d.rots = append(d.rots, rot)
+		d.stats.Rots++
+	}
+	return rot, ok
+}
+
+// Durable is what a power loss would leave of the disk now: its synced
+// state, with every decayed bit.
+func (d *Disk) Durable() *vfs.MemFS {
+	clone := d.mem.CrashClone(vfs.CrashCloneCfg{})
+	d.keepRots(clone)
+	return clone
+}
+
+// keepRots carries the decayed bits into clone, which holds the synced
+// state. A byte that no longer reads as it did before the flip belongs to
+// data written since (the file was cut and written again), which the
+// decay never touched.
+func (d *Disk) keepRots(clone *vfs.MemFS) {
+	for _, rot := range d.rots {
+		data, err := readAll(clone, rot.Path)
+		if err != nil || int64(len(data)) <= rot.Offset || data[rot.Offset] != rot.Before {
+			continue
+		}
+		data[rot.Offset] = rot.After
+		writeAll(clone, rot.Path, data)
+	}
+}
 
 func (d *Disk) maybeError(op errorfs.Op) error {
 	var rate float64
@@ -109,6 +168,8 @@ func (d *Disk) maybeError(op errorfs.Op) error {
 func (d *Disk) Crash() {
 	d.stats.Crashes++
 	clone := d.mem.CrashClone(vfs.CrashCloneCfg{})
+	d.keepRots(clone)
+	d.rots = nil
 	for _, path := range walkFiles(clone, "") {
 		d.tear(clone, path)
 	}

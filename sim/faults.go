@@ -136,6 +136,14 @@ func (w *World) applyFault(f Fault) {
 		w.restartConsumer(f.Hit, f.Length)
 	case FaultAddNode, FaultRemoveNode, FaultRebalance:
 		w.changeMembership(f)
+	case FaultRot:
+		if p.state != stateDown {
+			w.rotReplica(p)
+		}
+	case FaultStall:
+		if owner := w.firstQueueOwner(); owner != nil {
+			w.stallDisk(owner, f.Length)
+		}
 	}
 }
 
@@ -284,14 +292,11 @@ func (w *World) damageReplica(p *process) {
 		return
 	}
 	fs := p.disk.mem
-	prefix := w.sc.Workload.Queues[0].Name + "."
-	dirs, _ := fs.List("queues")
-	slices.Sort(dirs)
-	for _, d := range dirs {
-		if !strings.HasPrefix(d, prefix) {
+	for _, rl := range w.breakableLogs(p, true) {
+		if rl.queue != w.sc.Workload.Queues[0].Name {
 			continue
 		}
-		path := firstSegment(fs, fs.PathJoin("queues", d, "log"))
+		path := firstSegment(fs, rl.dir)
 		data, err := readAll(fs, path)
 		if err != nil || len(data) < 4*damageOffset {
 			p.tracef("damage skipped: %s holds %d bytes", path, len(data))
@@ -299,14 +304,22 @@ func (w *World) damageReplica(p *process) {
 		}
 		data[damageOffset] ^= 0x10
 		writeAll(fs, path, data)
-		w.damaged[damagedKey(p.index, w.sc.Workload.Queues[0].Name)] = true
+		w.damaged[damagedKey(p.index, rl.queue)] = true
 		p.disk.stats.Flips++
 		p.tracef("damage %s at byte %d", path, damageOffset)
-		w.hist.Story = append(w.hist.Story, StoryEvent{At: w.now, Node: p.id, Queue: w.sc.Workload.Queues[0].Name,
-			Text: fmt.Sprintf("fault: a bit flipped in a synced record of the first retained segment (byte %d)", damageOffset)})
+		// The flipped byte lies in the segment's first record, whose index
+		// names the file. When no later frame proves that record synced,
+		// the log reads it as a torn tail and drops everything from it,
+		// as it must: the replica no longer owes any of that.
+		first, err := strconv.ParseUint(strings.TrimSuffix(fs.PathBase(path), ".seg"), 10, 64)
+		if err != nil || first == 0 {
+			panic(fmt.Sprintf("sim: segment %s is not named by its first index", path))
+		}
+		w.recordLostWrites(p, rl.queue, first,
+			fmt.Sprintf("fault: a bit flipped in a synced record of the first retained segment (byte %d)", damageOffset))
 		return
 	}
-	p.tracef("damage skipped: no replica of %s", w.sc.Workload.Queues[0].Name)
+	p.tracef("damage skipped: no replica of %s the fault model lets a disk break", w.sc.Workload.Queues[0].Name)
 }
 
 // firstSegment is the path of the oldest segment a log directory holds:
@@ -331,31 +344,8 @@ func damagedKey(index int, queue string) string { return strconv.Itoa(index) + "
 // threw away; a misdirected write is damage, like a damage fault's.
 func (w *World) loseWrites(p *process, frames int, misdirect bool) {
 	fs := p.disk.mem
-	dirs, _ := fs.List("queues")
-	slices.Sort(dirs)
-	for _, d := range dirs {
-		dot := strings.LastIndexByte(d, '.')
-		if dot <= 0 {
-			continue
-		}
-		queue, logDir := d[:dot], fs.PathJoin("queues", d, "log")
-		if _, err := fs.Stat(logDir); errors.Is(err, iofs.ErrNotExist) {
-			continue // the crash came before the replica made its log: nothing to lose
-		}
-		policy := w.policyOf(queue)
-		if policy == wire.PolicyOwnerOnly {
-			// Its owner's storage is the only copy: a disk that loses
-			// synced writes there loses what was confirmed, by design of
-			// the policy. The fault model leaves such queues alone.
-			continue
-		}
-		if misdirect && policy == wire.PolicyAll && len(w.placeable()) <= 3 {
-			// Damage fences the replica for good, and with no member
-			// outside the set to replace it (spares not yet admitted and
-			// members leaving do not count), a queue that confirms only
-			// on every replica can never confirm or activate again.
-			continue
-		}
+	for _, rl := range w.breakableLogs(p, misdirect) {
+		queue, logDir := rl.queue, rl.dir
 		if misdirect {
 			from, err := storage.MisdirectLastFrames(fs, logDir, frames)
 			if err != nil {
@@ -383,6 +373,55 @@ func (w *World) loseWrites(p *process, frames int, misdirect bool) {
 		p.tracef("lose-writes %s: %d frames from index %d", logDir, n, from)
 		w.recordLostWrites(p, queue, from, fmt.Sprintf("fault: lost writes from index %d on", from))
 	}
+}
+
+// removesNodes reports whether the scenario asks the cluster to remove a
+// member at any time.
+func (w *World) removesNodes() bool {
+	return slices.ContainsFunc(w.sc.Faults, func(f Fault) bool { return f.Kind == FaultRemoveNode })
+}
+
+// replicaLog is one queue replica's log directory on a node's disk.
+type replicaLog struct {
+	queue, dir string
+}
+
+// breakableLogs lists, in order, the replica logs on p's disk that the
+// fault model lets a lying disk break; damage says the fault leaves
+// damage the replica will fence itself on, not just a shorter log.
+func (w *World) breakableLogs(p *process, damage bool) []replicaLog {
+	fs := p.disk.mem
+	dirs, _ := fs.List("queues")
+	slices.Sort(dirs)
+	var out []replicaLog
+	for _, d := range dirs {
+		dot := strings.LastIndexByte(d, '.')
+		if dot <= 0 {
+			continue
+		}
+		queue, logDir := d[:dot], fs.PathJoin("queues", d, "log")
+		if _, err := fs.Stat(logDir); errors.Is(err, iofs.ErrNotExist) {
+			continue // the replica has made no log yet: nothing to break
+		}
+		policy := w.policyOf(queue)
+		if policy == wire.PolicyOwnerOnly {
+			// Its owner's storage is the only copy: a disk that loses
+			// synced writes there loses what was confirmed, by design of
+			// the policy. The fault model leaves such queues alone.
+			continue
+		}
+		if damage && policy == wire.PolicyAll && (len(w.placeable()) <= 3 || w.removesNodes()) {
+			// Damage fences the replica for good, and with no member
+			// outside the set to replace it (spares not yet admitted and
+			// members leaving do not count), a queue that confirms only
+			// on every replica can never confirm or activate again. A
+			// removal scheduled later can take the spare away before the
+			// replacement, so a scenario with removals spares them too.
+			continue
+		}
+		out = append(out, replicaLog{queue, logDir})
+	}
+	return out
 }
 
 // recordLostWrites tells the history that p's replica of queue holds

@@ -62,6 +62,20 @@ type OpRecord struct {
 	// A create names the deduplication window it asked for (zero: the
 	// nodes' default).
 	Window time.Duration
+	// A publish carries its payload's digest (PayloadSum).
+	Sum uint64
+}
+
+// PayloadSum is the digest the history keeps of a payload, so checkers
+// can tell that a delivery carries what was published without keeping
+// every payload: 64-bit FNV-1a.
+func PayloadSum(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // DeliveryRecord is one delivery a client received.
@@ -74,6 +88,7 @@ type DeliveryRecord struct {
 	From     node.NodeID
 	Sent     Stamp // when the owner sent it
 	Received time.Duration
+	Sum      uint64 // the payload's digest (PayloadSum)
 }
 
 // DeadLetterRecord is one ask to move a message to a dead-letter queue:

@@ -69,6 +69,8 @@ const (
 	ProbeMembershipRefused   = "membership-refused"
 	ProbeRebalanceDone       = "rebalance-done"
 	ProbePreparingReplaced   = "preparing-replaced"
+	ProbeRotFound            = "rot-found-running"
+	ProbeSyncStalled         = "sync-stalled"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -106,17 +108,16 @@ var Probes = []Probe{
 	{ProbeMembershipRefused, "a node applied a membership change the state machine turned down (meta.membership-refused)"},
 	{ProbeRebalanceDone, "a node applied the end of a rebalance the leader found balanced (meta.rebalance outcome=done)"},
 	{ProbePreparingReplaced, "a queue still being created had a replica that stayed down swapped for a live node (meta.replica-replaced at epoch 0)"},
+	{ProbeRotFound, "a running node read a record that decayed since it was synced and fenced its replica, with no restart between (queue.fenced after a rot fault)"},
+	{ProbeSyncStalled, "a sync of a queue owner waited out a stalled device"},
 }
 
-// FaultKinds lists every kind of fault the swarm may schedule: all but
-// the scripted-only ones (damage). A sweep names the kinds its seeds never
-// scheduled from it.
+// FaultKinds lists every kind of fault the swarm may schedule. A sweep
+// names the kinds its seeds never scheduled.
 func FaultKinds() []FaultKind {
 	out := make([]FaultKind, 0, faultKinds)
 	for k := FaultKind(0); k < faultKinds; k++ {
-		if k != FaultDamage {
-			out = append(out, k)
-		}
+		out = append(out, k)
 	}
 	return out
 }
@@ -151,6 +152,18 @@ type coverage struct {
 	// askedBy names, per moved message and source queue, the node that
 	// last asked for its move to the dead-letter queue.
 	askedBy map[movedMessage]node.NodeID
+	// rotted holds, per node and queue whose replica a rot fault broke,
+	// the process incarnation that was running then.
+	rotted map[recoveryKey]uint64
+}
+
+// noteRot records that a bit decayed in node id's replica of queue while
+// its process incarnation inc ran.
+func (c *coverage) noteRot(id node.NodeID, queue string, inc uint64) {
+	if c.rotted == nil {
+		c.rotted = make(map[recoveryKey]uint64)
+	}
+	c.rotted[recoveryKey{id, queue}] = inc
 }
 
 // movedMessage names a message on its way from a source queue to its
@@ -216,6 +229,9 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeReplicaTruncated]++
 	case event.QueueFenced:
 		c.probes[ProbeReplicaDamaged]++
+		if inc, ok := c.rotted[recoveryKey{id, e.Queue()}]; ok && w.procs[int(id)-1].inc == inc {
+			c.probes[ProbeRotFound]++
+		}
 	case event.MetaReplicaReplaced:
 		if e.Epoch() == 0 {
 			c.probes[ProbePreparingReplaced]++
@@ -285,6 +301,7 @@ func (c *coverage) finish(hits map[string]int, h *History, disk DiskStats) Cover
 	c.historyProbes(h)
 	c.probes[ProbeTornWrite] += disk.TornFiles
 	c.probes[ProbeSyncFailed] += disk.SyncErrors
+	c.probes[ProbeSyncStalled] += disk.StalledSyncs
 	cov := Coverage{Probes: make(map[string]int), Hits: maps.Clone(hits), Near: make(map[string]map[string]int)}
 	for _, p := range Probes {
 		if n := c.probes[p.Name]; n > 0 {

@@ -237,6 +237,7 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 	if d, ok := m.(*wire.Delivery); ok {
 		p.w.hist.Sends = append(p.w.hist.Sends, DeliveryRecord{
 			Client: c.index, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt, From: p.id, Sent: stamp,
+			Sum: PayloadSum(d.Payload),
 		})
 	}
 	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), c.addr, len(frame))
@@ -263,7 +264,7 @@ func (p *process) FS() vfs.FS { return p.disk.FS() }
 // Sync implements node.Env. The sync happens when its latency has passed,
 // so a crash in between loses what it would have made durable.
 func (p *process) Sync(f vfs.File, tok node.SyncToken) {
-	at := p.w.now + p.disk.SyncLatency()
+	at := p.disk.SyncDone(p.w.now)
 	p.w.schedule(at, p.index, p.inc, func() {
 		err := f.Sync()
 		p.tracef("synced tok=%d err=%v", tok, err)

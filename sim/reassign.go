@@ -125,8 +125,12 @@ func (w *World) noteFaultTouches(f Fault) {
 	until := w.now + f.Length
 	var nodes []int
 	switch f.Kind {
-	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop:
+	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop, FaultRot:
 		nodes = []int{f.Node}
+	case FaultStall:
+		if p := w.firstQueueOwner(); p != nil {
+			nodes = []int{p.index}
+		}
 	case FaultOneWay, FaultClog, FaultSpike:
 		nodes = []int{f.Node, f.Peer}
 	case FaultIsolate, FaultLossy:

@@ -175,8 +175,10 @@ const (
 	FaultCrashOwner                        // crash the first queue's current owner, restart after Length
 	// FaultDamage crashes Node and damages, on what its disk kept, a
 	// synced frame early in its replica of the first queue; it restarts
-	// after Length. Scripted only: the swarm does not draw it, since two
-	// damaged replicas of one queue can rightly lose confirmed messages.
+	// after Length. The swarm draws it from a stream of its own (rot.go)
+	// and aims it, like every fault that breaks a replica, at the one
+	// node of the seed whose disk lies: two damaged replicas of one queue
+	// can rightly lose confirmed messages.
 	FaultDamage
 	// FaultLoseWrites crashes Node, and its disk loses the last Hit
 	// frames of the newest log segment of each queue replica it holds,
@@ -215,12 +217,22 @@ const (
 	// existing queues' replicas evenly over its members, one move at a
 	// time; the metadata leader ends it once they are.
 	FaultRebalance
+	// FaultRot flips one bit of a synced record frame in one of Node's
+	// queue replicas while Node runs: whatever reads it next (a follower
+	// catching up, a recovery, a checkpoint build, a restart) meets the
+	// damage. Drawn like FaultDamage.
+	FaultRot
+	// FaultStall holds back every sync of the first queue's owner until
+	// Length has passed: its device stopped answering for a while. Drawn
+	// from the same stream as FaultRot.
+	FaultStall
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
-	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance"}
+	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
+	"stall"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -305,6 +317,9 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	for range count {
 		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
 	}
+	if o.Workload {
+		drawDiskTrouble(&sc)
+	}
 	if f, ok := drawOutage(seed, sc.Nodes, o); ok && !slices.ContainsFunc(sc.Faults, lyingDisk) {
 		sc.Faults = append(sc.Faults, f)
 	}
@@ -358,14 +373,15 @@ func drawOutage(seed uint64, nodes int, o GenerateOptions) (Fault, bool) {
 	}, true
 }
 
-// oneLyingDisk aims every lost or misdirected write of a scenario at one
-// node, so at most one replica of any queue lies: on even seeds the first
-// queue's placement owner (the case where an owner's restart could trust
-// a short log), else the node the first such fault drew.
+// oneLyingDisk aims every fault of a scenario that breaks a replica (lost
+// or misdirected writes, damage, rot) at one node, so at most one replica
+// of any queue lies: on even seeds the first queue's placement owner (the
+// case where an owner's restart could trust a short log), else the node
+// the first such fault drew.
 func oneLyingDisk(sc *Scenario) {
 	liar := -1
 	for _, f := range sc.Faults {
-		if f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect {
+		if lyingDisk(f) {
 			liar = f.Node
 			break
 		}
@@ -377,14 +393,17 @@ func oneLyingDisk(sc *Scenario) {
 		liar = int(node.Placement{Nodes: NodeIDs(sc.Nodes), Replicas: 3}.Owner(sc.Workload.Queues[0].Name)) - 1
 	}
 	for i, f := range sc.Faults {
-		if f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect {
+		if lyingDisk(f) {
 			sc.Faults[i].Node = liar
 		}
 	}
 }
 
-// lyingDisk reports whether f loses or misdirects writes.
-func lyingDisk(f Fault) bool { return f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect }
+// lyingDisk reports whether f breaks a replica: it loses, misdirects or
+// damages writes the disk had made durable.
+func lyingDisk(f Fault) bool {
+	return f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect || f.Kind == FaultDamage || f.Kind == FaultRot
+}
 
 // profile is a kind of seed: which fault kinds it may schedule (each
 // joins with chance join), how many faults at most, and how it sets the
@@ -519,11 +538,11 @@ func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
-		FaultRestartConsumer, FaultIsolateOwner:
+		FaultRestartConsumer, FaultIsolateOwner, FaultStall:
 		usesNode = false
 	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false
-	case FaultClockJump, FaultAddNode, FaultRemoveNode:
+	case FaultClockJump, FaultAddNode, FaultRemoveNode, FaultRot:
 		usesLength = false
 	}
 	if !usesNode {

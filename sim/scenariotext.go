@@ -180,6 +180,8 @@ var faultForms = [faultKinds]faultForm{
 	FaultAddNode:          {aimNode, nil},
 	FaultRemoveNode:       {aimNode, nil},
 	FaultRebalance:        {aimNone, nil},
+	FaultRot:              {aimNode, nil},
+	FaultStall:            {aimNone, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

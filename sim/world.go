@@ -194,7 +194,7 @@ func (w *World) NodeDisk(i int) *Disk { return w.procs[i].disk }
 
 // DurableFS is what a power loss at this instant would leave of node i's
 // disk (0-based): a copy judges may read without disturbing the run.
-func (w *World) DurableFS(i int) vfs.FS { return w.procs[i].disk.mem.CrashClone(vfs.CrashCloneCfg{}) }
+func (w *World) DurableFS(i int) vfs.FS { return w.procs[i].disk.Durable() }
 
 // FaultBroke reports whether a damage, misdirect or lost-writes fault
 // broke node i's replica of queue (0-based): its data is lost by the
@@ -270,6 +270,9 @@ func (w *World) Run() Result {
 		res.Disk.TornSectors += s.TornSectors
 		res.Disk.Flips += s.Flips
 		res.Disk.Crashes += s.Crashes
+		res.Disk.LostWrites += s.LostWrites
+		res.Disk.Rots += s.Rots
+		res.Disk.StalledSyncs += s.StalledSyncs
 	}
 	w.hist.Coverage = w.cov.finish(w.hits, w.hist, res.Disk)
 	return res

@@ -72,16 +72,7 @@ func newestSegmentFrames(fs vfs.FS, dir string) (string, []byte, []int64, error)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	var offsets []int64
-	for off := int64(segmentHeaderSize); off+frameHeaderSize <= int64(len(data)); {
-		n := int64(frameHeaderSize) + int64(binary.LittleEndian.Uint32(data[off+4:off+8]))
-		if off+n > int64(len(data)) || !frameValid(data[off:off+n]) {
-			break
-		}
-		offsets = append(offsets, off)
-		off += n
-	}
-	return path, data, offsets, nil
+	return path, data, verifiedFrames(data), nil
 }
 
 // frameIndex is the index recorded in the frame that starts at off.
