@@ -42,6 +42,11 @@ const (
 	// a quorum heard from one again, in the same epoch, and serves again
 	// (NewQueueQuorumRegained).
 	QueueQuorumRegained Name = "queue.quorum-regained"
+	// QueueActivationWaits: the metadata activated a recovered owner
+	// whose quorum last accepted its appends longer ago than the silence
+	// limit; it waits for a quorum to accept one before it serves
+	// (NewQueueActivationWaits).
+	QueueActivationWaits Name = "queue.activation-waits"
 	// QueueSecondWriter: a follower heard from a second writer in its
 	// epoch (NewQueueSecondWriter).
 	QueueSecondWriter Name = "queue.second-writer"
@@ -281,7 +286,7 @@ const (
 // this file and fails if a constant is missing here.
 var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
-	QueueQuorumRegained, QueueSecondWriter, QueueBadAppend,
+	QueueQuorumRegained, QueueActivationWaits, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

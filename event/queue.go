@@ -77,6 +77,14 @@ func NewQueueQuorumRegained(q string, epoch uint64, silence time.Duration) Event
 	return newEvent(QueueQuorumRegained, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }
 
+// NewQueueActivationWaits reports that the metadata activated q's
+// recovered owner of epoch while its quorum had been silent for silence,
+// past the limit an owner may serve on; it serves once a quorum accepts
+// its appends, or goes stale if a newer epoch sealed them.
+func NewQueueActivationWaits(q string, epoch uint64, silence time.Duration) Event {
+	return newEvent(QueueActivationWaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
+}
+
 // NewQueueSecondWriter reports that node from appended to q in epoch,
 // whose writer this follower already knows to be another node.
 func NewQueueSecondWriter(q string, from uint32, epoch uint64) Event {

@@ -130,8 +130,16 @@ func (n *Node) reconcile(name string) {
 		return
 	}
 	if !slices.Contains(q.Replicas, n.cfg.ID) {
-		if r != nil && !slices.Contains(q.Prior, n.cfg.ID) {
+		switch {
+		case r == nil:
+		case !slices.Contains(q.Prior, n.cfg.ID):
 			n.dropReplaced(r)
+		case r.role == roleFenced:
+			// Being replaced, it is still in the set the replacement's
+			// seal draws its witnesses from: if it never says it is lost,
+			// a seal that needs every witness (the others restarted and
+			// are suspect) waits for its answer for good.
+			n.reportLost(q)
 		}
 		return
 	}
@@ -142,11 +150,7 @@ func (n *Node) reconcile(name string) {
 	case r == nil:
 		n.prepare(q)
 	case r.role == roleFenced:
-		if q.State != QueuePreparing && !containsSorted(q.Lost, n.cfg.ID) {
-			// Damaged storage is lost for good: tell the metadata, so an
-			// owner is failed over and the replica replaced.
-			n.proposeLife(name, command{kind: cmdReplicaLost, name: name, inc: q.Incarnation, node: n.cfg.ID})
-		}
+		n.reportLost(q)
 	case r.role == rolePreparing:
 		n.recordIdentity(r, q)
 	case q.State == QueuePreparing && !containsSorted(q.Prepared, n.cfg.ID):
@@ -172,6 +176,15 @@ func (n *Node) reconcile(name string) {
 		}
 	default:
 		r.becomeFollower(q.Owner)
+	}
+}
+
+// reportLost tells the metadata that this node's replica of q is fenced:
+// damaged storage is lost for good, so an owner is failed over, the
+// replica replaced, and no seal waits for its answer.
+func (n *Node) reportLost(q *QueueMeta) {
+	if q.State != QueuePreparing && !containsSorted(q.Lost, n.cfg.ID) {
+		n.proposeLife(q.Name, command{kind: cmdReplicaLost, name: q.Name, inc: q.Incarnation, node: n.cfg.ID})
 	}
 }
 

@@ -465,13 +465,15 @@ func (s *metaState) applyActivateRecovered(c command) result {
 	return result{ok: true, replaced: replaced}
 }
 
-// applyReplicaLost records that a replica found its storage damaged.
+// applyReplicaLost records that a replica found its storage damaged: a
+// member of the set, or of the set a replacement is taking over from,
+// whose seal still asks it.
 func (s *metaState) applyReplicaLost(c command) result {
 	q := s.lookup(c.name, c.inc)
 	switch {
 	case q == nil || q.State == QueueDeleted:
 		return result{detail: "no such queue"}
-	case !slices.Contains(q.Replicas, c.node):
+	case !slices.Contains(q.Replicas, c.node) && !slices.Contains(q.Prior, c.node):
 		return result{detail: "not a replica"}
 	}
 	if i, found := slices.BinarySearch(q.Lost, c.node); !found {

@@ -368,3 +368,20 @@ func TestALostReplicaCannotLeadAndLeavesWithItsReplacement(t *testing.T) {
 		t.Fatalf("activating the replacement: %+v, lost %v, prior %v", res, q.Lost, q.Prior)
 	}
 }
+
+// A replica the metadata is replacing stays a witness of the replacement's
+// seal, so it may still report its storage lost; a node in neither set
+// may not.
+func TestAReplicaBeingReplacedCanReportItselfLost(t *testing.T) {
+	s := activeQueue()
+	plan := command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 1, node: 2, members: []NodeID{2, 4, 1}}
+	if res := applyAll(s, plan); !res.ok || !cmp.Equal(s.queues["q"].Prior, []NodeID{2, 3, 1}) {
+		t.Fatalf("replacing 3 with 4: %+v, prior %v", res, s.queues["q"].Prior)
+	}
+	if res := applyAll(s, command{kind: cmdReplicaLost, name: "q", inc: 7, node: 3}); !res.ok || !cmp.Equal(s.queues["q"].Lost, []NodeID{3}) {
+		t.Fatalf("the replaced replica reporting itself lost: %+v, lost %v", res, s.queues["q"].Lost)
+	}
+	if res := applyAll(s, command{kind: cmdReplicaLost, name: "q", inc: 7, node: 9}); res.ok {
+		t.Fatal("a node in neither set was recorded lost")
+	}
+}

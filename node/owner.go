@@ -77,6 +77,10 @@ type ownerState struct {
 	// (quorum.go).
 	servingFrom uint64
 	cutOffNoted bool
+	// activationWaits says the metadata activated this candidate while
+	// its quorum's latest acceptance was older than the silence limit: it
+	// sends appends until a quorum accepts one (finishRecovery).
+	activationWaits bool
 	// moves are the dead-lettered messages on their way to the
 	// dead-letter queue, in the order their records were appended
 	// (deadletter.go).
@@ -421,6 +425,12 @@ func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 	f.match = max(f.match, m.Match)
 	f.durable = m.Durable
 	f.leaseFrom = max(f.leaseFrom, m.Stamp)
+	if o.activationWaits && o.quorumHeardLately() {
+		o.r.n.reconcile(o.r.name) // finishes the recovery, if the metadata still wants it
+		if o.r.own != o {
+			return
+		}
+	}
 	if f.probing && m.Match+1 >= f.next {
 		f.probing, f.probeOutstanding = false, false
 	}
@@ -452,7 +462,7 @@ func (r *replica) ownerTick() {
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Tick{Facts: o.recoveryFacts()})
 	}
-	if !r.serving() && !o.installing() && o.opening == 0 {
+	if !r.serving() && !o.installing() && o.opening == 0 && !o.activationWaits {
 		return
 	}
 	now := r.n.env.Now()

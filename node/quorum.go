@@ -75,6 +75,13 @@ func (o *ownerState) quorumSilence() time.Duration {
 	return time.Duration(now - min(from, now))
 }
 
+// quorumHeardLately reports whether a quorum of this owner's replicas
+// accepted its appends within the silence limit.
+func (o *ownerState) quorumHeardLately() bool {
+	at, ok := o.quorumGrantAt()
+	return ok && time.Duration(o.r.n.leaseClock()-min(at, o.r.n.leaseClock())) < o.r.n.ownerSilenceLimit()
+}
+
 // cutOff reports whether this serving owner has heard from no quorum of
 // its replicas for the silence limit. It only reads: noteCutOff acts on
 // a change.

@@ -210,8 +210,27 @@ func (o *ownerState) proposeActivation(c *recovery.Core, members []uint32) {
 }
 
 // finishRecovery admits clients once the metadata has activated this
-// owner in the recovery's epoch.
+// owner in the recovery's epoch and a quorum of its replicas has accepted
+// its appends within the silence limit.
+//
+// The second condition matters when the activation reaches this node
+// late: a node whose disk stalled, or that was cut off, after its install
+// and before it applied the activation. Its peers may meanwhile have found
+// it silent, sealed a quorum at a newer epoch and activated another
+// owner, which it cannot know of yet. Serving on the activation alone, it
+// could deliver what the newer owner delivers. Waiting instead, it keeps
+// sending appends: a quorum that accepts them holds no newer epoch, and
+// one that refuses them makes it stale. This is the same rule by which a
+// serving owner steps back (quorum.go), applied before it starts.
 func (o *ownerState) finishRecovery(q *QueueMeta) {
+	if !o.quorumHeardLately() {
+		if !o.activationWaits {
+			o.activationWaits = true
+			o.r.n.emit(event.NewQueueActivationWaits(o.r.name, o.r.epoch, o.quorumSilence()))
+		}
+		return
+	}
+	o.activationWaits = false
 	c := o.recovery
 	o.perform(c, c.Step(recovery.Activated{Facts: o.recoveryFacts(), Policy: q.Policy}))
 }

@@ -166,7 +166,11 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 		page, err := rd.Next(last, n.cfg.PageRecords, n.cfg.PageBytes)
 		rd.Close()
 		if err != nil {
+			// Damage found here fences the replica, as any read of its own
+			// log does: a source that only reported it would be chosen
+			// again by every attempt, which would fail at the same record.
 			n.emit(event.NewRecoverySourceReadFailed(r.name, err))
+			r.readFailed(err)
 			return
 		}
 		reply.OK = true

@@ -127,7 +127,12 @@ func (r *replica) becomeOwner(why string) {
 	if r.own == nil {
 		panic(fmt.Sprintf("node: queue %s becoming owner without an owner side", r.name))
 	}
+	// Its silence counts from its quorum's latest acceptance, which may
+	// precede this moment (quorum.go): never from later than that.
 	r.own.servingFrom = r.n.leaseClock()
+	if at, ok := r.own.quorumGrantAt(); ok {
+		r.own.servingFrom = at
+	}
 	r.become(roleOwner, why)
 	r.own.resumeMoves()
 }
