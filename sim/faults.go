@@ -50,10 +50,12 @@ import (
 // disk then loses the last 1..30 frames of each queue replica's newest
 // segment, synced or not; misdirect lands them over the segment's first
 // frames instead (damage inside the synced range, or, when nothing later
-// proves them synced, a torn tail that drops the whole segment). Every
-// lying-disk fault of a seed hits one node, so a queue never has two lying
-// replicas at once; the scripted damage fault flips a bit in a synced
-// frame.
+// proves them synced, a torn tail that drops the whole segment); damage
+// crashes a node whose disk then holds a flipped bit in its first queue's
+// oldest retained record; rot flips a bit of a synced record while the
+// node runs, where the next read meets it. Every such fault of a seed
+// hits one node, so a queue never has two lying replicas at once (rot.go
+// draws damage and rot). Stalls hold a queue owner's syncs for 1-3 s.
 //
 // Not modelled: a lying disk under the metadata raft log (raft assumes
 // storage that keeps what it acknowledged; a voter that forgot entries
