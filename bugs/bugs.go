@@ -153,9 +153,6 @@ var SwarmBlind = map[string]string{
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults did not line " +
 		"these up in seeds 1-1000",
-	LeaseClockCountsTicks: "exclusive-delivery, the check it is planted for, needs an owner paused across a " +
-		"failover with its consumers' windows full, so that it delivers what the new owner has not sent yet; " +
-		"the swarm first catches the bug at seed 228, through extended-lease, past the hunt's bound",
 	RestartOwnerTrustsOwnLog: "it needs the owner's disk to lose acknowledged writes and the owner to restart before " +
 		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
 		"these up at seed 424, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +

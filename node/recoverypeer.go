@@ -75,6 +75,12 @@ func (r *replica) releasesTo(epoch uint64) (bool, []wire.DeliveryCount) {
 // given its word that it holds epoch durably, and the history holds it
 // to that word across its restarts.
 func (r *replica) answerSeal(from NodeID, epoch uint64, released bool, counts []wire.DeliveryCount) {
+	if !r.present() || r.n.queues[r.name] != r {
+		// The metadata replaced the replica (its files are going), or it
+		// found damage, while its epoch was being written: it holds no
+		// history to witness, and gives no word it could not keep.
+		return
+	}
 	w := r.witness()
 	r.n.emit(event.NewQueueSealed(r.name, epoch, uint32(from)))
 	r.n.env.Send(from, &wire.SealReply{

@@ -28,7 +28,8 @@ import (
 // Processes: crash and restart (crash, crash-owner, crash-leader,
 // crash-all, crash-leader-owner), crash at the k-th hit of a named
 // transition boundary (crash-at, k in 1..3), pause (events held, then
-// replayed), clock skew (up to ±500 ms at start) and jumps (±2 s).
+// replayed; pause-owner stops the first queue's owner for 1-3 s, past a
+// failover), clock skew (up to ±500 ms at start) and jumps (±2 s).
 // Clients: a consumer restarts (restart-consumer): its connections close,
 // the nodes hand back what it leased, and a new client finds each
 // queue's owner afresh, so it can land on a new owner while the others
@@ -145,6 +146,16 @@ func (w *World) applyFault(f Fault) {
 	case FaultStall:
 		if owner := w.firstQueueOwner(); owner != nil {
 			w.stallDisk(owner, f.Length)
+		}
+	case FaultPauseOwner:
+		if owner := w.firstQueueOwner(); owner != nil && owner.state == stateUp {
+			owner.pause()
+			w.schedule(end, -1, 0, func() {
+				if cur := w.firstQueueOwner(); owner.state == statePaused && cur != nil && cur != owner {
+					w.cov.probes[ProbeOwnerWokeReplaced]++
+				}
+				owner.resume()
+			})
 		}
 	}
 }

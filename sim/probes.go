@@ -71,6 +71,7 @@ const (
 	ProbePreparingReplaced   = "preparing-replaced"
 	ProbeRotFound            = "rot-found-running"
 	ProbeSyncStalled         = "sync-stalled"
+	ProbeOwnerWokeReplaced   = "owner-woke-replaced"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -110,6 +111,7 @@ var Probes = []Probe{
 	{ProbePreparingReplaced, "a queue still being created had a replica that stayed down swapped for a live node (meta.replica-replaced at epoch 0)"},
 	{ProbeRotFound, "a running node read a record that decayed since it was synced and fenced its replica, with no restart between (queue.fenced after a rot fault)"},
 	{ProbeSyncStalled, "a sync of a queue owner waited out a stalled device"},
+	{ProbeOwnerWokeReplaced, "a queue owner paused by a pause-owner fault woke after another node had taken its queue"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep

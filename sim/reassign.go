@@ -127,7 +127,7 @@ func (w *World) noteFaultTouches(f Fault) {
 	switch f.Kind {
 	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop, FaultRot:
 		nodes = []int{f.Node}
-	case FaultStall:
+	case FaultStall, FaultPauseOwner:
 		if p := w.firstQueueOwner(); p != nil {
 			nodes = []int{p.index}
 		}

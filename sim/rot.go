@@ -24,9 +24,9 @@ const streamRot = "rot"
 // drawDiskTrouble adds the faults above to a generated queue scenario.
 func drawDiskTrouble(sc *Scenario) {
 	r := newStream(sc.Seed, streamRot)
-	if r.IntN(4) == 0 {
+	if r.IntN(3) == 0 {
 		node := r.IntN(sc.Nodes)
-		for range pick(r, 1, 1, 2, 3) {
+		for range pick(r, 1, 2, 2, 3) {
 			f := Fault{At: time.Duration(r.Int64N(int64(sc.Safety))), Kind: pick(r, FaultRot, FaultRot, FaultDamage), Node: node}
 			if f.Kind == FaultDamage {
 				f.Length = time.Duration(10+r.IntN(1500)) * time.Millisecond
@@ -69,6 +69,28 @@ func (w *World) rotReplica(p *process) {
 	w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventRot, Queue: rl.queue, Value: rot.Index - 1})
 	w.hist.Story = append(w.hist.Story, StoryEvent{At: w.now, Node: p.id, Queue: rl.queue,
 		Text: fmt.Sprintf("fault: a bit decayed in synced record %d, while the node ran", rot.Index)})
+}
+
+// streamOwnerPause draws a generated scenario's owner pauses.
+const streamOwnerPause = "owner-pause"
+
+// drawOwnerPauses stops, in a sixth of the generated queue scenarios, the
+// first queue's owner once or twice for 1 to 3 s: past a whole failover,
+// so its peers replace it while it sleeps, and its consumers may ack on
+// the new owner before it wakes to the lease it held. Random pauses of
+// any node last at most 1.5 s and rarely hit the owner for that long.
+func drawOwnerPauses(sc *Scenario) {
+	r := newStream(sc.Seed, streamOwnerPause)
+	if r.IntN(6) != 0 {
+		return
+	}
+	for range pick(r, 1, 1, 2) {
+		sc.Faults = append(sc.Faults, Fault{
+			At:     time.Duration(r.Int64N(int64(sc.Safety))),
+			Kind:   FaultPauseOwner,
+			Length: time.Second + time.Duration(r.Int64N(int64(2*time.Second))),
+		})
+	}
 }
 
 // stallDisk holds back p's syncs for length.

@@ -226,13 +226,18 @@ const (
 	// Length has passed: its device stopped answering for a while. Drawn
 	// from the same stream as FaultRot.
 	FaultStall
+	// FaultPauseOwner stops the first queue's current owner for Length,
+	// then resumes it: drawn for 1 to 3 s, longer than a failover, so the
+	// owner wakes to find its queue served by another, with consumers
+	// acking there, and must not deliver on the lease it held.
+	FaultPauseOwner
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
-	"stall"}
+	"stall", "pause-owner"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -271,7 +276,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" boundary=%s hit=%d down=%v", f.Boundary, f.Hit, f.Length)
 	case FaultLoseWrites, FaultMisdirect:
 		s += fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
-	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner, FaultIsolateOwner:
+	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner, FaultIsolateOwner,
+		FaultStall, FaultPauseOwner:
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
 	case FaultSetDetection:
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
@@ -319,6 +325,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	}
 	if o.Workload {
 		drawDiskTrouble(&sc)
+		drawOwnerPauses(&sc)
 	}
 	if f, ok := drawOutage(seed, sc.Nodes, o); ok && !slices.ContainsFunc(sc.Faults, lyingDisk) {
 		sc.Faults = append(sc.Faults, f)
@@ -538,7 +545,7 @@ func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
-		FaultRestartConsumer, FaultIsolateOwner, FaultStall:
+		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner:
 		usesNode = false
 	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false

@@ -182,6 +182,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultRebalance:        {aimNone, nil},
 	FaultRot:              {aimNode, nil},
 	FaultStall:            {aimNone, []string{"for"}},
+	FaultPauseOwner:       {aimNone, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

@@ -35,13 +35,13 @@ type drainer interface {
 var _ drainer = (*node.Node)(nil)
 
 // mixedPool is the fault pool of the mixed profile: every kind the swarm
-// schedules but stops, membership changes and damage, rot and stalls,
-// which come from streams of their own, so that adding them moved no draw
+// schedules but stops, membership changes, damage, rot, stalls and owner
+// pauses, which come from streams of their own, so that adding them moved no draw
 // of the seeds that had none.
 func mixedPool() []FaultKind {
 	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool {
 		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode || k == FaultRebalance ||
-			k == FaultDamage || k == FaultRot || k == FaultStall
+			k == FaultDamage || k == FaultRot || k == FaultStall || k == FaultPauseOwner
 	})
 }
 
