@@ -7,7 +7,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 )
 
-// Damage to durable data, and stalled devices. A quarter of the generated
+// Damage to durable data, and stalled devices. A third of the generated
 // queue scenarios draw, from a stream of their own so that no other draw
 // moves, one to three faults that break data a disk had made durable:
 // a bit that decays in a synced record while its node runs (rot), or a
