@@ -47,6 +47,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	jsonPath := fs.String("json", "", "write the summary (counts, failures, coverage) as JSON to this file, for sweep-merge")
 	rows := fs.Int("rows", 12, "boundary rows in the printed coverage table (the rarest first); the JSON has them all")
 	fs.IntVar(&shapeNodes, "nodes", 0, "give every seed's cluster this many founding nodes (0: the seed draws 3 or 5)")
+	cover := fs.String("cover", "", "build the workers with coverage of node/ and storage/, keep the counters and a profile in this directory, and report what no seed executed")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -71,6 +72,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("finding this binary to start workers: %w", err)
 	}
+	if *cover != "" {
+		if exe, workerEnv, err = coverSetup(*cover); err != nil {
+			return 0, err
+		}
+	}
 	start := time.Now()
 	sum := newSweepSummary()
 	if r, ok := shardOf(whole, i, n); ok {
@@ -87,6 +93,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	sum.Wall = time.Since(start)
 	sum.printReport(stdout, *rows)
+	if *cover != "" {
+		if err := coverReport(*cover, stdout); err != nil {
+			return 0, err
+		}
+	}
 	if *jsonPath != "" {
 		if err := sum.writeFile(*jsonPath); err != nil {
 			return 0, err

@@ -89,8 +89,13 @@ type workerProc struct {
 	stderr *tailBuffer
 }
 
+// workerEnv is the environment workers start with; nil inherits this
+// process's (sweep --cover sets GOCOVERDIR in it).
+var workerEnv []string
+
 func startWorker(exe string) (*workerProc, error) {
 	cmd := exec.Command(exe, workerCommand, fmt.Sprintf("--nodes=%d", shapeNodes))
+	cmd.Env = workerEnv
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -256,3 +256,17 @@ func TestSweepRealSeeds(t *testing.T) {
 		t.Fatalf("report:\n%s", out)
 	}
 }
+
+// The coverage report lists exactly the functions covdata puts at 0.0%,
+// in its order, with the module prefix cut from their positions.
+func TestUncoveredFunctionsAreTheZeroes(t *testing.T) {
+	out := []byte("github.com/cairnmq/cairn/node/a.go:10:\tkept\t\t75.0%\n" +
+		"github.com/cairnmq/cairn/node/a.go:20:\tneverA\t\t0.0%\n" +
+		"github.com/cairnmq/cairn/storage/b.go:5:\t*Log.neverB\t0.0%\n" +
+		"total:\t\t(statements)\t80.0%\n")
+	got := uncovered(out)
+	want := []uncoveredFunc{{pos: "node/a.go:20", name: "neverA"}, {pos: "storage/b.go:5", name: "*Log.neverB"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("uncovered = %+v, want %+v", got, want)
+	}
+}
