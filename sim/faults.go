@@ -394,9 +394,11 @@ func (w *World) removesNodes() bool {
 	return slices.ContainsFunc(w.sc.Faults, func(f Fault) bool { return f.Kind == FaultRemoveNode })
 }
 
-// replicaLog is one queue replica's log directory on a node's disk.
+// replicaLog is one queue replica's log directory on a node's disk:
+// its queue log, or its window journal.
 type replicaLog struct {
 	queue, dir string
+	journal    bool
 }
 
 // breakableLogs lists, in order, the replica logs on p's disk that the
@@ -432,7 +434,7 @@ func (w *World) breakableLogs(p *process, damage bool) []replicaLog {
 			// replacement, so a scenario with removals spares them too.
 			continue
 		}
-		out = append(out, replicaLog{queue, logDir})
+		out = append(out, replicaLog{queue: queue, dir: logDir})
 	}
 	return out
 }

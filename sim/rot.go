@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -52,7 +53,7 @@ func drawDiskTrouble(sc *Scenario) {
 // fences itself on the damage, or reads it back as a torn tail at a
 // restart, breaks no promise it made.
 func (w *World) rotReplica(p *process) {
-	logs := w.breakableLogs(p, true)
+	logs := w.rottableLogs(p)
 	if len(logs) == 0 {
 		p.tracef("rot skipped: no replica to damage")
 		return
@@ -66,9 +67,31 @@ func (w *World) rotReplica(p *process) {
 	w.damaged[damagedKey(p.index, rl.queue)] = true
 	w.cov.noteRot(p.id, rl.queue, p.inc)
 	p.tracef("rot %s byte %d: %#02x to %#02x, in record %d", rot.Path, rot.Offset, rot.Before, rot.After, rot.Index)
-	w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventRot, Queue: rl.queue, Value: rot.Index - 1})
+	sound, what := rot.Index-1, fmt.Sprintf("synced record %d", rot.Index)
+	if rl.journal {
+		// The queue's log is whole: the replica still owes every record
+		// it reported, but its checkpoint's window reads back damaged.
+		sound, what = math.MaxUint64, fmt.Sprintf("synced entry %d of the window journal", rot.Index)
+	}
+	w.hist.NodeEvents = append(w.hist.NodeEvents, NodeEvent{At: w.now, Node: p.id, Name: EventRot, Queue: rl.queue, Value: sound})
 	w.hist.Story = append(w.hist.Story, StoryEvent{At: w.now, Node: p.id, Queue: rl.queue,
-		Text: fmt.Sprintf("fault: a bit decayed in synced record %d, while the node ran", rot.Index)})
+		Text: fmt.Sprintf("fault: a bit decayed in %s, while the node ran", what)})
+}
+
+// rottableLogs lists the logs of p's replicas a rot may damage: each
+// queue log breakableLogs allows, and beside it the replica's window
+// journal (the deduplication window a checkpoint leaves out), which a
+// restart, a checkpoint sent to a replica behind and a build all read.
+func (w *World) rottableLogs(p *process) []replicaLog {
+	var out []replicaLog
+	for _, rl := range w.breakableLogs(p, true) {
+		out = append(out, rl)
+		window := p.disk.mem.PathJoin(p.disk.mem.PathDir(rl.dir), "window")
+		if _, err := p.disk.mem.Stat(window); err == nil {
+			out = append(out, replicaLog{queue: rl.queue, dir: window, journal: true})
+		}
+	}
+	return out
 }
 
 // streamOwnerPause draws a generated scenario's owner pauses.
@@ -100,6 +123,8 @@ func (w *World) stallDisk(p *process, length time.Duration) {
 }
 
 // EventRot is the history event a rot fault records: the node's replica
-// of the queue holds, from the fault on, no sound record past Value, and
-// owes none until it is replaced or cut below it.
+// of the queue holds, from the fault on, no sound log record past Value,
+// and owes none until it is replaced or cut below it. A rot in the
+// replica's window journal leaves its log whole: Value is then the
+// largest index.
 const EventRot event.Name = "sim.rot"
