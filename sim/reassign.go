@@ -197,6 +197,11 @@ func (w *World) watchReassign(id node.NodeID, e event.Event) {
 		w.noteDiskErrors(w.procs[i])
 	}
 	switch e.Name {
+	case event.QueueFenced:
+		// Damage a read met (a rot, a misdirected write) takes the
+		// replica out for good: a plan that follows is its doing, long
+		// after the fault that caused it was applied.
+		rw.touches = append(rw.touches, faultTouch{node: int(id) - 1, from: w.now, until: w.now, what: "damage found"})
 	case event.MetaDetection:
 		rw.mode = uint8(e.Mode())
 	case event.MetaPlanRecovery:
