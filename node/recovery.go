@@ -130,6 +130,12 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 		case recovery.Activate:
 			o.activateRecovered(a)
 		case recovery.Admit:
+			if !r.serving() {
+				// Activating fenced it: the first read of its own log or
+				// journal after becoming owner met damage. It serves
+				// nothing, and says it does not.
+				return
+			}
 			r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
 			o.updateCommit()
 			o.replicate()

@@ -129,9 +129,10 @@ func checkDurability(h *sim.History) []sim.Violation {
 		case sim.EventRot:
 			claimed[k] = min(claimed[k], e.Value)
 			rotten[k] = min(e.Value, valueOr(rotten, k, e.Value))
-		case event.QueueReplaced:
-			// The metadata replaced this replica and the node dropped it;
-			// if the node joins the set again, it starts from nothing.
+		case event.QueueReplaced, event.QueueRetired:
+			// The metadata replaced this replica and the node dropped it
+			// (retired first, its files going after): if the node joins
+			// the set again, it starts from nothing.
 			delete(claimed, k)
 			delete(rotten, k)
 		case event.QueueOpen:

@@ -65,8 +65,8 @@ func finalOwners(h *sim.History) map[string]node.NodeID {
 func finalLogs(h *sim.History) map[string]node.NodeID {
 	logs := finalOwners(h)
 	rotted := nodesByEvent(h, sim.EventRot)
-	for q, owner := range logs {
-		if !rotted[q][owner] || readable(h, owner, q) {
+	for _, q := range slices.Sorted(maps.Keys(logs)) {
+		if owner := logs[q]; !rotted[q][owner] || readable(h, owner, q) {
 			continue
 		}
 		var best uint64

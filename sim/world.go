@@ -384,6 +384,7 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.MetaReplicaReplaced: nil,
 	event.QueueFenced:         nil,
 	event.QueueReplaced:       nil,
+	event.QueueRetired:        nil,
 	// A replica opened over an earlier process's storage is suspect
 	// until an owner verifies it: until then a recovery may need other
 	// witnesses (props' redundancy checker reads it).
