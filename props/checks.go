@@ -128,7 +128,9 @@ func checkDurability(h *sim.History) []sim.Violation {
 			}
 		case sim.EventRot:
 			claimed[k] = min(claimed[k], e.Value)
-			rotten[k] = min(e.Value, valueOr(rotten, k, e.Value))
+			if sound, ok := rotten[k]; !ok || e.Value < sound {
+				rotten[k] = e.Value
+			}
 		case event.QueueReplaced, event.QueueRetired:
 			// The metadata replaced this replica and the node dropped it
 			// (retired first, its files going after): if the node joins
@@ -159,14 +161,6 @@ func nodesByEvent(h *sim.History, name event.Name) map[string]map[node.NodeID]bo
 		out[e.Queue][e.Node] = true
 	}
 	return out
-}
-
-// valueOr is m[k], or def when m holds no k.
-func valueOr[K comparable](m map[K]uint64, k K, def uint64) uint64 {
-	if v, ok := m[k]; ok {
-		return v
-	}
-	return def
 }
 
 // entryView is what replicas must agree on, record by record.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -70,12 +71,9 @@ type OpRecord struct {
 // can tell that a delivery carries what was published without keeping
 // every payload: 64-bit FNV-1a.
 func PayloadSum(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 // DeliveryRecord is one delivery a client received.
@@ -88,7 +86,7 @@ type DeliveryRecord struct {
 	From     node.NodeID
 	Sent     Stamp // when the owner sent it
 	Received time.Duration
-	Sum      uint64 // the payload's digest (PayloadSum)
+	Sum      uint64 // a received delivery's payload digest (PayloadSum)
 }
 
 // DeadLetterRecord is one ask to move a message to a dead-letter queue:

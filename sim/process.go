@@ -237,7 +237,6 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 	if d, ok := m.(*wire.Delivery); ok {
 		p.w.hist.Sends = append(p.w.hist.Sends, DeliveryRecord{
 			Client: c.index, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt, From: p.id, Sent: stamp,
-			Sum: PayloadSum(d.Payload),
 		})
 	}
 	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), c.addr, len(frame))

@@ -46,12 +46,13 @@ func drawDiskTrouble(sc *Scenario) {
 	}
 }
 
-// rotReplica flips a bit in a synced record of one of p's queue replicas,
-// drawn among those the fault model lets a disk break. The history learns
-// that the replica no longer holds the record, nor anything after it,
-// until the replica is replaced or the record is cut away: a replica that
-// fences itself on the damage, or reads it back as a torn tail at a
-// restart, breaks no promise it made.
+// rotReplica flips a bit in a synced record of one of p's queue replicas
+// (its log or its window journal), drawn among those the fault model lets
+// a disk break. For a log record the history learns that the replica no
+// longer holds it, nor anything after it, until the replica is replaced
+// or the record is cut away: a replica that fences itself on the damage,
+// or reads it back as a torn tail at a restart, breaks no promise it
+// made. A journal entry leaves the log, and what it owes, whole.
 func (w *World) rotReplica(p *process) {
 	logs := w.rottableLogs(p)
 	if len(logs) == 0 {
