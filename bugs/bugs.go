@@ -136,6 +136,11 @@ const (
 	// while the log is open (a decaying medium) is read as data: sent to
 	// followers, rebuilt into state, written into checkpoints.
 	ReadSkipsVerify = "read-skips-verify"
+	// CheckpointTrimsPayload: a queue state's encoding leaves out the last
+	// byte of each live message's payload. Every replica trims alike, so
+	// their checkpoints agree and are certified; a replica that starts
+	// from one delivers what it holds one byte short.
+	CheckpointTrimsPayload = "checkpoint-trims-payload"
 )
 
 // All lists every planted bug.
@@ -144,7 +149,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
-	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify}
+	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
+	CheckpointTrimsPayload}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -148,6 +148,9 @@ func appendMessage(b []byte, m *message) []byte {
 		b = wire.AppendString(b, m.deadTo)
 	}
 	b = wire.AppendUint64(b, m.key.at)
+	if bugs.Active(bugs.CheckpointTrimsPayload) && len(m.payload) > 0 {
+		return wire.AppendBytes(b, m.payload[:len(m.payload)-1]) // planted
+	}
 	return wire.AppendBytes(b, m.payload)
 }
 
