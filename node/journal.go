@@ -292,7 +292,10 @@ var errJournalDone = errors.New("journal read complete")
 // there was nothing to append).
 func (j *windowJournal) appendEntries(from uint64, entries iter.Seq[recentID]) (uint64, error) {
 	var last uint64
-	batch := make([]recentID, 0, journalBatchEntries)
+	// The batch grows with what is appended: most calls append a few
+	// hundred entries, and a full record's worth up front would be a
+	// megabyte cleared on every checkpoint.
+	var batch []recentID
 	write := func() error {
 		index, err := j.log.Append(recordWindowBatch, encodeBatch(from, batch))
 		if err != nil {
