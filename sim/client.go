@@ -149,7 +149,7 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 	}
 	p := c.w.procs[idx]
 	frame := wire.Encode(nil, m)
-	desc := wire.Describe(m)
+	desc := frameText(frame)
 	if p.state == stateDown {
 		c.tracef("send to=%s %s: node down", p.id, desc)
 		c.w.refuseClient(c, p)
@@ -179,7 +179,7 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 
 // receive hands a node's message to the core; desc is how the node's
 // trace line described it.
-func (c *clientProc) receive(from node.NodeID, m wire.Message, sent Stamp, desc string) {
+func (c *clientProc) receive(from node.NodeID, m wire.Message, sent Stamp, desc frameText) {
 	c.tracef("recv from=%s %s", from, desc)
 	c.replied = sent
 	c.core.OnMessage(c.now(), uint32(from), m)

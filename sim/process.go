@@ -36,7 +36,7 @@ type process struct {
 	// bootAt is when the current incarnation started, the origin of its
 	// monotonic clock.
 	bootAt   time.Duration
-	deferred []*step
+	deferred []step
 	armed    []armedCrash
 	// resetFor remembers, per destination index, the destination
 	// incarnation this process was already told is gone.
@@ -194,9 +194,9 @@ func (p *process) Send(to node.NodeID, m wire.Message) {
 		panic(fmt.Sprintf("sim: %s sent %s to invalid peer %d", p.id, m.Kind(), to))
 	}
 	frame := wire.Encode(nil, m)
-	// Described once: the decoded copy on arrival reads the same, and
-	// describing is most of what tracing a message costs.
-	desc := wire.Describe(m)
+	// The trace names the message by its frame: hashing bytes costs far
+	// less than describing them, and the text is made only when read.
+	desc := frameText(frame)
 	dest := p.w.procs[idx]
 	if dest.state == stateDown {
 		p.tracef("send to=%s %s: peer down", to, desc)
@@ -213,7 +213,7 @@ func (p *process) Send(to node.NodeID, m wire.Message) {
 
 // deliver decodes a peer's frame and hands it to the node; desc is how
 // the sender's trace line described it.
-func (p *process) deliver(from node.NodeID, frame []byte, desc string) {
+func (p *process) deliver(from node.NodeID, frame []byte, desc frameText) {
 	m, err := wire.Decode(frame)
 	if err != nil {
 		panic(fmt.Sprintf("sim: a frame from %s does not decode: %v", from, err))
@@ -227,7 +227,7 @@ func (p *process) deliver(from node.NodeID, frame []byte, desc string) {
 func (p *process) Reply(id node.ConnID, m wire.Message) {
 	cn := p.w.conns[id]
 	if cn == nil || cn.nodeInc != p.inc {
-		p.tracef("reply conn=%d %s: no such connection", id, wire.Describe(m))
+		p.tracef("reply conn=%d %s: no such connection", id, frameText(wire.Encode(nil, m)))
 		return
 	}
 	c := cn.client
@@ -240,7 +240,7 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 		})
 	}
 	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), c.addr, len(frame))
-	desc := wire.Describe(m)
+	desc := frameText(frame)
 	p.tracef("reply conn=%d to=%s %s copies=%d", id, c.who(), desc, len(arrivals))
 	from := p.id
 	for _, at := range arrivals {

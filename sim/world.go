@@ -214,7 +214,7 @@ func (w *World) schedule(at time.Duration, proc int, inc uint64, fn func()) {
 		panic(fmt.Sprintf("sim: scheduling at %v, before now %v", at, w.now))
 	}
 	w.seq++
-	w.queue.push(&step{at: at, seq: w.seq, proc: proc, inc: inc, fn: fn})
+	w.queue.push(step{at: at, seq: w.seq, proc: proc, inc: inc, fn: fn})
 }
 
 // Run executes the scenario to its end and checks the outcome.
@@ -278,7 +278,7 @@ func (w *World) Run() Result {
 	return res
 }
 
-func (w *World) fire(e *step) {
+func (w *World) fire(e step) {
 	if e.proc < 0 {
 		e.fn()
 		return
