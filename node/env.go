@@ -6,8 +6,8 @@
 package node
 
 import (
-	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -19,7 +19,7 @@ import (
 type NodeID uint32
 
 // String renders the ID the way traces and logs show it.
-func (id NodeID) String() string { return fmt.Sprintf("n%d", uint32(id)) }
+func (id NodeID) String() string { return "n" + strconv.FormatUint(uint64(id), 10) }
 
 // ConnID names one client connection to this node. It is unique within one
 // incarnation of the node's process.

@@ -100,6 +100,20 @@ func DumpReplicas(fs vfs.FS, dataDir string, pageRecords, pageBytes int) []Repli
 	return out
 }
 
+// DumpReplica reads one queue replica, incarnation inc of queue, under
+// dataDir on fs, as DumpReplicas does; ok is false when fs holds none.
+// A checker that asks about one replica while the run goes on reads only
+// that one.
+func DumpReplica(fs vfs.FS, dataDir, queue string, inc uint64, pageRecords, pageBytes int) (d ReplicaDump, ok bool) {
+	dir := fs.PathJoin(dataDir, queuesDir, replicaDirName(queue, inc))
+	if _, err := fs.Stat(dir); err != nil {
+		return ReplicaDump{}, false
+	}
+	d = dumpReplica(fs, dir, queue, pageRecords, pageBytes)
+	d.Incarnation = inc
+	return d, true
+}
+
 type inertHost struct{}
 
 func (inertHost) Sync(vfs.File, func(error)) {}

@@ -105,17 +105,14 @@ func (iq *installedQuorum) check(w *sim.World, e event.Event) {
 // reports whether its history (its log, or the checkpoint an empty log
 // goes on from) reaches epoch.
 func holdsEpoch(w *sim.World, i int, queue string, inc, epoch uint64) bool {
-	for _, d := range node.DumpReplicas(w.DurableFS(i), "", 256, 1<<20) {
-		if d.Queue != queue || d.Incarnation != inc {
-			continue
-		}
-		if n := len(d.Entries); n > 0 && d.Entries[n-1].Epoch >= epoch {
-			return true
-		}
-		// A log reset by a checkpoint holds its history in the checkpoint.
-		if c := d.Checkpoint; len(d.Entries) == 0 && c != nil && c.CutEpoch >= epoch {
-			return true
-		}
+	d, ok := node.DumpReplica(w.DurableFS(i), "", queue, inc, 256, 1<<20)
+	if !ok {
+		return false
 	}
-	return false
+	if n := len(d.Entries); n > 0 && d.Entries[n-1].Epoch >= epoch {
+		return true
+	}
+	// A log reset by a checkpoint holds its history in the checkpoint.
+	c := d.Checkpoint
+	return len(d.Entries) == 0 && c != nil && c.CutEpoch >= epoch
 }

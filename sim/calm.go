@@ -80,21 +80,17 @@ func served(views []node.QueueView, fresh node.QueueView) bool {
 	})
 }
 
-// watchProgress runs at every poll: it gathers each workload queue's
-// views from the running processes and opens or closes its spans.
-func (w *World) watchProgress() {
+// watchProgress runs at every poll: it sorts each workload queue's
+// views out of what the running nodes said and opens or closes its spans.
+func (w *World) watchProgress(nodes []nodeViews) {
 	if w.sc.Workload == nil {
 		return
 	}
 	views := make(map[string][]node.QueueView)
 	up := make(map[node.NodeID]bool)
-	for _, p := range w.procs {
-		v, ok := p.handler.(queueViewer)
-		if !ok || p.state != stateUp {
-			continue
-		}
-		up[p.id] = true
-		for _, q := range v.Queues() {
+	for _, v := range nodes {
+		up[v.id] = true
+		for _, q := range v.queues {
 			views[q.Name] = append(views[q.Name], q)
 		}
 	}

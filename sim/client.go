@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
@@ -101,7 +102,7 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 	return c
 }
 
-func (c *clientProc) who() string { return fmt.Sprintf("c%d", c.index+1) }
+func (c *clientProc) who() string { return "c" + strconv.Itoa(c.index+1) }
 
 func (c *clientProc) now() time.Time { return Epoch.Add(c.w.now) }
 

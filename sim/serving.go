@@ -92,15 +92,12 @@ func (w *World) sampleServing() {
 		id  node.NodeID
 		key servingKey
 	}
+	views := w.upViews()
 	var servers []server
-	for _, p := range w.procs {
-		v, ok := p.handler.(queueViewer)
-		if !ok || p.state != stateUp {
-			continue
-		}
-		for _, q := range v.Queues() {
+	for _, v := range views {
+		for _, q := range v.queues {
 			if q.Role == "owner" && !q.NoQuorum {
-				servers = append(servers, server{p.id, servingKey{q.Name, q.Incarnation, q.Epoch}})
+				servers = append(servers, server{v.id, servingKey{q.Name, q.Incarnation, q.Epoch}})
 			}
 		}
 	}
@@ -115,8 +112,28 @@ func (w *World) sampleServing() {
 			w.noteOverlap(a.id, b.id, a.key, b.key)
 		}
 	}
-	w.watchProgress()
+	w.watchProgress(views)
 	w.schedule(w.now+servingSampleEvery, -1, 0, w.sampleServing)
+}
+
+// nodeViews is what one node that is up says of its queues.
+type nodeViews struct {
+	id     node.NodeID
+	queues []node.QueueView
+}
+
+// upViews asks every node that is up for its queue views, once per
+// sample: both the overlap sampler and the progress watch read them.
+func (w *World) upViews() []nodeViews {
+	var out []nodeViews
+	for _, p := range w.procs {
+		v, ok := p.handler.(queueViewer)
+		if !ok || p.state != stateUp {
+			continue
+		}
+		out = append(out, nodeViews{p.id, v.Queues()})
+	}
+	return out
 }
 
 // noteOverlap records that old and new both serve now: a new record for

@@ -25,23 +25,27 @@ import (
 // a function of those parts, so the hash is as strict as one over the
 // text, and it is the same whether or not the text is written.
 type Trace struct {
-	hash    *xxhash.Digest
-	out     io.Writer // nil unless the caller wants the text
-	lines   int
-	buf     []byte
-	scratch []byte
+	hash  *xxhash.Digest
+	out   io.Writer // nil unless the caller wants the text
+	lines int
+	buf   []byte // the text of the last line written
+	parts []byte // the parts of the line being hashed
 }
 
 func newTrace(out io.Writer) *Trace { return &Trace{hash: xxhash.New(), out: out} }
 
 // line records one trace line: the virtual time, who, and what.
 func (t *Trace) line(now time.Duration, who string, format string, args ...any) {
+	// The parts gather in one buffer, hashed at once: many small writes
+	// to the digest cost more than the copying.
+	t.parts = t.parts[:0]
 	t.word(uint64(now))
 	t.text(who)
 	t.text(format)
 	for _, a := range args {
 		t.arg(a)
 	}
+	t.hash.Write(t.parts)
 	t.lines++
 	if t.out == nil {
 		return
@@ -62,14 +66,12 @@ const (
 )
 
 func (t *Trace) word(v uint64) {
-	t.scratch = binary.LittleEndian.AppendUint64(append(t.scratch[:0], tagWord), v)
-	t.hash.Write(t.scratch)
+	t.parts = binary.LittleEndian.AppendUint64(append(t.parts, tagWord), v)
 }
 
 func (t *Trace) text(s string) {
-	t.scratch = binary.LittleEndian.AppendUint64(append(t.scratch[:0], tagText), uint64(len(s)))
-	t.hash.Write(t.scratch)
-	t.hash.WriteString(s)
+	t.parts = binary.LittleEndian.AppendUint64(append(t.parts, tagText), uint64(len(s)))
+	t.parts = append(t.parts, s...)
 }
 
 // arg hashes one argument by what it is: numbers and strings as such, a
@@ -126,9 +128,8 @@ func (t *Trace) event(e event.Event) {
 }
 
 func (t *Trace) bytes(b []byte) {
-	t.scratch = binary.LittleEndian.AppendUint64(append(t.scratch[:0], tagText), uint64(len(b)))
-	t.hash.Write(t.scratch)
-	t.hash.Write(b)
+	t.parts = binary.LittleEndian.AppendUint64(append(t.parts, tagText), uint64(len(b)))
+	t.parts = append(t.parts, b...)
 }
 
 func (t *Trace) flag(b bool) {
@@ -140,8 +141,7 @@ func (t *Trace) flag(b bool) {
 }
 
 func (t *Trace) other(a any) {
-	t.scratch = fmt.Appendf(append(t.scratch[:0], tagOther), "%v", a)
-	t.hash.Write(t.scratch)
+	t.parts = fmt.Appendf(append(t.parts, tagOther), "%v", a)
 }
 
 // frameText is a message in a trace line, as the frame that carries it.
