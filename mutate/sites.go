@@ -1,0 +1,158 @@
+// Package mutate measures the simulator's power on bugs nobody planted: it
+// makes small, realistic changes (mutants) to node and storage code, one
+// at a time, and asks whether a sweep or the tests notice. A mutant the
+// sweep runs past without a violation is either a gap in the fault model
+// or the checkers, or equivalent to the original; the report lists each
+// survivor so a person can tell which.
+package mutate
+
+import (
+	"cmp"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"slices"
+	"strings"
+)
+
+// Operator names a kind of change.
+type Operator string
+
+// The operators: what a slip of the hand does to a comparison, a bound,
+// a condition or a durable step.
+const (
+	// Boundary moves a comparison's edge: < and <=, > and >= trade places.
+	Boundary Operator = "boundary"
+	// Negate turns == into != and back.
+	Negate Operator = "negate"
+	// Logic turns && into || and back.
+	Logic Operator = "logic"
+	// OffByOne drops the one from x+1 and x-1.
+	OffByOne Operator = "off-by-one"
+	// DropCall removes a statement that calls a sync, a persist or write
+	// step, a fence or a halt: the step a protocol relies on, skipped.
+	DropCall Operator = "drop-call"
+)
+
+// Site is one mutant: a change of the bytes [Offset, Offset+len(Old)) of
+// File from Old to New.
+type Site struct {
+	File   string // as given to Find, slash-separated
+	Line   int
+	Offset int
+	Op     Operator
+	Old    string
+	New    string
+}
+
+// String names the mutant as a report lists it.
+func (s Site) String() string {
+	old, repl := oneLine(s.Old), oneLine(s.New)
+	if repl == "" {
+		repl = "(removed)"
+	}
+	return fmt.Sprintf("%s:%d %s: %s -> %s", s.File, s.Line, s.Op, old, repl)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// Apply returns src with the mutant's change made. It panics if src does
+// not hold Old at Offset: the site was found in other source.
+func (s Site) Apply(src []byte) []byte {
+	end := s.Offset + len(s.Old)
+	if end > len(src) || string(src[s.Offset:end]) != s.Old {
+		panic(fmt.Sprintf("mutate: %s does not hold %q at byte %d", s.File, s.Old, s.Offset))
+	}
+	out := make([]byte, 0, len(src)-len(s.Old)+len(s.New))
+	out = append(out, src[:s.Offset]...)
+	out = append(out, s.New...)
+	return append(out, src[end:]...)
+}
+
+// swaps are the operator changes of Boundary, Negate and Logic.
+var swaps = map[token.Token]struct {
+	op   Operator
+	with string
+}{
+	token.LSS:  {Boundary, "<="},
+	token.LEQ:  {Boundary, "<"},
+	token.GTR:  {Boundary, ">="},
+	token.GEQ:  {Boundary, ">"},
+	token.EQL:  {Negate, "!="},
+	token.NEQ:  {Negate, "=="},
+	token.LAND: {Logic, "||"},
+	token.LOR:  {Logic, "&&"},
+}
+
+// droppable says whether a call to a function of this name is a step
+// whose loss DropCall models.
+func droppable(name string) bool {
+	for _, p := range []string{"Sync", "RequestSync", "SyncFront", "persist", "Persist", "write", "Write", "fence", "Halt"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Find lists the mutants of one Go source file, in the order they appear.
+// name is how sites name the file. Comparisons against nil and mutants
+// inside panic calls are left out: the first rarely survive the compiler
+// or a nil dereference, and the second only change a message.
+func Find(name string, src []byte) ([]Site, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var sites []Site
+	add := func(pos token.Pos, op Operator, old, repl string) {
+		p := fset.Position(pos)
+		sites = append(sites, Site{File: name, Line: p.Line, Offset: p.Offset, Op: op, Old: old, New: repl})
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "panic" {
+				return false
+			}
+		case *ast.BinaryExpr:
+			if sw, ok := swaps[n.Op]; ok && !isNil(n.X) && !isNil(n.Y) {
+				add(n.OpPos, sw.op, n.Op.String(), sw.with)
+			}
+			if lit, ok := n.Y.(*ast.BasicLit); ok && lit.Kind == token.INT && lit.Value == "1" && (n.Op == token.ADD || n.Op == token.SUB) {
+				add(lit.Pos(), OffByOne, "1", "0")
+			}
+		case *ast.ExprStmt:
+			if call, ok := n.X.(*ast.CallExpr); ok && droppable(calleeName(call)) {
+				start, end := fset.Position(n.Pos()).Offset, fset.Position(n.End()).Offset
+				add(n.Pos(), DropCall, string(src[start:end]), "")
+			}
+		}
+		return true
+	})
+	slices.SortStableFunc(sites, func(a, b Site) int { return cmp.Compare(a.Offset, b.Offset) })
+	return sites, nil
+}
+
+func isNil(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "nil"
+}
+
+func calleeName(call *ast.CallExpr) string {
+	switch fn := call.Fun.(type) {
+	case *ast.Ident:
+		return fn.Name
+	case *ast.SelectorExpr:
+		return fn.Sel.Name
+	}
+	return ""
+}
