@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -38,12 +39,15 @@ const (
 
 // Config says what to mutate and how to judge it.
 type Config struct {
-	Root     string   // the module's root directory
-	Files    []string // Go files under Root to mutate, slash-separated
-	Sample   int      // how many mutants to try; 0 for all
-	Seed     uint64   // draws the sample
-	Seeds    string   // the sweep's seed range, e.g. "1-500"
-	Tests    []string // packages whose tests judge mutants the sweep missed; none to skip
+	Root   string   // the module's root directory
+	Files  []string // Go files under Root to mutate, slash-separated
+	Sample int      // how many mutants to try; 0 for all
+	Seed   uint64   // draws the sample
+	Seeds  string   // the sweep's seed range, e.g. "1-500"
+	Tests  []string // packages whose tests judge mutants the sweep missed; none to skip
+	// Timeout bounds a mutant's sweep: one that runs longer is killed (a
+	// mutant can make a node loop forever). Zero means four times what
+	// the unmutated sweep took, and at least two minutes.
 	Timeout  time.Duration
 	Progress func(done, total int, r Result) // called after each mutant; may be nil
 }
@@ -96,9 +100,12 @@ func Run(cfg Config, sites []Site) ([]Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	base, err := baseline(cfg, work)
+	base, took, err := baseline(cfg, work)
 	if err != nil {
 		return nil, fmt.Errorf("the unmutated code: %w", err)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = max(4*took, 2*time.Minute)
 	}
 	out := make([]Result, 0, len(sites))
 	for i, s := range sites {
@@ -112,25 +119,30 @@ func Run(cfg Config, sites []Site) ([]Result, error) {
 }
 
 // baseline builds and sweeps the unmutated code and returns the sweep's
-// summary line, with the wall time taken out.
-func baseline(cfg Config, work string) (string, error) {
+// summary line, with the wall time taken out, and how long it took.
+func baseline(cfg Config, work string) (string, time.Duration, error) {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = time.Hour // the unmutated sweep sets the bound
+	}
 	bin := filepath.Join(work, "cairn-sim")
 	if msg, err := build(cfg, "", bin); err != nil {
-		return "", fmt.Errorf("build: %v\n%s", err, msg)
+		return "", 0, fmt.Errorf("build: %v\n%s", err, msg)
 	}
+	start := time.Now()
 	summary, failed, err := sweep(cfg, bin)
+	took := time.Since(start)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if failed {
-		return "", fmt.Errorf("the sweep fails without any mutant: %s", summary)
+		return "", 0, fmt.Errorf("the sweep fails without any mutant: %s", summary)
 	}
 	if len(cfg.Tests) > 0 {
 		if msg, err := goTest(cfg, ""); err != nil {
-			return "", fmt.Errorf("the tests fail without any mutant: %s", msg)
+			return "", 0, fmt.Errorf("the tests fail without any mutant: %s", msg)
 		}
 	}
-	return summary, nil
+	return summary, took, nil
 }
 
 func judge(cfg Config, work string, s Site, base string) Result {
@@ -190,6 +202,11 @@ func sweep(cfg Config, bin string) (summary string, failed bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "sweep", "--seeds", cfg.Seeds)
+	// The sweep runs its seeds in worker processes, and a mutant that
+	// loops forever keeps them spinning: on timeout the whole process
+	// group goes, or the orphans would slow every later mutant.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	runErr := cmd.Run()

@@ -24,7 +24,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.String("seeds", "1-500", "the sweep that judges each mutant")
 	tests := fs.String("tests", "", "comma-separated packages whose tests judge the mutants the sweep missed")
 	list := fs.Bool("list", false, "list the sample's mutants and stop")
-	timeout := fs.Duration("timeout", 10*time.Minute, "a sweep running longer kills its mutant")
+	timeout := fs.Duration("timeout", 0, "a sweep running longer kills its mutant; 0 for four times the unmutated sweep's time (at least 2m)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
