@@ -106,12 +106,12 @@ func (n *Node) replicaDir(name string, inc uint64) string {
 	return n.path(queuesDir, replicaDirName(name, inc))
 }
 
-// parseReplicaDir splits a replica directory name into queue name and
-// incarnation.
 // replicaDirName names the directory of a queue incarnation's replica;
 // parseReplicaDir reads it back.
 func replicaDirName(name string, inc uint64) string { return fmt.Sprintf("%s.%016x", name, inc) }
 
+// parseReplicaDir splits a replica directory name into queue name and
+// incarnation.
 func parseReplicaDir(dir string) (string, uint64, bool) {
 	i := strings.LastIndexByte(dir, '.')
 	if i <= 0 || len(dir)-i-1 != 16 {
