@@ -141,6 +141,11 @@ const (
 	// their checkpoints agree and are certified; a replica that starts
 	// from one delivers what it holds one byte short.
 	CheckpointTrimsPayload = "checkpoint-trims-payload"
+	// DamagedStateReadAsNew: a replica whose state file (its identity and
+	// epoch) fails its checksum at open removes it and starts as if it
+	// had never been prepared, instead of fencing itself. It forgets the
+	// epochs it gave its word in, and can obey an owner they fenced.
+	DamagedStateReadAsNew = "damaged-state-read-as-new"
 )
 
 // All lists every planted bug.
@@ -150,7 +155,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload}
+	CheckpointTrimsPayload, DamagedStateReadAsNew}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

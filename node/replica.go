@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"github.com/cairnmq/cairn/bugs"
 	"math"
 	"sort"
 	"strconv"
@@ -150,6 +151,9 @@ func (r *replica) open() error {
 	fs := r.n.env.FS()
 	dir := r.n.replicaDir(r.name, r.inc)
 	meta, data, err := storage.OpenStateFile(fs, dir, "replica", r.n.syncs)
+	if bugs.Active(bugs.DamagedStateReadAsNew) && errors.Is(err, storage.ErrCorrupt) && fs.Remove(fs.PathJoin(dir, "replica")) == nil {
+		meta, data, err = storage.OpenStateFile(fs, dir, "replica", r.n.syncs)
+	}
 	if err != nil {
 		return err
 	}

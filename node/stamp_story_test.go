@@ -1,8 +1,13 @@
 package node_test
 
 import (
+	"encoding/binary"
+	"hash/crc32"
+	"io"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
@@ -35,5 +40,74 @@ func TestANodeRefusesAnotherClustersDataDirectory(t *testing.T) {
 	c.advance(time.Second)
 	if !c.logged("n3 halted: the data directory \"\" belongs to node 3 of cluster \"east\", but this is node 3 of cluster \"west\"") {
 		t.Fatalf("n3 started on another cluster's data directory; events:\n%v", c.events)
+	}
+}
+
+// A node whose identity file reads back damaged refuses to start: with the
+// stamp unreadable it cannot tell whose directory it is, and restamping it
+// could let a misplaced directory pass as this node's.
+func TestANodeRefusesADamagedIdentity(t *testing.T) {
+	c := newCluster(t)
+	a := c.node(1)
+	a.crash()
+	path := a.fs.PathJoin("meta", "identity")
+	data := readFileT(t, a.fs, path)
+	data[len(data)-1] ^= 0x01
+	writeFileT(t, a.fs, path, data)
+	a.start()
+	c.advance(time.Second)
+	if !c.logged("n1 halted: opening the data directory's identity: ") {
+		t.Fatalf("n1 started on a damaged identity; events:\n%v", c.events)
+	}
+}
+
+// An identity file whose checksum holds but whose body is not an identity
+// (written by another version, or by hand) is refused the same way.
+func TestANodeRefusesAnIdentityItCannotRead(t *testing.T) {
+	c := newCluster(t)
+	a := c.node(1)
+	a.crash()
+	path := a.fs.PathJoin("meta", "identity")
+	body := []byte{0xff, 0xff, 0xff}
+	header := make([]byte, 16)
+	copy(header, "cairnst1")
+	binary.LittleEndian.PutUint32(header[8:12], uint32(len(body)))
+	binary.LittleEndian.PutUint32(header[12:16], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+	writeFileT(t, a.fs, path, append(header, body...))
+	a.start()
+	c.advance(time.Second)
+	if !c.logged("n1 halted: the data directory's identity is unreadable: ") {
+		t.Fatalf("n1 started on an identity it cannot read; events:\n%v", c.events)
+	}
+}
+
+func readFileT(t *testing.T, fs vfs.FS, path string) []byte {
+	t.Helper()
+	f, err := fs.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeFileT(t *testing.T, fs vfs.FS, path string, data []byte) {
+	t.Helper()
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,8 +31,9 @@ var epochWords = map[event.Name]string{
 // that came back at an older epoch would accept the appends of an owner
 // its word had fenced, and renew that owner's delivery lease. Only the
 // metadata replacing the replica releases it (the node drops the replica,
-// and a later one of the same queue starts from nothing); no fault the
-// simulator injects takes the small state file holding the epoch.
+// and a later one of the same queue starts from nothing). A replica
+// whose state file a damage-state fault broke must fence itself at open,
+// which emits no queue.open: reopening as new would forget its word.
 func checkEpochDurability(h *sim.History) []sim.Violation {
 	type key struct {
 		node  node.NodeID

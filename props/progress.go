@@ -285,7 +285,7 @@ func restartedBefore(h *sim.History, id node.NodeID, t time.Duration) bool {
 // breaksReplicas are the faults that leave a node's replicas damaged
 // after it restarts.
 var breaksReplicas = map[sim.FaultKind]bool{sim.FaultDamage: true, sim.FaultLoseWrites: true, sim.FaultMisdirect: true,
-	sim.FaultRot: true}
+	sim.FaultRot: true, sim.FaultDamageState: true, sim.FaultTruncate: true}
 
 // ownerOnly reports whether the scenario's workload made queue
 // owner-only.
@@ -306,5 +306,5 @@ func ownerOnly(sc sim.Scenario, queue string) bool {
 var crashKinds = map[sim.FaultKind]bool{
 	sim.FaultCrash: true, sim.FaultCrashAt: true, sim.FaultCrashLeader: true, sim.FaultCrashAll: true,
 	sim.FaultCrashLeaderOwner: true, sim.FaultCrashOwner: true, sim.FaultDamage: true, sim.FaultLoseWrites: true,
-	sim.FaultMisdirect: true, sim.FaultStop: true,
+	sim.FaultMisdirect: true, sim.FaultStop: true, sim.FaultDamageState: true, sim.FaultTruncate: true,
 }

@@ -54,9 +54,13 @@ import (
 // proves them synced, a torn tail that drops the whole segment); damage
 // crashes a node whose disk then holds a flipped bit in its first queue's
 // oldest retained record; rot flips a bit of a synced record while the
-// node runs, where the next read meets it. Every such fault of a seed
-// hits one node, so a queue never has two lying replicas at once (rot.go
-// draws damage and rot). Stalls hold a queue owner's syncs for 1-3 s.
+// node runs, where the next read meets it; damage-state crashes a node
+// whose disk then holds a flipped bit in a replica's state file (epoch or
+// checkpoint), and truncate one whose disk lost the end of a sealed log
+// segment (filedamage.go). Every such fault of a seed hits one node, so a
+// queue never has two lying replicas at once (rot.go draws damage and rot,
+// filedamage.go damage-state and truncate). Stalls hold a queue owner's
+// syncs for 1-3 s.
 //
 // Not modelled: a lying disk under the metadata raft log (raft assumes
 // storage that keeps what it acknowledged; a voter that forgot entries
@@ -64,8 +68,10 @@ import (
 // replicas of one queue, lost writes on an owner-only queue (its owner's
 // disk is the only copy by design) and damage to an all-policy queue in a
 // cluster with no spare node (it could never activate again), lost
-// directory entries once their directory was synced, disks that fill up,
-// corruption in transit (frames carry CRCs, but no fault flips them), and
+// directory entries once their directory was synced, disks that fill up
+// below the node's data quota (a quarter of the checkpointing seeds set a
+// quota small enough to reach), damage to a node's identity file or its
+// metadata files, corruption in transit (frames carry CRCs, but no fault flips them), and
 // clocks that run at a different rate rather than jump.
 
 // applyFault starts one scheduled fault, and schedules its end.
@@ -91,6 +97,14 @@ func (w *World) applyFault(f Fault) {
 		if p.state == stateUp {
 			p.crash("fault: damage", f.Length)
 			w.damageReplica(p)
+		}
+	case FaultDamageState, FaultTruncate:
+		if p.state == statePaused {
+			p.resume()
+		}
+		if p.state == stateUp {
+			p.crash("fault: "+f.Kind.String(), f.Length)
+			w.breakFile(p, f.Kind)
 		}
 	case FaultLoseWrites, FaultMisdirect:
 		if p.state == statePaused {

@@ -72,6 +72,8 @@ const (
 	ProbeRotFound            = "rot-found-running"
 	ProbeSyncStalled         = "sync-stalled"
 	ProbeOwnerWokeReplaced   = "owner-woke-replaced"
+	ProbeStateDamaged        = "state-file-damaged"
+	ProbeSegmentCut          = "sealed-segment-cut"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -110,6 +112,8 @@ var Probes = []Probe{
 	{ProbeRebalanceDone, "a node applied the end of a rebalance the leader found balanced (meta.rebalance outcome=done)"},
 	{ProbePreparingReplaced, "a queue still being created had a replica that stayed down swapped for a live node (meta.replica-replaced at epoch 0)"},
 	{ProbeRotFound, "a running node read a record that decayed since it was synced and fenced its replica, with no restart between (queue.fenced after a rot fault)"},
+	{ProbeStateDamaged, "a replica whose state file (epoch or checkpoint) a crash left damaged fenced itself (queue.fenced after a damage-state fault)"},
+	{ProbeSegmentCut, "a replica whose sealed log segment a crash left cut short fenced itself (queue.fenced after a truncate fault)"},
 	{ProbeSyncStalled, "a sync of a queue owner waited out a stalled device"},
 	{ProbeOwnerWokeReplaced, "a queue owner paused by a pause-owner fault woke after another node had taken its queue"},
 }
@@ -157,6 +161,19 @@ type coverage struct {
 	// rotted holds, per node and queue whose replica a rot fault broke,
 	// the process incarnation that was running then.
 	rotted map[recoveryKey]uint64
+	// broken holds, per node and queue whose replica's files a
+	// damage-state or truncate fault broke, the fault's kind, until the
+	// replica fences itself.
+	broken map[recoveryKey]FaultKind
+}
+
+// noteBroken records that a fault of kind broke a file of node id's
+// replica of queue.
+func (c *coverage) noteBroken(id node.NodeID, queue string, kind FaultKind) {
+	if c.broken == nil {
+		c.broken = make(map[recoveryKey]FaultKind)
+	}
+	c.broken[recoveryKey{id, queue}] = kind
 }
 
 // noteRot records that a bit decayed in node id's replica of queue while
@@ -233,6 +250,14 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeReplicaDamaged]++
 		if inc, ok := c.rotted[recoveryKey{id, e.Queue()}]; ok && w.procs[int(id)-1].inc == inc {
 			c.probes[ProbeRotFound]++
+		}
+		if kind, ok := c.broken[recoveryKey{id, e.Queue()}]; ok {
+			delete(c.broken, recoveryKey{id, e.Queue()})
+			if kind == FaultDamageState {
+				c.probes[ProbeStateDamaged]++
+			} else {
+				c.probes[ProbeSegmentCut]++
+			}
 		}
 	case event.MetaReplicaReplaced:
 		if e.Epoch() == 0 {

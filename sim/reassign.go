@@ -125,7 +125,8 @@ func (w *World) noteFaultTouches(f Fault) {
 	until := w.now + f.Length
 	var nodes []int
 	switch f.Kind {
-	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop, FaultRot:
+	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop, FaultRot,
+		FaultDamageState, FaultTruncate:
 		nodes = []int{f.Node}
 	case FaultStall, FaultPauseOwner:
 		if p := w.firstQueueOwner(); p != nil {

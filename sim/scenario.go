@@ -231,13 +231,22 @@ const (
 	// owner wakes to find its queue served by another, with consumers
 	// acking there, and must not deliver on the lease it held.
 	FaultPauseOwner
+	// FaultDamageState crashes Node, and its disk then holds a flipped
+	// bit in one small state file of one of its queue replicas (the
+	// replica's epoch and identity, or its checkpoint); it restarts after
+	// Length. Drawn like FaultDamage, aimed at the seed's one lying disk.
+	FaultDamageState
+	// FaultTruncate crashes Node, and its disk then lost the end of a
+	// sealed segment (one a later segment follows) of one of its queue
+	// logs; it restarts after Length. Drawn like FaultDamage.
+	FaultTruncate
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
-	"stall", "pause-owner"}
+	"stall", "pause-owner", "damage-state", "truncate"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -329,6 +338,10 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	}
 	if f, ok := drawOutage(seed, sc.Nodes, o); ok && !slices.ContainsFunc(sc.Faults, lyingDisk) {
 		sc.Faults = append(sc.Faults, f)
+	} else if o.Workload {
+		// Broken files, like every lying disk, leave out the seeds with
+		// a long outage (drawOutage says why).
+		drawBrokenFiles(&sc)
 	}
 	if o.Workload {
 		drawStops(&sc) // graceful stops hand queues off, which only a queue workload has
@@ -409,7 +422,11 @@ func oneLyingDisk(sc *Scenario) {
 // lyingDisk reports whether f breaks a replica: it loses, misdirects or
 // damages writes the disk had made durable.
 func lyingDisk(f Fault) bool {
-	return f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect || f.Kind == FaultDamage || f.Kind == FaultRot
+	switch f.Kind {
+	case FaultLoseWrites, FaultMisdirect, FaultDamage, FaultRot, FaultDamageState, FaultTruncate:
+		return true
+	}
+	return false
 }
 
 // profile is a kind of seed: which fault kinds it may schedule (each

@@ -183,6 +183,8 @@ var faultForms = [faultKinds]faultForm{
 	FaultRot:              {aimNode, nil},
 	FaultStall:            {aimNone, []string{"for"}},
 	FaultPauseOwner:       {aimNone, []string{"for"}},
+	FaultDamageState:      {aimNode, []string{"for"}},
+	FaultTruncate:         {aimNode, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

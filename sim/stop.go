@@ -41,7 +41,8 @@ var _ drainer = (*node.Node)(nil)
 func mixedPool() []FaultKind {
 	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool {
 		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode || k == FaultRebalance ||
-			k == FaultDamage || k == FaultRot || k == FaultStall || k == FaultPauseOwner
+			k == FaultDamage || k == FaultRot || k == FaultStall || k == FaultPauseOwner || k == FaultDamageState ||
+			k == FaultTruncate
 	})
 }
 

@@ -127,3 +127,55 @@ func rewriteFile(fs vfs.FS, path string, data []byte) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// SealedSegment is a segment of a log that a later segment follows: its
+// successor's header records how many of its bytes are valid.
+type SealedSegment struct {
+	Path       string
+	FirstIndex uint64
+	// Valid is the segment's valid length, as its successor records it.
+	Valid int64
+}
+
+// SealedSegments lists, oldest first, the segments of the log in dir that
+// a later segment follows. The newest segment is never among them.
+func SealedSegments(fs vfs.FS, dir string) ([]SealedSegment, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("storage: listing %s: %w", dir, err)
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasSuffix(n, segmentSuffix) })
+	slices.Sort(names)
+	var out []SealedSegment
+	for i := 0; i+1 < len(names); i++ {
+		first, ok := parseSegmentName(names[i])
+		if !ok {
+			return nil, fmt.Errorf("storage: malformed segment name %q in %s", names[i], dir)
+		}
+		next, err := readWholeFile(fs, fs.PathJoin(dir, names[i+1]))
+		if err != nil {
+			return nil, err
+		}
+		h, err := decodeSegmentHeader(next[:min(len(next), segmentHeaderSize)])
+		if err != nil {
+			return nil, fmt.Errorf("storage: segment %s: %w", names[i+1], err)
+		}
+		out = append(out, SealedSegment{Path: fs.PathJoin(dir, names[i]), FirstIndex: first, Valid: h.prevLength})
+	}
+	return out, nil
+}
+
+// CutFile keeps only the first n bytes of the file at path, durably: a
+// disk that lost the end of a file it had made durable (a lost extent, a
+// truncation by a misbehaving tool). Cutting a sealed segment leaves damage
+// the log's open reports; nothing shows a cut in the newest one.
+func CutFile(fs vfs.FS, path string, n int64) error {
+	data, err := readWholeFile(fs, path)
+	if err != nil {
+		return err
+	}
+	if n < 0 || n > int64(len(data)) {
+		return fmt.Errorf("storage: cutting %s of %d bytes to %d", path, len(data), n)
+	}
+	return rewriteFile(fs, path, data[:n])
+}

@@ -73,3 +73,59 @@ func TestMisdirectOnASmallSegmentChangesNothing(t *testing.T) {
 	}
 	l.Close()
 }
+
+// A sealed segment cut short, anywhere before the length its successor
+// records (inside its header, at a frame boundary, inside a frame), is
+// damage the log refuses to open over: reading it as a torn tail would
+// silently drop every record of the later segments. Cut exactly at that
+// length, nothing was lost and the log opens whole.
+func TestCutSealedSegmentIsCorruption(t *testing.T) {
+	fs := vfs.NewMem()
+	host := &fakeHost{}
+	l, err := storage.Open(fs, "log", host, storage.Options{SegmentSize: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		if _, err := l.Append(1, fmt.Appendf(nil, "record %d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+		l.RequestSync()
+		host.drain()
+	}
+	l.Close()
+	sealed, err := storage.SealedSegments(fs, "log")
+	if err != nil || len(sealed) < 2 {
+		t.Fatalf("%d sealed segments, err %v; want at least 2", len(sealed), err)
+	}
+	pristine := vfs.NewMem()
+	if _, err := vfs.Clone(fs, pristine, "log", "log"); err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range sealed {
+		for _, n := range []int64{0, 10, 72, 73, seg.Valid / 2, seg.Valid - 1, seg.Valid} {
+			disk := vfs.NewMem()
+			if _, err := vfs.Clone(pristine, disk, "log", "log"); err != nil {
+				t.Fatal(err)
+			}
+			if err := storage.CutFile(disk, seg.Path, n); err != nil {
+				t.Fatal(err)
+			}
+			l, err := storage.Open(disk, "log", &fakeHost{}, storage.Options{SegmentSize: 512})
+			if n == seg.Valid {
+				if err != nil || l.LastIndex() != 60 {
+					t.Fatalf("%s cut at its valid length %d: err %v", seg.Path, n, err)
+				}
+				l.Close()
+				continue
+			}
+			if !errors.Is(err, storage.ErrCorrupt) {
+				t.Fatalf("%s (first index %d, valid %d) cut to %d bytes: want corruption, got %v",
+					seg.Path, seg.FirstIndex, seg.Valid, n, err)
+			}
+		}
+	}
+	if err := storage.CutFile(fs, sealed[0].Path, sealed[0].Valid+1<<20); err == nil {
+		t.Fatal("cutting a file to more than its length succeeded")
+	}
+}
