@@ -132,6 +132,12 @@ func (n *Node) reconcile(name string) {
 	if !slices.Contains(q.Replicas, n.cfg.ID) {
 		switch {
 		case r == nil:
+		case r.epoch > q.Epoch:
+			// This replica followed an owner in a newer epoch than this
+			// node's metadata knows of: the metadata lags, and a newer
+			// plan may have named this node again. Dropping the replica
+			// now would destroy a history that owner counts on to
+			// activate its epoch. Wait for the metadata.
 		case !slices.Contains(q.Prior, n.cfg.ID):
 			n.dropReplaced(r)
 		case r.role == roleFenced:
