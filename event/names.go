@@ -42,9 +42,10 @@ const (
 	// a quorum heard from one again, in the same epoch, and serves again
 	// (NewQueueQuorumRegained).
 	QueueQuorumRegained Name = "queue.quorum-regained"
-	// QueueActivationWaits: the metadata activated a recovered owner
-	// whose quorum last accepted its appends longer ago than the silence
-	// limit; it waits for a quorum to accept one before it serves
+	// QueueActivationWaits: an owner the metadata activated after a
+	// recovery, or whose opening marker a quorum holds, last had its
+	// appends accepted by a quorum longer ago than the silence limit; it
+	// waits for a quorum to accept one before it serves
 	// (NewQueueActivationWaits).
 	QueueActivationWaits Name = "queue.activation-waits"
 	// QueueSecondWriter: a follower heard from a second writer in its

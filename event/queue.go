@@ -77,10 +77,11 @@ func NewQueueQuorumRegained(q string, epoch uint64, silence time.Duration) Event
 	return newEvent(QueueQuorumRegained, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }
 
-// NewQueueActivationWaits reports that the metadata activated q's
-// recovered owner of epoch while its quorum had been silent for silence,
-// past the limit an owner may serve on; it serves once a quorum accepts
-// its appends, or goes stale if a newer epoch sealed them.
+// NewQueueActivationWaits reports that q's owner of epoch, activated by
+// the metadata after a recovery or holding its opening marker on a
+// quorum, found its quorum had been silent for silence, past the limit an
+// owner may serve on; it serves once a quorum accepts its appends, or
+// goes stale if a newer epoch sealed them.
 func NewQueueActivationWaits(q string, epoch uint64, silence time.Duration) Event {
 	return newEvent(QueueActivationWaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }

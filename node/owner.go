@@ -185,9 +185,27 @@ func (o *ownerState) activate(q *QueueMeta) {
 }
 
 // finishOpening makes the candidate the owner once a quorum holds the
-// marker that opened its epoch.
+// marker that opened its epoch and a quorum of its replicas has accepted
+// its appends within the silence limit.
+//
+// The second condition matters when the replies reach the candidate late:
+// it was paused, or cut off, after sending its marker. Its peers may
+// meanwhile have found it silent, sealed a quorum at a newer epoch and
+// activated another owner, which its metadata does not show yet; the old
+// replies that say a quorum holds the marker say nothing of that. It
+// waits as a late recovered activation does (finishRecovery): a quorum
+// that accepts its next appends holds no newer epoch, and one that
+// refuses them makes it stale.
 func (o *ownerState) finishOpening() {
 	r := o.r
+	if !o.quorumHeardLately() {
+		if !o.activationWaits {
+			o.activationWaits = true
+			r.n.emit(event.NewQueueActivationWaits(r.name, r.epoch, o.quorumSilence()))
+		}
+		return
+	}
+	o.activationWaits = false
 	o.opening = 0
 	r.becomeOwner("a quorum holds its epoch marker")
 	r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
@@ -426,9 +444,15 @@ func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 	f.durable = m.Durable
 	f.leaseFrom = max(f.leaseFrom, m.Stamp)
 	if o.activationWaits && o.quorumHeardLately() {
-		o.r.n.reconcile(o.r.name) // finishes the recovery, if the metadata still wants it
-		if o.r.own != o {
-			return
+		if o.opening != 0 {
+			// A quorum already holds the marker: the commit will not
+			// move again to finish the opening.
+			o.finishOpening()
+		} else {
+			o.r.n.reconcile(o.r.name) // finishes the recovery, if the metadata still wants it
+			if o.r.own != o {
+				return
+			}
 		}
 	}
 	if f.probing && m.Match+1 >= f.next {
