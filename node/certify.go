@@ -130,9 +130,22 @@ func (o *ownerState) certifyTick() {
 // noteReceipt counts one replica's receipt for the cut being certified,
 // and proposes the certificate once every replica reported the same
 // state.
+//
+// An owner cut off from its quorum counts no receipt. Its peers may have
+// moved the queue to a newer epoch behind its back and replaced a replica
+// that answered, and that replica may have dropped its files, checkpoint
+// included: a receipt that reaches such an owner late (it was paused, or
+// the link held it) vouches for a checkpoint that may no longer exist, and
+// the owner's metadata may not know of the newer epoch yet. While it still
+// hears from a quorum no replica of its epoch can have been dropped: a
+// new owner is planned only after it has been silent for the limit, and a
+// replacement that keeps it owner reaches it as a new replica set, which
+// clears the attempt, before the activation that lets a replica drop.
+// So receipts counted then stand. The ask is repeated, so a replica
+// answers again once the quorum is back.
 func (o *ownerState) noteReceipt(from NodeID, cut uint64, digest [32]byte) {
 	r, a := o.r, o.certify
-	if a == nil || a.proposed || cut != a.cut || !slices.Contains(a.members, from) ||
+	if a == nil || a.proposed || o.cutOff() || cut != a.cut || !slices.Contains(a.members, from) ||
 		slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == from }) {
 		return
 	}
