@@ -486,12 +486,17 @@ func (n *Node) OnClient(conn ConnID, req wire.Message) {
 }
 
 // OnClientGone implements Handler: the connection's subscriptions end and
-// its leases go back to their queues.
+// its leases go back to their queues. An owner recovering into a newer
+// epoch of its own keeps its subscriptions as a candidate, to serve them
+// once it activates, so the connection must leave those too: a
+// subscription kept for a closed connection would have the new epoch hand
+// messages to no one, each such delivery using up an attempt and holding
+// its message back until the lease runs out, behind newer ones.
 func (n *Node) OnClientGone(conn ConnID) {
 	delete(n.refused, conn)
 	for _, name := range n.names {
 		r := n.queues[name]
-		if r.serving() {
+		if r.hasOwnerSide() {
 			r.dropConnection(conn, true)
 		}
 	}

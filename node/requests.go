@@ -183,8 +183,10 @@ func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {
 // onUnsubscribe drops the connection's subscription to the queue, if this
 // node serves it one, and hands its leased messages back at once. A node
 // that holds none has nothing to do: either way the subscription is gone.
+// A recovering candidate holds the subscriptions it will serve once it
+// activates (see OnClientGone), so it drops this one as well.
 func (n *Node) onUnsubscribe(conn ConnID, m *wire.Unsubscribe) {
-	if r := n.queues[m.Queue]; r != nil && r.serving() {
+	if r := n.queues[m.Queue]; r != nil && r.hasOwnerSide() {
 		r.dropConnection(conn, false)
 	}
 	n.reply(conn, m.ReqID, wire.StatusOK, "")
