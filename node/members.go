@@ -232,6 +232,15 @@ func (s *metaState) refuseMembership(c command) string {
 		if !m.Leaving && s.staying()-1 < s.largestReplicaSet() {
 			return fmt.Sprintf("the cluster would keep %d nodes, too few for a queue's %d replicas", s.staying()-1, s.largestReplicaSet())
 		}
+		// The voter floor shrinks with the cluster, so a leave must not
+		// lower it: a cluster that shrank below three members votes with
+		// two, one failure from losing its quorum, and a node added
+		// afterwards joins as a learner below the floor the larger
+		// cluster has. Without a queue to count, the rule above does not
+		// stop that shrink.
+		if !m.Leaving && s.staying()-1 < voterFloor(s.staying()) {
+			return fmt.Sprintf("the cluster would keep %d nodes, fewer than the %d voters its metadata group needs", s.staying()-1, voterFloor(s.staying()))
+		}
 	case cmdRemoveMember:
 		return s.refuseRemoval(m, voters)
 	}
