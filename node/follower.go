@@ -95,6 +95,16 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 		return
 	}
 	if err := r.acceptEntries(m.PrevIndex, m.Epoch, m.Entries); err != nil {
+		if errors.Is(err, storage.ErrCorrupt) {
+			// Damage met in this replica's own log (a truncation rereads
+			// the segment it cuts) fences the replica, as any read of its
+			// own log does. Only reported, it would refuse every append
+			// of the owner for good while still counting as a healthy
+			// replica: never reported lost, never replaced, and a valid
+			// target of a handoff that could never complete.
+			r.readFailed(err)
+			return
+		}
 		refused := event.NewQueueBadAppend
 		if errors.Is(err, errDropsConfirmed) {
 			refused = event.NewQueueRefusedTruncation

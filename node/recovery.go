@@ -1,10 +1,12 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node/recovery"
+	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -113,13 +115,25 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 		case recovery.SealSelf:
 			o.sealSelf(c, a.Epoch)
 		case recovery.Truncate:
-			if r.log.TruncateAfter(a.After) != nil {
-				return // the log failed: the process is halting
+			if err := r.log.TruncateAfter(a.After); err != nil {
+				// A failed log halts the process; damage met while
+				// rereading the segment to cut fences the replica. Either
+				// way the attempt ends here: left waiting for a Truncated
+				// that never comes, it would give up on the source after
+				// a while and start over into the same damage, for good.
+				r.readFailed(err)
+				return
 			}
 			r.noteTruncated(a.After)
 			o.perform(c, c.Step(recovery.Truncated{Facts: o.recoveryFacts()}))
 		case recovery.AppendPage:
 			err := r.acceptEntries(a.Prev, a.Epoch, a.Entries)
+			if errors.Is(err, storage.ErrCorrupt) {
+				// The page is fine; this log is damaged (a truncation
+				// met it). Restarting would meet it again: fence.
+				r.readFailed(err)
+				return
+			}
 			o.perform(c, c.Step(recovery.PageAppended{Facts: o.recoveryFacts(), Err: err}))
 		case recovery.TakeCheckpoint:
 			o.takeCheckpointForRecovery(c, a)
