@@ -159,7 +159,11 @@ func (w *World) applyFault(f Fault) {
 		}
 	case FaultStall:
 		if owner := w.firstQueueOwner(); owner != nil {
-			w.stallDisk(owner, f.Length)
+			// A stall ends with the safety phase, as every other fault
+			// does (the calm phase heals, resumes and restarts): a device
+			// that still held back its syncs then would keep the calm
+			// phase from being calm, and its failover from its bound.
+			w.stallDisk(owner, min(f.Length, w.sc.Safety-w.now))
 		}
 	case FaultPauseOwner:
 		if owner := w.firstQueueOwner(); owner != nil && owner.state == stateUp {
