@@ -131,6 +131,34 @@ func (s *metaState) placeable() []NodeID {
 	return out
 }
 
+// unplaceable says why replicas, the replica set a command would give a
+// queue, names a node that may take no new replica, or "": every node
+// not in kept (the replicas the queue holds already) must be a member
+// that is not leaving. A proposer places replicas on the members its
+// applied metadata knows, but the command commits later: a leave or a
+// removal ordered before it in the log must turn it down, on every node
+// alike, or a queue would be placed on a node that is going or gone
+// (a removed node holds no replica, and the queue would be a member
+// short). A state without a member list, as some unit tests build,
+// checks nothing.
+func (s *metaState) unplaceable(replicas, kept []NodeID) string {
+	if len(s.members) == 0 {
+		return ""
+	}
+	for _, id := range replicas {
+		if slices.Contains(kept, id) {
+			continue
+		}
+		switch m := s.member(id); {
+		case m == nil:
+			return fmt.Sprintf("%s is not a member", id)
+		case m.Leaving:
+			return fmt.Sprintf("%s is leaving", id)
+		}
+	}
+	return ""
+}
+
 // staying counts the members that are not leaving.
 func (s *metaState) staying() int { return len(s.placeable()) }
 

@@ -242,6 +242,9 @@ func (s *metaState) applyCreate(c command) result {
 		}
 		return result{detail: "exists"}
 	}
+	if why := s.unplaceable(c.queue.Replicas, nil); why != "" {
+		return result{detail: why, refused: true}
+	}
 	q := c.queue
 	q.Replicas = slices.Clone(q.Replicas)
 	q.Owner, q.State, q.Epoch, q.CreatedBy = q.Replicas[0], QueuePreparing, 0, c.from
@@ -364,6 +367,9 @@ func (s *metaState) applyStartRecovery(c command) result {
 		if why := checkReplacement(q, c); why != "" {
 			return result{detail: why}
 		}
+		if why := s.unplaceable(c.members, q.Replicas); why != "" {
+			return result{detail: why}
+		}
 		q.Prior, q.Replicas = q.Replicas, slices.Clone(c.members)
 		// A lost replica being replaced stays listed until activation:
 		// the recovery's seal evidence still comes from the old set, and
@@ -398,6 +404,9 @@ func (s *metaState) applyReplacePreparing(c command) result {
 		return result{detail: fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))}
 	}
 	if why := namedTwice(c.members); why != "" {
+		return result{detail: why}
+	}
+	if why := s.unplaceable(c.members, q.Replicas); why != "" {
 		return result{detail: why}
 	}
 	q.Replicas = slices.Clone(c.members)

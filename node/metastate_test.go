@@ -385,3 +385,43 @@ func TestAReplicaBeingReplacedCanReportItselfLost(t *testing.T) {
 		t.Fatal("a node in neither set was recorded lost")
 	}
 }
+
+// A proposer places replicas on the members its applied metadata knows,
+// but a leave or a removal may commit first: then the command that would
+// place a replica on that node is refused where it applies, on every
+// node alike (seed 6519 of the long sweep).
+func TestNoReplicaIsPlacedOnANodeThatLeftOrIsLeaving(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	s.members = foundingMembers([]NodeID{1, 2, 3, 4, 5})
+	applyAll(s, command{kind: cmdLeave, node: 5})
+	if res := applyAll(s, command{kind: cmdLeave, node: 3}, command{kind: cmdRemoveMember, node: 3}); !res.ok {
+		t.Fatalf("removing n3: %s", res.detail)
+	}
+	if res := applyAll(s, newQueueCmd("q")); res.ok || !res.refused || s.queues["q"] != nil {
+		t.Fatalf("a create naming the removed n3 applied: %+v", res)
+	}
+	create := newQueueCmd("q")
+	create.queue.Replicas = []NodeID{2, 4, 1}
+	if res := applyAll(s, create); !res.ok {
+		t.Fatalf("a create on members that stay: %s", res.detail)
+	}
+	swap := func(members ...NodeID) result {
+		return applyAll(s, command{kind: cmdReplacePreparing, name: "q", inc: 7, members: members})
+	}
+	if res := swap(2, 3, 1); res.ok {
+		t.Fatal("a swap placed a replica on the removed n3")
+	}
+	if res := swap(2, 5, 1); res.ok {
+		t.Fatal("a swap placed a replica on the leaving n5")
+	}
+	applyAll(s, command{kind: cmdPrepared, name: "q", inc: 7, node: 2, process: 50}, command{kind: cmdPrepared, name: "q", inc: 7, node: 4})
+	plan := func(members ...NodeID) result {
+		return applyAll(s, command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 1, node: 2, members: members})
+	}
+	if res := plan(2, 4, 3); res.ok {
+		t.Fatal("a replacement placed a replica on the removed n3")
+	}
+	if res := plan(2, 4, 5); res.ok {
+		t.Fatal("a replacement placed a replica on the leaving n5")
+	}
+}

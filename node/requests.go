@@ -99,7 +99,10 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 			}
 		case res.detail == "exists":
 			n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
-		case res.dropped:
+		case res.dropped, res.refused:
+			// Refused: the replica set was placed on a node that began
+			// leaving or was removed before the create committed. No
+			// queue was made; the client may ask again.
 			n.reply(conn, m.ReqID, wire.StatusUnavailable, res.detail)
 		}
 		// A proposal that timed out may still commit: no reply, and the
