@@ -131,6 +131,16 @@ func (n *Node) reconcile(name string) {
 	}
 	if !slices.Contains(q.Replicas, n.cfg.ID) {
 		switch {
+		case r == nil && slices.Contains(q.Prior, n.cfg.ID):
+			// Being replaced, it is in the set the replacement's seal
+			// draws its witnesses from, but this node holds no replica
+			// to answer with: it never prepared one (it was down while
+			// the queue was made) or its disk lost it. Either way it
+			// holds nothing it may have reported, like a fenced replica,
+			// and it says so: a seal that needs every witness (the
+			// others restarted and are suspect) would otherwise wait for
+			// an answer that never comes.
+			n.reportLost(q)
 		case r == nil:
 		case r.epoch > q.Epoch:
 			// This replica followed an owner in a newer epoch than this
