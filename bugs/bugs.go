@@ -146,6 +146,12 @@ const (
 	// had never been prepared, instead of fencing itself. It forgets the
 	// epochs it gave its word in, and can obey an owner they fenced.
 	DamagedStateReadAsNew = "damaged-state-read-as-new"
+	// TruncateDamageNotFenced: damage a replica meets in its own log while
+	// truncating it (the cut rereads the segment) is only reported: a
+	// follower refuses the owner's appends for good while it still counts
+	// as a healthy replica, and a recovery candidate waits for a
+	// truncation that never completes.
+	TruncateDamageNotFenced = "truncate-damage-not-fenced"
 )
 
 // All lists every planted bug.
@@ -155,12 +161,14 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload, DamagedStateReadAsNew}
+	CheckpointTrimsPayload, DamagedStateReadAsNew, TruncateDamageNotFenced}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
 // corpus instead; the hunts over generated seeds pass them by.
 var SwarmBlind = map[string]string{
+	TruncateDamageNotFenced: "it needs a bit to decay in a segment that a truncation later cuts, on a replica whose " +
+		"log diverged: the swarm first lines these up at seed 573; its corpus file still catches it",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
 		"first at seed 751, and there only failover-bound notices",

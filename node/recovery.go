@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"github.com/cairnmq/cairn/bugs"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node/recovery"
@@ -116,6 +117,9 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.sealSelf(c, a.Epoch)
 		case recovery.Truncate:
 			if err := r.log.TruncateAfter(a.After); err != nil {
+				if bugs.Active(bugs.TruncateDamageNotFenced) {
+					return // Planted: the attempt waits for a truncation that failed.
+				}
 				// A failed log halts the process; damage met while
 				// rereading the segment to cut fences the replica. Either
 				// way the attempt ends here: left waiting for a Truncated
@@ -128,7 +132,7 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.perform(c, c.Step(recovery.Truncated{Facts: o.recoveryFacts()}))
 		case recovery.AppendPage:
 			err := r.acceptEntries(a.Prev, a.Epoch, a.Entries)
-			if errors.Is(err, storage.ErrCorrupt) {
+			if errors.Is(err, storage.ErrCorrupt) && !bugs.Active(bugs.TruncateDamageNotFenced) {
 				// The page is fine; this log is damaged (a truncation
 				// met it). Restarting would meet it again: fence.
 				r.readFailed(err)

@@ -22,6 +22,10 @@ type Rot struct {
 	Index uint64
 }
 
+// rotRecentFrames is how many of the newest segment's last frames the
+// flips aimed at data about to be read choose among.
+const rotRecentFrames = 16
+
 // RotSyncedFrame flips one bit inside a record frame of the log in dir, as
 // a decaying medium would while the log is open and served. It is, like
 // the lying disks of lostwrite.go, for the simulator and for tests.
@@ -42,11 +46,12 @@ func RotSyncedFrame(live, synced vfs.FS, dir string, pick func(n int) int) (Rot,
 		return Rot{}, false, nil
 	}
 	slices.Sort(names)
-	// Half the flips land in the newest segment, which replication,
-	// recovery and checkpoint builds read most; the rest anywhere.
-	name := names[len(names)-1]
+	// Half the flips land among the newest segment's last frames, which
+	// replication to a replica behind, recovery and the next checkpoint
+	// build are about to read; the rest anywhere.
+	name, newest := names[len(names)-1], true
 	if pick(2) == 0 {
-		name = names[pick(len(names))]
+		name, newest = names[pick(len(names))], false
 	}
 	path := synced.PathJoin(dir, name)
 	durable, err := readWholeFile(synced, path)
@@ -57,7 +62,11 @@ func RotSyncedFrame(live, synced vfs.FS, dir string, pick func(n int) int) (Rot,
 	if len(offsets) == 0 {
 		return Rot{}, false, nil
 	}
-	start := offsets[pick(len(offsets))]
+	first := 0
+	if newest {
+		first = max(0, len(offsets)-rotRecentFrames)
+	}
+	start := offsets[first+pick(len(offsets)-first)]
 	end := frameEnd(durable, start)
 	current, err := readWholeFile(live, path)
 	if errors.Is(err, iofs.ErrNotExist) {
