@@ -78,6 +78,10 @@ type detector struct {
 	// campaigns: a message the leader sent before it died may still
 	// arrive and make raft follow it again.
 	lostLeader NodeID
+	// selfSynced is when this node, leading, last proposed that it is up
+	// (zero: not yet in this term), because the metadata's liveness view
+	// held it down.
+	selfSynced uint64
 }
 
 func (n *Node) startDetector() {
@@ -147,6 +151,7 @@ func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 		}
 	}
 	d.lostLeader = 0
+	d.selfSynced = 0
 }
 
 // detectPong notes that a peer answered a ping: it can send and receive.
@@ -253,6 +258,7 @@ func (n *Node) onDetectTimer() {
 	}
 	d.checkLeader()
 	if n.meta.isLeader() {
+		d.syncSelf()
 		for _, w := range d.watches {
 			d.check(w)
 		}
@@ -406,6 +412,24 @@ func (d *detector) syncView(w *watch) {
 		kind = cmdNodeDown
 	}
 	n.meta.propose(command{kind: kind, node: w.id}, lifecycleTimeoutTicks, func(result) {})
+}
+
+// syncSelf corrects the metadata's liveness view of this node, the
+// leader. The leader watches only its peers, so nothing else clears an
+// entry that records it down: a previous leader may have confirmed it down
+// while it was stopped, and it may have restarted and won an election
+// since. Left standing, that entry makes this leader plan failovers away
+// from its own queues and pass over its own replicas as recovery
+// candidates for good, so a queue whose only complete live replica is here
+// is never served again. A node that leads is alive, so it proposes
+// itself up at once, and again once per interval until the entry clears.
+func (d *detector) syncSelf() {
+	n := d.n
+	if !n.meta.state.down[n.cfg.ID] || (d.selfSynced != 0 && d.ticks-d.selfSynced < d.ticksOf(d.policy().Interval)) {
+		return
+	}
+	d.selfSynced = d.ticks
+	n.meta.propose(command{kind: cmdNodeUp, node: n.cfg.ID}, lifecycleTimeoutTicks, func(result) {})
 }
 
 func (d *detector) suspect(w *watch) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -78,5 +79,51 @@ func TestASilentLeaderIsVerifiedAndReplaced(t *testing.T) {
 	}
 	if wait := c.now.Sub(cutAt); wait > 600*time.Millisecond {
 		t.Fatalf("the new leader took %v after the silence began", wait)
+	}
+}
+
+// A node the metadata recorded down while it was stopped restarts and
+// wins the next election before any leader heard from it. A leader
+// watches only its peers, so it must clear its own entry itself: left
+// standing, it would plan every queue it owns away from itself and never
+// count its own replicas as recovery candidates (seed 10466 of the long
+// sweep: the only complete live replica of a queue sat on such a leader,
+// and the queue was never served again).
+func TestALeaderTheMetadataHoldsDownMarksItselfUp(t *testing.T) {
+	c := newCluster(t)
+	first := c.leader()
+	c.node(first).crash()
+	downed := func(e emission) bool { return e.Node() == uint32(first) }
+	for step := 0; !c.saw(event.MetaNodeDown, downed); step++ {
+		if step > 600 {
+			t.Fatalf("%s was not marked down in 3s; events:\n%v", first, c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	// The restarted node's answers to pings are lost, so the leader that
+	// marked it down never learns it is back.
+	c.intercept = func(from, _ node.NodeID, m wire.Message) bool {
+		_, pong := m.(*wire.Pong)
+		return from != first || !pong
+	}
+	c.node(first).start()
+	c.advance(time.Second)
+	second := c.leader()
+	if second == first {
+		t.Fatalf("%s took the leadership back while %s still led", first, second)
+	}
+	c.node(second).crash()
+	for step := 0; c.leader() != first; step++ {
+		if step > 600 {
+			t.Fatalf("%s did not win the election after %s crashed; events:\n%v", first, second, c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	c.intercept = nil
+	c.advance(500 * time.Millisecond)
+	for _, m := range c.node(first).n.Members() {
+		if node.NodeID(m.ID) == first && m.Down {
+			t.Fatalf("%s leads, but its metadata still holds it down; events:\n%v", first, c.events)
+		}
 	}
 }
