@@ -159,8 +159,8 @@ func (n *Node) reconcile(name string) {
 		}
 		return
 	}
-	if r != nil && !slices.Equal(r.members, q.Replicas) {
-		r.setMembers(q.Replicas)
+	if members := servedMembers(r, q); r != nil && !slices.Equal(r.members, members) {
+		r.setMembers(members)
 	}
 	switch {
 	case r == nil:
@@ -193,6 +193,22 @@ func (n *Node) reconcile(name string) {
 	default:
 		r.becomeFollower(q.Owner)
 	}
+}
+
+// servedMembers is the replica set r should replicate to and count
+// quorums in. It is the metadata's set, except for an owner still serving
+// an epoch older than a pending replacement's plan: its epoch's history is
+// what the plan's seal collects from the prior set, so it must keep
+// confirming records and granting its lease on a quorum of that set. Were
+// it to count a newcomer instead, a record held only by itself and the
+// newcomer would be confirmed, and a seal quorum of the prior set that
+// lacks it would let the recovery truncate it. The candidate adopts the
+// new set when its recovery starts.
+func servedMembers(r *replica, q *QueueMeta) []NodeID {
+	if r != nil && len(q.Prior) > 0 && r.serving() && r.epoch < q.Epoch {
+		return q.Prior
+	}
+	return q.Replicas
 }
 
 // reportLost tells the metadata that this node's replica of q is fenced:

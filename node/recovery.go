@@ -3,8 +3,9 @@ package node
 import (
 	"errors"
 	"fmt"
-	"github.com/cairnmq/cairn/bugs"
+	"slices"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/storage"
@@ -24,6 +25,11 @@ func (o *ownerState) startRecovery(q *QueueMeta) { o.startRecoveryAttempt(q, 1) 
 // startRecoveryAttempt begins attempt number attempt of the recovery.
 func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	r := o.r
+	// An owner that leads its own replacement served its old epoch on the
+	// prior set (see servedMembers); the recovery installs on the new one.
+	if !slices.Equal(r.members, q.Replicas) {
+		r.setMembers(q.Replicas)
+	}
 	sealSet := q.Replicas
 	if len(q.Prior) > 0 {
 		sealSet = q.Prior

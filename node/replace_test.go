@@ -41,3 +41,29 @@ func TestReplacementSpreadsOverTheLeastLoadedSpares(t *testing.T) {
 		t.Fatalf("replacement sets (-want +got):\n%s", diff)
 	}
 }
+
+// While a replacement's plan is pending, an owner still serving the epoch
+// before it keeps replicating to and counting quorums in the prior set,
+// which the plan's seal collects from; every other replica, the
+// candidate among them, follows the new set (seed 9597: an owner that
+// counted the newcomer confirmed a record a prior-set seal quorum lacked).
+func TestAnOwnerServingTheOldEpochKeepsThePriorSet(t *testing.T) {
+	q := &QueueMeta{Replicas: []NodeID{4, 2, 3}, Prior: []NodeID{1, 2, 3}, Epoch: 3, State: QueueRecovering}
+	for i, tc := range []struct {
+		r    *replica
+		want []NodeID
+	}{
+		{&replica{role: roleOwner, epoch: 2}, q.Prior},
+		{&replica{role: roleCandidate, epoch: 3}, q.Replicas},
+		{&replica{role: roleFollower, epoch: 2}, q.Replicas},
+		{nil, q.Replicas},
+	} {
+		if got := servedMembers(tc.r, q); !cmp.Equal(got, tc.want) {
+			t.Errorf("case %d serves %v, want %v", i, got, tc.want)
+		}
+	}
+	q.Prior, q.State = nil, QueueActive
+	if got := servedMembers(&replica{role: roleOwner, epoch: 3}, q); !cmp.Equal(got, q.Replicas) {
+		t.Errorf("the activated owner serves %v, want %v", got, q.Replicas)
+	}
+}
