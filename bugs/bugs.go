@@ -152,6 +152,11 @@ const (
 	// as a healthy replica, and a recovery candidate waits for a
 	// truncation that never completes.
 	TruncateDamageNotFenced = "truncate-damage-not-fenced"
+	// OwnerCountsReplacementSet: an owner still serving its epoch adopts a
+	// planned replacement's set at once, so it confirms records on itself
+	// and the newcomer, a pair the replacement's seal of the prior set
+	// never asks.
+	OwnerCountsReplacementSet = "owner-counts-replacement-set"
 )
 
 // All lists every planted bug.
@@ -161,12 +166,15 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload, DamagedStateReadAsNew, TruncateDamageNotFenced}
+	CheckpointTrimsPayload, DamagedStateReadAsNew, TruncateDamageNotFenced, OwnerCountsReplacementSet}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
 // corpus instead; the hunts over generated seeds pass them by.
 var SwarmBlind = map[string]string{
+	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
+		"confirms on the newcomer in between, and the owner then failing: the long sweep found it at seed 9597, and " +
+		"no seed of 1-1000 lines it up; its corpus file is that seed's scenario",
 	TruncateDamageNotFenced: "it needs a bit to decay in a segment that a truncation later cuts, on a replica whose " +
 		"log diverged: the swarm first lines these up at seed 573; its corpus file still catches it",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +

@@ -205,7 +205,7 @@ func (n *Node) reconcile(name string) {
 // lacks it would let the recovery truncate it. The candidate adopts the
 // new set when its recovery starts.
 func servedMembers(r *replica, q *QueueMeta) []NodeID {
-	if r != nil && len(q.Prior) > 0 && r.serving() && r.epoch < q.Epoch {
+	if r != nil && len(q.Prior) > 0 && r.serving() && r.epoch < q.Epoch && !bugs.Active(bugs.OwnerCountsReplacementSet) {
 		return q.Prior
 	}
 	return q.Replicas

@@ -71,6 +71,19 @@ func writeCatchingScenario(t *testing.T, name, path string) {
 		if !rep.Failed() {
 			continue
 		}
+		if err := bugs.Enable(""); err != nil {
+			t.Fatal(err)
+		}
+		standing := props.RunQueue(sc, nil).Failed()
+		if err := bugs.Enable(name); err != nil {
+			t.Fatal(err)
+		}
+		if standing {
+			// It fails with no bug planted: it catches nothing, and the
+			// plain corpus test would fail on it.
+			t.Logf("seed %d fails without %s too (a standing failure): skipped", seed, name)
+			continue
+		}
 		text, err := sc.MarshalText()
 		if err != nil {
 			t.Fatal(err)
