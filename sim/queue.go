@@ -33,11 +33,16 @@ type activeOwner struct {
 // QueueNodeConfig is the node configuration the simulator uses: small
 // segments, so segment rolls (and their directory syncs) happen often, and
 // a replica down for 3s is replaced, so replacement fits in a run;
-// checkpoints travel in 1 KiB chunks, so that a transfer of the few
-// kilobytes a simulated queue holds takes several of them.
+// checkpoints travel in 64 KiB chunks (a log page's bytes), so that a
+// transfer takes several of them. A chunk costs a round trip, and a
+// checkpoint holds the queue's live messages: with payloads of up to
+// 4 KiB a simulated backlog reaches a megabyte or more, which 1 KiB
+// chunks took a thousand round trips (seconds) to copy to a
+// replacement, longer than the failover bound allows a recovery that
+// must bring that replacement in before it activates.
 func QueueNodeConfig() node.Config {
 	return node.Config{Tick: 20 * time.Millisecond, SegmentSize: 32 << 10, PageRecords: 64, PageBytes: 64 << 10,
-		CheckpointChunkBytes: 1 << 10, ReplaceAfter: 3 * time.Second}
+		CheckpointChunkBytes: 64 << 10, ReplaceAfter: 3 * time.Second}
 }
 
 // NewQueueSystem returns a queue system for one run of sc.
