@@ -104,7 +104,7 @@ func (w *World) sealedSegments(p *process) []brokenFile {
 			panic(fmt.Sprintf("sim: listing the sealed segments of %s: %v", rl.dir, err))
 		}
 		for _, s := range sealed {
-			if s.Valid > 0 {
+			if s.Valid > 0 && s.Size >= s.Valid { // not cut already by an earlier fault
 				out = append(out, brokenFile{queue: rl.queue, path: s.Path, first: s.FirstIndex, valid: s.Valid})
 			}
 		}

@@ -133,12 +133,15 @@ func rewriteFile(fs vfs.FS, path string, data []byte) error {
 type SealedSegment struct {
 	Path       string
 	FirstIndex uint64
-	// Valid is the segment's valid length, as its successor records it.
-	Valid int64
+	// Valid is the segment's valid length, as its successor records it;
+	// Size is the file's length now (shorter if something cut it).
+	Valid, Size int64
 }
 
 // SealedSegments lists, oldest first, the segments of the log in dir that
-// a later segment follows. The newest segment is never among them.
+// a later segment follows. The newest segment is never among them, nor is
+// a segment a truncation superseded (one of an older generation after a
+// newer one, which the next open removes).
 func SealedSegments(fs vfs.FS, dir string) ([]SealedSegment, error) {
 	names, err := fs.List(dir)
 	if err != nil {
@@ -146,21 +149,31 @@ func SealedSegments(fs vfs.FS, dir string) ([]SealedSegment, error) {
 	}
 	names = slices.DeleteFunc(names, func(n string) bool { return !strings.HasSuffix(n, segmentSuffix) })
 	slices.Sort(names)
-	var out []SealedSegment
-	for i := 0; i+1 < len(names); i++ {
-		first, ok := parseSegmentName(names[i])
-		if !ok {
-			return nil, fmt.Errorf("storage: malformed segment name %q in %s", names[i], dir)
+	var paths []string
+	var headers []segmentHeader
+	var sizes []int64
+	var maxGen uint64
+	for i, name := range names {
+		if _, ok := parseSegmentName(name); !ok {
+			return nil, fmt.Errorf("storage: malformed segment name %q in %s", name, dir)
 		}
-		next, err := readWholeFile(fs, fs.PathJoin(dir, names[i+1]))
+		data, err := readWholeFile(fs, fs.PathJoin(dir, name))
 		if err != nil {
 			return nil, err
 		}
-		h, err := decodeSegmentHeader(next[:min(len(next), segmentHeaderSize)])
+		h, err := decodeSegmentHeader(data[:min(len(data), segmentHeaderSize)])
 		if err != nil {
-			return nil, fmt.Errorf("storage: segment %s: %w", names[i+1], err)
+			return nil, fmt.Errorf("storage: segment %s: %w", name, err)
 		}
-		out = append(out, SealedSegment{Path: fs.PathJoin(dir, names[i]), FirstIndex: first, Valid: h.prevLength})
+		if i > 0 && h.gen < maxGen {
+			continue // superseded, as Log.dropSuperseded judges it
+		}
+		maxGen = max(maxGen, h.gen)
+		paths, headers, sizes = append(paths, fs.PathJoin(dir, name)), append(headers, h), append(sizes, int64(len(data)))
+	}
+	var out []SealedSegment
+	for i := 0; i+1 < len(paths); i++ {
+		out = append(out, SealedSegment{Path: paths[i], FirstIndex: headers[i].firstIndex, Valid: headers[i+1].prevLength, Size: sizes[i]})
 	}
 	return out, nil
 }
