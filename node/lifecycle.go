@@ -169,6 +169,9 @@ func (n *Node) reconcile(name string) {
 		n.reportLost(q)
 	case r.role == rolePreparing:
 		n.recordIdentity(r, q)
+	case q.State == QueuePreparing && containsSorted(q.Lost, n.cfg.ID):
+		// Once lost, always lost for this incarnation: the metadata turns
+		// down its prepared report, however pristine the storage is now.
 	case q.State == QueuePreparing && !containsSorted(q.Prepared, n.cfg.ID):
 		// The process goes along: the owner's report may complete the
 		// quorum, and the process that reported takes epoch 1.
@@ -213,9 +216,11 @@ func servedMembers(r *replica, q *QueueMeta) []NodeID {
 
 // reportLost tells the metadata that this node's replica of q is fenced:
 // damaged storage is lost for good, so an owner is failed over, the
-// replica replaced, and no seal waits for its answer.
+// replica replaced, and no seal waits for its answer. A queue still being
+// created is told too: its owner-designate's loss would otherwise keep it
+// from ever activating.
 func (n *Node) reportLost(q *QueueMeta) {
-	if q.State != QueuePreparing && !containsSorted(q.Lost, n.cfg.ID) {
+	if !containsSorted(q.Lost, n.cfg.ID) {
 		n.proposeLife(q.Name, command{kind: cmdReplicaLost, name: q.Name, inc: q.Incarnation, node: n.cfg.ID})
 	}
 }

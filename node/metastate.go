@@ -58,9 +58,10 @@ type QueueMeta struct {
 	Prior []NodeID
 	// Lost lists replicas (sorted) whose storage was found damaged: they
 	// are fenced for good, as if their node were down. An owner among them
-	// is failed over, and each is replaced as soon as a node outside the
-	// set is available; a replaced one stays listed, as a member of Prior,
-	// until the replacement activates.
+	// is failed over (or, while the queue is still being created, gives
+	// the ownership to another replica), and each is replaced as soon as
+	// a node outside the set is available; a replaced one stays listed,
+	// as a member of Prior, until the replacement activates.
 	Lost []NodeID
 	// CheckpointCut is the newest certified checkpoint cut: every replica
 	// of the set checkpointed the same state there, and each may drop its
@@ -266,6 +267,11 @@ func (s *metaState) applyPrepared(c command) result {
 	if q == nil || q.State != QueuePreparing || !slices.Contains(q.Replicas, c.node) {
 		return result{detail: "not preparing"}
 	}
+	if containsSorted(q.Lost, c.node) {
+		// A report sent before the damage was found may commit after the
+		// loss: the storage it vouched for is gone, so it must not count.
+		return result{detail: "replica is damaged"}
+	}
 	if i, found := slices.BinarySearch(q.Prepared, c.node); !found {
 		q.Prepared = slices.Insert(q.Prepared, i, c.node)
 	}
@@ -302,6 +308,11 @@ func (s *metaState) applyActivate(c command) result {
 	for _, m := range c.members {
 		if _, found := slices.BinarySearch(q.Prepared, m); !found {
 			return result{detail: fmt.Sprintf("%s has not prepared", m)}
+		}
+		if containsSorted(q.Lost, m) {
+			// Losing a replica drops its prepared report, so this is a
+			// second line: damaged storage never joins the first quorum.
+			return result{detail: fmt.Sprintf("%s is damaged", m)}
 		}
 	}
 	q.State, q.Activated = QueueActive, slices.Clone(c.members)
@@ -370,7 +381,14 @@ func (s *metaState) applyStartRecovery(c command) result {
 		if why := s.unplaceable(c.members, q.Replicas); why != "" {
 			return result{detail: why}
 		}
-		q.Prior, q.Replicas = q.Replicas, slices.Clone(c.members)
+		// A replacement stacked on a pending one (it swaps out a damaged
+		// replica of the pending set) keeps the prior set: nothing
+		// activated in the pending set, so the prior set's quorums still
+		// hold every confirmed record, and the seal must still ask them.
+		if len(q.Prior) == 0 {
+			q.Prior = q.Replicas
+		}
+		q.Replicas = slices.Clone(c.members)
 		// A lost replica being replaced stays listed until activation:
 		// the recovery's seal evidence still comes from the old set, and
 		// knowing which of its members lied tells it whom to believe.
@@ -411,16 +429,60 @@ func (s *metaState) applyReplacePreparing(c command) result {
 	}
 	q.Replicas = slices.Clone(c.members)
 	q.Prepared = slices.DeleteFunc(q.Prepared, func(id NodeID) bool { return !slices.Contains(q.Replicas, id) })
+	q.Lost = slices.DeleteFunc(q.Lost, func(id NodeID) bool { return !slices.Contains(q.Replicas, id) })
+	// The leader drew the new set from its view, which may predate a loss
+	// that moved the ownership away from the first replica.
+	s.placePreparingOwner(q)
+	return result{ok: true, replaced: true, activated: s.activatePrepared(q)}
+}
+
+// placePreparingOwner makes the first replica of a queue still being
+// created its owner, first moving to the front, if the first one is
+// lost, the replica best placed to activate the queue: one that is not
+// lost, prepared and up if there is one, else prepared, else any. Nothing
+// is written in any epoch before a queue activates, so ownership may move
+// freely; without this a queue whose owner-designate's storage was damaged
+// while it was made, with no node outside the set to replace it, would
+// wait for that replica for good. The lost replica stays in the set, is
+// never counted as prepared, and is replaced through the path of an active
+// queue once a node becomes available. If every replica is lost the owner
+// stays: no one else could activate the queue either.
+func (s *metaState) placePreparingOwner(q *QueueMeta) {
+	if containsSorted(q.Lost, q.Replicas[0]) {
+		best, bestRank := -1, 3
+		for i, id := range q.Replicas {
+			if containsSorted(q.Lost, id) {
+				continue
+			}
+			rank := 2
+			switch {
+			case containsSorted(q.Prepared, id) && !s.down[id]:
+				rank = 0
+			case containsSorted(q.Prepared, id):
+				rank = 1
+			}
+			if rank < bestRank {
+				best, bestRank = i, rank
+			}
+		}
+		if best > 0 {
+			q.Replicas = slices.Clone(q.Replicas) // never reorder a slice someone else holds
+			q.Replicas[0], q.Replicas[best] = q.Replicas[best], q.Replicas[0]
+		}
+	}
 	if q.Owner != q.Replicas[0] {
+		// The new owner's process is unknown until it reports or asks to
+		// activate; the old owner's process must not take epoch 1.
 		q.Owner, q.OwnerProcess = q.Replicas[0], 0
 	}
-	return result{ok: true, replaced: true, activated: s.activatePrepared(q)}
 }
 
 // checkReplacement says why a plan's new replica set is not acceptable,
 // or "": it keeps the size, holds the candidate, does not stack on a
-// pending replacement, and keeps a seal quorum of the old set, so the
-// recovery can still find every confirmed record.
+// pending replacement (unless it only swaps out damaged replicas of the
+// pending set, which could never activate with them), and keeps a seal
+// quorum of the old set, so the recovery can still find every confirmed
+// record.
 func checkReplacement(q *QueueMeta, c command) string {
 	kept := 0
 	for _, m := range c.members {
@@ -428,8 +490,11 @@ func checkReplacement(q *QueueMeta, c command) string {
 			kept++
 		}
 	}
+	dropsOnlyLost := !slices.ContainsFunc(q.Replicas, func(id NodeID) bool {
+		return !slices.Contains(c.members, id) && !containsSorted(q.Lost, id)
+	})
 	switch {
-	case len(q.Prior) > 0:
+	case len(q.Prior) > 0 && !dropsOnlyLost:
 		return "a replacement is already pending"
 	case len(c.members) != len(q.Replicas):
 		return fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))
@@ -487,6 +552,13 @@ func (s *metaState) applyReplicaLost(c command) result {
 	}
 	if i, found := slices.BinarySearch(q.Lost, c.node); !found {
 		q.Lost = slices.Insert(q.Lost, i, c.node)
+	}
+	if q.State == QueuePreparing {
+		// A queue still being created holds no history, so a lost replica
+		// simply stops counting as prepared, and a lost owner-designate
+		// hands the creation to a replica that can finish it.
+		q.Prepared = slices.DeleteFunc(q.Prepared, func(id NodeID) bool { return id == c.node })
+		s.placePreparingOwner(q)
 	}
 	return result{ok: true}
 }

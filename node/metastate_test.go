@@ -425,3 +425,70 @@ func TestNoReplicaIsPlacedOnANodeThatLeftOrIsLeaving(t *testing.T) {
 		t.Fatal("a replacement placed a replica on the leaving n5")
 	}
 }
+
+// A queue still being created loses its first owner's storage: the lost
+// replica's prepared report stops counting (also one that commits late),
+// the first prepared replica that is not lost becomes the owner, its
+// process unknown until it activates, and the queue activates on the
+// healthy replicas alone. The lost replica stays in the set and in Lost,
+// for the ordinary replacement of an active queue.
+func TestAPreparingQueueWhoseOwnerIsLostIsCreatedByAnotherReplica(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	prepared := func(id NodeID, process uint64) command {
+		return command{kind: cmdPrepared, name: "q", inc: 7, node: id, process: process}
+	}
+	activate := func(process uint64, members ...NodeID) command {
+		return command{kind: cmdActivate, name: "q", inc: 7, members: members, process: process}
+	}
+	// The owner's report carries no process, so it does not activate yet.
+	applyAll(s, newQueueCmd("q"), prepared(2, 0), prepared(3, 0))
+	q := s.queues["q"]
+	if res := applyAll(s, command{kind: cmdReplicaLost, name: "q", inc: 7, node: 2}); !res.ok || res.activated {
+		t.Fatalf("reporting the owner lost: %+v", res)
+	}
+	if q.Owner != 3 || q.OwnerProcess != 0 || !cmp.Equal(q.Replicas, []NodeID{3, 2, 1}) ||
+		!cmp.Equal(q.Prepared, []NodeID{3}) || !cmp.Equal(q.Lost, []NodeID{2}) || q.State != QueuePreparing {
+		t.Fatalf("after the loss: owner %s process %d replicas %v prepared %v lost %v state %s",
+			q.Owner, q.OwnerProcess, q.Replicas, q.Prepared, q.Lost, q.State)
+	}
+	if res := applyAll(s, prepared(2, 50)); res.ok || !cmp.Equal(q.Prepared, []NodeID{3}) {
+		t.Fatalf("a late prepared report of the lost replica counted: %+v, prepared %v", res, q.Prepared)
+	}
+	if res := applyAll(s, activate(50, 2, 3)); res.ok {
+		t.Fatal("an activation with the lost replica in the quorum applied")
+	}
+	// A replacement drawn from a view before the loss puts the lost
+	// replica first again; the ownership stays where it can finish.
+	if res := applyAll(s, command{kind: cmdReplacePreparing, name: "q", inc: 7, members: []NodeID{2, 3, 4}}); !res.ok ||
+		q.Owner != 3 || !cmp.Equal(q.Replicas, []NodeID{3, 2, 4}) || !cmp.Equal(q.Lost, []NodeID{2}) {
+		t.Fatalf("a stale swap: %+v, owner %s replicas %v lost %v", res, q.Owner, q.Replicas, q.Lost)
+	}
+	if res := applyAll(s, prepared(4, 0), activate(60, 3, 4)); !res.ok || !res.activated {
+		t.Fatalf("activating on the healthy replicas: %+v", res)
+	}
+	if q.State != QueueActive || q.Epoch != 1 || q.OwnerProcess != 60 || !cmp.Equal(q.Activated, []NodeID{3, 4}) || !cmp.Equal(q.Lost, []NodeID{2}) {
+		t.Fatalf("after activation: state %s epoch %d process %d activated %v lost %v", q.State, q.Epoch, q.OwnerProcess, q.Activated, q.Lost)
+	}
+	back, err := decodeMetaState(s.encode())
+	if err != nil || !cmp.Equal(back.queues["q"].Lost, []NodeID{2}) || back.queues["q"].Owner != 3 {
+		t.Fatalf("snapshot round trip: %v, %+v", err, back.queues["q"])
+	}
+}
+
+// A lost replica that is not the owner stops counting as prepared, so
+// the owner's report cannot complete a quorum with it.
+func TestALostPreparedReplicaIsNotCountedForActivation(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	applyAll(s, newQueueCmd("q"), command{kind: cmdPrepared, name: "q", inc: 7, node: 3},
+		command{kind: cmdReplicaLost, name: "q", inc: 7, node: 3})
+	q := s.queues["q"]
+	if q.Owner != 2 || len(q.Prepared) != 0 {
+		t.Fatalf("after losing a follower: owner %s prepared %v", q.Owner, q.Prepared)
+	}
+	if res := applyAll(s, command{kind: cmdPrepared, name: "q", inc: 7, node: 2, process: 50}); res.activated {
+		t.Fatal("the owner's report activated on a quorum with the lost replica")
+	}
+	if res := applyAll(s, command{kind: cmdPrepared, name: "q", inc: 7, node: 1}); !res.activated || !cmp.Equal(q.Activated, []NodeID{1, 2}) {
+		t.Fatalf("activation with the healthy follower: %+v, activated %v", res, q.Activated)
+	}
+}

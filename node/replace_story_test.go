@@ -125,3 +125,80 @@ func damageFirstSegment(t *testing.T, fs vfs.FS, queue string) {
 		t.Fatal(err)
 	}
 }
+
+// On three nodes, with no node outside the set, a queue's first owner is
+// down while the queue is made, and restarts to find the state file of
+// the replica it had begun preparing damaged. It fences the replica and
+// reports it lost; the queue, which holds nothing yet, is created with
+// one of the healthy replicas as its owner instead of waiting for the
+// damaged one for good, and the damaged replica never counts toward it.
+func TestAQueueWhoseFirstOwnerIsDamagedWhileItIsMadeIsCreated(t *testing.T) {
+	c := newCluster(t)
+	first, others := roles("orders")
+	m := c.node(first)
+	m.crash()
+	c.advance(2 * time.Second) // a new metadata leader, if it was one
+	c.request(others[0], 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(time.Second)
+	c.noReply(99) // the queue waits for its first owner
+
+	// Stage what the down node would have kept of a replica it prepared
+	// before it stopped: the state file, with a bit of its magic flipped.
+	plantDamagedReplicaState(t, c.node(others[0]).fs, m.fs, "orders")
+	m.start()
+	c.advance(3 * time.Second)
+	if !c.saw(event.QueueFenced, onQueue("orders")) {
+		t.Fatalf("the damaged replica was not fenced; events:\n%v", c.events)
+	}
+	c.mustReply(99, wire.StatusOK)
+	v := viewOf(t, c.node(others[0]).n, "orders")
+	if v.State != "active" || !slices.Contains(others, v.Owner) || !slices.Contains(v.Replicas, first) {
+		t.Fatalf("after the creation %s sees %+v; want it active, owned by one of %v, %s still in the set", others[0], v, others, first)
+	}
+	c.publishConfirmed(v.Owner, "orders", 5)
+	c.mustDeliverAll(v.Owner, "orders", 5, "after the creation without the damaged first owner")
+}
+
+// plantDamagedReplicaState copies the replica state file of queue from
+// one node's disk to another's (which must be down), with a bit of its
+// first byte flipped.
+func plantDamagedReplicaState(t *testing.T, from, to vfs.FS, queue string) {
+	t.Helper()
+	dirs, err := from.List("queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(dirs, func(d string) bool { return strings.HasPrefix(d, queue+".") })
+	if i < 0 {
+		t.Fatalf("no replica of %s among %v", queue, dirs)
+	}
+	dir := from.PathJoin("queues", dirs[i])
+	src, err := from.Open(from.PathJoin(dir, "replica"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, st.Size())
+	if _, err := src.ReadAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	data[0] ^= 0x04
+	if err := to.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := to.Create(to.PathJoin(dir, "replica"), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if _, err := dst.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
