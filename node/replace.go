@@ -127,18 +127,20 @@ func (n *Node) downForReplaceAfter(id NodeID) bool {
 // nil if there is nothing to replace or no one to replace it with. load
 // counts the choice, so one round of plans spreads a dead node's queues
 // over the spares instead of piling them on one. One replacement at a
-// time per queue: a pending one must activate first.
+// time per queue: a pending one must activate first, unless its new set
+// holds a damaged replica. That replica is fenced for good, so a set that
+// needs it (every replica, under the all policy) could never activate, and
+// the pending replacement would wait for it forever.
 func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []NodeID, out, in NodeID) {
 	m := n.meta
-	if len(q.Prior) > 0 {
-		return nil, 0, 0
-	}
+	pending := len(q.Prior) > 0
 	for _, id := range q.Replicas {
 		// A leaving replica goes at once, but an owner that is leaving
 		// and alive hands its queue away first: it cannot lead its own
 		// replacement.
 		leaving := n.isLeaving(id) && (id != q.Owner || m.state.down[id])
-		if (n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)) || leaving || n.downForReplaceAfter(id) {
+		lost := n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)
+		if lost || (!pending && (leaving || n.downForReplaceAfter(id))) {
 			out = id
 			break
 		}
@@ -147,7 +149,9 @@ func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []Nod
 		return nil, 0, 0
 	}
 	for _, id := range n.placement().Nodes {
-		if !slices.Contains(q.Replicas, id) && !m.state.down[id] && (in == 0 || load[id] < load[in]) {
+		// A damaged replica of the prior set is outside the new set, but
+		// it is no place for the queue.
+		if !slices.Contains(q.Replicas, id) && !m.state.down[id] && !containsSorted(q.Lost, id) && (in == 0 || load[id] < load[in]) {
 			in = id
 		}
 	}

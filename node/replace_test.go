@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/wire"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -65,5 +66,37 @@ func TestAnOwnerServingTheOldEpochKeepsThePriorSet(t *testing.T) {
 	q.Prior, q.State = nil, QueueActive
 	if got := servedMembers(&replica{role: roleOwner, epoch: 3}, q); !cmp.Equal(got, q.Replicas) {
 		t.Errorf("the activated owner serves %v, want %v", got, q.Replicas)
+	}
+}
+
+// A pending replacement whose new set holds a damaged replica cannot
+// activate under the all policy, so the damaged replica is swapped out
+// at once, for a node that is neither in the set nor damaged, and the
+// prior set stays the one the seal asks. A stacked plan that swaps out a
+// healthy replica is still refused (seed 15576 of the long sweep: the
+// owner of a policy-all queue being replaced fenced itself for a damaged
+// journal, and its queue waited for it for good).
+func TestADamagedReplicaOfAPendingReplacementIsReplaced(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 4, Epoch: 7,
+		Replicas: []NodeID{2, 4, 5}, Prior: []NodeID{1, 4, 5}, Lost: []NodeID{1, 5}}
+	s.queues["a"] = q
+	n := &Node{
+		cfg:  Config{Nodes: []NodeID{1, 2, 3, 4, 5}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
+		meta: &metaNode{state: s, ticks: 100},
+	}
+	set, out, in := n.replacementSet(q, n.replicaLoad())
+	if want := []NodeID{2, 4, 3}; out != 5 || in != 3 || !cmp.Equal(set, want) {
+		t.Fatalf("replacement swaps %s for %s into %v, want 5 for 3 into %v", out, in, set, want)
+	}
+	healthy := command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 7, node: 4, members: []NodeID{3, 4, 5}}
+	if res := applyAll(s, healthy); res.ok || res.detail != "a replacement is already pending" {
+		t.Fatalf("a plan stacked on a pending replacement swapping out a healthy replica: ok %v, %q", res.ok, res.detail)
+	}
+	if res := applyAll(s, command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 7, node: 4, members: set}); !res.ok {
+		t.Fatalf("the plan swapping out the damaged replica was refused: %s", res.detail)
+	}
+	if !cmp.Equal(q.Prior, []NodeID{1, 4, 5}) || !cmp.Equal(q.Replicas, set) || q.Epoch != 8 {
+		t.Fatalf("after the plan: prior %v, replicas %v, epoch %d; want prior [1 4 5], replicas %v, epoch 8", q.Prior, q.Replicas, q.Epoch, set)
 	}
 }
