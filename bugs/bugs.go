@@ -173,8 +173,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 // corpus instead; the hunts over generated seeds pass them by.
 var SwarmBlind = map[string]string{
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
-		"confirms on the newcomer in between, and the owner then failing: the long sweep found it at seed 9597, and " +
-		"no seed of 1-1000 lines it up; its corpus file is that seed's scenario",
+		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
+		"no seed of 1-1000 lines it up, and its corpus file is seed 3971's scenario, the first a hunt of 1-6000 found",
 	TruncateDamageNotFenced: "it needs a bit to decay in a segment that a truncation later cuts, on a replica whose " +
 		"log diverged: the swarm first lines these up at seed 573; its corpus file still catches it",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
