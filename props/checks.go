@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
@@ -198,8 +199,9 @@ func checkConvergence(h *sim.History) []sim.Violation {
 	slices.Sort(queues)
 	owners := finalLogs(h)
 	fenced, rotted := nodesByEvent(h, event.QueueFenced), nodesByEvent(h, sim.EventRot)
+	frozen := frozenCommits(h)
 	for _, q := range queues {
-		for _, v := range compareReplicas(q, owners[q], byQueue[q], fenced[q], rotted[q]) {
+		for _, v := range compareReplicas(q, owners[q], byQueue[q], fenced[q], rotted[q], frozen[q]) {
 			if v.Kind == sim.Safety {
 				v.Detail += queueStory(h, q, 0, storyEnd)
 			}
@@ -209,13 +211,67 @@ func checkConvergence(h *sim.History) []sim.Violation {
 	return out
 }
 
+// frozenCommits maps each queue to the replicas whose node fenced them
+// and never started again afterwards, each with the highest index any
+// owner of the queue had reported confirmed when the fence came. Such a
+// replica takes no part from its fence on, so nothing can make it drop
+// the unconfirmed suffix it held then, and a later epoch may well have
+// written other records at those indexes.
+func frozenCommits(h *sim.History) map[string]map[node.NodeID]uint64 {
+	lastStart := make(map[node.NodeID]time.Duration)
+	for _, p := range h.Processes {
+		if p.Up {
+			lastStart[p.Node] = p.At
+		}
+	}
+	commit := make(map[string]uint64)
+	out := make(map[string]map[node.NodeID]uint64)
+	for _, e := range h.NodeEvents {
+		switch e.Name {
+		case event.QueueCommit:
+			commit[e.Queue] = max(commit[e.Queue], e.Value)
+		case event.QueueFenced:
+			if out[e.Queue] == nil {
+				out[e.Queue] = make(map[node.NodeID]uint64)
+			}
+			out[e.Queue][e.Node] = commit[e.Queue]
+		}
+	}
+	for _, q := range slices.Sorted(maps.Keys(out)) {
+		for _, id := range slices.Sorted(maps.Keys(out[q])) {
+			if fencedAt(h, q, id) < lastStart[id] {
+				// A later process reopened the replica and may follow
+				// again: it must converge like any other.
+				delete(out[q], id)
+			}
+		}
+	}
+	return out
+}
+
+// fencedAt is when node id last fenced its replica of q.
+func fencedAt(h *sim.History, q string, id node.NodeID) time.Duration {
+	var at time.Duration
+	for _, e := range h.NodeEvents {
+		if e.Name == event.QueueFenced && e.Queue == q && e.Node == id {
+			at = e.At
+		}
+	}
+	return at
+}
+
 // compareReplicas compares each replica of q with the owner's (or, when
 // a rot broke the owner's, with the replica finalLogs took instead). A
 // replica that cannot be read is a failure unless its node found the
 // damage itself and fenced the replica (which also reports it lost to
 // the metadata), or a rot fault broke it: a bit that decayed where no
-// read has reached yet is as unknown to its node as to its disk.
-func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump, fenced, rotted map[node.NodeID]bool) []sim.Violation {
+// read has reached yet is as unknown to its node as to its disk. A
+// fenced replica that still reads (damage can leave a log that reopens
+// clean but short) is compared only through the index the queue had
+// confirmed when it was fenced (frozen): everything it holds up to there
+// must be the confirmed history, and what lies beyond was never confirmed
+// and could never be truncated.
+func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.ReplicaDump, fenced, rotted map[node.NodeID]bool, frozen map[node.NodeID]uint64) []sim.Violation {
 	var out []sim.Violation
 	own, ok := reps[owner]
 	if !ok {
@@ -235,7 +291,12 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 			out = append(out, liveness("convergence", "queue %s: replica on %s is unreadable: %v", q, id, r.Err))
 			continue
 		}
-		a, b := commonRange(views(own.Entries), views(r.Entries))
+		mine := views(r.Entries)
+		cut, isFrozen := frozen[id]
+		if isFrozen {
+			mine = slices.DeleteFunc(mine, func(e entryView) bool { return e.Index > cut })
+		}
+		a, b := commonRange(views(own.Entries), mine)
 		n := min(len(a), len(b))
 		if i := firstDifference(a[:n], b[:n]); i >= 0 {
 			lo, hi := max(0, i-3), min(n, i+4)
@@ -244,7 +305,7 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 			continue
 		}
 		ownLast, last := lastIndex(own), lastIndex(r)
-		if ownLast == last && own.Digest != r.Digest {
+		if ownLast == last && own.Digest != r.Digest && (!isFrozen || last <= cut) {
 			out = append(out, safety("convergence", "queue %s: %s and %s end at the same index %d but with digests %s and %s",
 				q, owner, id, last, own.Digest, r.Digest))
 		}
