@@ -89,7 +89,7 @@ func DumpReplicas(fs vfs.FS, dataDir string, pageRecords, pageBytes int) []Repli
 	slices.Sort(names)
 	var out []ReplicaDump
 	for _, dir := range names {
-		name, inc, ok := parseReplicaDir(dir)
+		name, inc, ok := ParseReplicaDir(dir)
 		if !ok {
 			continue
 		}

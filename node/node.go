@@ -295,7 +295,7 @@ func (n *Node) openReplicas() {
 			n.env.FS().RemoveAll(n.path(queuesDir, dir))
 			continue
 		}
-		name, inc, ok := parseReplicaDir(dir)
+		name, inc, ok := ParseReplicaDir(dir)
 		if !ok {
 			n.emit(event.NewNodeStrayDirectory(dir))
 			continue

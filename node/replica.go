@@ -108,12 +108,13 @@ func (n *Node) replicaDir(name string, inc uint64) string {
 }
 
 // replicaDirName names the directory of a queue incarnation's replica;
-// parseReplicaDir reads it back.
+// ParseReplicaDir reads it back.
 func replicaDirName(name string, inc uint64) string { return fmt.Sprintf("%s.%016x", name, inc) }
 
-// parseReplicaDir splits a replica directory name into queue name and
-// incarnation.
-func parseReplicaDir(dir string) (string, uint64, bool) {
+// ParseReplicaDir splits a replica directory name into queue name and
+// incarnation; ok is false for any other name (a replica being removed,
+// renamed aside first, is one).
+func ParseReplicaDir(dir string) (string, uint64, bool) {
 	i := strings.LastIndexByte(dir, '.')
 	if i <= 0 || len(dir)-i-1 != 16 {
 		return "", 0, false

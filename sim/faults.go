@@ -428,11 +428,11 @@ func (w *World) breakableLogs(p *process, damage bool) []replicaLog {
 	slices.Sort(dirs)
 	var out []replicaLog
 	for _, d := range dirs {
-		dot := strings.LastIndexByte(d, '.')
-		if dot <= 0 {
-			continue
+		queue, _, ok := node.ParseReplicaDir(d)
+		if !ok {
+			continue // not a replica: one being removed, renamed aside first
 		}
-		queue, logDir := d[:dot], fs.PathJoin("queues", d, "log")
+		logDir := fs.PathJoin("queues", d, "log")
 		if _, err := fs.Stat(logDir); errors.Is(err, iofs.ErrNotExist) {
 			continue // the replica has made no log yet: nothing to break
 		}
