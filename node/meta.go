@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -82,8 +83,15 @@ type metaNode struct {
 
 	seq       uint64
 	proposals map[proposalID]*proposal
-	reads     []*pendingRead
-	ticks     uint64
+	// held are proposals other members forwarded here while this member
+	// could not take them: a leader handing its leadership away drops
+	// them, and so does a member between two leaders. Raft tells only
+	// this member, so the proposer would wait out its whole timeout for
+	// an entry that never reached any log. They are passed on once a
+	// leader that takes proposals is known (see passHeldProposals).
+	held  []heldProposal
+	reads []*pendingRead
+	ticks uint64
 	// downSince is, on the leader, the tick at which it first saw each
 	// node confirmed down: replacement waits Config.ReplaceAfter from it.
 	// A new leader starts counting afresh, which only delays replacement.
@@ -93,6 +101,13 @@ type metaNode struct {
 type proposal struct {
 	done     func(result)
 	deadline uint64 // tick after which the proposal is given up
+}
+
+// heldProposal is a forwarded proposal's entry data, kept until the tick
+// after which it is no longer passed on.
+type heldProposal struct {
+	data  []byte
+	until uint64
 }
 
 var discardLogger = &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
@@ -366,7 +381,9 @@ func (m *metaNode) step(from NodeID, data []byte) {
 			m.rn.ForgetLeader()
 		}
 	}
-	m.rn.Step(msg)
+	if err := m.rn.Step(msg); errors.Is(err, raft.ErrProposalDropped) && msg.GetType() == pb.MessageType_MsgProp {
+		m.holdProposal(msg)
+	}
 	m.process()
 	m.checkCaughtUp()
 }
@@ -440,4 +457,38 @@ func (m *metaNode) mostCaughtUpVoter(eligible func(NodeID) bool) NodeID {
 		}
 	}
 	return target
+}
+
+// holdProposal keeps the entries of a forwarded proposal raft dropped
+// here. A leadership transfer lasts at most an election window before
+// raft gives it up, so an entry still held after that is dropped: its
+// proposer is about to retry on its own.
+func (m *metaNode) holdProposal(msg *pb.Message) {
+	for _, e := range msg.GetEntries() {
+		if e.GetType() == pb.EntryType_EntryNormal && len(e.GetData()) > 0 {
+			m.held = append(m.held, heldProposal{data: e.GetData(), until: m.ticks + metaElectionTicks})
+		}
+	}
+}
+
+// passHeldProposals proposes the held entries again once a leader is
+// known and no transfer is under way: a follower forwards them to the new
+// leader, a leader appends them. The proposer then hears of its entry's
+// fate when it applies it, as it would have without the transfer, instead
+// of a proposal timeout later.
+func (m *metaNode) passHeldProposals() {
+	if len(m.held) == 0 || m.rn == nil {
+		return
+	}
+	if st := m.rn.BasicStatus(); st.Lead == 0 || st.LeadTransferee != 0 {
+		return
+	}
+	held := m.held
+	m.held = nil
+	for _, h := range held {
+		if h.until >= m.ticks {
+			// A failure leaves the entry to its proposer's timeout.
+			_ = m.rn.Propose(h.data)
+		}
+	}
 }

@@ -23,6 +23,7 @@ import (
 // its committed entries applied and raft advanced: no message that depends
 // on a write leaves before the write is on disk.
 func (m *metaNode) process() {
+	m.passHeldProposals()
 	for m.rn != nil && !m.busy && m.rn.HasReady() {
 		rd := m.rn.Ready()
 		m.busy = true
