@@ -146,12 +146,6 @@ const (
 	// had never been prepared, instead of fencing itself. It forgets the
 	// epochs it gave its word in, and can obey an owner they fenced.
 	DamagedStateReadAsNew = "damaged-state-read-as-new"
-	// TruncateDamageNotFenced: damage a replica meets in its own log while
-	// truncating it (the cut rereads the segment) is only reported: a
-	// follower refuses the owner's appends for good while it still counts
-	// as a healthy replica, and a recovery candidate waits for a
-	// truncation that never completes.
-	TruncateDamageNotFenced = "truncate-damage-not-fenced"
 	// OwnerCountsReplacementSet: an owner still serving its epoch adopts a
 	// planned replacement's set at once, so it confirms records on itself
 	// and the newcomer, a pair the replacement's seal of the prior set
@@ -166,7 +160,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload, DamagedStateReadAsNew, TruncateDamageNotFenced, OwnerCountsReplacementSet}
+	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -175,8 +169,6 @@ var SwarmBlind = map[string]string{
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
 		"no seed of 1-1000 lines it up, and its corpus file is seed 3971's scenario, the first a hunt of 1-6000 found",
-	TruncateDamageNotFenced: "it needs a bit to decay in a segment that a truncation later cuts, on a replica whose " +
-		"log diverged: the swarm first lines these up at seed 573; its corpus file still catches it",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
 		"first at seed 751, and there only failover-bound notices",

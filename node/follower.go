@@ -95,7 +95,7 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 		return
 	}
 	if err := r.acceptEntries(m.PrevIndex, m.Epoch, m.Entries); err != nil {
-		if errors.Is(err, storage.ErrCorrupt) && !bugs.Active(bugs.TruncateDamageNotFenced) {
+		if errors.Is(err, storage.ErrCorrupt) {
 			// Damage met in this replica's own log (a truncation rereads
 			// the segment it cuts) fences the replica, as any read of its
 			// own log does. Only reported, it would refuse every append

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/storage"
@@ -123,9 +122,6 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.sealSelf(c, a.Epoch)
 		case recovery.Truncate:
 			if err := r.log.TruncateAfter(a.After); err != nil {
-				if bugs.Active(bugs.TruncateDamageNotFenced) {
-					return // Planted: the attempt waits for a truncation that failed.
-				}
 				// A failed log halts the process; damage met while
 				// rereading the segment to cut fences the replica. Either
 				// way the attempt ends here: left waiting for a Truncated
@@ -138,7 +134,7 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 			o.perform(c, c.Step(recovery.Truncated{Facts: o.recoveryFacts()}))
 		case recovery.AppendPage:
 			err := r.acceptEntries(a.Prev, a.Epoch, a.Entries)
-			if errors.Is(err, storage.ErrCorrupt) && !bugs.Active(bugs.TruncateDamageNotFenced) {
+			if errors.Is(err, storage.ErrCorrupt) {
 				// The page is fine; this log is damaged (a truncation
 				// met it). Restarting would meet it again: fence.
 				r.readFailed(err)
