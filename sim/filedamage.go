@@ -100,6 +100,9 @@ func (w *World) sealedSegments(p *process) []brokenFile {
 	var out []brokenFile
 	for _, rl := range w.breakableLogs(p, true) {
 		sealed, err := storage.SealedSegments(fs, rl.dir)
+		if err != nil && w.damaged[damagedKey(p.index, rl.queue)] {
+			continue // an earlier fault cut a segment's header: this log is broken already
+		}
 		if err != nil {
 			panic(fmt.Sprintf("sim: listing the sealed segments of %s: %v", rl.dir, err))
 		}
