@@ -231,33 +231,18 @@ func frozenCommits(h *sim.History) map[string]map[node.NodeID]uint64 {
 		case event.QueueCommit:
 			commit[e.Queue] = max(commit[e.Queue], e.Value)
 		case event.QueueFenced:
+			if e.At < lastStart[e.Node] {
+				// A later process reopened the replica and may follow
+				// again: it must converge like any other.
+				continue
+			}
 			if out[e.Queue] == nil {
 				out[e.Queue] = make(map[node.NodeID]uint64)
 			}
 			out[e.Queue][e.Node] = commit[e.Queue]
 		}
 	}
-	for _, q := range slices.Sorted(maps.Keys(out)) {
-		for _, id := range slices.Sorted(maps.Keys(out[q])) {
-			if fencedAt(h, q, id) < lastStart[id] {
-				// A later process reopened the replica and may follow
-				// again: it must converge like any other.
-				delete(out[q], id)
-			}
-		}
-	}
 	return out
-}
-
-// fencedAt is when node id last fenced its replica of q.
-func fencedAt(h *sim.History, q string, id node.NodeID) time.Duration {
-	var at time.Duration
-	for _, e := range h.NodeEvents {
-		if e.Name == event.QueueFenced && e.Queue == q && e.Node == id {
-			at = e.At
-		}
-	}
-	return at
 }
 
 // compareReplicas compares each replica of q with the owner's (or, when
