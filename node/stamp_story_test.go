@@ -47,37 +47,38 @@ func TestANodeRefusesAnotherClustersDataDirectory(t *testing.T) {
 // stamp unreadable it cannot tell whose directory it is, and restamping it
 // could let a misplaced directory pass as this node's.
 func TestANodeRefusesADamagedIdentity(t *testing.T) {
-	c := newCluster(t)
-	a := c.node(1)
-	a.crash()
-	path := a.fs.PathJoin("meta", "identity")
-	data := readFileT(t, a.fs, path)
-	data[len(data)-1] ^= 0x01
-	writeFileT(t, a.fs, path, data)
-	a.start()
-	c.advance(time.Second)
-	if !c.logged("n1 halted: opening the data directory's identity: ") {
-		t.Fatalf("n1 started on a damaged identity; events:\n%v", c.events)
-	}
+	refusesIdentity(t, func(data []byte) []byte {
+		data[len(data)-1] ^= 0x01
+		return data
+	}, "n1 halted: opening the data directory's identity: ")
 }
 
 // An identity file whose checksum holds but whose body is not an identity
 // (written by another version, or by hand) is refused the same way.
 func TestANodeRefusesAnIdentityItCannotRead(t *testing.T) {
+	refusesIdentity(t, func([]byte) []byte {
+		body := []byte{0xff, 0xff, 0xff}
+		header := make([]byte, 16)
+		copy(header, "cairnst1")
+		binary.LittleEndian.PutUint32(header[8:12], uint32(len(body)))
+		binary.LittleEndian.PutUint32(header[12:16], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+		return append(header, body...)
+	}, "n1 halted: the data directory's identity is unreadable: ")
+}
+
+// refusesIdentity rewrites n1's identity file with rewrite while it is
+// down, starts it, and requires it to halt with want.
+func refusesIdentity(t *testing.T, rewrite func([]byte) []byte, want string) {
+	t.Helper()
 	c := newCluster(t)
 	a := c.node(1)
 	a.crash()
 	path := a.fs.PathJoin("meta", "identity")
-	body := []byte{0xff, 0xff, 0xff}
-	header := make([]byte, 16)
-	copy(header, "cairnst1")
-	binary.LittleEndian.PutUint32(header[8:12], uint32(len(body)))
-	binary.LittleEndian.PutUint32(header[12:16], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
-	writeFileT(t, a.fs, path, append(header, body...))
+	writeFileT(t, a.fs, path, rewrite(readFileT(t, a.fs, path)))
 	a.start()
 	c.advance(time.Second)
-	if !c.logged("n1 halted: the data directory's identity is unreadable: ") {
-		t.Fatalf("n1 started on an identity it cannot read; events:\n%v", c.events)
+	if !c.logged(want) {
+		t.Fatalf("n1 started on a rewritten identity; want %q; events:\n%v", want, c.events)
 	}
 }
 
