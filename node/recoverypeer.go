@@ -160,9 +160,15 @@ func (n *Node) onFetch(from NodeID, m *wire.Fetch) {
 		reply.Hint = last
 	case m.PrevIndex > last:
 		reply.Hint = last
-	case m.PrevIndex+1 < r.log.FirstIndex():
-		// The candidate needs records this log dropped: the checkpoint
-		// that covers them goes in their place.
+	case m.PrevIndex+1 < r.log.FirstIndex() || !r.epochKnown(m.PrevIndex):
+		// The candidate needs records this log dropped, or asks from the
+		// entry just before this log, whose epoch this replica no longer
+		// knows (it restarted over a log that starts at or below its
+		// checkpoint's cut): the checkpoint that covers them goes in their
+		// place. Compared with an unknown epoch, the candidate's entry
+		// would look like a conflict, and the hint (before the first run)
+		// would say nothing this log holds, so every attempt would fail
+		// at the same page.
 		r.sendCheckpointChunk(from, 0)
 		return
 	case r.epochOf(m.PrevIndex) != m.PrevEpoch:

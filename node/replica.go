@@ -259,6 +259,17 @@ func (r *replica) epochOf(index uint64) uint64 {
 	return r.runs[i-1].epoch
 }
 
+// epochKnown reports whether the epoch runs cover the entry at index, so
+// that epochOf tells its epoch rather than 0. They may not cover the entry
+// just before the log: replay rebuilds them from the first retained entry,
+// and only a log that starts right after the checkpoint's cut has the
+// cut's epoch to start from. A log compacted to a certified cut and then
+// checkpointed further on starts at or below its own cut, and after a
+// restart the epoch of the entry before its first is known nowhere.
+func (r *replica) epochKnown(index uint64) bool {
+	return index == 0 || len(r.runs) > 0 && r.runs[0].start <= index
+}
+
 // runStart returns the first index of the run holding index.
 func (r *replica) runStart(index uint64) uint64 {
 	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > index })
