@@ -114,6 +114,7 @@ func (c *Client) onReply(now time.Time, from uint32, r *wire.Reply) {
 		// act on the request (it was starting, recovering, or fenced by
 		// damage); a node that may have acted sends nothing instead. So
 		// this is a clean refusal, worth retrying later.
+		c.doubtUnavailableOwner(op, from)
 		c.retryLater(now, op)
 	default:
 		c.failDefinitely(now, op)
@@ -216,17 +217,40 @@ func (c *Client) exhausted(now time.Time, op *operation) bool {
 	return c.cfg.RetryFor > 0 && !now.Before(op.began.Add(c.cfg.RetryFor))
 }
 
-// backoff returns the wait before retry number k (from zero): the base
-// doubled k times, capped, then jittered down by up to half so clients
-// that failed together do not retry together.
+// doubtUnavailableOwner forgets that node from owns op's queue when from,
+// the owner the cache names, answered unavailable and op's next backoff
+// is already the longest one, so the retry goes through discovery
+// instead of to from again. An owner that is starting or recovering
+// answers unavailable for a moment and is still the owner, so the cache
+// keeps it through the backoff's ramp. But a node that was removed from
+// the cluster while it was down keeps running on the metadata it had,
+// which may name it the owner; it never hears from the metadata again,
+// so it answers unavailable for good, and a client that only ever asked
+// it again would never reach the queue's real owner. Another node that
+// still names from as the owner costs one redirect.
+func (c *Client) doubtUnavailableOwner(op *operation, from uint32) {
+	if c.owners[op.queue] == from && c.nominalBackoff(op.backoffs) >= c.maxBackoff {
+		delete(c.owners, op.queue)
+	}
+}
+
+// backoff returns the wait before retry number k (from zero): the
+// nominal wait, jittered down by up to half so clients that failed
+// together do not retry together.
 func (c *Client) backoff(k int) time.Duration {
+	d := c.nominalBackoff(k)
+	half := d / 2
+	return half + time.Duration(c.rng.Int64N(int64(d-half)+1))
+}
+
+// nominalBackoff is the wait before retry number k before its jitter:
+// the base doubled k times, capped.
+func (c *Client) nominalBackoff(k int) time.Duration {
 	d := c.cfg.RetryBackoff
 	for i := 0; i < k && d < c.maxBackoff; i++ {
 		d *= 2
 	}
-	d = min(d, c.maxBackoff)
-	half := d / 2
-	return half + time.Duration(c.rng.Int64N(int64(d-half)+1))
+	return min(d, c.maxBackoff)
 }
 
 // succeed finishes op as OK; the reply came from node from.

@@ -65,6 +65,8 @@ func TestFencedRedirectsToNewOwner(t *testing.T) {
 
 // Unavailable replies back off exponentially, with jitter that never
 // exceeds the nominal delay nor falls below half of it, up to the cap.
+// An unavailable owner is still the owner while the backoff ramps up;
+// the retry after the first wait at the cap asks another node.
 func TestUnavailableBacksOffWithJitter(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxAttempts = 8
@@ -72,12 +74,12 @@ func TestUnavailableBacksOffWithJitter(t *testing.T) {
 	h := newHarness(t, cfg)
 	h.learnOwner("orders", 2)
 	op, _ := h.c.Publish(h.now, "orders", []byte("x"), 0)
-	_, p := expectSend[*wire.Publish](h)
+	to, p := expectSend[*wire.Publish](h)
 
 	nominal := []time.Duration{100, 200, 400, 400, 400}
 	for i, n := range nominal {
 		n *= time.Millisecond
-		h.reply(2, p.ReqID, wire.StatusUnavailable, 0, 0)
+		h.reply(to, p.ReqID, wire.StatusUnavailable, 0, 0)
 		h.expectNothingSent()
 		next, ok := h.c.NextDeadline()
 		if !ok {
@@ -90,19 +92,57 @@ func TestUnavailableBacksOffWithJitter(t *testing.T) {
 		h.advance(next.Sub(h.now) - 1)
 		h.expectNothingSent()
 		h.advance(1)
-		var to uint32
 		to, p = expectSend[*wire.Publish](h)
-		if to != 2 {
-			t.Fatalf("retry %d went to n%d; an unavailable owner is still the owner", i, to)
+		switch {
+		case i < 2 && to != 2:
+			t.Fatalf("retry %d went to n%d; an unavailable owner is still the owner while the backoff ramps up", i, to)
+		case i == 2 && to == 2:
+			t.Fatalf("retry %d went to n2 again after a wait at the cap; want another node asked", i)
 		}
 	}
-	h.reply(2, p.ReqID, wire.StatusOK, 0, 5)
+	h.reply(to, p.ReqID, wire.StatusOK, 0, 5)
 	if e := h.expectFinished(op, OutcomeOK, wire.StatusOK); e.Attempts != len(nominal)+1 {
 		t.Fatalf("want %d attempts, got %v", len(nominal)+1, e)
 	}
 	if _, ok := h.c.NextDeadline(); ok {
 		t.Fatal("a client with nothing in flight still has a deadline")
 	}
+}
+
+// A node removed from the cluster while it was down runs on with the
+// metadata it had, which may name it the owner of a queue; it never
+// hears from the metadata again, so it answers unavailable for good. A
+// client whose cache names it asks it again only until the backoff
+// reaches its cap, then asks another node, which names the real owner
+// (seed 49899: two subscribers asked a removed n5 for eight seconds).
+func TestOwnerUnavailableForGoodIsLookedUpAgain(t *testing.T) {
+	cfg := unhedgedConfig()
+	cfg.MaxAttempts = 0
+	cfg.RetryFor = time.Minute
+	h := newHarness(t, cfg)
+	h.learnOwner("orders", 3)
+	op, _ := h.c.Publish(h.now, "orders", []byte("x"), 0)
+	to, p := expectSend[*wire.Publish](h)
+	// 100 ms doubled five times passes DefaultMaxBackoff (2 s): the sixth
+	// unavailable answer is met with the longest wait.
+	for i := range 6 {
+		if to != 3 {
+			t.Fatalf("attempt %d went to n%d before the backoff reached its cap; want the owner n3", i+1, to)
+		}
+		h.reply(3, p.ReqID, wire.StatusUnavailable, 0, 0)
+		h.runToDeadline()
+		to, p = expectSend[*wire.Publish](h)
+	}
+	if to == 3 {
+		t.Fatal("the owner answered unavailable through the whole backoff ramp and was asked again; want another node")
+	}
+	h.reply(to, p.ReqID, wire.StatusNotOwner, 2, 0)
+	to, p = expectSend[*wire.Publish](h)
+	if to != 2 {
+		t.Fatalf("the redirect went to n%d, want n2", to)
+	}
+	h.reply(2, p.ReqID, wire.StatusOK, 0, 9)
+	h.expectFinished(op, OutcomeOK, wire.StatusOK)
 }
 
 // A publish that times out is ambiguous: the client forgets the owner,
