@@ -151,6 +151,11 @@ const (
 	// and the newcomer, a pair the replacement's seal of the prior set
 	// never asks.
 	OwnerCountsReplacementSet = "owner-counts-replacement-set"
+	// DeadLetterForgetsMove: a dead-letter queue answers a move asked for
+	// again from its deduplication window alone, ignoring the moves it
+	// remembers until their source settles them, so a source that asks
+	// again after the window has the message stored twice.
+	DeadLetterForgetsMove = "dead-letter-forgets-move"
 )
 
 // All lists every planted bug.
@@ -160,12 +165,15 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet}
+	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
 // corpus instead; the hunts over generated seeds pass them by.
 var SwarmBlind = map[string]string{
+	DeadLetterForgetsMove: "it needs a move's answer lost, the message delivered and acked from the dead-letter " +
+		"queue, that queue's window passed, and the source asking again: the long sweep lined these up about once " +
+		"in 10,000 seeds (29034, 29397, 48676, 56557), and its corpus file is seed 29034's scenario",
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
 		"no seed of 1-1000 lines it up, and its corpus file is seed 3971's scenario, the first a hunt of 1-6000 found",

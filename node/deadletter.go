@@ -22,9 +22,11 @@ import (
 //     neither queue.
 //  2. Once the record is confirmed, the source owner asks the
 //     dead-letter queue's owner to store the message under its own ID.
-//     That store is deduplicated on the ID like a retried publish, so
-//     asking again (a lost answer, a new source owner finishing what
-//     its predecessor began) stores it once.
+//     That store is deduplicated on the ID like a retried publish, and
+//     the dead-letter queue also remembers the move itself until the
+//     source settled it (movedin.go), so asking again (a lost answer, a
+//     new source owner finishing what its predecessor began, however
+//     long after) stores it once.
 //  3. Once the store is confirmed, the source owner settles the message.
 //
 // A new source owner finds the messages of step 1 in the history it
@@ -66,7 +68,9 @@ type deadLetterMove struct {
 	// before records named one (the queue's current one is asked).
 	to string
 	// index is the dead-letter record's: the store is asked for only
-	// once it is confirmed.
+	// once it is confirmed, and the index names the move to the
+	// dead-letter queue. Zero for a move resumed from a checkpoint
+	// written before checkpoints kept it.
 	index uint64
 	// askedAt is when the store was last asked for; zero, never.
 	askedAt time.Time
@@ -136,7 +140,7 @@ func (o *ownerState) resumeMoves() {
 	}
 	for _, m := range sortedMessages(o.state) {
 		if m.dead {
-			o.moves = append(o.moves, &deadLetterMove{id: m.id, to: m.deadTo})
+			o.moves = append(o.moves, &deadLetterMove{id: m.id, to: m.deadTo, index: m.deadIndex})
 		}
 	}
 }
@@ -147,6 +151,7 @@ func (o *ownerState) askMoves(now time.Time) {
 	if len(o.moves) == 0 || !o.r.serving() {
 		return
 	}
+	o.markSettledMoves()
 	inFlight := 0
 	for _, mv := range o.moves {
 		if !mv.askedAt.IsZero() && now.Sub(mv.askedAt) < deadLetterResend {
@@ -193,6 +198,9 @@ func (o *ownerState) askMove(mv *deadLetterMove, m *message, now time.Time) bool
 	mv.askedAt = now
 	n.emit(event.NewQueueDeadLetterSent(o.r.name, mv.id.String(), dead, uint32(q.Owner)))
 	ask := &wire.DeadLetter{Queue: dead, Source: o.r.name, ID: mv.id, Payload: m.payload}
+	if mv.index != 0 {
+		ask.SourceIncarnation, ask.SourceIndex, ask.SettledThrough = o.r.inc, mv.index, o.movesSettled
+	}
 	if q.Owner == n.cfg.ID {
 		n.onDeadLetter(n.cfg.ID, ask)
 	} else {
@@ -218,7 +226,22 @@ func (n *Node) onDeadLetter(from NodeID, m *wire.DeadLetter) {
 	}
 	o := r.own
 	w := waiter{peer: from, source: m.Source, id: m.ID}
-	if index, dup := o.state.publishedIndex(m.ID); dup {
+	source := moveSource{queue: m.Source, inc: m.SourceIncarnation}
+	index, known, stale := o.state.movedInIndex(source, m.ID, m.SourceIndex)
+	if bugs.Active(bugs.DeadLetterForgetsMove) {
+		known, stale = false, false // planted: the window alone deduplicates
+	}
+	if m.SourceIndex != 0 && stale {
+		// The source settled this move before it sent a later ask: this
+		// one was delayed on the way, or comes from an owner that lost
+		// the source queue. Stored now, the message would be stored twice.
+		refuse(wire.StatusBadRequest, fmt.Sprintf("queue %s settled the move of %s already", m.Source, m.ID))
+		return
+	}
+	if !known {
+		index, known = o.state.publishedIndex(m.ID)
+	}
+	if known {
 		w.index = index // asked again: the first store stands
 		o.park(w)
 		return
@@ -228,8 +251,43 @@ func (n *Node) onDeadLetter(from NodeID, m *wire.DeadLetter) {
 	// there are never more than the source queues hold. Refusing them
 	// would leave the messages stuck, counted in no one's backlog but
 	// the source's, until someone freed space by hand.
-	w.index = o.append(record{typ: recordPublish, id: m.ID, payload: m.Payload})
+	stored := record{typ: recordPublish, id: m.ID, payload: m.Payload}
+	if m.SourceIndex != 0 {
+		stored.typ = recordMovedIn
+		stored.from = moveOrigin{queue: m.Source, inc: m.SourceIncarnation, index: m.SourceIndex, settledThrough: m.SettledThrough}
+	}
+	w.index = o.append(stored)
 	o.park(w)
+}
+
+// markSettledMoves raises the settled-through mark asks carry, when it
+// can be read off this owner's state: only while everything appended is
+// confirmed, so that no settle it counts can be lost to a failover. Every
+// dead-letter record still unsettled then is a move in o.moves, or one
+// answered whose settle waits in o.settling, so the mark is one below the
+// lowest of those (or the commit index, with none). Between such moments
+// the last mark stands: a confirmed settle stays confirmed.
+func (o *ownerState) markSettledMoves() {
+	if o.state.applied != o.commit {
+		return
+	}
+	mark := o.commit
+	lower := func(index uint64) {
+		if index == 0 {
+			mark = 0 // a move from an old checkpoint: its index is unknown
+		} else {
+			mark = min(mark, index-1)
+		}
+	}
+	for _, mv := range o.moves {
+		lower(mv.index)
+	}
+	for _, p := range o.settling {
+		if m := o.state.messages[p.id]; p.moved && m != nil {
+			lower(m.deadIndex)
+		}
+	}
+	o.movesSettled = max(o.movesSettled, mark)
 }
 
 // answerDeadLetter sends a dead-letter queue's answer to the source

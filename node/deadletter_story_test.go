@@ -260,3 +260,79 @@ func TestAPurgeEndsAMoveUnderWay(t *testing.T) {
 		t.Fatalf("the owner asked %d more times to move a purged message", after-before)
 	}
 }
+
+// A move asked for again long after the dead-letter queue's
+// deduplication window, by a source owner that never heard the first
+// answer, is not stored again, though the message was delivered and acked
+// from the dead-letter queue meanwhile: the dead-letter queue remembers
+// the move until its source says it settled it (seeds 29034 and 48676 of
+// the long sweep, where the acked message came back). Once a later move
+// carries the source's mark, the first is forgotten.
+func TestADeadLetterQueueRemembersAMovePastItsWindow(t *testing.T) {
+	c := newCluster(t)
+	deadOwner := c.createQueueWindow("parked", 2*time.Second)
+	owner := c.createWithDeadLetter("orders", "parked", 1)
+	if owner == deadOwner {
+		t.Fatalf("both queues are owned by %s: the story wants the move to cross nodes", owner)
+	}
+	c.intercept = func(_, to node.NodeID, m wire.Message) bool {
+		_, answer := m.(*wire.DeadLetterReply)
+		return !answer || to != owner
+	}
+	const consumer, deadConsumer node.ConnID = 5, 6
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
+	c.settle()
+	c.nackEach(owner, consumer, "orders", 20)
+	c.advance(300 * time.Millisecond)
+
+	c.request(deadOwner, deadConsumer, &wire.Subscribe{ReqID: 30, Queue: "parked", Window: 10, Lease: time.Minute})
+	c.settle()
+	got := c.deliveries(deadConsumer)
+	if len(got) != 1 || got[0].ID != msgID(1) {
+		t.Fatalf("the dead-letter queue delivered %+v, want the moved message", got)
+	}
+	c.request(deadOwner, deadConsumer, &wire.Settle{ReqID: 31, Queue: "parked", ID: got[0].ID, Lease: got[0].Lease})
+	c.settle()
+	c.mustReply(31, wire.StatusOK)
+
+	// Well past the window, a publish moves the dead-letter queue's clock
+	// on, so it forgets the IDs of the window. The source's owner dies
+	// still asking; its successor asks again.
+	c.advance(3 * time.Second)
+	c.request(deadOwner, 2, &wire.Publish{ReqID: 32, Queue: "parked", ID: msgID(100), Payload: []byte("later")})
+	c.settle()
+	c.mustReply(32, wire.StatusOK)
+	if ds := c.deliveries(deadConsumer); len(ds) != 1 || ds[0].ID != msgID(100) {
+		t.Fatalf("the dead-letter queue delivered %+v, want the later publish", ds)
+	}
+	c.node(owner).crash()
+	c.intercept = nil
+	c.advance(4 * time.Second)
+	newOwner := recoveredOwner(t, c)
+	if newOwner == owner || !c.saw(event.QueueDeadLetterSent, by(newOwner)) {
+		t.Fatalf("the new owner %s did not resume the move", newOwner)
+	}
+	if d := viewOf(t, c.node(newOwner).n, "orders").Depth; d.DeadLettering != 0 {
+		t.Fatalf("the move did not complete: %+v", d)
+	}
+	if again := c.deliveries(deadConsumer); len(again) != 0 {
+		t.Fatalf("the dead-letter queue stored the acked message again and delivered %+v", again)
+	}
+	if n := node.MovedInRemembered(c.node(deadOwner).n, "parked"); n != 1 {
+		t.Fatalf("the dead-letter queue remembers %d moves, want the one its source has not yet said it settled", n)
+	}
+
+	// The next move carries the source's mark, which covers the first.
+	c.request(newOwner, consumer, &wire.Subscribe{ReqID: 40, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.request(newOwner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte("poison too")})
+	c.settle()
+	c.nackEach(newOwner, consumer, "orders", 50)
+	c.advance(time.Second)
+	if ds := c.deliveries(deadConsumer); len(ds) != 1 || ds[0].ID != msgID(2) {
+		t.Fatalf("the dead-letter queue delivered %+v, want the second message", ds)
+	}
+	if n := node.MovedInRemembered(c.node(deadOwner).n, "parked"); n != 1 {
+		t.Fatalf("the dead-letter queue remembers %d moves, want only the second", n)
+	}
+}

@@ -40,3 +40,13 @@ func CheckpointStateMatches(n *Node, queue string) (kept bool, err error) {
 	}
 	return true, nil
 }
+
+// MovedInRemembered counts, for tests, the moves queue's owner on n
+// remembers from its sources (movedin.go); -1 if n does not own it.
+func MovedInRemembered(n *Node, queue string) int {
+	r := n.queues[queue]
+	if r == nil || r.own == nil {
+		return -1
+	}
+	return r.own.state.movedInCount()
+}

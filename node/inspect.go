@@ -66,6 +66,7 @@ var recordNames = map[storage.RecordType]string{
 	recordPromote: "promote", recordDelete: "delete", recordEpochMark: "epoch-mark",
 	recordPublishAt: "publish", recordSettleAt: "settle", recordEpochMarkAt: "epoch-mark",
 	recordSettles: "settle", recordDeadLetter: "dead-letter", recordPurge: "purge",
+	recordMovedIn: "publish",
 }
 
 // IDs lists every message the entry names: a publish's or a dead-letter

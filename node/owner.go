@@ -85,6 +85,10 @@ type ownerState struct {
 	// dead-letter queue, in the order their records were appended
 	// (deadletter.go).
 	moves []*deadLetterMove
+	// movesSettled is the settled-through mark asks carry (movedin.go):
+	// every dead-letter record at or below it has its message settled by
+	// a confirmed record.
+	movesSettled uint64
 	// purges holds the purges waiting for the hold (purge.go).
 	purges purgeState
 	// handoff is the cooperative handoff under way, if any (handoff.go);

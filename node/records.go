@@ -41,6 +41,12 @@ const (
 	// the boundary index): a purge of the queue (purge.go). Type 11 is
 	// taken by another record.
 	recordPurge storage.RecordType = 12
+	// recordMovedIn is a publish a dead-letter move stored (a publish's
+	// fields, then where the message came from: moveOrigin). The
+	// dead-letter queue remembers the move until its source says it
+	// settled the message there (movedin.go), so a source asking again
+	// after the deduplication window never stores it twice.
+	recordMovedIn storage.RecordType = 13
 )
 
 // record is a decoded queue log record.
@@ -55,6 +61,7 @@ type record struct {
 	until   int64            // promote: the clock boundary, Unix nanoseconds
 	through uint64           // purge: the last index whose messages it settles
 	to      string           // dead-letter: the queue the message moves to; empty in older records
+	from    moveOrigin       // moved-in: the source queue and its dead-letter record
 	payload []byte           // publish
 	// at is the owner's clock when it appended a stamped record, Unix
 	// nanoseconds; window the deduplication window an epoch marker sets.
@@ -98,12 +105,15 @@ func encodeRecord(r record) []byte {
 		for _, m := range r.members {
 			b = wire.AppendUint32(b, uint32(m))
 		}
-	case recordPublishAt:
+	case recordPublishAt, recordMovedIn:
 		b = wire.AppendUint64(b, r.id.Producer)
 		b = wire.AppendUint64(b, r.id.Seq)
 		b = wire.AppendInt64(b, r.readyAt)
 		b = wire.AppendInt64(b, r.at)
 		b = wire.AppendBytes(b, r.payload)
+		if r.typ == recordMovedIn {
+			b = appendMoveOrigin(b, r.from)
+		}
 	case recordSettleAt, recordDeadLetter:
 		b = wire.AppendUint64(b, r.id.Producer)
 		b = wire.AppendUint64(b, r.id.Seq)
@@ -157,10 +167,13 @@ func decodeRecord(typ storage.RecordType, body []byte) (record, error) {
 		r.payload = d.Bytes()
 	case recordSettle:
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
-	case recordPublishAt:
+	case recordPublishAt, recordMovedIn:
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 		r.readyAt, r.at = d.Int64(), d.Int64()
 		r.payload = d.Bytes()
+		if typ == recordMovedIn {
+			r.from = decodeMoveOrigin(d)
+		}
 	case recordSettleAt, recordDeadLetter:
 		r.id = wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
 		r.at = d.Int64()

@@ -44,6 +44,10 @@ type message struct {
 	// moves to the queue's current dead-letter queue).
 	dead   bool
 	deadTo string
+	// deadIndex is the dead-letter record's index, which names the move
+	// to the dead-letter queue (movedin.go); zero in a state decoded from
+	// a checkpoint written before checkpoints kept it.
+	deadIndex uint64
 }
 
 // queueState is the deterministic state a queue's log applies to. Every
@@ -102,6 +106,9 @@ type queueState struct {
 	// (written before stamps): they are never forgotten, and a checkpoint
 	// must list the ID sets whole, since recent does not hold them.
 	unstamped int
+	// movedIn is, in a dead-letter queue, the moves each source has not
+	// yet said it settled (movedin.go); nil until a move comes.
+	movedIn map[moveSource]*moveLedger
 }
 
 // recentID is one stamped publish or settle, kept until it leaves the
@@ -133,6 +140,9 @@ func (s *queueState) apply(index uint64, r record) {
 		s.created, s.policy, s.members = true, r.policy, slices.Clone(r.members)
 	case recordPublish:
 		s.applyPublish(index, r)
+	case recordMovedIn:
+		s.applyPublish(index, r)
+		s.applyMovedIn(index, r.id, r.from)
 	case recordSettle:
 		s.applySettle(index, r)
 	case recordSettles:
@@ -140,7 +150,7 @@ func (s *queueState) apply(index uint64, r record) {
 			s.applySettle(index, record{typ: recordSettle, id: id, at: r.at})
 		}
 	case recordDeadLetter:
-		s.applyDeadLetter(r.id, r.to)
+		s.applyDeadLetter(index, r.id, r.to)
 	case recordPromote:
 		s.applyPromote(index, r.until)
 	case recordPurge:
@@ -291,7 +301,7 @@ func (s *queueState) applySettle(index uint64, r record) {
 // message no one leases, which is neither ready nor delayed; replicas
 // that apply it (followers, rebuilt states) may hold it ready. The move
 // goes to queue to, whatever the queue's setting says by then.
-func (s *queueState) applyDeadLetter(id wire.MessageID, to string) {
+func (s *queueState) applyDeadLetter(index uint64, id wire.MessageID, to string) {
 	m, ok := s.messages[id]
 	if !ok || m.dead {
 		return // settled meanwhile, or named twice: nothing changes
@@ -299,7 +309,7 @@ func (s *queueState) applyDeadLetter(id wire.MessageID, to string) {
 	if m.delayed {
 		panic(fmt.Sprintf("node: queue %s dead-letters %s, which was never delivered", s.name, id))
 	}
-	m.dead, m.deadTo = true, to
+	m.dead, m.deadTo, m.deadIndex = true, to, index
 	s.dead++
 	if m.inHeap {
 		m.inHeap = false // dropped lazily, as a settled message is

@@ -21,8 +21,11 @@ import (
 // message's delayed flag was, adding whether a dead-letter record took it
 // out of delivery. Version 5 follows a dead message's flags with the
 // dead-letter queue its move goes to; a version 4 state's dead messages
-// read with none, as their records had none.
-const stateCodecVersion = 5
+// read with none, as their records had none. Version 6 follows that with
+// the dead-letter record's index, and writes a dead-letter queue's
+// moved-in ledgers after the clock (movedin.go); a version 5 state has
+// none, and its dead messages read with index zero.
+const stateCodecVersion = 6
 
 // Message flags, version 4 on.
 const (
@@ -146,6 +149,7 @@ func appendMessage(b []byte, m *message) []byte {
 	b = wire.AppendUint8(b, flags)
 	if m.dead {
 		b = wire.AppendString(b, m.deadTo)
+		b = wire.AppendUint64(b, m.deadIndex)
 	}
 	b = wire.AppendUint64(b, m.key.at)
 	if bugs.Active(bugs.CheckpointTrimsPayload) && len(m.payload) > 0 {
@@ -169,6 +173,7 @@ func appendStateTail(b []byte, s *queueState, journaled bool) []byte {
 	}
 	b = wire.AppendInt64(b, s.window)
 	b = wire.AppendInt64(b, s.clock)
+	b = appendMovedIn(b, s)
 	b = wire.AppendBool(b, journaled)
 	b = wire.AppendUint32(b, uint32(s.recent.len()))
 	b = wire.AppendUint64(b, s.recentSum[0])
@@ -200,7 +205,7 @@ func decodeRecent(d *wire.Decoder) recentID {
 // bound), so the buffer is allocated once: a checkpoint of a busy queue
 // runs to megabytes, and growing it step by step copies it many times.
 func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
-	n := 96 + 4*len(s.members)
+	n := 96 + 4*len(s.members) + movedInSize(s)
 	if !journaled {
 		n += journalEntrySize * s.recent.len()
 	}
@@ -210,7 +215,7 @@ func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
 	for _, m := range msgs {
 		n += 8 + 8 + 8 + 8 + 1 + 8 + 4 + len(m.payload)
 		if m.dead {
-			n += 4 + len(m.deadTo)
+			n += 4 + len(m.deadTo) + 8
 		}
 	}
 	return n
@@ -297,6 +302,11 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 	}
 	if v >= 2 {
 		s.window, s.clock = d.Int64(), d.Int64()
+		if v >= 6 {
+			if err := decodeMovedIn(d, s); err != nil {
+				return nil, err
+			}
+		}
 		if err := decodeWindow(d, v, s, window); err != nil {
 			return nil, err
 		}
@@ -386,6 +396,9 @@ func decodeMessage(d *wire.Decoder, v uint8) (*message, error) {
 		m.delayed, m.dead = flags&messageDelayed != 0, flags&messageDead != 0
 		if m.dead && v >= 5 {
 			m.deadTo = d.String()
+		}
+		if m.dead && v >= 6 {
+			m.deadIndex = d.Uint64()
 		}
 	}
 	m.key = readyKey{at: d.Uint64(), index: m.index}

@@ -36,11 +36,23 @@ func CheckDeadLetter(queue, deadLetter string, maxDeliveries uint32) error {
 // DeadLetter asks the owner of Queue, a dead-letter queue, to store a
 // message that Source's owner gave up delivering. ID is the message's ID
 // in the source queue and stays its ID: the store is deduplicated on it.
+//
+// SourceIncarnation and SourceIndex name the move: the source queue's
+// incarnation and the index of the dead-letter record that began it.
+// SettledThrough is the source's mark: every move it began at or below
+// that index is settled there, so the dead-letter queue may forget them
+// and refuses to store them again. The three are zero in an ask from a
+// node that predates them, or for a move whose record's index the
+// source no longer knows; such an ask is deduplicated by the window
+// alone.
 type DeadLetter struct {
-	Queue   string
-	Source  string
-	ID      MessageID
-	Payload []byte
+	Queue             string
+	Source            string
+	ID                MessageID
+	Payload           []byte
+	SourceIncarnation uint64
+	SourceIndex       uint64
+	SettledThrough    uint64
 }
 
 // Kind implements Message.
@@ -51,16 +63,26 @@ func (m *DeadLetter) AppendBody(b []byte) []byte {
 	b = AppendString(b, m.Queue)
 	b = AppendString(b, m.Source)
 	b = appendMessageID(b, m.ID)
-	return AppendBytes(b, m.Payload)
+	b = AppendBytes(b, m.Payload)
+	if m.SourceIndex == 0 {
+		return b // the form nodes that predate moves' names send
+	}
+	b = AppendUint64(b, m.SourceIncarnation)
+	b = AppendUint64(b, m.SourceIndex)
+	return AppendUint64(b, m.SettledThrough)
 }
 
 func decodeDeadLetter(d *Decoder) *DeadLetter {
-	return &DeadLetter{Queue: d.String(), Source: d.String(), ID: d.messageID(), Payload: d.Bytes()}
+	m := &DeadLetter{Queue: d.String(), Source: d.String(), ID: d.messageID(), Payload: d.Bytes()}
+	if d.More() {
+		m.SourceIncarnation, m.SourceIndex, m.SettledThrough = d.Uint64(), d.Uint64(), d.Uint64()
+	}
+	return m
 }
 
 // String describes the request without its payload.
 func (m *DeadLetter) String() string {
-	return fmt.Sprintf("{q=%s from=%s id=%s payload=%dB}", m.Queue, m.Source, m.ID, len(m.Payload))
+	return fmt.Sprintf("{q=%s from=%s/%d@%d settled<=%d id=%s payload=%dB}", m.Queue, m.Source, m.SourceIncarnation, m.SourceIndex, m.SettledThrough, m.ID, len(m.Payload))
 }
 
 // DeadLetterReply answers a DeadLetter: StatusOK once the message is

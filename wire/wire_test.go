@@ -15,6 +15,7 @@ var samples = []Message{
 	&CounterProbe{LeaderLast: 99},
 	&CreateQueue{ReqID: 1, Queue: "orders", Policy: PolicyAll, DedupWindow: 5 * time.Minute, DeadLetter: "orders-dead", MaxDeliveries: 5},
 	&DeadLetter{Queue: "orders-dead", Source: "orders", ID: MessageID{Producer: 4, Seq: 5}, Payload: []byte("poison")},
+	&DeadLetter{Queue: "orders-dead", Source: "orders", ID: MessageID{Producer: 4, Seq: 6}, Payload: []byte("poison"), SourceIncarnation: 2, SourceIndex: 41, SettledThrough: 37},
 	&DeadLetterReply{Source: "orders", ID: MessageID{Producer: 4, Seq: 5}, Status: StatusDiskFull, Detail: "full"},
 	&DeleteQueue{ReqID: 2, Queue: "orders"},
 	&Publish{ReqID: 3, Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Delay: 1500, Payload: []byte("hello")},
