@@ -100,6 +100,14 @@ func (n *Node) rebalanceMove(nodes []NodeID, load map[NodeID]int) (string, []Nod
 			!slices.Contains(q.Replicas, most) || slices.Contains(q.Replicas, least) {
 			continue
 		}
+		if slices.ContainsFunc(q.Replicas, func(id NodeID) bool { return s.down[id] }) {
+			// A queue that lost a replica waits for its replacement. The
+			// move's recovery would seal the lost replica too, so a queue
+			// that needs every replica could not activate it until the
+			// node came back, and nothing may be planned on top of a
+			// pending move: the lost replica would stay unreplaced.
+			continue
+		}
 		replicas := slices.Clone(q.Replicas)
 		replicas[slices.Index(replicas, most)] = least
 		return name, replicas
