@@ -15,6 +15,12 @@ const detectTick = 10 * time.Millisecond
 // few round trips on a local network.
 const verifyTicks = 3
 
+// rttDecayTicks is how often a peer's longest observed ping wait
+// (watch.waitMax) shrinks by one tick: a link that stalled gives its peer
+// more time to answer for a few seconds after, then eager detection
+// verifies after an interval again.
+const rttDecayTicks = 20
+
 const timerDetect TimerKind = 3
 
 // campaignStaggerTicks orders the campaigns of followers that found their
@@ -48,8 +54,15 @@ type watch struct {
 	// detection judges a peer by it (see check).
 	awaited    uint64
 	awaitedSeq uint64
-	suspected  bool
-	confirmed  bool
+	// waitMax is the longest a ping to this peer waited for its answer
+	// lately, in ticks, decaying by one every rttDecayTicks: eager
+	// detection waits that much longer before it verifies the peer
+	// (idleLimit), so a link whose messages stall now and then is not
+	// taken for a dead peer again and again, each time failing its
+	// queues over.
+	waitMax   uint64
+	suspected bool
+	confirmed bool
 	// synced is when this leader last proposed a correction of the
 	// metadata's liveness view for the peer.
 	synced uint64
@@ -171,7 +184,12 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	if seq >= w.verifySeq {
 		w.verifyBy = 0
 	}
-	if seq >= w.awaitedSeq {
+	if seq >= w.awaitedSeq && w.awaited != 0 {
+		// The wait counts even when it outlasted a verification: a peer
+		// confirmed down that answers is most often one whose link
+		// stalled. (It may be a process that restarted; the cap keeps
+		// that from stretching idleLimit past three intervals.)
+		w.waitMax = max(w.waitMax, min(d.ticks-w.awaited, 3*d.ticksOf(d.policy().Interval)))
 		w.awaited = 0
 	}
 	if w.suspected || w.confirmed {
@@ -237,6 +255,22 @@ func (d *detector) verify(w *watch) {
 	d.seq++
 	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
 	w.lastPing, w.verifyBy, w.verifySeq = d.ticks, d.ticks+verifyTicks, d.seq
+}
+
+// idleLimit is how long, in ticks, eager detection lets a ping to w go
+// unanswered before it verifies w: an interval, or half as much again as
+// the longest the peer's pings waited lately, up to three intervals. A
+// link that stalls now and then (a retransmission on a lossy network)
+// would otherwise have a live peer verified in the middle of a stall,
+// when the verification's own pings wait behind it too, and confirmed
+// down over and over: in the long sweep, one queue failed over 23 times
+// in 7 s between two live nodes whose links stalled up to 215 ms each
+// way. The first stall past an interval can still cost one failover;
+// most after it do not. Three intervals keep eager detection's slowest
+// confirmation of a silent peer (DetectionPolicy.Silence) within
+// heartbeat detection's at the default interval and grace.
+func (d *detector) idleLimit(w *watch, interval uint64) uint64 {
+	return max(interval, min(w.waitMax+w.waitMax/2+1, 3*interval))
 }
 
 // mono is the node's monotonic clock, in detector ticks: a wall-clock
@@ -343,8 +377,11 @@ func (d *detector) check(w *watch) {
 			w.awaited, w.awaitedSeq = d.ticks, d.seq
 		}
 	}
+	if d.ticks%rttDecayTicks == 0 && w.waitMax > 0 {
+		w.waitMax--
+	}
 	silent := d.ticks - w.lastHeard
-	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= interval {
+	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= d.idleLimit(w, interval) {
 		d.verify(w) // the idle-connection monitor: zero grace
 	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
 		// Ping again each tick of a verification: after a reset the first

@@ -42,11 +42,13 @@ func (c Config) ProgressTimes() ProgressTimes {
 // interval plus grace under heartbeat detection; under eager detection,
 // which verifies a peer once a ping has gone unanswered for an interval
 // (detect.go), the first ping the silent peer misses may go out up to a
-// ping period (half an interval) after the silence began.
+// ping period (half an interval) after the silence began, and it may go
+// unanswered for up to three intervals before the verification when the
+// peer's link stalled lately (idleLimit).
 func (p DetectionPolicy) Silence() time.Duration {
 	limit := p.Interval + p.Grace
 	if p.Mode == DetectEager {
-		limit = p.Interval + p.Interval/2
+		limit = 3*p.Interval + p.Interval/2
 	}
 	return limit + time.Duration(verifyTicks+1)*detectTick
 }
