@@ -44,8 +44,9 @@ const (
 	QueueQuorumRegained Name = "queue.quorum-regained"
 	// QueueActivationWaits: an owner the metadata activated after a
 	// recovery, or whose opening marker a quorum holds, last had its
-	// appends accepted by a quorum longer ago than the silence limit; it
-	// waits for a quorum to accept one before it serves
+	// appends accepted by a quorum longer ago than the silence limit, or
+	// opens while the metadata holds its node down; it waits for a quorum
+	// to accept one (and, opening, to be held up) before it serves
 	// (NewQueueActivationWaits).
 	QueueActivationWaits Name = "queue.activation-waits"
 	// QueueSecondWriter: a follower heard from a second writer in its

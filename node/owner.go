@@ -78,8 +78,10 @@ type ownerState struct {
 	servingFrom uint64
 	cutOffNoted bool
 	// activationWaits says the metadata activated this candidate while
-	// its quorum's latest acceptance was older than the silence limit: it
-	// sends appends until a quorum accepts one (finishRecovery).
+	// its quorum's latest acceptance was older than the silence limit, or
+	// a quorum holds its opening marker while the metadata holds its node
+	// down: it sends appends until a quorum accepts one (finishRecovery,
+	// finishOpening).
 	activationWaits bool
 	// moves are the dead-lettered messages on their way to the
 	// dead-letter queue, in the order their records were appended
@@ -189,8 +191,9 @@ func (o *ownerState) activate(q *QueueMeta) {
 }
 
 // finishOpening makes the candidate the owner once a quorum holds the
-// marker that opened its epoch and a quorum of its replicas has accepted
-// its appends within the silence limit.
+// marker that opened its epoch, a quorum of its replicas has accepted
+// its appends within the silence limit, and its metadata does not hold
+// its node down.
 //
 // The second condition matters when the replies reach the candidate late:
 // it was paused, or cut off, after sending its marker. Its peers may
@@ -200,9 +203,24 @@ func (o *ownerState) activate(q *QueueMeta) {
 // waits as a late recovered activation does (finishRecovery): a quorum
 // that accepts its next appends holds no newer epoch, and one that
 // refuses them makes it stale.
+//
+// The silence limit only bounds a replacement that began after the
+// candidate fell silent. A node the metadata holds down (it crashed and
+// restarted, and the leader has not heard it since) may be replaced at
+// the leader's next pass, before its marker was even sent: a follower
+// can accept the marker, be sealed at a newer epoch and see that epoch
+// activate while its acceptance, fresh by the marker's stamp, is still
+// on its way (seed 60892 of the long sweep). So the candidate also waits
+// for the entry that marks its node up. The leader plans a failover for
+// being down only while the metadata says so, and proposes that entry
+// only once it hears the node again, so such a plan comes before it in
+// the log: a candidate that applied the entry has applied the plan too,
+// and follows it instead. An owner-only queue is never failed over
+// (planFailovers), so its owner need not wait.
 func (o *ownerState) finishOpening() {
 	r := o.r
-	if !o.quorumHeardLately() {
+	heldDown := r.n.meta.state.down[r.n.cfg.ID] && o.policy != wire.PolicyOwnerOnly
+	if !o.quorumHeardLately() || heldDown {
 		if !o.activationWaits {
 			o.activationWaits = true
 			r.n.emit(event.NewQueueActivationWaits(r.name, r.epoch, o.quorumSilence()))

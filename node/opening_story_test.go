@@ -1,0 +1,106 @@
+package node_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A new queue's first owner opens its epoch while the metadata still
+// holds its node down: it crashed and restarted, and the leader has not
+// heard it since. The leader plans the queue's failover at its next pass,
+// without waiting for any silence, and the candidate recovers the queue
+// at epoch 2, sealing a follower that had accepted the opening marker.
+// That follower's acceptance, sent before the seal, reaches the opening
+// owner only after epoch 2 activated, well within the silence limit of
+// the stamp it echoes. The opening owner must not serve epoch 1 on it (seed
+// 60892 of the long sweep, epochs checker: epoch 1 activated after epoch
+// 2); it waits, and once it hears from its peers again it follows the
+// owner of epoch 2.
+func TestAnOpeningOwnerHeldDownDoesNotActivateOnALateAcceptance(t *testing.T) {
+	c := newCluster(t)
+	x, followers := roles("orders")
+	c.node(x).crash()
+	c.advance(2 * time.Second)
+	if !c.saw(event.MetaNodeDown, func(e emission) bool { return node.NodeID(e.Node()) == x }) {
+		t.Fatalf("the metadata never held the crashed %s down; events:\n%v", x, c.events)
+	}
+
+	// x restarts, but no ping reaches it or comes back from it, so the
+	// leader keeps it down. Once it has sent its opening marker it hears
+	// nothing more: its metadata stays as it was when it opened. The
+	// followers' answers to its appends are held back.
+	var late []*wire.AppendReply
+	var lateFrom []node.NodeID
+	opened := false
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		switch m := m.(type) {
+		case *wire.Ping, *wire.Pong:
+			return from != x && to != x
+		case *wire.Append:
+			opened = opened || from == x && m.Epoch == 1
+		case *wire.AppendReply:
+			if to == x {
+				late, lateFrom = append(late, m), append(lateFrom, from)
+				return false
+			}
+		}
+		return to != x || !opened
+	}
+	c.node(x).start()
+	c.advance(time.Second)
+	c.request(followers[0], 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	recovered := func() bool { return c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) }
+	for range 100 {
+		if recovered() {
+			break
+		}
+		c.advance(10 * time.Millisecond)
+	}
+	if !opened || !recovered() {
+		t.Fatalf("%s did not open epoch 1, or no candidate recovered epoch 2; events:\n%v", x, c.events)
+	}
+	xm := c.node(x)
+	if i := slices.IndexFunc(xm.n.Members(), func(m wire.MemberInfo) bool { return node.NodeID(m.ID) == x }); i < 0 || !xm.n.Members()[i].Down {
+		t.Fatalf("%s's metadata does not hold it down; the story needs it to", x)
+	}
+
+	// The last acceptance of the marker, from before the seal, arrives
+	// now. A quorum holds the marker, and the stamp it echoes is fresh.
+	last := -1
+	for i, r := range late {
+		if r.OK && r.Epoch == 1 && r.Durable >= 1 {
+			last = i
+		}
+	}
+	if last < 0 {
+		t.Fatalf("no follower accepted %s's opening marker; events:\n%v", x, c.events)
+	}
+	xm.run(func() { xm.n.OnMessage(lateFrom[last], late[last]) })
+	c.fireDue()
+	if c.saw(event.QueueActive, onQueue("orders"), inEpoch(1), by(x)) {
+		t.Fatalf("%s activated epoch 1 after epoch 2 activated, on an acceptance from before the seal; events:\n%v", x, c.events)
+	}
+	if v := viewOf(t, xm.n, "orders"); v.Role == "owner" {
+		t.Fatalf("%s serves the queue: %+v", x, v)
+	}
+
+	// Heard again, x follows the owner of epoch 2 and sends clients there.
+	c.intercept = nil
+	c.advance(time.Second)
+	newOwner := recoveredOwner(t, c)
+	if c.saw(event.QueueActive, onQueue("orders"), inEpoch(1), by(x)) {
+		t.Fatalf("%s activated epoch 1 after epoch 2 activated; events:\n%v", x, c.events)
+	}
+	c.request(x, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1)})
+	if r := c.mustReply(1, wire.StatusNotOwner); node.NodeID(r.Owner) != newOwner {
+		t.Fatalf("%s redirects to %d, want the owner of epoch 2, %s", x, r.Owner, newOwner)
+	}
+	c.request(newOwner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2)})
+	c.settle()
+	c.mustReply(2, wire.StatusOK)
+}
