@@ -149,6 +149,9 @@ func (n *Node) onCheckpoint(from NodeID, m *wire.Checkpoint) {
 	if m.Epoch >= r.epoch {
 		whole, ok := r.assembleCheckpoint(from, m)
 		if !ok {
+			if r.role == roleCandidate && r.own.recovery != nil {
+				r.own.stepRecovery(recovery.ChunkReceived{Facts: r.own.recoveryFacts(), From: uint32(from)})
+			}
 			return
 		}
 		m = whole

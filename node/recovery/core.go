@@ -66,9 +66,11 @@ type Core struct {
 	source    Witness
 	ticks     uint64
 	// fetchSent is the tick (plus one) of the fetch in flight, or 0;
-	// fetchStart is the tick the fetch stage began.
+	// fetchHeard is the tick the source last answered (or the fetch
+	// stage began): a source that goes on answering, page after page or
+	// chunk after chunk of a checkpoint, is never given up on.
 	fetchSent  uint64
-	fetchStart uint64
+	fetchHeard uint64
 	// pageBytes is the payload of the page handed to the driver to
 	// append, counted as copied once the driver says it was appended.
 	pageBytes          int
@@ -146,6 +148,8 @@ func (c *Core) Step(in Input) []Action {
 		return c.onActivationResult(in)
 	case Activated:
 		return c.onActivated(in)
+	case ChunkReceived:
+		return c.onChunkReceived(in)
 	case Tick:
 		return c.onTick(in.Facts)
 	case Stop:
@@ -331,7 +335,7 @@ func (c *Core) choose(f Facts) []Action {
 		return append(acts, c.install(f.Now)...)
 	}
 	c.stage = StageFetch
-	c.fetchStart = c.ticks
+	c.fetchHeard = c.ticks
 	return append(acts, c.sendFetch(self))
 }
 
@@ -352,7 +356,7 @@ func (c *Core) onFetchReply(in FetchReply) []Action {
 	if m.Incarnation != c.cfg.Incarnation || c.stage != StageFetch || in.From != c.source.Node || m.Epoch != c.cfg.Epoch {
 		return nil
 	}
-	c.fetchSent = 0
+	c.fetchSent, c.fetchHeard = 0, c.ticks
 	if m.OK {
 		c.pageBytes = 0
 		for _, e := range m.Entries {
@@ -395,12 +399,26 @@ func (c *Core) onCheckpointOffered(in CheckpointOffered) []Action {
 	if m.Incarnation != c.cfg.Incarnation || c.stage != StageFetch || in.From != c.source.Node || m.Epoch != c.cfg.Epoch {
 		return nil
 	}
-	c.fetchSent = 0
+	c.fetchSent, c.fetchHeard = 0, c.ticks
 	if m.Cut < self.Commit || m.Cut > c.source.Last || m.Cut <= self.Last && m.Cut >= self.First {
 		return c.restart(in.Now, fmt.Sprintf("the source's checkpoint at %d does not fit this log (%d..%d, commit %d)", m.Cut, self.First, self.Last, self.Commit))
 	}
 	c.pageBytes = len(m.State)
 	return []Action{TakeCheckpoint{From: in.From, Msg: m}}
+}
+
+// onChunkReceived notes a chunk of the checkpoint the source sends in
+// place of pages: the source is answering, and the fetch that asked for
+// the checkpoint need not be sent again while its chunks come.
+func (c *Core) onChunkReceived(in ChunkReceived) []Action {
+	if c.stage != StageFetch || in.From != c.source.Node {
+		return nil
+	}
+	c.fetchHeard = c.ticks
+	if c.fetchSent != 0 {
+		c.fetchSent = c.ticks + 1
+	}
+	return nil
 }
 
 // onTruncated asks for the page after the shortened log.
@@ -593,7 +611,7 @@ func (c *Core) onTick(f Facts) []Action {
 		return c.sendSeals()
 	case StageFetch:
 		switch {
-		case c.ticks-c.fetchStart > fetchGiveUpTicks:
+		case c.ticks-c.fetchHeard > fetchGiveUpTicks:
 			return c.restart(f.Now, "the source stopped answering")
 		case c.fetchSent != 0 && c.ticks-c.fetchSent > fetchResendTicks:
 			return []Action{c.sendFetch(f.Self)}

@@ -34,6 +34,7 @@ import (
 //	           [seal-epoch=E] [inc=I] [history=H] [grant-ago=D] | from=N refused seal-epoch=E owner=N
 //	fetch-reply from=N prev=P entries=K [bytes=B] [epoch=E] [inc=I] | from=N refused hint=H last=L
 //	checkpoint-offer from=N cut=C [epoch=E] [bytes=B]    the source's checkpoint, in place of pages
+//	chunk from=N                                         a chunk of that checkpoint arrived
 //	truncated last=L epoch=E digest=HEX                  the driver truncated
 //	appended last=L epoch=E digest=HEX | appended err=TEXT
 //	installed marker=M [durable=D]                       the driver appended the marker (followers reset)
@@ -110,6 +111,10 @@ func (h *harness) input(t *testing.T, d *datadriven.TestData) recovery.Input {
 		d.MaybeScanArgs(t, "bytes", &size)
 		m.State = make([]byte, size)
 		return recovery.CheckpointOffered{Facts: h.now(), From: from, Msg: m}
+	case "chunk":
+		var from uint32
+		d.ScanArgs(t, "from", &from)
+		return recovery.ChunkReceived{Facts: h.now(), From: from}
 	case "truncated":
 		h.setLog(t, d)
 		return recovery.Truncated{Facts: h.now()}

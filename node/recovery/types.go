@@ -129,6 +129,13 @@ type CheckpointOffered struct {
 	Msg  *wire.Checkpoint
 }
 
+// ChunkReceived says a chunk of a checkpoint the source is sending
+// arrived; the whole checkpoint comes as CheckpointOffered.
+type ChunkReceived struct {
+	Facts
+	From uint32
+}
+
 // Truncated says the driver carried out a Truncate.
 type Truncated struct{ Facts }
 
@@ -173,6 +180,7 @@ func (Sealed) input()            {}
 func (SealReply) input()         {}
 func (FetchReply) input()        {}
 func (CheckpointOffered) input() {}
+func (ChunkReceived) input()     {}
 func (Truncated) input()         {}
 func (PageAppended) input()      {}
 func (Installed) input()         {}
