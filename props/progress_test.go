@@ -209,10 +209,12 @@ func TestProgressLimits(t *testing.T) {
 	heartbeat := sim.Scenario{Detection: node.DetectHeartbeat}
 	switched := sim.Scenario{Detection: node.DetectEager, Faults: []sim.Fault{{Kind: sim.FaultSetDetection, Hit: int(node.DetectHeartbeat)}}}
 	e, hb, sw := limitsFor(eager), limitsFor(heartbeat), limitsFor(switched)
-	// Heartbeat waits out the 300ms grace; eager waits for a ping sent up
-	// to half the 100ms interval after the silence began.
-	if hb.failover-e.failover != 250*ms || hb.silence-e.silence != 250*ms {
-		t.Fatalf("heartbeat bounds %+v, eager %+v: the 300ms grace less eager's 50ms ping period should separate them", hb, e)
+	// Heartbeat waits out the 100ms interval and the 300ms grace; eager
+	// lets a ping sent up to half the 100ms interval after the silence
+	// began go unanswered for up to three intervals (when the peer's link
+	// stalled lately): 350ms against 400ms.
+	if hb.failover-e.failover != 50*ms || hb.silence-e.silence != 50*ms {
+		t.Fatalf("heartbeat bounds %+v, eager %+v: eager's three intervals and a ping period should be 50ms short of heartbeat's interval and grace", hb, e)
 	}
 	if sw != hb {
 		t.Fatalf("a run that switches to heartbeat detection is bounded by %+v, not the heartbeat %+v", sw, hb)
