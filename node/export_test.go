@@ -50,3 +50,13 @@ func MovedInRemembered(n *Node, queue string) int {
 	}
 	return r.own.state.movedInCount()
 }
+
+// LostReplicas lists, for tests, the replicas of queue that the metadata
+// n has applied holds lost for damaged storage.
+func LostReplicas(n *Node, queue string) []NodeID {
+	q := n.meta.state.queues[queue]
+	if q == nil {
+		return nil
+	}
+	return q.Lost
+}
