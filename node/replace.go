@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
@@ -79,21 +80,26 @@ func (n *Node) replacePreparing(q *QueueMeta, load map[NodeID]int) {
 	n.proposeLife(q.Name, command{kind: cmdReplacePreparing, name: q.Name, inc: q.Incarnation, members: replicas})
 }
 
-// noteDownSince keeps, on the leader, the tick at which each node was
-// first seen confirmed down.
+// noteDownSince keeps, on the leader, the moment each node was first seen
+// confirmed down. The moment is read from the monotonic clock, not
+// counted in metadata ticks: ticks stop while the process is stopped, so
+// a leader paused for a second would wait a second longer than
+// ReplaceAfter to replace a member its metadata held down all along,
+// though the member was down for all of it.
 func (n *Node) noteDownSince() {
 	m := n.meta
 	if m.downSince == nil {
-		m.downSince = make(map[NodeID]uint64)
+		m.downSince = make(map[NodeID]time.Duration)
 	}
 	for _, id := range n.clusterNodes() {
+		_, seen := m.downSince[id]
 		switch {
 		case !m.state.down[id]:
 			delete(m.downSince, id)
-		case m.downSince[id] == 0 || bugs.Active(bugs.ReplaceNeverDue):
+		case !seen || bugs.Active(bugs.ReplaceNeverDue):
 			// Planted (the second condition): the count starts over at
 			// every pass.
-			m.downSince[id] = m.ticks + 1 // +1: zero means unseen
+			m.downSince[id] = n.env.Monotonic()
 		}
 	}
 }
@@ -116,9 +122,8 @@ func (n *Node) replicaLoad() map[NodeID]int {
 // confirmed down for Config.ReplaceAfter: its replicas are replaced, and
 // a voter's seat goes to a learner. A negative ReplaceAfter disables both.
 func (n *Node) downForReplaceAfter(id NodeID) bool {
-	m := n.meta
-	since := m.downSince[id]
-	return n.cfg.ReplaceAfter >= 0 && since != 0 && m.ticks+1-since >= uint64(n.cfg.ReplaceAfter/n.cfg.MetaTick)
+	since, seen := n.meta.downSince[id]
+	return n.cfg.ReplaceAfter >= 0 && seen && n.env.Monotonic()-since >= n.cfg.ReplaceAfter
 }
 
 // replacementSet returns q's replica set with one replica that is damaged

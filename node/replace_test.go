@@ -8,8 +8,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// clockEnv is nullEnv with a monotonic clock the test moves.
+type clockEnv struct {
+	nullEnv
+	now *time.Duration
+}
+
+func (e clockEnv) Monotonic() time.Duration { return *e.now }
+
 // A dead node's queues are spread over the spares, the least loaded
-// first, and a node down for less than ReplaceAfter is left alone.
+// first, and a node down for less than ReplaceAfter is left alone. The
+// wait is read from the monotonic clock: a leader that was stopped runs
+// no ticks meanwhile, yet the member stayed down all along.
 func TestReplacementSpreadsOverTheLeastLoadedSpares(t *testing.T) {
 	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
 	for _, name := range []string{"a", "b", "c"} {
@@ -17,16 +27,19 @@ func TestReplacementSpreadsOverTheLeastLoadedSpares(t *testing.T) {
 	}
 	s.queues["busy"] = &QueueMeta{Name: "busy", State: QueueActive, Replicas: []NodeID{2, 3, 4}, Owner: 2}
 	s.down[1] = true
+	now := 5 * time.Second
 	n := &Node{
+		env:  clockEnv{now: &now},
 		cfg:  Config{Nodes: []NodeID{5, 4, 3, 2, 1}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
 		meta: &metaNode{state: s, ticks: 100},
 	}
 	n.noteDownSince()
 	load := n.replicaLoad()
+	now += 950 * time.Millisecond
 	if set, _, _ := n.replacementSet(s.queues["a"], load); set != nil {
-		t.Fatalf("node 1 was replaced after a tick of being down: %v", set)
+		t.Fatalf("node 1 was replaced after %v of being down: %v", 950*time.Millisecond, set)
 	}
-	n.meta.ticks += 20 // one second of metadata ticks
+	now += 50 * time.Millisecond // a second in all, and not one metadata tick
 	var got [][]NodeID
 	for _, name := range []string{"a", "b", "c"} {
 		set, out, _ := n.replacementSet(s.queues[name], load)
