@@ -7,6 +7,7 @@ import (
 	"log"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
@@ -92,15 +93,21 @@ type metaNode struct {
 	held  []heldProposal
 	reads []*pendingRead
 	ticks uint64
-	// downSince is, on the leader, the tick at which it first saw each
-	// node confirmed down: replacement waits Config.ReplaceAfter from it.
-	// A new leader starts counting afresh, which only delays replacement.
-	downSince map[NodeID]uint64
+	// downSince is, on the leader, the moment on its monotonic clock at
+	// which it first saw each node confirmed down: replacement waits
+	// Config.ReplaceAfter from it. A new leader starts counting afresh,
+	// which only delays replacement.
+	downSince map[NodeID]time.Duration
 }
 
 type proposal struct {
 	done     func(result)
 	deadline uint64 // tick after which the proposal is given up
+	// again is the entry's data when a copy of it cannot do harm (see
+	// forwardsAgain), so that it may be forwarded again while it waits,
+	// and sent the tick it was last forwarded at.
+	again []byte
+	sent  uint64
 }
 
 // heldProposal is a forwarded proposal's entry data, kept until the tick
@@ -313,6 +320,7 @@ func (m *metaNode) tick() {
 	}
 	m.ticks++
 	m.expireProposals()
+	m.forwardAgain()
 	m.finishReads()
 	if m.rn.BasicStatus().RaftState == raft.StateLeader {
 		m.rn.Tick()

@@ -295,12 +295,51 @@ func (m *metaNode) propose(c command, timeoutTicks uint64, done func(result)) {
 	}
 	m.seq++
 	c.from = proposalID{Node: m.n.cfg.ID, Seq: m.seq}
-	if err := m.rn.Propose(encodeCommand(c)); err != nil {
+	data := encodeCommand(c)
+	if err := m.rn.Propose(data); err != nil {
 		done(result{detail: "no metadata leader: " + err.Error(), dropped: true})
 		return
 	}
-	m.proposals[c.from] = &proposal{done: done, deadline: m.ticks + timeoutTicks}
+	p := &proposal{done: done, deadline: m.ticks + timeoutTicks, sent: m.ticks}
+	if forwardsAgain(c.kind) {
+		p.again = data
+	}
+	m.proposals[c.from] = p
 	m.process()
+}
+
+// forwardsAgain reports whether a proposal of kind may be forwarded to
+// the leader again while it waits: an owner's claim of its epoch and a
+// recovery's activation, the two a follower forwards on the way of
+// every failover and replacement. Each names the epoch, owner and
+// process it expects, so a copy that commits after the first changes
+// nothing or is refused, and its proposer hears of the first to apply.
+// Others stay single: a second node-down or replica-lost could apply
+// after the state it reported had changed again.
+func forwardsAgain(kind uint8) bool {
+	return kind == cmdBumpEpoch || kind == cmdActivateRecovered
+}
+
+// forwardAgain proposes again, once a lifecycle period has passed since
+// it last went, each waiting proposal that may be forwarded again, while
+// this member follows a known leader. Raft forwards a follower's proposal
+// once and never again, so a forward the network lost would otherwise
+// be found only at the proposal's timeout, a second later, and be retried
+// after that: a lost claim held up the replacement of a queue's lost
+// replica by a second each time.
+func (m *metaNode) forwardAgain() {
+	st := m.rn.BasicStatus()
+	if st.RaftState != raft.StateFollower || st.Lead == 0 {
+		return
+	}
+	ids := slices.SortedFunc(maps.Keys(m.proposals), func(a, b proposalID) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, id := range ids {
+		if p := m.proposals[id]; p.again != nil && m.ticks-p.sent >= lifecycleRetryTicks {
+			p.sent = m.ticks
+			// A failure leaves the proposal to its timeout.
+			_ = m.rn.Propose(p.again)
+		}
+	}
 }
 
 func (m *metaNode) finishProposal(id proposalID, res result) {
