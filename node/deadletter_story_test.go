@@ -21,6 +21,24 @@ func (c *cluster) createWithDeadLetter(name, dead string, limit uint32) node.Nod
 	return owner
 }
 
+// movesAcrossLosingAnswers creates "orders", whose messages move to
+// "parked" (owned by deadOwner) after one delivery, and returns its
+// owner, which must be another node: the story wants the move to cross
+// nodes. The dead-letter queue's answers to that owner are lost from now
+// on, so it keeps asking and never settles a moved message.
+func (c *cluster) movesAcrossLosingAnswers(deadOwner node.NodeID) node.NodeID {
+	c.t.Helper()
+	owner := c.createWithDeadLetter("orders", "parked", 1)
+	if owner == deadOwner {
+		c.t.Fatalf("both queues are owned by %s: the story wants the move to cross nodes", owner)
+	}
+	c.intercept = func(_, to node.NodeID, m wire.Message) bool {
+		_, answer := m.(*wire.DeadLetterReply)
+		return !answer || to != owner
+	}
+	return owner
+}
+
 // nackEach nacks every delivery conn holds and returns how many it
 // nacked.
 func (c *cluster) nackEach(to node.NodeID, conn node.ConnID, queue string, reqID uint64) []*wire.Delivery {
@@ -115,16 +133,7 @@ func poisonMoves(t *testing.T, dead string) {
 func TestANewOwnerFinishesAMoveItsPredecessorBegan(t *testing.T) {
 	c := newCluster(t)
 	deadOwner := c.createQueue("parked", wire.PolicyMajority)
-	owner := c.createWithDeadLetter("orders", "parked", 1)
-	if owner == deadOwner {
-		t.Fatalf("both queues are owned by %s: the story wants the move to cross nodes", owner)
-	}
-	// The dead-letter queue's answers to the first owner are lost, so it
-	// keeps asking and never settles the message.
-	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
-		_, answer := m.(*wire.DeadLetterReply)
-		return !answer || to != owner
-	}
+	owner := c.movesAcrossLosingAnswers(deadOwner)
 	const consumer node.ConnID = 5
 	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
 	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
@@ -271,14 +280,7 @@ func TestAPurgeEndsAMoveUnderWay(t *testing.T) {
 func TestADeadLetterQueueRemembersAMovePastItsWindow(t *testing.T) {
 	c := newCluster(t)
 	deadOwner := c.createQueueWindow("parked", 2*time.Second)
-	owner := c.createWithDeadLetter("orders", "parked", 1)
-	if owner == deadOwner {
-		t.Fatalf("both queues are owned by %s: the story wants the move to cross nodes", owner)
-	}
-	c.intercept = func(_, to node.NodeID, m wire.Message) bool {
-		_, answer := m.(*wire.DeadLetterReply)
-		return !answer || to != owner
-	}
+	owner := c.movesAcrossLosingAnswers(deadOwner)
 	const consumer, deadConsumer node.ConnID = 5, 6
 	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
 	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
