@@ -131,16 +131,22 @@ func (n *Node) reconcile(name string) {
 	}
 	if !slices.Contains(q.Replicas, n.cfg.ID) {
 		switch {
-		case r == nil && slices.Contains(q.Prior, n.cfg.ID):
+		case r == nil && slices.Contains(q.Prior, n.cfg.ID) && !containsSorted(q.Lost, n.cfg.ID):
 			// Being replaced, it is in the set the replacement's seal
 			// draws its witnesses from, but this node holds no replica
 			// to answer with: it never prepared one (it was down while
-			// the queue was made) or its disk lost it. Either way it
-			// holds nothing it may have reported, like a fenced replica,
-			// and it says so: a seal that needs every witness (the
-			// others restarted and are suspect) would otherwise wait for
-			// an answer that never comes.
-			n.reportLost(q)
+			// the queue was made) or its disk lost it. A seal that needs
+			// every witness (the others restarted and are suspect) would
+			// wait for its answer for good, so it prepares an empty
+			// replica, suspect as any replica prepared for a queue with
+			// a history is, and answers with that. It does not report
+			// itself lost: the metadata's lost replicas are the queue's
+			// liar, whom the seal no longer waits for and whose
+			// witness it refuses, and a node that never held the queue
+			// is no liar. Counted as one, it took the place of a disk
+			// that later lied, and a seal of three with two lost could
+			// never gather the two witnesses it needs (seed 72201).
+			n.prepare(q)
 		case r == nil:
 		case r.epoch > q.Epoch:
 			// This replica followed an owner in a newer epoch than this
