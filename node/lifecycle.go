@@ -156,6 +156,20 @@ func (n *Node) reconcile(name string) {
 			// activate its epoch. Wait for the metadata.
 		case !slices.Contains(q.Prior, n.cfg.ID):
 			n.dropReplaced(r)
+		case r.role == rolePreparing && !containsSorted(q.Lost, n.cfg.ID):
+			// The empty replica the first case prepared was cut short by
+			// a crash after its directory was made and before its
+			// identity was durable: reopened, it holds storage but no
+			// identity, and takes no part. Left so, it never answers the
+			// seal it was prepared for, and a seal that needs every
+			// witness waits for good (seed 1056: a failed sync of the
+			// identity halted n2, and the recovery of q0 and dl waited
+			// for its answer until the run ended). So it finishes the
+			// preparation, suspect as prepare makes such a replica, since
+			// the queue has a history: reopening marks a replica suspect
+			// only when it finds an identity, and this one has none.
+			r.suspect = true
+			n.recordIdentity(r, q)
 		case r.role == roleFenced:
 			// Being replaced, it is still in the set the replacement's
 			// seal draws its witnesses from: if it never says it is lost,
@@ -174,6 +188,13 @@ func (n *Node) reconcile(name string) {
 	case r.role == roleFenced:
 		n.reportLost(q)
 	case r.role == rolePreparing:
+		// A preparation a crash cut short (storage made, no identity
+		// yet) ends as prepare would have ended it: suspect when the
+		// queue already has a history, since this node may be one that
+		// lost its disk and once reported records it no longer holds.
+		// Reopening marks a replica suspect only when it finds an
+		// identity, and this one has none.
+		r.suspect = r.suspect || q.State != QueuePreparing
 		n.recordIdentity(r, q)
 	case q.State == QueuePreparing && containsSorted(q.Lost, n.cfg.ID):
 		// Once lost, always lost for this incarnation: the metadata turns

@@ -202,3 +202,72 @@ func plantDamagedReplicaState(t *testing.T, from, to vfs.FS, queue string) {
 		t.Fatal(err)
 	}
 }
+
+// On five nodes, a replica is down while its queue is made, and stays
+// down until the metadata plans to replace it. Meanwhile the owner and
+// the other replica restart, so both are suspect and the seal of the
+// prior set needs all three witnesses, the down node's too. That node
+// comes back holding no replica and prepares an empty one to answer
+// with, but a crash cuts the preparation short: the directory is made
+// and the identity is not yet durable. Restarted over that directory, it
+// finishes the preparation, suspect, and answers the seal, and the queue
+// recovers with every confirmed message (seed 1056: left preparing, the
+// replica ignored every seal, and the queue was never served again).
+func TestAPriorReplicaWhosePreparationACrashCutShortAnswersTheSeal(t *testing.T) {
+	nodes := []node.NodeID{1, 2, 3, 4, 5}
+	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second})
+	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	owner, other, absent := set[0], set[1], set[2]
+	c.node(absent).crash()
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	c.publishConfirmed(owner, "orders", 5)
+
+	c.node(owner).crash()
+	c.node(other).crash()
+	c.node(owner).start()
+	c.node(other).start()
+	c.advance(6 * time.Second)
+	if !c.saw(event.MetaPlanReplace, onQueue("orders")) || c.saw(event.RecoveryDone, onQueue("orders")) {
+		t.Fatalf("want a replacement of %s planned and no recovery done without its witness; events:\n%v", absent, c.events)
+	}
+
+	// The absent node comes back, learns of the queue and its
+	// replacement, and prepares its empty replica; the seals it would
+	// answer are held back. Then it crashes, and what is left is staged
+	// as a crash before the identity was durable would leave it: the
+	// replica's directory without the state file that holds the identity.
+	c.intercept = func(_, to node.NodeID, msg wire.Message) bool {
+		_, seal := msg.(*wire.Seal)
+		return !seal || to != absent
+	}
+	c.node(absent).start()
+	c.advance(time.Second)
+	fs := c.node(absent).fs
+	dirs, err := fs.List("queues")
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("%s holds replicas %v (%v), want the one it prepared", absent, dirs, err)
+	}
+	c.node(absent).crash()
+	fs = c.node(absent).fs
+	if err := fs.Remove(fs.PathJoin("queues", dirs[0], "replica")); err != nil {
+		t.Fatal(err)
+	}
+	// Its answer must say it is suspect: the node may once have reported
+	// records durable that a lost disk took with it.
+	answered, trusted := false, false
+	c.intercept = func(from, _ node.NodeID, msg wire.Message) bool {
+		if m, ok := msg.(*wire.SealReply); ok && from == absent && m.OK {
+			answered, trusted = true, trusted || !m.Suspect
+		}
+		return true
+	}
+	c.node(absent).start()
+	c.advance(3 * time.Second)
+	if !answered || trusted {
+		t.Fatalf("%s answered the seal %v, trusted %v; want answered, suspect; events:\n%v", absent, answered, trusted, c.events)
+	}
+	recovered := recoveredOwner(t, c)
+	c.mustDeliverAll(recovered, "orders", 5, "after the recovery that needed the prior replica's witness")
+}
