@@ -176,7 +176,8 @@ var SwarmBlind = map[string]string{
 		"in 10,000 seeds (29034, 29397, 48676, 56557), and its corpus file is seed 29034's scenario",
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
-		"no seed of 1-1000 lines it up, and its corpus file is seed 3971's scenario, the first a hunt of 1-6000 found",
+		"no seed of 1-1000 lines it up, and its corpus file is seed 3868's scenario, the first a hunt of 1-4000 found " +
+		"at aa007d6 (seed 3971 before that session's fixes moved it)",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
 		"first at seed 751, and there only failover-bound notices",
