@@ -212,8 +212,9 @@ func lastLeader(h *sim.History, t time.Duration) time.Duration {
 
 // lastDisturbance is the latest moment before t at which something
 // could rightly hold up replacing member: a fault in force (crashes
-// aside, which the process record shows), a process other than member
-// starting or stopping, or one staying down (its replica may be needed
+// aside, which the process record shows), a graceful stop of another
+// node requested (it hands queues on until its process exits), a
+// process other than member starting or stopping, or one staying down (its replica may be needed
 // to seal, or it may be the spare) or left with broken replicas, in
 // which case it is t itself; or one holding a replica of queue it
 // reopened after a restart that no owner had verified yet.
@@ -227,6 +228,12 @@ func lastDisturbance(sc sim.Scenario, h *sim.History, queue string, member node.
 			// rebuilds them: a queue may lack a seal quorum without
 			// the member until it is back.
 			return t
+		case f.Kind == sim.FaultStop && node.NodeID(f.Node+1) != member:
+			// A graceful stop hands the node's queues on before the
+			// process exits, which the process record shows only at the
+			// exit: from the request on, it moves owners, and each move
+			// restarts the recovery a replacement runs in.
+			last = max(last, f.At)
 		case !crashKinds[f.Kind]:
 			last = max(last, min(f.At+f.Length, t))
 		}

@@ -180,6 +180,16 @@ func TestRedundancyChecker(t *testing.T) {
 				sim.NodeEvent{At: 2 * time.Second, Node: 2, Name: event.QueueTrusted, Queue: "q0"})
 			h.Deficits = deficit(8*time.Second, false)
 		}, "after the last disturbance at 2s"},
+		{"another node's graceful stop under way holds the work up", func(h *sim.History, sc *sim.Scenario) {
+			// The stop was asked for at 7s; its process had not exited by
+			// the end of the deficit, so no process record shows it.
+			sc.Faults = []sim.Fault{{At: 7 * time.Second, Kind: sim.FaultStop, Node: 3, Length: 2 * time.Second}}
+			h.Deficits = deficit(8*time.Second, false)
+		}, ""},
+		{"the member's own stop does not", func(h *sim.History, sc *sim.Scenario) {
+			sc.Faults = []sim.Fault{{At: 7 * time.Second, Kind: sim.FaultStop, Node: 0, Length: 2 * time.Second}}
+			h.Deficits = deficit(8*time.Second, false)
+		}, "the replacement was due by 4.5s"},
 		{"another node staying down holds the work up", func(h *sim.History, _ *sim.Scenario) {
 			change(h, time.Second, 1, false)
 			change(h, 2*time.Second, 3, false)
