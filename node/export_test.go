@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"slices"
 )
 
 // CheckpointStateMatches reports, for tests, whether the state n's last
@@ -49,6 +50,15 @@ func MovedInRemembered(n *Node, queue string) int {
 		return -1
 	}
 	return r.own.state.movedInCount()
+}
+
+// movedInCount counts the moves every ledger of s remembers.
+func (s *queueState) movedInCount() int {
+	n := 0
+	for _, src := range slices.SortedFunc(maps.Keys(s.movedIn), compareMoveSources) {
+		n += len(s.movedIn[src].moves)
+	}
+	return n
 }
 
 // LostReplicas lists, for tests, the replicas of queue that the metadata

@@ -165,11 +165,8 @@ func (n *Node) reconcile(name string) {
 			// witness waits for good (seed 1056: a failed sync of the
 			// identity halted n2, and the recovery of q0 and dl waited
 			// for its answer until the run ended). So it finishes the
-			// preparation, suspect as prepare makes such a replica, since
-			// the queue has a history: reopening marks a replica suspect
-			// only when it finds an identity, and this one has none.
-			r.suspect = true
-			n.recordIdentity(r, q)
+			// preparation.
+			n.finishPreparing(r, q)
 		case r.role == roleFenced:
 			// Being replaced, it is still in the set the replacement's
 			// seal draws its witnesses from: if it never says it is lost,
@@ -188,14 +185,7 @@ func (n *Node) reconcile(name string) {
 	case r.role == roleFenced:
 		n.reportLost(q)
 	case r.role == rolePreparing:
-		// A preparation a crash cut short (storage made, no identity
-		// yet) ends as prepare would have ended it: suspect when the
-		// queue already has a history, since this node may be one that
-		// lost its disk and once reported records it no longer holds.
-		// Reopening marks a replica suspect only when it finds an
-		// identity, and this one has none.
-		r.suspect = r.suspect || q.State != QueuePreparing
-		n.recordIdentity(r, q)
+		n.finishPreparing(r, q)
 	case q.State == QueuePreparing && containsSorted(q.Lost, n.cfg.ID):
 		// Once lost, always lost for this incarnation: the metadata turns
 		// down its prepared report, however pristine the storage is now.
@@ -278,6 +268,16 @@ func exactQuorum(q *QueueMeta) ([]NodeID, bool) {
 	}
 	slices.Sort(members)
 	return members, true
+}
+
+// finishPreparing ends a preparation a crash cut short (storage made, no
+// identity yet) as prepare would have ended it: suspect when the queue
+// already has a history, since this node may be one that lost its disk
+// and once reported records it no longer holds. Reopening marks a
+// replica suspect only when it finds an identity, and this one has none.
+func (n *Node) finishPreparing(r *replica, q *QueueMeta) {
+	r.suspect = r.suspect || q.State != QueuePreparing
+	n.recordIdentity(r, q)
 }
 
 // prepare creates pristine storage for a queue incarnation: the directory

@@ -118,15 +118,6 @@ func (s *queueState) movedInIndex(source moveSource, id wire.MessageID, sourceIn
 	return mv.index, true, false
 }
 
-// movedInCount counts the moves every ledger remembers.
-func (s *queueState) movedInCount() int {
-	n := 0
-	for _, src := range slices.SortedFunc(maps.Keys(s.movedIn), compareMoveSources) {
-		n += len(s.movedIn[src].moves)
-	}
-	return n
-}
-
 func compareMoveSources(a, b moveSource) int {
 	if c := cmp.Compare(a.queue, b.queue); c != 0 {
 		return c
