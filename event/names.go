@@ -27,6 +27,11 @@ const (
 	// store a dead-lettered message whose record is confirmed
 	// (NewQueueDeadLetterSent).
 	QueueDeadLetterSent Name = "queue.dead-letter-sent"
+	// QueueMoveRemembered: a dead-letter queue's owner answered a
+	// repeated ask to store a moved message from its ledger of moves,
+	// after its deduplication window had forgotten the message's ID
+	// (NewQueueMoveRemembered).
+	QueueMoveRemembered Name = "queue.move-remembered"
 	// QueueHoldEnded: a recovered owner began delivering the history it
 	// recovered (NewQueueHoldEnded).
 	QueueHoldEnded Name = "queue.hold-ended"
@@ -287,7 +292,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
 	QueueQuorumRegained, QueueActivationWaits, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,

@@ -50,6 +50,13 @@ func NewQueueDeadLetterSent(q, id, to string, owner uint32) Event {
 	return newEvent(QueueDeadLetterSent, str(KeyQueue, q), str(KeyID, id), str(KeyTo, to), nodeNum(KeyNode, owner))
 }
 
+// NewQueueMoveRemembered reports that the owner of dead-letter queue q
+// answered source's repeated ask to store message id from its ledger of
+// moves: the queue's deduplication window no longer held the ID.
+func NewQueueMoveRemembered(q, id, source string) Event {
+	return newEvent(QueueMoveRemembered, str(KeyQueue, q), str(KeyID, id), str(KeyFrom, source))
+}
+
 // NewQueueHoldEnded reports that q's owner of epoch, activated by a
 // recovery, began delivering the history it recovered, in which held
 // messages were unsettled.

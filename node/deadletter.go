@@ -240,6 +240,10 @@ func (n *Node) onDeadLetter(from NodeID, m *wire.DeadLetter) {
 	}
 	if !known {
 		index, known = o.state.publishedIndex(m.ID)
+	} else if _, inWindow := o.state.publishedIndex(m.ID); !inWindow {
+		// Only the ledger still knows this move: without it the message
+		// would be stored a second time.
+		n.emit(event.NewQueueMoveRemembered(m.Queue, m.ID.String(), m.Source))
 	}
 	if known {
 		w.index = index // asked again: the first store stands

@@ -321,6 +321,9 @@ func TestADeadLetterQueueRemembersAMovePastItsWindow(t *testing.T) {
 	if again := c.deliveries(deadConsumer); len(again) != 0 {
 		t.Fatalf("the dead-letter queue stored the acked message again and delivered %+v", again)
 	}
+	if !c.saw(event.QueueMoveRemembered, by(deadOwner)) {
+		t.Fatalf("the dead-letter queue's owner %s did not say it answered from its ledger", deadOwner)
+	}
 	if n := node.MovedInRemembered(c.node(deadOwner).n, "parked"); n != 1 {
 		t.Fatalf("the dead-letter queue remembers %d moves, want the one its source has not yet said it settled", n)
 	}

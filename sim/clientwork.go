@@ -99,9 +99,9 @@ func (c *clientProc) publishLoop() {
 		return
 	}
 	c.published++
-	q := wl.Queues[c.rng.IntN(len(wl.Queues))].Name
-	if c.probe {
-		q = wl.Queues[0].Name
+	q := wl.Queues[c.rng.IntN(len(wl.Queues))]
+	if c.probe || q.MovesOnly {
+		q = wl.Queues[0] // the first queue always takes publishes
 	}
 	payload := make([]byte, c.rng.IntN(wl.PayloadMax+1))
 	for i := range payload {
@@ -111,8 +111,8 @@ func (c *clientProc) publishLoop() {
 	if !c.probe && chance(c.rng, wl.DelayChance) {
 		delay = time.Duration(1 + c.rng.Int64N(int64(wl.DelayMax)))
 	}
-	id, msg := c.core.Publish(c.now(), q, payload, delay)
-	c.invoked(id, "publish", q, msg, delay)
+	id, msg := c.core.Publish(c.now(), q.Name, payload, delay)
+	c.invoked(id, "publish", q.Name, msg, delay)
 	c.w.hist.Ops[c.ops[id]].Sum = PayloadSum(payload)
 	c.flush()
 	next := wl.PublishEvery.Draw(c.rng)

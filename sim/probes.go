@@ -60,6 +60,7 @@ const (
 	ProbeDeadLettered        = "dead-lettered"
 	ProbeMoveAskedAgain      = "dead-letter-asked-again"
 	ProbeMoveResumed         = "dead-letter-resumed"
+	ProbeMoveRemembered      = "dead-letter-remembered"
 	ProbeHandoffDrained      = "handoff-drained"
 	ProbeHandoffUndrained    = "handoff-past-drain-bound"
 	ProbeHandoffAborted      = "handoff-aborted"
@@ -102,6 +103,7 @@ var Probes = []Probe{
 	{ProbeDeadLettered, "a message used up its delivery limit and its owner took it out of delivery for its dead-letter queue (queue.dead-letter)"},
 	{ProbeMoveAskedAgain, "a source owner asked the dead-letter queue to store a message it had asked for before: a lost answer, or a refusal"},
 	{ProbeMoveResumed, "a move to a dead-letter queue was asked for by an owner other than the one that began it: a new owner finished it"},
+	{ProbeMoveRemembered, "a dead-letter queue answered a repeated move from its ledger after its window forgot the ID (queue.move-remembered)"},
 	{ProbeHandoffDrained, "an owner handing its queue over proposed the next owner with no delivery left leased (queue.handoff-proposed leases=0)"},
 	{ProbeHandoffUndrained, "an owner handing its queue over proposed the next owner with deliveries still leased past its drain bound"},
 	{ProbeHandoffAborted, "a handoff ended without the metadata naming its target: a refused plan, or the queue changed hands otherwise"},
@@ -273,6 +275,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeDiskRoomAgain]++
 	case event.QueueDeadLetter:
 		c.probes[ProbeDeadLettered]++
+	case event.QueueMoveRemembered:
+		c.probes[ProbeMoveRemembered]++
 	case event.QueueHandoffProposed:
 		if e.Leases() == 0 {
 			c.probes[ProbeHandoffDrained]++

@@ -451,6 +451,11 @@ func (sc Scenario) validateDedup() error {
 	if sc.Workload == nil {
 		return nil
 	}
+	if len(sc.Workload.Queues) > 0 && sc.Workload.Queues[0].MovesOnly {
+		// Producers publish to the first queue in place of a moves-only
+		// one, and the probe clients use it.
+		return fmt.Errorf("scenario: queue %s: the first queue takes publishes, it cannot be moves-only", sc.Workload.Queues[0].Name)
+	}
 	for _, q := range sc.Workload.Queues {
 		if err := wire.CheckDedupWindow(q.Dedup); err != nil {
 			return fmt.Errorf("scenario: queue %s: %v", q.Name, err)

@@ -123,6 +123,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			if q.DeadLetter != "" {
 				fmt.Fprintf(&b, " dead-letter=%s max-deliveries=%d", q.DeadLetter, q.MaxDeliveries)
 			}
+			if q.MovesOnly {
+				b.WriteString(" moves-only")
+			}
 			b.WriteByte('\n')
 		}
 	}
@@ -380,7 +383,7 @@ func (p *scenarioParser) queue(args []string) error {
 		return fmt.Errorf("a queue line must follow the workload line")
 	}
 	if len(args) < 2 {
-		return fmt.Errorf("want a name, a policy and optionally dedup=D, dead-letter=Q and max-deliveries=N")
+		return fmt.Errorf("want a name, a policy and optionally dedup=D, dead-letter=Q, max-deliveries=N and moves-only")
 	}
 	policy, err := wire.ParsePolicy(args[1])
 	if err != nil {
@@ -396,12 +399,17 @@ func (p *scenarioParser) queue(args []string) error {
 			}
 		case "dead-letter":
 			q.DeadLetter = v
+		case "moves-only":
+			if v != "" {
+				err = fmt.Errorf("takes no value")
+			}
+			q.MovesOnly = true
 		case "max-deliveries":
 			var n uint64
 			n, err = strconv.ParseUint(v, 10, 32)
 			q.MaxDeliveries = uint32(n)
 		default:
-			return fmt.Errorf("%q: want dedup=D, dead-letter=Q or max-deliveries=N", arg)
+			return fmt.Errorf("%q: want dedup=D, dead-letter=Q, max-deliveries=N or moves-only", arg)
 		}
 		if err != nil {
 			return fmt.Errorf("%q: %v", arg, err)

@@ -156,3 +156,24 @@ func TestADeadLetterQueueOutsideTheWorkloadIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A moves-only queue takes no publishes, so it cannot be the first queue,
+// which producers and probes fall back on; the flag takes no value.
+func TestAMovesOnlyQueueIsNeverTheFirst(t *testing.T) {
+	base, _ := sim.QueueScenario(3).MarshalText()
+	head, _, _ := strings.Cut(string(base), "queue ")
+	for _, c := range []struct{ queues, want string }{
+		{"queue parked majority dedup=1s moves-only\nqueue orders majority dead-letter=parked max-deliveries=2", "cannot be moves-only"},
+		{"queue orders majority dead-letter=parked max-deliveries=2\nqueue parked majority dedup=1s moves-only", ""},
+		{"queue orders majority dead-letter=parked max-deliveries=2\nqueue parked majority moves-only=yes", "takes no value"},
+	} {
+		sc, err := sim.ParseScenario([]byte(head + c.queues + "\n"))
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.queues, err, c.want)
+			continue
+		}
+		if err == nil && !sc.Workload.Queues[1].MovesOnly {
+			t.Errorf("%q: the second queue lost its moves-only flag", c.queues)
+		}
+	}
+}

@@ -82,6 +82,10 @@ type QueueSpec struct {
 	Dedup         time.Duration
 	DeadLetter    string
 	MaxDeliveries uint32
+	// MovesOnly says producers publish nothing to the queue: it holds
+	// only what dead-lettering moves there. Its window may then be
+	// shorter than the clients retry, since no client retry can meet it.
+	MovesOnly bool
 }
 
 // String summarizes the workload on one line.
@@ -164,6 +168,13 @@ func drawDeadLetter(seed uint64, wl *Workload) {
 		}
 	}
 	dl := QueueSpec{Name: deadLetterQueue, Policy: pick(r, wire.PolicyMajority, wire.PolicyAll)}
+	if newStream(seed, streamDeadLetter, 1).IntN(2) == 0 {
+		// Half the dead-letter queues take only moves and forget IDs
+		// after a second, so a move asked for again after a failover of
+		// its source finds the window gone and only the ledger of moves
+		// between it and a second copy of the message.
+		dl.MovesOnly, dl.Dedup = true, wire.MinDedupWindow
+	}
 	wl.Queues = append(wl.Queues, dl)
 	wl.NackChance = max(wl.NackChance, 0.1)
 	wl.AckChance = min(wl.AckChance, 1-wl.NackChance)
