@@ -156,6 +156,11 @@ const (
 	// remembers until their source settles them, so a source that asks
 	// again after the window has the message stored twice.
 	DeadLetterForgetsMove = "dead-letter-forgets-move"
+	// CertifyWaitsForLost: an owner asks every replica of the set for its
+	// checkpoint, those fenced for damage included, so a queue with a
+	// lost replica and no node to replace it never certifies a cut again
+	// and its disk grows without bound.
+	CertifyWaitsForLost = "certify-waits-for-lost"
 )
 
 // All lists every planted bug.
@@ -165,7 +170,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove}
+	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -17,6 +17,12 @@ import (
 // state is reported and the cut is abandoned: two replicas that applied
 // the same confirmed history to different states is a bug, and no one
 // compacts on the strength of it.
+//
+// A replica the metadata lists as lost (fenced for damaged storage) is
+// left out of the cut: it answers no ask, holds nothing any recovery
+// reads, and its replacement copies the queue from a healthy replica, so
+// waiting for it would only stop compaction until a node outside the set
+// could take its place, which in a cluster of three never happens.
 
 // certifyResendTicks is how long, in owner ticks, an owner waits for
 // receipts before asking again; certifyGiveUpTicks when it abandons the
@@ -90,8 +96,22 @@ func (o *ownerState) startCertify() {
 	now := r.n.env.Now()
 	o.lastCertifyCut, o.appendedBytes, o.appendedChanges, o.lastCertifyAt = o.commit, 0, 0, now
 	o.certifyFactor = jitterFactor(r.n.env.Rand().Float64())
-	o.certify = &certifyAttempt{cut: o.commit, members: slices.Clone(r.members), started: o.ticks}
+	members := certifyMembers(r.members, r.n.meta.state.queues[r.name])
+	if bugs.Active(bugs.CertifyWaitsForLost) {
+		members = slices.Clone(r.members) // planted: a fenced replica's receipt is awaited
+	}
+	o.certify = &certifyAttempt{cut: o.commit, members: members, started: o.ticks}
 	o.askCheckpoints()
+}
+
+// certifyMembers lists the replicas a cut is asked of: members without
+// those q lists as lost.
+func certifyMembers(members []NodeID, q *QueueMeta) []NodeID {
+	out := slices.Clone(members)
+	if q != nil {
+		out = slices.DeleteFunc(out, func(id NodeID) bool { return containsSorted(q.Lost, id) })
+	}
+	return out
 }
 
 // jitterFactor maps a uniform draw in [0, 1) to the factor every

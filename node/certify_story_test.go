@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -43,4 +44,43 @@ func TestANewOwnerFinishesACheckpointItsPredecessorLeftUncertified(t *testing.T)
 		t.Fatalf("the new owner %s left the checkpoint uncertified; events:\n%v", recovered, c.events)
 	}
 	c.mustDeliverAll(recoveredOwner(t, c), "orders", 60, "after a checkpoint was certified by the next owner")
+}
+
+// A follower finds its log damaged and fences its replica for good. In a
+// cluster of three there is no node to replace it on, so the queue runs
+// on with two healthy replicas. Their owner still certifies cuts, asking
+// only them, and both compact: waiting for the fenced replica's receipt
+// would stop compaction, and grow the queue's disk, for as long as the
+// cluster stays this size.
+func TestCutsAreCertifiedWithoutALostReplica(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 5)
+	lost := node.NodeID(1 + owner%3)
+	c.node(lost).crash()
+	damageFirstSegment(t, c.node(lost).fs, "orders")
+	c.node(lost).start()
+	c.advance(3 * time.Second)
+	if !c.saw(event.QueueFenced, onQueue("orders"), by(lost)) {
+		t.Fatalf("the damaged replica on %s was not fenced; events:\n%v", lost, c.events)
+	}
+	c.emitted = nil
+
+	// The IDs start over at p7.1: the first five are retries, the rest new.
+	c.publishConfirmed(owner, "orders", 200)
+	c.advance(2 * time.Second)
+	cert, ok := c.last(event.CheckpointCertified)
+	if !ok || cert.Index() < 180 {
+		t.Fatalf("no cut past the new records was certified (last %v); events:\n%v", cert.Event, c.events)
+	}
+	if slices.Contains(cert.Members(), uint32(lost)) || len(cert.Members()) != 2 {
+		t.Fatalf("the certificate names %v, want the two healthy replicas without %s", cert.Members(), lost)
+	}
+	for _, id := range []node.NodeID{1, 2, 3} {
+		if id != lost && !c.saw(event.QueueCompacted, onQueue("orders"), by(id)) {
+			t.Errorf("the healthy replica on %s did not compact", id)
+		}
+	}
+	c.mustDeliverAll(owner, "orders", 200, "after cuts certified without the lost replica")
 }

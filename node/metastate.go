@@ -576,6 +576,16 @@ func (s *metaState) applyDelete(c command) result {
 // current epoch for exactly the current replica set. A cut from an older
 // epoch or another set may be fine, but proves nothing about the
 // replicas now, so it is refused; cuts only move forward.
+// certifiesSet reports whether a certificate naming members speaks for
+// q's replica set: it names every replica, or every replica not lost.
+// Logs written before owners left lost replicas out hold the first kind,
+// and must apply as they did.
+func certifiesSet(q *QueueMeta, members []NodeID) bool {
+	named := slices.Sorted(slices.Values(members))
+	return slices.Equal(named, slices.Sorted(slices.Values(q.Replicas))) ||
+		slices.Equal(named, slices.Sorted(slices.Values(certifyMembers(q.Replicas, q))))
+}
+
 func (s *metaState) applyCertifyCheckpoint(c command) result {
 	q := s.lookup(c.name, c.inc)
 	switch {
@@ -583,8 +593,8 @@ func (s *metaState) applyCertifyCheckpoint(c command) result {
 		return result{detail: "not active"}
 	case q.Epoch != c.epoch || q.Owner != c.node:
 		return result{detail: fmt.Sprintf("epoch %d of %s, not %d of %s", q.Epoch, q.Owner, c.epoch, c.node)}
-	case !slices.Equal(slices.Sorted(slices.Values(q.Replicas)), slices.Sorted(slices.Values(c.members))):
-		return result{detail: "the replica set changed"}
+	case !certifiesSet(q, c.members):
+		return result{detail: "the replica set, or which of its replicas are lost, changed"}
 	case c.cut <= q.CheckpointCut:
 		return result{ok: true} // a retry, or an older cut
 	}

@@ -492,3 +492,30 @@ func TestALostPreparedReplicaIsNotCountedForActivation(t *testing.T) {
 		t.Fatalf("activation with the healthy follower: %+v, activated %v", res, q.Activated)
 	}
 }
+
+// A certificate speaks for the replica set when it names every replica,
+// as owners of earlier versions always did, or every replica not lost;
+// one that leaves out a healthy replica is refused.
+func TestACertificateMayLeaveOutOnlyLostReplicas(t *testing.T) {
+	s := activeQueue()
+	certify := func(cut uint64, members ...NodeID) result {
+		q := s.queues["q"]
+		return applyAll(s, command{kind: cmdCertifyCheckpoint, name: "q", inc: 7, epoch: q.Epoch, node: q.Owner, cut: cut, members: members})
+	}
+	if res := certify(10, 2, 3); res.ok {
+		t.Fatal("a certificate without the healthy replica 1 was taken")
+	}
+	if res := certify(10, 1, 2, 3); !res.ok || s.queues["q"].CheckpointCut != 10 {
+		t.Fatalf("a certificate naming every replica: %+v, cut %d", res, s.queues["q"].CheckpointCut)
+	}
+	applyAll(s, command{kind: cmdReplicaLost, name: "q", inc: 7, node: 3})
+	if res := certify(20, 1, 2); !res.ok || s.queues["q"].CheckpointCut != 20 {
+		t.Fatalf("a certificate without the lost replica 3: %+v, cut %d", res, s.queues["q"].CheckpointCut)
+	}
+	if res := certify(30, 2, 3, 1); !res.ok || s.queues["q"].CheckpointCut != 30 {
+		t.Fatalf("a certificate naming every replica, the lost one too: %+v, cut %d", res, s.queues["q"].CheckpointCut)
+	}
+	if res := certify(40, 2); res.ok {
+		t.Fatal("a certificate without the healthy replica 1 was taken while 3 is lost")
+	}
+}

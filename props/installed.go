@@ -19,6 +19,7 @@ type queueRun struct {
 	w         *sim.World
 	installed installedQuorum
 	ckpts     ckptAudit
+	progress  ckptProgress
 	members   memberWatch
 }
 
@@ -33,6 +34,7 @@ func newQueueRun(sc sim.Scenario, trace io.Writer) *sim.World {
 func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 	r.QueueSystem.Observe(now, id, e)
 	r.ckpts.observe(now, id, e)
+	r.progress.observe(now, id, e)
 	r.members.observe(r.w, id, e)
 	if e.Name == event.MetaRecoveryActivated {
 		r.installed.check(r.w, e)
@@ -44,6 +46,7 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out := append(r.QueueSystem.Check(w), r.installed.violations...)
 	out = append(out, r.members.violations...)
 	out = append(out, r.members.rebalanceEnded()...)
+	out = append(out, r.progress.check(w.Scenario(), limitsFor(w.Scenario()), w.Live(), w.Now())...)
 	return append(out, r.ckpts.check()...)
 }
 
