@@ -176,9 +176,6 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 // catch, and why. Each is caught by a hand-written scenario in the seed
 // corpus instead; the hunts over generated seeds pass them by.
 var SwarmBlind = map[string]string{
-	DeadLetterForgetsMove: "it needs a move's answer lost, the message delivered and acked from the dead-letter " +
-		"queue, that queue's window passed, and the source asking again: the long sweep lined these up about once " +
-		"in 10,000 seeds (29034, 29397, 48676, 56557), and its corpus file is seed 29034's scenario",
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
 		"no seed of 1-1000 lines it up, and its corpus file is seed 3868's scenario, the first a hunt of 1-4000 found " +
