@@ -54,6 +54,13 @@ const (
 	// to accept one (and, opening, to be held up) before it serves
 	// (NewQueueActivationWaits).
 	QueueActivationWaits Name = "queue.activation-waits"
+	// QueueFollowerFull: an owner heard that a follower's node is short
+	// of space, and takes no new messages until it has room again
+	// (NewQueueFollowerFull).
+	QueueFollowerFull Name = "queue.follower-full"
+	// QueueFollowerRoom: a follower that was short of space has room
+	// again (NewQueueFollowerRoom).
+	QueueFollowerRoom Name = "queue.follower-room"
 	// QueueSecondWriter: a follower heard from a second writer in its
 	// epoch (NewQueueSecondWriter).
 	QueueSecondWriter Name = "queue.second-writer"
@@ -293,7 +300,7 @@ const (
 // this file and fails if a constant is missing here.
 var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
-	QueueQuorumRegained, QueueActivationWaits, QueueSecondWriter, QueueBadAppend,
+	QueueQuorumRegained, QueueActivationWaits, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

@@ -94,6 +94,18 @@ func NewQueueActivationWaits(q string, epoch uint64, silence time.Duration) Even
 	return newEvent(QueueActivationWaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }
 
+// NewQueueFollowerFull reports that q's owner heard from the follower on
+// node that its node is short of space.
+func NewQueueFollowerFull(q string, node uint32) Event {
+	return newEvent(QueueFollowerFull, str(KeyQueue, q), nodeStr(KeyNode, node))
+}
+
+// NewQueueFollowerRoom reports that q's owner heard from the follower on
+// node, short of space before, that it has room again.
+func NewQueueFollowerRoom(q string, node uint32) Event {
+	return newEvent(QueueFollowerRoom, str(KeyQueue, q), nodeStr(KeyNode, node))
+}
+
 // NewQueueSecondWriter reports that node from appended to q in epoch,
 // whose writer this follower already knows to be another node.
 func NewQueueSecondWriter(q string, from uint32, epoch uint64) Event {

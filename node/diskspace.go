@@ -102,6 +102,37 @@ func (n *Node) refuseIfDiskFull(conn ConnID, reqID uint64, what string) bool {
 	return true
 }
 
+// noteFollowerDisk records whether follower f's node is short of space,
+// as its latest reply says.
+func (o *ownerState) noteFollowerDisk(f *progress, full bool) {
+	if f.diskFull == full {
+		return
+	}
+	f.diskFull = full
+	if full {
+		o.r.n.emit(event.NewQueueFollowerFull(o.r.name, uint32(f.id)))
+	} else {
+		o.r.n.emit(event.NewQueueFollowerRoom(o.r.name, uint32(f.id)))
+	}
+}
+
+// refuseIfReplicaFull answers a publish with disk-full while a follower
+// of the queue reports its node short of space, and reports whether it
+// did. Every follower stores every message its owner takes, so a full
+// one would otherwise be driven past its limit to the end of its device,
+// where its writes fail and its replica stops; refusing as the owner
+// would for its own disk keeps every replica able to take acks and
+// checkpoints, which give the space back.
+func (o *ownerState) refuseIfReplicaFull(conn ConnID, reqID uint64) bool {
+	for _, f := range o.followers {
+		if f.diskFull {
+			o.r.n.reply(conn, reqID, wire.StatusDiskFull, fmt.Sprintf("the replica of queue %s on %s is short of space, so the queue takes no new messages until consumers drain it or space is freed there; deliveries and acks go on", o.r.name, f.id))
+			return true
+		}
+	}
+	return false
+}
+
 // checkpointBytes is what the replica's checkpoint holds on disk: its
 // file and its window journal.
 func (r *replica) checkpointBytes() int64 {

@@ -214,7 +214,7 @@ func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {
 	}
 	r.n.env.Send(to, &wire.AppendReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, OK: ok, Match: match, Last: last, Durable: durable,
-		Owner: uint32(r.follow.epochOwner), Stamp: r.follow.stamp,
+		Owner: uint32(r.follow.epochOwner), Stamp: r.follow.stamp, DiskFull: r.n.disk.full,
 	})
 }
 

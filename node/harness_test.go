@@ -52,6 +52,8 @@ type member struct {
 	// join starts the node as one joining a running cluster: Config.Join
 	// set and only itself in its node list.
 	join bool
+	// tweak, when set, edits this node's configuration at each start.
+	tweak func(*node.Config)
 }
 
 type envelope struct {
@@ -109,6 +111,9 @@ func (m *member) start() {
 	cfg.Rejoin = m.rejoin
 	if m.join {
 		cfg.Join, cfg.Nodes = true, []node.NodeID{m.id}
+	}
+	if m.tweak != nil {
+		m.tweak(&cfg)
 	}
 	m.n = node.New(cfg, &testEnv{m: m, inc: m.inc})
 	m.run(m.n.Start)

@@ -124,6 +124,9 @@ type progress struct {
 	// sentAt is the send stamp of the latest append sent to this
 	// follower, entries or none.
 	sentAt uint64
+	// diskFull says the follower's latest reply in this epoch found its
+	// node short of space.
+	diskFull bool
 }
 
 // waiter is a request that completes when index is confirmed: a client's
@@ -443,6 +446,7 @@ func (n *Node) onAppendReply(from NodeID, m *wire.AppendReply) {
 		o.goStale(NodeID(m.Owner), fmt.Sprintf("%s has seen epoch %d, newer than this owner's %d", from, m.Epoch, r.epoch))
 		return
 	}
+	o.noteFollowerDisk(f, m.DiskFull)
 	if m.Last < f.match {
 		// The follower restarted and lost entries it had not made durable.
 		f.match = m.Last

@@ -152,7 +152,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 		o.wait(conn, m.ReqID, index) // a retry: the first append stands
 		return
 	}
-	if n.refuseIfDiskFull(conn, m.ReqID, "messages") {
+	if n.refuseIfDiskFull(conn, m.ReqID, "messages") || o.refuseIfReplicaFull(conn, m.ReqID) {
 		return
 	}
 	var readyAt int64

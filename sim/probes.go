@@ -57,6 +57,7 @@ const (
 	ProbeCheckpointRecovery  = "checkpoint-in-recovery"
 	ProbeDiskFull            = "disk-full"
 	ProbeDiskRoomAgain       = "disk-room-again"
+	ProbeFollowerFull        = "follower-disk-full"
 	ProbeDeadLettered        = "dead-lettered"
 	ProbeMoveAskedAgain      = "dead-letter-asked-again"
 	ProbeMoveResumed         = "dead-letter-resumed"
@@ -100,6 +101,7 @@ var Probes = []Probe{
 	{ProbeCheckpointRecovery, "a recovery candidate took its source's checkpoint in place of pages the source no longer held"},
 	{ProbeDiskFull, "a node passed its data quota and refused new messages with disk-full (node.disk-full)"},
 	{ProbeDiskRoomAgain, "a node that was full took messages again once compaction freed space (node.disk-ok)"},
+	{ProbeFollowerFull, "an owner heard that a follower's node is short of space and stopped taking messages (queue.follower-full)"},
 	{ProbeDeadLettered, "a message used up its delivery limit and its owner took it out of delivery for its dead-letter queue (queue.dead-letter)"},
 	{ProbeMoveAskedAgain, "a source owner asked the dead-letter queue to store a message it had asked for before: a lost answer, or a refusal"},
 	{ProbeMoveResumed, "a move to a dead-letter queue was asked for by an owner other than the one that began it: a new owner finished it"},
@@ -273,6 +275,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeDiskFull]++
 	case event.NodeDiskOK:
 		c.probes[ProbeDiskRoomAgain]++
+	case event.QueueFollowerFull:
+		c.probes[ProbeFollowerFull]++
 	case event.QueueDeadLetter:
 		c.probes[ProbeDeadLettered]++
 	case event.QueueMoveRemembered:

@@ -86,6 +86,11 @@ type AppendReply struct {
 	Owner uint32
 	// Stamp echoes the Stamp of the latest append the follower took.
 	Stamp uint64
+	// DiskFull says the follower's node is short of space: its owner
+	// stops taking new messages, as it would for its own disk, since the
+	// follower stores every one it takes. Sent only when set, so a reply
+	// from a follower with room reads as before on older nodes.
+	DiskFull bool
 }
 
 // Kind implements Message.
@@ -101,16 +106,28 @@ func (m *AppendReply) AppendBody(b []byte) []byte {
 	b = AppendUint64(b, m.Last)
 	b = AppendUint64(b, m.Durable)
 	b = AppendUint32(b, m.Owner)
-	return AppendUint64(b, m.Stamp)
+	b = AppendUint64(b, m.Stamp)
+	if m.DiskFull {
+		b = AppendBool(b, true)
+	}
+	return b
 }
 
 func decodeAppendReply(d *Decoder) *AppendReply {
-	return &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64(), Owner: d.Uint32(), Stamp: d.Uint64()}
+	m := &AppendReply{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), OK: d.Bool(), Match: d.Uint64(), Last: d.Uint64(), Durable: d.Uint64(), Owner: d.Uint32(), Stamp: d.Uint64()}
+	if d.More() {
+		m.DiskFull = d.Bool()
+	}
+	return m
 }
 
 // String describes the reply.
 func (m *AppendReply) String() string {
-	return fmt.Sprintf("{q=%s epoch=%d ok=%t match=%d last=%d durable=%d}", m.Queue, m.Epoch, m.OK, m.Match, m.Last, m.Durable)
+	full := ""
+	if m.DiskFull {
+		full = " disk-full"
+	}
+	return fmt.Sprintf("{q=%s epoch=%d ok=%t match=%d last=%d durable=%d%s}", m.Queue, m.Epoch, m.OK, m.Match, m.Last, m.Durable, full)
 }
 
 // Raft carries one etcd raft message between metadata voters, marshalled
