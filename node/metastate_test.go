@@ -519,3 +519,17 @@ func TestACertificateMayLeaveOutOnlyLostReplicas(t *testing.T) {
 		t.Fatal("a certificate without the healthy replica 1 was taken while 3 is lost")
 	}
 }
+
+// A lost report names a replica of a queue that exists: one for a queue
+// never made, or deleted since the replica fenced itself, is refused and
+// changes nothing.
+func TestALostReportForAQueueThatIsGoneIsRefused(t *testing.T) {
+	s := activeQueue()
+	if res := applyAll(s, command{kind: cmdReplicaLost, name: "nowhere", inc: 7, node: 3}); res.ok {
+		t.Fatal("a replica of a queue never made was recorded lost")
+	}
+	applyAll(s, command{kind: cmdDelete, name: "q", inc: 7})
+	if res := applyAll(s, command{kind: cmdReplicaLost, name: "q", inc: 7, node: 3}); res.ok {
+		t.Fatal("a replica of a deleted queue was recorded lost")
+	}
+}
