@@ -149,7 +149,7 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 		panic(fmt.Sprintf("sim: client %d sent to unknown node %d", c.index, to))
 	}
 	p := c.w.procs[idx]
-	frame := wire.Encode(nil, m)
+	frame := c.w.encode(m)
 	desc := frameText(frame)
 	if p.state == stateDown {
 		c.tracef("send to=%s %s: node down", p.id, desc)

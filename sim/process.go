@@ -193,7 +193,7 @@ func (p *process) Send(to node.NodeID, m wire.Message) {
 	if idx < 0 || idx >= len(p.w.procs) || to == p.id {
 		panic(fmt.Sprintf("sim: %s sent %s to invalid peer %d", p.id, m.Kind(), to))
 	}
-	frame := wire.Encode(nil, m)
+	frame := p.w.encode(m)
 	// The trace names the message by its frame: hashing bytes costs far
 	// less than describing them, and the text is made only when read.
 	desc := frameText(frame)
@@ -231,7 +231,7 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 		return
 	}
 	c := cn.client
-	frame := wire.Encode(nil, m)
+	frame := p.w.encode(m)
 	p.w.sendSeq++
 	stamp := Stamp{At: p.w.now, Seq: p.w.sendSeq}
 	if d, ok := m.(*wire.Delivery); ok {

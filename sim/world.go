@@ -6,6 +6,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -146,6 +147,9 @@ type World struct {
 	serving servingWatch
 	// progress keeps the open service and redundancy spans (calm.go).
 	progress progressWatch
+	// scratch is where messages are encoded before each is copied out at
+	// its exact size (see encode).
+	scratch []byte
 }
 
 // NewWorld builds a world for the scenario. If traceOut is not nil, every
@@ -408,6 +412,14 @@ func parseMessageID(s string) wire.MessageID {
 
 // nodeValue is the Value of the events about one node: that node.
 func nodeValue(e event.Event) uint64 { return uint64(e.Node()) }
+
+// encode returns m's frame in a slice of its own, exactly as long as the
+// frame. Encoding into a fresh slice grew it step by step, a copy at each
+// step; the scratch buffer grows once to the largest frame of the run.
+func (w *World) encode(m wire.Message) []byte {
+	w.scratch = wire.Encode(w.scratch[:0], m)
+	return bytes.Clone(w.scratch)
+}
 
 func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	w.hist.EventCounts[e.Name]++
