@@ -73,10 +73,10 @@ func (w *windowSum) remove(e recentID) {
 // so a fast mixer serves.
 func hashRecent(e recentID) [2]uint64 {
 	settled := uint64(0)
-	if e.settled {
+	if e.settled() {
 		settled = 1
 	}
-	words := [5]uint64{e.id.Producer, e.id.Seq, e.index, uint64(e.at), settled}
+	words := [5]uint64{e.id.Producer, e.id.Seq, e.index(), uint64(e.at), settled}
 	h := [2]uint64{0x243f6a8885a308d3, 0x13198a2e03707344}
 	for i := range h {
 		for _, w := range words {
@@ -141,7 +141,10 @@ func decodeBatch(body []byte, keep bool) (from uint64, n int, entries []recentID
 		entries = make([]recentID, 0, n)
 	}
 	for range n {
-		e := decodeRecent(d)
+		e, err := decodeRecent(d)
+		if err != nil {
+			return from, n, nil, err
+		}
 		if keep {
 			entries = append(entries, e)
 		}

@@ -21,7 +21,7 @@ func entriesFrom(first, n int) []recentID {
 	out := make([]recentID, n)
 	for i := range out {
 		seq := uint64(first + i)
-		out[i] = recentID{id: wire.MessageID{Producer: 3, Seq: seq}, index: 10 + seq, at: int64(1000 + seq), settled: seq%2 == 0}
+		out[i] = newRecentID(wire.MessageID{Producer: 3, Seq: seq}, 10+seq, int64(1000+seq), seq%2 == 0)
 	}
 	return out
 }
@@ -131,7 +131,7 @@ func TestJournaledStateMatchesInline(t *testing.T) {
 		t.Fatal("a journaled state decoded without its journal")
 	}
 	tampered := append([]recentID(nil), window...)
-	tampered[7].index++
+	tampered[7].packed++
 	bad, err := decodeState("orders", journaled, func(n int) ([]recentID, error) { return tampered[:n], nil })
 	if err != nil {
 		t.Fatal(err)

@@ -114,11 +114,34 @@ type queueState struct {
 // recentID is one stamped publish or settle, kept until it leaves the
 // deduplication window.
 type recentID struct {
-	id      wire.MessageID
-	index   uint64
-	at      int64
-	settled bool
+	id wire.MessageID
+	// packed holds the record's index, and in its top bit whether the
+	// record settled the message: an entry takes 32 bytes, not 40, and a
+	// busy queue's window holds millions of them.
+	packed uint64
+	at     int64
 }
+
+// settledBit marks a settle in recentID.packed. Log indexes stay far
+// below it.
+const settledBit = 1 << 63
+
+// newRecentID makes the entry of a publish, or a settle, at index.
+func newRecentID(id wire.MessageID, index uint64, at int64, settled bool) recentID {
+	if index&settledBit != 0 {
+		panic(fmt.Sprintf("node: log index %d does not fit a window entry", index))
+	}
+	if settled {
+		index |= settledBit
+	}
+	return recentID{id: id, packed: index, at: at}
+}
+
+// index is the entry's log index.
+func (e recentID) index() uint64 { return e.packed &^ settledBit }
+
+// settled reports whether the entry is a settle rather than a publish.
+func (e recentID) settled() bool { return e.packed&settledBit != 0 }
 
 func newQueueState(name string) *queueState {
 	return &queueState{
@@ -201,7 +224,7 @@ func (s *queueState) remember(id wire.MessageID, index uint64, at int64, settled
 		s.unstamped++
 		return
 	}
-	e := recentID{id: id, index: index, at: at, settled: settled}
+	e := newRecentID(id, index, at, settled)
 	s.recent.push(e)
 	if s.keepSum {
 		s.recentSum.add(e)
@@ -227,10 +250,10 @@ func (s *queueState) forget() {
 			s.sumStale = true
 		}
 		set := s.published
-		if e.settled {
+		if e.settled() {
 			set = s.settled
 		}
-		if set[e.id] == e.index {
+		if set[e.id] == e.index() {
 			delete(set, e.id)
 		}
 	}

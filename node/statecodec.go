@@ -191,14 +191,19 @@ func appendStateTail(b []byte, s *queueState, journaled bool) []byte {
 // inline window and in a journal batch alike.
 func appendRecent(b []byte, e recentID) []byte {
 	b = appendID(b, e.id)
-	b = wire.AppendUint64(b, e.index)
+	b = wire.AppendUint64(b, e.index())
 	b = wire.AppendInt64(b, e.at)
-	return wire.AppendBool(b, e.settled)
+	return wire.AppendBool(b, e.settled())
 }
 
 // decodeRecent reads what appendRecent wrote.
-func decodeRecent(d *wire.Decoder) recentID {
-	return recentID{id: wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}, index: d.Uint64(), at: d.Int64(), settled: d.Bool()}
+func decodeRecent(d *wire.Decoder) (recentID, error) {
+	id := wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
+	index, at, settled := d.Uint64(), d.Int64(), d.Bool()
+	if index&settledBit != 0 {
+		return recentID{}, fmt.Errorf("a window entry names log index %d, past any a log reaches", index)
+	}
+	return newRecentID(id, index, at, settled), nil
 }
 
 // encodedStateSize is the size encodeState's bytes will have (an upper
@@ -318,17 +323,17 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 		// restarting replica more than reading the state does.
 		settled := 0
 		for e := range s.recent.all() {
-			if e.settled {
+			if e.settled() {
 				settled++
 			}
 		}
 		s.published = make(map[wire.MessageID]uint64, s.recent.len()-settled)
 		s.settled = make(map[wire.MessageID]uint64, settled)
 		for e := range s.recent.all() {
-			if e.settled {
-				s.settled[e.id] = e.index
+			if e.settled() {
+				s.settled[e.id] = e.index()
 			} else {
-				s.published[e.id] = e.index
+				s.published[e.id] = e.index()
 			}
 		}
 	}
@@ -353,7 +358,11 @@ func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int
 	}
 	if !journaled {
 		for range n {
-			s.recent.push(decodeRecent(d))
+			e, err := decodeRecent(d)
+			if err != nil {
+				return err
+			}
+			s.recent.push(e)
 		}
 		if v < 3 {
 			s.recentSum = s.recent.sum()

@@ -2,8 +2,10 @@ package node
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cairnmq/cairn/wire"
 )
@@ -157,5 +159,28 @@ func TestAStateEncodedInStepsMatchesItsEncodingAtOnce(t *testing.T) {
 		if budget == 1 && steps != len(s.messages) {
 			t.Fatalf("a budget of one byte took %d steps for %d messages, want one per message", steps, len(s.messages))
 		}
+	}
+}
+
+// A window entry packs its settle flag into its index's top bit: 32 bytes
+// an entry, and a busy queue's window holds millions. What it packs reads
+// back, and an entry on disk naming an index that would collide with the
+// flag is refused rather than read as a settle.
+func TestAWindowEntryTakes32BytesAndReadsBack(t *testing.T) {
+	if size := unsafe.Sizeof(recentID{}); size != 32 {
+		t.Fatalf("a window entry takes %d bytes, want 32", size)
+	}
+	id := wire.MessageID{Producer: 7, Seq: 9}
+	for _, settled := range []bool{false, true} {
+		e := newRecentID(id, settledBit-1, -5, settled)
+		back, err := decodeRecent(wire.NewDecoder(appendRecent(nil, e)))
+		if err != nil || back != e || back.index() != settledBit-1 || back.settled() != settled || back.at != -5 {
+			t.Fatalf("entry %+v read back as %+v, %v", e, back, err)
+		}
+	}
+	b := appendRecent(nil, newRecentID(id, 1, 0, false))
+	binary.LittleEndian.PutUint64(b[16:24], settledBit|1)
+	if _, err := decodeRecent(wire.NewDecoder(b)); err == nil {
+		t.Fatal("an entry whose index has its top bit set was read")
 	}
 }

@@ -16,7 +16,7 @@ func TestWindowListActsAsASlice(t *testing.T) {
 		var model []recentID
 		next := uint64(1)
 		entry := func() recentID {
-			e := recentID{id: wire.MessageID{Producer: 1, Seq: next}, index: next, at: int64(next), settled: next%3 == 0}
+			e := newRecentID(wire.MessageID{Producer: 1, Seq: next}, next, int64(next), next%3 == 0)
 			next++
 			return e
 		}
@@ -85,12 +85,12 @@ func TestWindowListActsAsASlice(t *testing.T) {
 func TestAWindowListOverASliceNeverWritesPastABlock(t *testing.T) {
 	backing := make([]recentID, windowBlockLen+10)
 	for i := range backing {
-		backing[i] = recentID{index: uint64(i + 1)}
+		backing[i] = newRecentID(wire.MessageID{}, uint64(i+1), 0, false)
 	}
 	w := windowListOf(backing[:windowBlockLen])
-	w.push(recentID{index: 999999})
-	if backing[windowBlockLen].index != windowBlockLen+1 {
-		t.Fatalf("a push wrote into the slice past the list: entry %d is now %d", windowBlockLen, backing[windowBlockLen].index)
+	w.push(newRecentID(wire.MessageID{}, 999999, 0, false))
+	if backing[windowBlockLen].index() != windowBlockLen+1 {
+		t.Fatalf("a push wrote into the slice past the list: entry %d is now %d", windowBlockLen, backing[windowBlockLen].index())
 	}
 	if w.len() != windowBlockLen+1 || len(w.blocks) != 2 {
 		t.Fatalf("list of %d entries in %d blocks, want %d in 2", w.len(), len(w.blocks), windowBlockLen+1)
@@ -104,7 +104,7 @@ func TestAWindowListOverASliceNeverWritesPastABlock(t *testing.T) {
 func TestAQuietWindowTakesSmallBlocks(t *testing.T) {
 	var w windowList
 	for i := range 10000 {
-		w.push(recentID{index: uint64(i)})
+		w.push(newRecentID(wire.MessageID{}, uint64(i), 0, false))
 		if w.len() > 3 {
 			w.popFront()
 		}
