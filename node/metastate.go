@@ -572,10 +572,6 @@ func (s *metaState) applyDelete(c command) result {
 	return result{ok: true}
 }
 
-// applyCertifyCheckpoint certifies a cut proposed by the owner of the
-// current epoch for exactly the current replica set. A cut from an older
-// epoch or another set may be fine, but proves nothing about the
-// replicas now, so it is refused; cuts only move forward.
 // certifiesSet reports whether a certificate naming members speaks for
 // q's replica set: it names every replica, or every replica not lost.
 // Logs written before owners left lost replicas out hold the first kind,
@@ -586,6 +582,11 @@ func certifiesSet(q *QueueMeta, members []NodeID) bool {
 		slices.Equal(named, slices.Sorted(slices.Values(certifyMembers(q.Replicas, q))))
 }
 
+// applyCertifyCheckpoint certifies a cut proposed by the owner of the
+// current epoch for exactly the current replica set (its lost replicas
+// may be left out, see certifiesSet). A cut from an older epoch or
+// another set may be fine, but proves nothing about the replicas now, so
+// it is refused; cuts only move forward.
 func (s *metaState) applyCertifyCheckpoint(c command) result {
 	q := s.lookup(c.name, c.inc)
 	switch {
