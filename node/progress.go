@@ -22,6 +22,10 @@ type ProgressTimes struct {
 	// ReplaceAfter is how long a replica stays confirmed down before the
 	// leader replaces it.
 	ReplaceAfter time.Duration
+	// CertifyResend is how long an owner waits for checkpoint receipts
+	// before asking again, and CertifyGiveUp how long before it abandons
+	// the cut and, on a later tick, tries a new one.
+	CertifyResend, CertifyGiveUp time.Duration
 }
 
 // ProgressTimes returns the waits for this configuration.
@@ -33,6 +37,8 @@ func (c Config) ProgressTimes() ProgressTimes {
 		ProposalTimeout: time.Duration(lifecycleTimeoutTicks) * c.MetaTick,
 		LifecycleRetry:  time.Duration(lifecycleRetryTicks) * c.MetaTick,
 		ReplaceAfter:    c.ReplaceAfter,
+		CertifyResend:   time.Duration(certifyResendTicks) * c.Tick,
+		CertifyGiveUp:   time.Duration(certifyGiveUpTicks) * c.Tick,
 	}
 }
 

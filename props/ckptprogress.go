@@ -20,18 +20,11 @@ import (
 // certification once the records confirmed since the last cut reach the
 // queue's record threshold, scaled by a jitter of at most 1.1; the
 // attempt either ends in a certificate or is given up after
-// certifyGiveUp, and the next attempt starts on the owner's next tick.
+// its give-up time, and the next attempt starts on the owner's next tick.
 // So every record the owner of the final epoch confirmed more than
 // ckptProgressBound before the end of a run that reached its calm phase
 // lies at most ceil(1.1 × threshold) records past the newest certified
 // cut.
-
-// certifyGiveUp and certifyResend mirror the owner's certifyGiveUpTicks
-// and certifyResendTicks at the simulated nodes' 20ms tick.
-const (
-	certifyGiveUp = 250 * 20 * time.Millisecond
-	certifyResend = 25 * 20 * time.Millisecond
-)
 
 // ckptProgressMargin covers a certification's own work once nothing
 // stands in its way: a checkpoint built in steps on every replica, a
@@ -40,11 +33,11 @@ const ckptProgressMargin = time.Second
 
 // ckptProgressBound is how long before the end of a run a confirmed
 // record must have been for the checker to require a cut near it: an
-// attempt that began just before may wait out certifyGiveUp, and its
-// successor a resend period and a lifecycle pass (a replica the metadata
-// still counts down) before it completes.
+// attempt that began just before may wait out its give-up time, and its
+// successor a resend period and what a replacement takes to settle (a
+// replica the metadata still counts down) before it completes.
 func ckptProgressBound(lim progressLimits) time.Duration {
-	return certifyGiveUp + certifyResend + lim.settle + ckptProgressMargin
+	return lim.certifyGiveUp + lim.certifyResend + lim.settle + ckptProgressMargin
 }
 
 // commitSeen is one owner's commit index as it advanced.
@@ -55,7 +48,7 @@ type commitSeen struct {
 	index uint64
 }
 
-// ckptProgress collects what checkCheckpointProgress judges: every
+// ckptProgress collects what its check judges: every
 // owner's commits and the newest cut certified per queue.
 type ckptProgress struct {
 	commits   map[string][]commitSeen

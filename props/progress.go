@@ -26,6 +26,9 @@ type progressLimits struct {
 	// before it is replaced; settle what a replacement takes once it is
 	// due and nothing disturbs it (see checkRedundancy).
 	silence, replaceAfter, settle time.Duration
+	// certifyResend and certifyGiveUp are an owner's waits for checkpoint
+	// receipts (see checkpoint-progress).
+	certifyResend, certifyGiveUp time.Duration
 }
 
 // failoverMargin covers a recovery's own work once it may start (seal,
@@ -63,6 +66,9 @@ func limitsFor(sc sim.Scenario) progressLimits {
 		silence:      silence,
 		replaceAfter: t.ReplaceAfter,
 		settle:       2*t.LifecycleRetry + replaceMargin,
+		// The owner's ticks, not the metadata's, pace certification.
+		certifyResend: t.CertifyResend,
+		certifyGiveUp: t.CertifyGiveUp,
 	}
 }
 

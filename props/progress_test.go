@@ -236,4 +236,9 @@ func TestProgressLimits(t *testing.T) {
 	if want := 2440 * ms; hb.failover != want {
 		t.Fatalf("heartbeat failover bound %v, want %v (1.55s election, 200ms retry, 440ms silence, 250ms margin)", hb.failover, want)
 	}
+	// The simulated nodes tick every 20ms: an owner asks again for
+	// receipts after 25 ticks and gives a cut up after 250.
+	if want := 7900 * ms; ckptProgressBound(hb) != want {
+		t.Fatalf("checkpoint-progress bound %v, want %v (5s give-up, 0.5s resend, 1.4s settle, 1s margin)", ckptProgressBound(hb), want)
+	}
 }
