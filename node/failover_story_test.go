@@ -236,3 +236,43 @@ func TestAFollowerWhoseDiskLiedIsNotEnoughEvidence(t *testing.T) {
 	newOwner := recoveredOwner(t, c)
 	c.mustDeliverAll(newOwner, "orders", 20, "after the owner returned")
 }
+
+// One replica's disk is slow while its queue is made: the owner and the
+// other replica prepare, and the queue is activated on them, while the
+// slow replica is still writing the identity of the replica it prepared.
+// That replica was made by this process and has reported nothing to
+// anyone, so finishing its preparation must not leave it suspect. The
+// owner dies before it ever told the slow replica a commit (which would
+// have verified it), and the two survivors' witnesses are enough to
+// recover without the dead owner's (seed 92390: the activation, applied
+// while the identity was being written, made the replica suspect, and the
+// seal waited for the owner to come back).
+func TestAReplicaActivatedWhileWritingItsIdentityRecoversWithoutTheOwner(t *testing.T) {
+	c := newCluster(t)
+	owner, followers := roles("orders")
+	slow := followers[0]
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		return s.m.id == slow && err == nil && st.Name() == "replica.tmp"
+	}
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	if !c.saw(event.MetaActivated, by(slow)) || !c.saw(event.QueueOpen, by(slow)) {
+		t.Fatalf("want %s to apply the activation while its identity is written; events:\n%v", slow, c.events)
+	}
+
+	c.node(owner).crash()
+	c.hold = nil
+	c.settle()
+	if v := viewOf(t, c.node(slow).n, "orders"); v.Suspect {
+		t.Fatalf("%s's replica is suspect after a preparation nothing cut short: %+v", slow, v)
+	}
+	c.advance(4 * time.Second)
+	if !c.saw(event.RecoveryDone, onQueue("orders")) {
+		t.Fatalf("no recovery completed without the dead owner; events:\n%v", c.events)
+	}
+	recovered := recoveredOwner(t, c)
+	c.publishConfirmed(recovered, "orders", 3)
+	c.mustDeliverAll(recovered, "orders", 3, "after a recovery sealed by the two survivors")
+}

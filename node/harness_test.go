@@ -38,6 +38,9 @@ type cluster struct {
 	// intercept, when set, sees every peer message about to be delivered
 	// and may drop it by returning false.
 	intercept func(from, to node.NodeID, msg wire.Message) bool
+	// hold, when set, sees every pending sync about to be performed and
+	// keeps it pending by returning true.
+	hold func(pendingSync) bool
 }
 
 type member struct {
@@ -213,7 +216,7 @@ func (c *cluster) completeSyncs(match func(*member) bool) int {
 	n := 0
 	for i := 0; i < len(c.syncs); {
 		s := c.syncs[i]
-		if !match(s.m) {
+		if !match(s.m) || c.hold != nil && c.hold(s) {
 			i++
 			continue
 		}

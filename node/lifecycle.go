@@ -276,6 +276,18 @@ func exactQuorum(q *QueueMeta) ([]NodeID, bool) {
 // and once reported records it no longer holds. Reopening marks a
 // replica suspect only when it finds an identity, and this one has none.
 func (n *Node) finishPreparing(r *replica, q *QueueMeta) {
+	if n.preparing[r.name] {
+		// This process's own preparation is still writing the identity:
+		// nothing cut it short, and prepare already judged the replica
+		// by the queue's state when it began. The queue may have been
+		// activated meanwhile by the other prepared replicas, but this
+		// storage, made by this process, has reported nothing to anyone;
+		// marking it suspect here would make a seal it takes part in wait
+		// for one witness more than it needs, for no reason (seed 92390:
+		// n1's replica of q0 turned suspect so, and the recovery after
+		// its owner died waited 6s for that owner to come back).
+		return
+	}
 	r.suspect = r.suspect || q.State != QueuePreparing
 	n.recordIdentity(r, q)
 }
@@ -293,8 +305,11 @@ func (n *Node) prepare(q *QueueMeta) {
 	// newcomer or a node that lost its disk: in the latter case it once
 	// reported records durable that it no longer holds, so it is suspect
 	// until an owner has verified it, like a replica reopened after a
-	// crash.
-	existing := q.State != QueuePreparing
+	// crash. A node whose metadata is catching up (it lost its disk) may
+	// be replaying the log from before the queue was active: the queue
+	// looks new, yet this node may once have reported its records
+	// durable, so its replica is suspect all the same.
+	existing := q.State != QueuePreparing || n.meta.catchingUp
 	n.env.Boundary("queue.before.prepare")
 	storage.MakeDirs(n.env.FS(), n.replicaDir(name, inc), n.syncs, func(err error) {
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -71,4 +72,37 @@ func TestRejoinAfterALostDisk(t *testing.T) {
 	if v := viewOf(t, lost.n, "orders"); v.LastIndex == 0 {
 		t.Fatalf("the rejoined replica holds nothing: %+v", v)
 	}
+}
+
+// Five nodes; a queue's records are confirmed by its owner and one
+// follower while the other follower hears nothing. Then the owner dies
+// and the follower that holds the records loses its disk and rejoins. Its
+// metadata comes back by replaying the log, in which the queue is first
+// still being created, so the replica it prepares looks like a new one;
+// but this node once reported those records durable, so the replica must
+// be suspect: a seal of it and the follower that never heard anything
+// would otherwise choose an empty history and lose confirmed messages.
+func TestARejoinedReplicaPreparedFromAReplayedLogIsSuspect(t *testing.T) {
+	nodes := []node.NodeID{1, 2, 3, 4, 5}
+	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
+	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	owner, holder, deaf := set[0], set[1], set[2]
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		_, appendMsg := msg.(*wire.Append)
+		return !(appendMsg && to == deaf)
+	}
+	c.publishConfirmed(owner, "orders", 5)
+	c.node(owner).crash()
+	h := c.node(holder)
+	h.loseDisk()
+	h.rejoin = true
+	h.start()
+	c.intercept = nil
+	c.advance(8 * time.Second)
+	c.node(owner).start()
+	c.advance(5 * time.Second)
+	c.mustDeliverAll(recoveredOwner(t, c), "orders", 5, "after the holder of the records lost its disk and the owner died")
 }

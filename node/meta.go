@@ -422,9 +422,12 @@ func (m *metaNode) noteLeaderCommit(from NodeID, msg *pb.Message) {
 }
 
 // checkCaughtUp lets a catching-up member vote again once it has applied
-// a leader's commit index.
+// a leader's commit index. Applied, not only committed: until then the
+// member replays entries from before it lost its disk, and a queue it
+// prepares a replica for in that replay may be one it reported records
+// of, which prepare must know to mark the replica suspect.
 func (m *metaNode) checkCaughtUp() {
-	if !m.catchingUp || m.catchUpTo == 0 || m.rn.BasicStatus().GetCommit() < m.catchUpTo {
+	if !m.catchingUp || m.catchUpTo == 0 || m.state.applied < m.catchUpTo {
 		return
 	}
 	m.catchingUp = false
