@@ -208,6 +208,18 @@ func (r *replica) resetLog() error {
 	dir := r.n.replicaDir(r.name, r.inc)
 	logDir, oldDir := fs.PathJoin(dir, "log"), fs.PathJoin(dir, "log.old")
 	if r.log != nil {
+		// Records past the cut belong to the history the checkpoint
+		// replaced (an installed checkpoint is taken only at or above the
+		// known commit, and only when the log does not already hold the
+		// cut in the cut's epoch), so dropping them is a truncation at a
+		// newer owner's word and is announced like one; unannounced, the
+		// replica looked as if its disk had lost records it had reported
+		// durable (seed 111807: an isolated epoch-1 owner's unconfirmed
+		// records 104-108, replaced by the epoch-3 owner's checkpoint at
+		// 104).
+		if r.log.LastIndex() > r.ckpt.cut {
+			r.n.emit(event.NewQueueTruncate(r.name, r.ckpt.cut))
+		}
 		r.log.Close()
 		r.log = nil
 	}
