@@ -76,6 +76,12 @@ func decodeDeadLetter(d *Decoder) *DeadLetter {
 	m := &DeadLetter{Queue: d.String(), Source: d.String(), ID: d.messageID(), Payload: d.Bytes()}
 	if d.More() {
 		m.SourceIncarnation, m.SourceIndex, m.SettledThrough = d.Uint64(), d.Uint64(), d.Uint64()
+		if m.SourceIndex == 0 && d.err == nil {
+			// A named move always has an index: the encoder drops the
+			// block for index zero, so a sender that writes one anyway
+			// would have its other two fields silently read back as set.
+			d.err = fmt.Errorf("wire: dead-letter ask names a move at index 0")
+		}
 	}
 	return m
 }

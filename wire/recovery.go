@@ -129,7 +129,8 @@ func decodeSealReply(d *Decoder) *SealReply {
 			d.fail("delivery counts", n)
 			return m
 		}
-		m.Delivered = make([]DeliveryCount, 0, n)
+		// The encoder writes an empty list only when Released is set and
+		// leaves it out otherwise, so an empty list reads back as none.
 		for range n {
 			m.Delivered = append(m.Delivered, DeliveryCount{ID: d.messageID(), Count: d.Uint32()})
 		}
