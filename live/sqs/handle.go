@@ -55,10 +55,13 @@ const handleFixedBytes = 1 + 4 + 8 + 8 + 8
 // so a load balancer that does not keep a client on one node is caught
 // with a clear message rather than a bare "invalid".
 func (s *handleSigner) open(handle, queue string) (receipt, *apiError) {
-	// Strict: a handle is one exact string, not every string that decodes
-	// to its bytes (the last character's unused bits must be zero).
+	// A handle is one exact string, not every string that decodes to its
+	// bytes: Strict requires the last character's unused bits to be zero,
+	// and the comparison refuses the line breaks every base64 decoder
+	// skips.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(handle)
-	if err != nil || len(b) < handleFixedBytes+handleMACBytes || b[0] != handleVersion {
+	if err != nil || base64.RawURLEncoding.EncodeToString(b) != handle ||
+		len(b) < handleFixedBytes+handleMACBytes || b[0] != handleVersion {
 		return receipt{}, errReceiptHandle("The input receipt handle %q is not a valid receipt handle.", handle)
 	}
 	body, mac := b[:len(b)-handleMACBytes], b[len(b)-handleMACBytes:]
