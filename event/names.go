@@ -32,6 +32,9 @@ const (
 	// after its deduplication window had forgotten the message's ID
 	// (NewQueueMoveRemembered).
 	QueueMoveRemembered Name = "queue.move-remembered"
+	// QueuePurgeWritten: an owner appended a purge record
+	// (NewQueuePurgeWritten).
+	QueuePurgeWritten Name = "queue.purge-written"
 	// QueueHoldEnded: a recovered owner began delivering the history it
 	// recovered (NewQueueHoldEnded).
 	QueueHoldEnded Name = "queue.hold-ended"
@@ -299,7 +302,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
 	QueueQuorumRegained, QueueActivationWaits, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,

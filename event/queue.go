@@ -57,6 +57,16 @@ func NewQueueMoveRemembered(q, id, source string) Event {
 	return newEvent(QueueMoveRemembered, str(KeyQueue, q), str(KeyID, id), str(KeyFrom, source))
 }
 
+// NewQueuePurgeWritten reports that q's owner appended the purge named
+// by token at index, settling everything published at or before after.
+// A purge is written when its request is taken, which may be long after
+// its client sent it (an owner still recovering parks it, and a hold
+// defers it), so the simulator's checkers learn from this event, not
+// from the client, when the purge may have landed.
+func NewQueuePurgeWritten(q, token string, index, after uint64) Event {
+	return newEvent(QueuePurgeWritten, str(KeyQueue, q), str(KeyID, token), u64(KeyIndex, index), u64(KeyAfter, after))
+}
+
 // NewQueueHoldEnded reports that q's owner of epoch, activated by a
 // recovery, began delivering the history it recovered, in which held
 // messages were unsettled.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -98,9 +99,11 @@ func (o *ownerState) purge(conn ConnID, reqID uint64, token wire.MessageID) {
 			o.release(l, false)
 		}
 	}
-	index := o.append(record{typ: recordPurge, through: o.r.log.LastIndex(), id: token})
+	through := o.r.log.LastIndex()
+	index := o.append(record{typ: recordPurge, through: through, id: token})
 	if index != 0 {
 		o.purges.unconfirmed = index
+		o.r.n.emit(event.NewQueuePurgeWritten(o.r.name, token.String(), index, through))
 	}
 	o.wait(conn, reqID, index)
 	o.pump()

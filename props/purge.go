@@ -37,6 +37,15 @@ import (
 //     is not live at the end; it is excused, since nothing else can be
 //     concluded. Such runs are rare, and a message lost outright still
 //     fails wherever a certain purge or its own log record shows it.
+//   - Such a purge need not have ended when its client gave up on it:
+//     a request sent before then may be parked by an owner still
+//     recovering, or deferred by a recovered owner's hold, and written
+//     after messages published later (seed 110194: a purge's last
+//     request, sent 0.6 ms before its client gave up, reached a
+//     candidate owner after a later publish had and was written behind
+//     it). Owners report each purge record they write, named by the
+//     purge's token, so its end is the later of the client's give-up
+//     and its last write; a purge no owner wrote never happened.
 
 // purgeView is what the history says about purges and where messages
 // were published.
@@ -51,6 +60,8 @@ type purgeView struct {
 	logIndex map[queueMessage]uint64
 	// live holds the messages unsettled in the final owner's history.
 	live map[queueMessage]bool
+	// written is when an owner last wrote each purge, by its token.
+	written map[queueMessage]time.Duration
 	// end is when the run ended, the end of a purge still pending.
 	end time.Duration
 }
@@ -68,6 +79,11 @@ func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
 	v := &purgeView{
 		throughs: make(map[string][]uint64), ops: make(map[string][]*sim.OpRecord),
 		logIndex: make(map[queueMessage]uint64), live: make(map[queueMessage]bool),
+		written: make(map[queueMessage]time.Duration),
+	}
+	for _, w := range ix.h.PurgeWrites {
+		k := queueMessage{w.Queue, w.Token}
+		v.written[k] = max(v.written[k], w.At)
 	}
 	for i := range ix.h.Ops {
 		op := &ix.h.Ops[i]
@@ -175,8 +191,11 @@ func (v *purgeView) excused(op *sim.OpRecord) bool {
 			continue // both indexes known: judged above
 		}
 		end := p.Done
-		if p.Outcome == sim.OutcomePending {
+		switch p.Outcome {
+		case sim.OutcomePending:
 			end = v.end
+		case sim.OutcomeUnknown:
+			end = max(end, v.written[queueMessage{p.Queue, p.ID}])
 		}
 		if op.Invoked < end {
 			return true

@@ -207,6 +207,12 @@ func (c *clientProc) record(e core.Event) {
 	delete(c.ops, e.Op)
 	op := &h.Ops[i]
 	op.Done, op.Status, op.Index = c.w.now, e.Status, e.Index
+	if op.Kind == "purge" {
+		// The core names a purge by a token from its publish sequence,
+		// which only the completion carries: the checkers match it with
+		// the owners' writes of the purge.
+		op.ID = e.ID
+	}
 	switch e.Outcome {
 	case core.OutcomeOK:
 		op.Outcome, op.Replied = OutcomeOK, c.replied

@@ -100,6 +100,18 @@ type DeadLetterRecord struct {
 	ID     wire.MessageID
 }
 
+// PurgeWriteRecord is an owner's append of a purge record, named by the
+// purge's token. A purge lands when an owner takes its request, which may
+// be after its client stopped waiting for it: an owner still recovering
+// parks a request, and a recovered owner's hold defers a purge.
+type PurgeWriteRecord struct {
+	At    time.Duration
+	Node  node.NodeID
+	Queue string
+	Token wire.MessageID
+	Index uint64
+}
+
 // NodeEvent is a node event that checkers read (durability reports,
 // truncations, replica opens).
 type NodeEvent struct {
@@ -128,6 +140,9 @@ type History struct {
 	// DeadLetters lists every ask of a source queue's owner to store a
 	// dead-lettered message in its dead-letter queue.
 	DeadLetters []DeadLetterRecord
+	// PurgeWrites lists every purge record an owner appended, whether or
+	// not it stayed in the history.
+	PurgeWrites []PurgeWriteRecord
 	// Final holds, per node, the replicas its disk held at the end of the
 	// run (read from what a power loss would leave).
 	Final map[node.NodeID][]node.ReplicaDump

@@ -431,6 +431,10 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 		w.hist.DeadLetters = append(w.hist.DeadLetters, DeadLetterRecord{
 			At: w.now, Node: id, Queue: e.Queue(), Target: e.To(), ID: parseMessageID(e.ID())})
 	}
+	if e.Name == event.QueuePurgeWritten {
+		w.hist.PurgeWrites = append(w.hist.PurgeWrites, PurgeWriteRecord{
+			At: w.now, Node: id, Queue: e.Queue(), Token: parseMessageID(e.ID()), Index: e.Index()})
+	}
 	value, ok := recordedEvents[e.Name]
 	if !ok {
 		return
