@@ -161,6 +161,12 @@ const (
 	// lost replica and no node to replace it never certifies a cut again
 	// and its disk grows without bound.
 	CertifyWaitsForLost = "certify-waits-for-lost"
+	// RejoinedReplicaTrusted: a node started over an empty data directory
+	// to rejoin (its disk was lost) prepares its replicas as trusted
+	// newcomers, though it may once have reported records durable that
+	// they no longer hold: a seal may then take an empty replica's word
+	// for a queue's history.
+	RejoinedReplicaTrusted = "rejoined-replica-trusted"
 )
 
 // All lists every planted bug.
@@ -170,7 +176,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
-	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost}
+	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
+	RejoinedReplicaTrusted}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -187,6 +194,9 @@ var SwarmBlind = map[string]string{
 		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
 		"these up at seed 425, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +
 		"still catches it",
+	RejoinedReplicaTrusted: "it needs a node to lose its disk while it alone with the owner holds some confirmed records " +
+		"(another replica cut off), and the owner to die before the rejoined node refilled its replica: no seed of 1-500 " +
+		"lines these up, and its corpus file is a hand-written five-node story",
 }
 
 // Known reports whether name is a planted bug.

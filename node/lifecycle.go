@@ -288,7 +288,7 @@ func (n *Node) finishPreparing(r *replica, q *QueueMeta) {
 		// its owner died waited 6s for that owner to come back).
 		return
 	}
-	r.suspect = r.suspect || q.State != QueuePreparing
+	r.suspect = r.suspect || q.State != QueuePreparing && !(bugs.Active(bugs.RejoinedReplicaTrusted) && n.cfg.Rejoin)
 	n.recordIdentity(r, q)
 }
 
@@ -310,6 +310,9 @@ func (n *Node) prepare(q *QueueMeta) {
 	// looks new, yet this node may once have reported its records
 	// durable, so its replica is suspect all the same.
 	existing := q.State != QueuePreparing || n.meta.catchingUp
+	if bugs.Active(bugs.RejoinedReplicaTrusted) && n.cfg.Rejoin {
+		existing = false
+	}
 	n.env.Boundary("queue.before.prepare")
 	storage.MakeDirs(n.env.FS(), n.replicaDir(name, inc), n.syncs, func(err error) {
 		if err != nil {

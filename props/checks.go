@@ -138,6 +138,11 @@ func checkDurability(h *sim.History) []sim.Violation {
 			// the set again, it starts from nothing.
 			delete(claimed, k)
 			delete(rotten, k)
+		case sim.EventLostDisk:
+			// Every replica on the node went with its disk: the node
+			// starts from nothing, and owes nothing it said before.
+			maps.DeleteFunc(claimed, func(c key, _ uint64) bool { return c.node == e.Node })
+			maps.DeleteFunc(rotten, func(c key, _ uint64) bool { return c.node == e.Node })
 		case event.QueueOpen:
 			if e.Value < claimed[k] && len(out) < maxReports {
 				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable%s",

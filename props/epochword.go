@@ -1,6 +1,7 @@
 package props
 
 import (
+	"maps"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -53,6 +54,11 @@ func checkEpochDurability(h *sim.History) []sim.Violation {
 			// the queue on this node (put back by a replacement before the
 			// old files were gone) starts from nothing.
 			delete(given, k)
+		case e.Name == sim.EventLostDisk:
+			// The node's disk is gone: its replicas start from nothing,
+			// and learn the queues' epochs anew from the metadata, which
+			// it catches up with before it prepares any.
+			maps.DeleteFunc(given, func(g key, _ epochWord) bool { return g.node == e.Node })
 		case e.Name == event.QueueOpen:
 			w, ok := given[k]
 			if ok && e.Epoch < w.epoch && len(out) < maxReports {

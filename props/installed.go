@@ -53,9 +53,9 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 // NewNode implements sim.System: a node's new incarnation applies its
 // metadata again from its snapshot, so the membership judge forgets what
 // the last one applied.
-func (r *queueRun) NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler {
+func (r *queueRun) NewNode(id node.NodeID, peers []node.NodeID, env node.Env, lostDisk bool) node.Handler {
 	r.members.restarted(id)
-	return r.QueueSystem.NewNode(id, peers, env)
+	return r.QueueSystem.NewNode(id, peers, env, lostDisk)
 }
 
 // installedQuorum holds the recovery protocol to its activation rule,

@@ -46,7 +46,7 @@ func CounterScenario(seed uint64) Scenario {
 }
 
 // NewNode implements System.
-func (s *CounterSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler {
+func (s *CounterSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env, _ bool) node.Handler {
 	n := counter.New(counter.Config{
 		ID: id, Peers: peers, Leader: peers[0], Tick: 10 * time.Millisecond,
 		MaxUnconfirmed: 64, SegmentSize: 16 << 10, ResendPage: 32,

@@ -60,6 +60,8 @@ type DiskStats struct {
 	Syncs, SyncErrors, WriteErrors, ReadErrors int
 	TornFiles, TornSectors, Flips, Crashes     int
 	LostWrites                                 int
+	// LostDisks counts the times the whole disk was lost.
+	LostDisks int
 	// Rots counts bits flipped while a node ran; StalledSyncs the syncs
 	// that waited out a stall.
 	Rots, StalledSyncs int

@@ -57,14 +57,18 @@ import (
 // node runs, where the next read meets it; damage-state crashes a node
 // whose disk then holds a flipped bit in a replica's state file (epoch or
 // checkpoint), and truncate one whose disk lost the end of a sealed log
-// segment (filedamage.go). Every such fault of a seed hits one node, so a
-// queue never has two lying replicas at once (rot.go draws damage and rot,
-// filedamage.go damage-state and truncate). Stalls hold a queue owner's
+// segment (filedamage.go), and lose-disk one whose whole disk is gone, so
+// it rejoins over an empty data directory (lostdisk.go). Every such fault
+// of a seed hits one node, so a queue never has two lying replicas at
+// once (rot.go draws damage and rot, filedamage.go damage-state and
+// truncate, lostdisk.go lose-disk). Stalls hold a queue owner's
 // syncs for 1-3 s.
 //
 // Not modelled: a lying disk under the metadata raft log (raft assumes
 // storage that keeps what it acknowledged; a voter that forgot entries
-// could elect a leader without committed ones), lying disks on two
+// could elect a leader without committed ones; a lost disk is modelled,
+// since the node knows it and rejoins without voting until caught up),
+// a lost disk without Rejoin (nothing tells the node), lying disks on two
 // replicas of one queue, lost writes on an owner-only queue (its owner's
 // disk is the only copy by design) and damage to an all-policy queue in a
 // cluster with no spare node (it could never activate again), lost
@@ -105,6 +109,14 @@ func (w *World) applyFault(f Fault) {
 		if p.state == stateUp {
 			p.crash("fault: "+f.Kind.String(), f.Length)
 			w.breakFile(p, f.Kind)
+		}
+	case FaultLoseDisk:
+		if p.state == statePaused {
+			p.resume()
+		}
+		if p.state == stateUp {
+			p.crash("fault: lose-disk", f.Length)
+			w.loseDisk(p)
 		}
 	case FaultLoseWrites, FaultMisdirect:
 		if p.state == statePaused {

@@ -76,6 +76,8 @@ const (
 	ProbeOwnerWokeReplaced   = "owner-woke-replaced"
 	ProbeStateDamaged        = "state-file-damaged"
 	ProbeSegmentCut          = "sealed-segment-cut"
+	ProbeLostDiskRejoined    = "lost-disk-rejoined"
+	ProbeLostDiskRefilled    = "lost-disk-refilled"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -120,6 +122,8 @@ var Probes = []Probe{
 	{ProbeSegmentCut, "a replica whose sealed log segment a crash left cut short fenced itself (queue.fenced after a truncate fault)"},
 	{ProbeSyncStalled, "a sync of a queue owner waited out a stalled device"},
 	{ProbeOwnerWokeReplaced, "a queue owner paused by a pause-owner fault woke after another node had taken its queue"},
+	{ProbeLostDiskRejoined, "a node that lost its disk caught up with the metadata over an empty data directory (meta.caught-up after a lose-disk fault)"},
+	{ProbeLostDiskRefilled, "a replica a lost disk emptied caught up and an owner verified it (queue.trusted after a lose-disk fault)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -169,6 +173,23 @@ type coverage struct {
 	// damage-state or truncate fault broke, the fault's kind, until the
 	// replica fences itself.
 	broken map[recoveryKey]FaultKind
+	// lostDisk holds, per node whose disk a lose-disk fault took, the
+	// queues whose replicas went with it, until each is trusted again;
+	// rejoining the nodes still catching up with the metadata.
+	lostDisk  map[recoveryKey]bool
+	rejoining map[node.NodeID]bool
+}
+
+// noteLostDisk records that node id's disk was lost with its replicas of
+// queues.
+func (c *coverage) noteLostDisk(id node.NodeID, queues []string) {
+	if c.lostDisk == nil {
+		c.lostDisk, c.rejoining = make(map[recoveryKey]bool), make(map[node.NodeID]bool)
+	}
+	c.rejoining[id] = true
+	for _, q := range queues {
+		c.lostDisk[recoveryKey{id, q}] = true
+	}
 }
 
 // noteBroken records that a fault of kind broke a file of node id's
@@ -271,6 +292,16 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		}
 	case event.QueueCompacted:
 		c.probes[ProbeCompacted]++
+	case event.MetaCaughtUp:
+		if c.rejoining[id] {
+			delete(c.rejoining, id)
+			c.probes[ProbeLostDiskRejoined]++
+		}
+	case event.QueueTrusted:
+		if k := (recoveryKey{id, e.Queue()}); c.lostDisk[k] {
+			delete(c.lostDisk, k)
+			c.probes[ProbeLostDiskRefilled]++
+		}
 	case event.NodeDiskFull:
 		c.probes[ProbeDiskFull]++
 	case event.NodeDiskOK:

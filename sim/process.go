@@ -41,6 +41,11 @@ type process struct {
 	// resetFor remembers, per destination index, the destination
 	// incarnation this process was already told is gone.
 	resetFor map[int]uint64
+	// lostDisk says the node's disk was lost (a lose-disk fault): every
+	// later incarnation starts with Rejoin, as an operator following the
+	// guide would start it, which the node ignores once it holds metadata
+	// again.
+	lostDisk bool
 }
 
 // armedCrash is a crash-at fault waiting for its boundary.
@@ -71,7 +76,7 @@ func (p *process) start() {
 	p.deferred = nil
 	p.resetFor = make(map[int]uint64)
 	p.rng = newStream(p.w.sc.Seed, streamNode, uint64(p.index), p.inc)
-	p.handler = p.w.sys.NewNode(p.id, p.peers, p)
+	p.handler = p.w.sys.NewNode(p.id, p.peers, p, p.lostDisk)
 	p.tracef("start inc=%d", p.inc)
 	p.run(p.handler.Start)
 }

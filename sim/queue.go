@@ -120,10 +120,11 @@ func QueueScenarioOf(seed uint64, nodes int) Scenario {
 }
 
 // NewNode implements System.
-func (s *QueueSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler {
+func (s *QueueSystem) NewNode(id node.NodeID, peers []node.NodeID, env node.Env, lostDisk bool) node.Handler {
 	cfg := s.cfg
 	cfg.ID, cfg.Nodes = id, peers
 	cfg.Join = int(id) > s.founders
+	cfg.Rejoin = lostDisk && !cfg.Join
 	return node.New(cfg, env)
 }
 

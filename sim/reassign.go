@@ -126,7 +126,7 @@ func (w *World) noteFaultTouches(f Fault) {
 	var nodes []int
 	switch f.Kind {
 	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop, FaultRot,
-		FaultDamageState, FaultTruncate:
+		FaultDamageState, FaultTruncate, FaultLoseDisk:
 		nodes = []int{f.Node}
 	case FaultStall, FaultPauseOwner:
 		if p := w.firstQueueOwner(); p != nil {

@@ -70,7 +70,7 @@ type planNode struct {
 }
 
 // NewNode implements System.
-func (s *planSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env) node.Handler {
+func (s *planSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env, _ bool) node.Handler {
 	return &planNode{id: id, env: env, moves: s.moves}
 }
 

@@ -240,13 +240,22 @@ const (
 	// sealed segment (one a later segment follows) of one of its queue
 	// logs; it restarts after Length. Drawn like FaultDamage.
 	FaultTruncate
+	// FaultLoseDisk crashes Node, and its disk is then gone: the node
+	// restarts after Length over an empty data directory, as the
+	// documented procedure for a lost or replaced disk says (with
+	// Rejoin), and must catch up its metadata and refill its replicas
+	// without anyone taking its empty replicas' word for their queues'
+	// histories. Drawn from a stream of its own (lostdisk.go) and aimed,
+	// like every fault that breaks a replica, at the seed's one lying
+	// disk.
+	FaultLoseDisk
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
-	"stall", "pause-owner", "damage-state", "truncate"}
+	"stall", "pause-owner", "damage-state", "truncate", "lose-disk"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -336,8 +345,10 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		drawDiskTrouble(&sc)
 		drawOwnerPauses(&sc)
 	}
+	outage := false
 	if f, ok := drawOutage(seed, sc.Nodes, o); ok && !slices.ContainsFunc(sc.Faults, lyingDisk) {
 		sc.Faults = append(sc.Faults, f)
+		outage = true
 	} else if o.Workload {
 		// Broken files, like every lying disk, leave out the seeds with
 		// a long outage (drawOutage says why).
@@ -364,6 +375,9 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.Purges = drawPurges(seed)
 		sc.Workload.Moves = drawMoves(seed)
 		drawDeadLetterChanges(seed, sc.Workload)
+		if drawLostDisk(&sc, outage) {
+			slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+		}
 	}
 	oneLyingDisk(&sc)
 	return sc
@@ -423,7 +437,7 @@ func oneLyingDisk(sc *Scenario) {
 // damages writes the disk had made durable.
 func lyingDisk(f Fault) bool {
 	switch f.Kind {
-	case FaultLoseWrites, FaultMisdirect, FaultDamage, FaultRot, FaultDamageState, FaultTruncate:
+	case FaultLoseWrites, FaultMisdirect, FaultDamage, FaultRot, FaultDamageState, FaultTruncate, FaultLoseDisk:
 		return true
 	}
 	return false

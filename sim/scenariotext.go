@@ -188,6 +188,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultPauseOwner:       {aimNone, []string{"for"}},
 	FaultDamageState:      {aimNode, []string{"for"}},
 	FaultTruncate:         {aimNode, []string{"for"}},
+	FaultLoseDisk:         {aimNode, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

@@ -25,8 +25,10 @@ import (
 // watches what nodes emit, and checks the outcome.
 type System interface {
 	// NewNode builds the handler for one incarnation of node id, talking
-	// to the world through env.
-	NewNode(id node.NodeID, peers []node.NodeID, env node.Env) node.Handler
+	// to the world through env. lostDisk says the node's disk was lost
+	// since it first started, so it starts as the operations guide says
+	// a node over an empty data directory must.
+	NewNode(id node.NodeID, peers []node.NodeID, env node.Env, lostDisk bool) node.Handler
 	// Observe sees every event a node emits.
 	Observe(now time.Duration, id node.NodeID, e event.Event)
 	// LivenessStart is called when the calm phase begins.

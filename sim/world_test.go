@@ -98,7 +98,7 @@ func (c *clockNode) OnClientGone(node.ConnID)            {}
 func (s *clockSystem) LivenessStart(*sim.World)          {}
 func (s *clockSystem) Check(*sim.World) []sim.Violation  { return nil }
 func (s *clockSystem) Summary() string                   { return "" }
-func (s *clockSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env) node.Handler {
+func (s *clockSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env, _ bool) node.Handler {
 	return &clockNode{env: env}
 }
 func (s *clockSystem) Observe(now time.Duration, id node.NodeID, e event.Event) {
@@ -172,7 +172,7 @@ func (n *bootHaltNode) Start() {
 	n.clockNode.Start()
 }
 
-func (s *bootHaltSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env) node.Handler {
+func (s *bootHaltSystem) NewNode(id node.NodeID, _ []node.NodeID, env node.Env, _ bool) node.Handler {
 	halt := id == 1 && !s.halted
 	s.halted = s.halted || halt
 	return &bootHaltNode{clockNode: clockNode{env: env}, halt: halt}
