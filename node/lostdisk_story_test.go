@@ -106,3 +106,44 @@ func TestARejoinedReplicaPreparedFromAReplayedLogIsSuspect(t *testing.T) {
 	c.advance(5 * time.Second)
 	c.mustDeliverAll(recoveredOwner(t, c), "orders", 5, "after the holder of the records lost its disk and the owner died")
 }
+
+// A node starts over an empty data directory with Rejoin, but hears from
+// no leader before it crashes. What it bootstrapped makes its directory
+// look whole, so without a durable record of the rejoin its next process
+// would vote at once, as if its empty log were all it had acknowledged,
+// and could elect a leader that lacks committed entries (seed 118545:
+// that is how one epoch was handed out twice). The next process, started
+// without Rejoin as a restart after a crash would be, still catches up
+// before it votes, and once it has, the process after it does not.
+func TestARejoiningNodeThatRestartsBeforeCatchingUpStillCatchesUp(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	c.publishConfirmed(owner, "orders", 5)
+	lost := c.node(followers[0])
+	lost.loseDisk()
+	lost.rejoin = true
+	c.intercept = func(_, to node.NodeID, _ wire.Message) bool { return to != lost.id }
+	lost.start()
+	c.advance(time.Second)
+	lost.crash()
+	lost.rejoin = false
+	c.intercept = nil
+	lost.start()
+	c.advance(10 * time.Millisecond)
+	restarted := func(e emission) bool { return strings.HasPrefix(e.Why(), "restarted before catching up") }
+	if !c.saw(event.MetaCatchingUp, by(lost.id), restarted) {
+		t.Fatalf("%s, restarted before it caught up, did not know it was still catching up; events:\n%v", lost.id, c.events)
+	}
+	c.advance(3 * time.Second)
+	if !c.saw(event.MetaCaughtUp, by(lost.id)) {
+		t.Fatalf("%s never caught up with the metadata; events:\n%v", lost.id, c.events)
+	}
+	c.events, c.emitted = nil, nil
+	lost.crash()
+	lost.start()
+	c.advance(time.Second)
+	if c.saw(event.MetaCatchingUp, by(lost.id)) {
+		t.Fatalf("%s caught up, yet its next process started catching up again; events:\n%v", lost.id, c.events)
+	}
+}

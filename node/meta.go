@@ -81,6 +81,12 @@ type metaNode struct {
 	// leader's commit index, catchUpTo.
 	catchingUp bool
 	catchUpTo  uint64
+	// rejoin holds rejoinMarked from the moment a member starts over an
+	// empty data directory (Config.Rejoin) until it has caught up: the
+	// bootstrap it writes makes the directory look whole, so a process
+	// that stops before catching up must tell the next one not to vote.
+	rejoin       *storage.StateFile
+	rejoinMarked bool
 
 	seq       uint64
 	proposals map[proposalID]*proposal
@@ -138,17 +144,30 @@ func (n *Node) openMeta(done func()) {
 		return
 	}
 	m.snap, m.hard = snap, hard
+	rejoin, rejoinData, err := storage.OpenStateFile(fs, dir, "rejoin", n.syncs)
+	if err != nil {
+		n.env.Halt(fmt.Sprintf("opening the metadata rejoin mark: %v", err))
+		return
+	}
+	m.rejoin = rejoin
 	if snapData == nil && n.cfg.Join {
 		m.startJoining(done)
 		return
 	}
+	if snapData == nil && n.cfg.Rejoin {
+		m.startRejoining(done)
+		return
+	}
 	if snapData == nil {
-		if n.cfg.Rejoin {
-			m.catchingUp = true
-			n.emit(event.NewMetaCatchingUp("started over an empty data directory to rejoin"))
-		}
 		m.bootstrap(done)
 		return
+	}
+	if len(rejoinData) == 1 && rejoinData[0] == rejoinMarked {
+		// An earlier process started over an empty data directory and
+		// stopped before it caught up: what it bootstrapped is not what
+		// this member once acknowledged.
+		m.catchingUp, m.rejoinMarked = true, true
+		n.emit(event.NewMetaCatchingUp("restarted before catching up, after starting over an empty data directory"))
 	}
 	if err := m.load(snapData, hardData); err != nil {
 		n.env.Halt(fmt.Sprintf("loading metadata: %v", err))
@@ -156,6 +175,28 @@ func (n *Node) openMeta(done func()) {
 	}
 	m.start()
 	done()
+}
+
+// The values of the rejoin mark.
+const (
+	rejoinCaughtUp byte = 0
+	rejoinMarked   byte = 1
+)
+
+// startRejoining starts a member over an empty data directory in a
+// cluster that exists: it marks itself as rejoining durably, and only
+// then bootstraps, so no process of this member grants a vote before one
+// of them has caught up with a leader.
+func (m *metaNode) startRejoining(done func()) {
+	m.catchingUp, m.rejoinMarked = true, true
+	m.n.emit(event.NewMetaCatchingUp("started over an empty data directory to rejoin"))
+	m.rejoin.Write([]byte{rejoinMarked}, func(err error) {
+		if err != nil {
+			m.n.env.Halt(fmt.Sprintf("writing the metadata rejoin mark: %v", err))
+			return
+		}
+		m.bootstrap(done)
+	})
 }
 
 // bootstrap writes the initial snapshot every voter starts from, and
@@ -432,6 +473,17 @@ func (m *metaNode) checkCaughtUp() {
 	}
 	m.catchingUp = false
 	m.n.emit(event.NewMetaCaughtUp(m.catchUpTo))
+	if !m.rejoinMarked {
+		return
+	}
+	// Cleared after the fact: a crash before the write lands only makes
+	// the next process catch up once more.
+	m.rejoinMarked = false
+	m.rejoin.Write([]byte{rejoinCaughtUp}, func(err error) {
+		if err != nil {
+			m.n.env.Halt(fmt.Sprintf("clearing the metadata rejoin mark: %v", err))
+		}
+	})
 }
 
 // onLostLog runs on the leader when a follower reports that its log lost
