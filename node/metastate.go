@@ -375,7 +375,7 @@ func (s *metaState) applyStartRecovery(c command) result {
 		return result{detail: "candidate's replica is damaged"}
 	}
 	if len(c.members) > 0 && !slices.Equal(c.members, q.Replicas) {
-		if why := checkReplacement(q, c); why != "" {
+		if why := checkReplacement(q, c, s.down); why != "" {
 			return result{detail: why}
 		}
 		if why := s.unplaceable(c.members, q.Replicas); why != "" {
@@ -479,22 +479,25 @@ func (s *metaState) placePreparingOwner(q *QueueMeta) {
 
 // checkReplacement says why a plan's new replica set is not acceptable,
 // or "": it keeps the size, holds the candidate, does not stack on a
-// pending replacement (unless it only swaps out damaged replicas of the
-// pending set, which could never activate with them), and keeps a seal
-// quorum of the old set, so the recovery can still find every confirmed
-// record.
-func checkReplacement(q *QueueMeta, c command) string {
+// pending replacement (unless it only swaps out replicas of the pending
+// set that are damaged or held down, which a set that needs every
+// replica could not activate without), and keeps a seal quorum of the
+// old set, so the recovery can still find every confirmed record. A
+// stacked plan leaves the prior set as it is: nothing activated in the
+// pending set, so the seal still asks the prior set's quorums, which
+// hold every confirmed record whichever pending member is swapped.
+func checkReplacement(q *QueueMeta, c command, down map[NodeID]bool) string {
 	kept := 0
 	for _, m := range c.members {
 		if slices.Contains(q.Replicas, m) {
 			kept++
 		}
 	}
-	dropsOnlyLost := !slices.ContainsFunc(q.Replicas, func(id NodeID) bool {
-		return !slices.Contains(c.members, id) && !containsSorted(q.Lost, id)
+	dropsOnlyGone := !slices.ContainsFunc(q.Replicas, func(id NodeID) bool {
+		return !slices.Contains(c.members, id) && !containsSorted(q.Lost, id) && !down[id]
 	})
 	switch {
-	case len(q.Prior) > 0 && !dropsOnlyLost:
+	case len(q.Prior) > 0 && !dropsOnlyGone:
 		return "a replacement is already pending"
 	case len(c.members) != len(q.Replicas):
 		return fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))

@@ -133,9 +133,12 @@ func (n *Node) downForReplaceAfter(id NodeID) bool {
 // counts the choice, so one round of plans spreads a dead node's queues
 // over the spares instead of piling them on one. One replacement at a
 // time per queue: a pending one must activate first, unless its new set
-// holds a damaged replica. That replica is fenced for good, so a set that
-// needs it (every replica, under the all policy) could never activate, and
-// the pending replacement would wait for it forever.
+// holds a damaged replica or one down for Config.ReplaceAfter. A set that
+// needs every replica (the all policy) could not activate without it, and
+// the pending replacement would wait for it forever, or for as long as
+// the node stays down (seed 120751 of the long sweep: a leaving member's
+// replacement waited 4.8 s for a member down since before it was planned,
+// with two nodes free to take its place).
 func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []NodeID, out, in NodeID) {
 	m := n.meta
 	pending := len(q.Prior) > 0
@@ -145,7 +148,7 @@ func (n *Node) replacementSet(q *QueueMeta, load map[NodeID]int) (replicas []Nod
 		// replacement.
 		leaving := n.isLeaving(id) && (id != q.Owner || m.state.down[id])
 		lost := n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)
-		if lost || (!pending && (leaving || n.downForReplaceAfter(id))) {
+		if lost || n.downForReplaceAfter(id) || !pending && leaving {
 			out = id
 			break
 		}

@@ -113,3 +113,45 @@ func TestADamagedReplicaOfAPendingReplacementIsReplaced(t *testing.T) {
 		t.Fatalf("after the plan: prior %v, replicas %v, epoch %d; want prior [1 4 5], replicas %v, epoch 8", q.Prior, q.Replicas, q.Epoch, set)
 	}
 }
+
+// A replacement is pending (leaving node 1 swapped for 3) while node 2,
+// a member of both sets, is down. Under the all policy the new set cannot
+// activate without node 2, so once node 2 has been down for ReplaceAfter
+// it is swapped out of the pending set too, for node 4, and the prior set
+// stays the one the seal asks. Before that, nothing is stacked, and a
+// stacked plan that swaps out a replica that is up is still refused (seed
+// 120751 of the long sweep: the pending replacement waited 4.8 s for node
+// 2 with two nodes free to take its place).
+func TestADownReplicaOfAPendingReplacementIsReplaced(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 5, Epoch: 2,
+		Replicas: []NodeID{5, 3, 2}, Prior: []NodeID{5, 1, 2}}
+	s.queues["a"] = q
+	s.down[2] = true
+	now := 5 * time.Second
+	n := &Node{
+		env:  clockEnv{now: &now},
+		cfg:  Config{Nodes: []NodeID{2, 3, 4, 5}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
+		meta: &metaNode{state: s, ticks: 100},
+	}
+	n.noteDownSince()
+	now += 900 * time.Millisecond
+	if set, _, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
+		t.Fatalf("node 2 was swapped out after %v of being down: %v", 900*time.Millisecond, set)
+	}
+	now += 100 * time.Millisecond
+	set, out, in := n.replacementSet(q, n.replicaLoad())
+	if want := []NodeID{5, 3, 4}; out != 2 || in != 4 || !cmp.Equal(set, want) {
+		t.Fatalf("replacement swaps %s for %s into %v, want 2 for 4 into %v", out, in, set, want)
+	}
+	upSwapped := command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 2, node: 5, members: []NodeID{5, 4, 2}}
+	if res := applyAll(s, upSwapped); res.ok || res.detail != "a replacement is already pending" {
+		t.Fatalf("a plan stacked on a pending replacement swapping out a replica that is up: ok %v, %q", res.ok, res.detail)
+	}
+	if res := applyAll(s, command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 2, node: 5, members: set}); !res.ok {
+		t.Fatalf("the plan swapping out the down replica was refused: %s", res.detail)
+	}
+	if !cmp.Equal(q.Prior, []NodeID{5, 1, 2}) || !cmp.Equal(q.Replicas, set) || q.Epoch != 3 {
+		t.Fatalf("after the plan: prior %v, replicas %v, epoch %d; want prior [5 1 2], replicas %v, epoch 3", q.Prior, q.Replicas, q.Epoch, set)
+	}
+}
