@@ -180,10 +180,11 @@ func runSQS(ctx context.Context, c config, cl *interop.Cluster, queue, body stri
 	}
 	send := time.Since(start)
 	start = time.Now()
-	if err := drainAll(ctx, api, url, c.messages, c.receivers); err != nil {
+	drained, err := drainAll(ctx, api, url, c.messages, c.receivers)
+	if err != nil {
 		return rates{}, err
 	}
-	return rates{send: float64(c.messages) / send.Seconds(), drain: float64(c.messages) / time.Since(start).Seconds()}, nil
+	return rates{send: float64(c.messages) / send.Seconds(), drain: float64(c.messages) / drained.Sub(start).Seconds()}, nil
 }
 
 // sendAll sends n messages in batches of ten from several goroutines.
@@ -215,14 +216,24 @@ func sendAll(ctx context.Context, api *sqs.Client, url *string, body string, n, 
 }
 
 // drainAll receives and deletes until n messages are deleted.
-func drainAll(ctx context.Context, api *sqs.Client, url *string, n, receivers int) error {
+func drainAll(ctx context.Context, api *sqs.Client, url *string, n, receivers int) (time.Time, error) {
+	// The drain ends with the delete that settles the last message. The
+	// other receivers are then in long polls of an empty queue, which
+	// the drained context cuts short instead of letting them run out
+	// their wait: that idle second is no part of the drain.
+	drainCtx, drained := context.WithCancel(ctx)
+	defer drained()
 	var deleted atomic.Int64
+	var end atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, receivers)
 	for range receivers {
 		wg.Go(func() {
-			for deleted.Load() < int64(n) && ctx.Err() == nil {
-				out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+			for deleted.Load() < int64(n) && drainCtx.Err() == nil {
+				out, err := api.ReceiveMessage(drainCtx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+				if drainCtx.Err() != nil && ctx.Err() == nil {
+					return // the last message was deleted meanwhile
+				}
 				if err != nil {
 					errs <- err
 					return
@@ -239,16 +250,19 @@ func drainAll(ctx context.Context, api *sqs.Client, url *string, n, receivers in
 					errs <- err
 					return
 				}
-				deleted.Add(int64(len(res.Successful)))
+				if deleted.Add(int64(len(res.Successful))) >= int64(n) {
+					end.CompareAndSwap(0, time.Now().UnixNano())
+					drained()
+				}
 			}
 		})
 	}
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return err
+		return time.Time{}, err
 	}
-	return ctx.Err()
+	return time.Unix(0, end.Load()), ctx.Err()
 }
 
 func median(xs []float64) float64 {
