@@ -167,6 +167,11 @@ const (
 	// they no longer hold: a seal may then take an empty replica's word
 	// for a queue's history.
 	RejoinedReplicaTrusted = "rejoined-replica-trusted"
+	// RejoinUnmarked: a member starting over an empty data directory to
+	// rejoin keeps no durable record of it, so a process restarted before
+	// it caught up finds the bootstrap it wrote, takes itself for whole,
+	// and votes.
+	RejoinUnmarked = "rejoin-unmarked"
 )
 
 // All lists every planted bug.
@@ -177,7 +182,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted}
+	RejoinedReplicaTrusted, RejoinUnmarked}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -197,6 +202,8 @@ var SwarmBlind = map[string]string{
 	RejoinedReplicaTrusted: "it needs a node to lose its disk while it alone with the owner holds some confirmed records " +
 		"(another replica cut off), and the owner to die before the rejoined node refilled its replica: no seed of 1-500 " +
 		"lines these up, and its corpus file is a hand-written five-node story",
+	RejoinUnmarked: "it needs a node to lose its disk and crash again before it catches up, while an election " +
+		"needs its vote: the long sweep found the defect at seed 118545, and that seed's scenario is its corpus file",
 }
 
 // Known reports whether name is a planted bug.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -190,6 +191,11 @@ const (
 func (m *metaNode) startRejoining(done func()) {
 	m.catchingUp, m.rejoinMarked = true, true
 	m.n.emit(event.NewMetaCatchingUp("started over an empty data directory to rejoin"))
+	if bugs.Active(bugs.RejoinUnmarked) {
+		m.rejoinMarked = false
+		m.bootstrap(done)
+		return
+	}
 	m.rejoin.Write([]byte{rejoinMarked}, func(err error) {
 		if err != nil {
 			m.n.env.Halt(fmt.Sprintf("writing the metadata rejoin mark: %v", err))
