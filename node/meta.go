@@ -278,6 +278,10 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 	if err != nil {
 		return err
 	}
+	confCommitted, err := m.confChangeBeforeLast(last)
+	if err != nil {
+		return err
+	}
 	if hardData != nil {
 		hs := &pb.HardState{}
 		if err := proto.Unmarshal(hardData, hs); err != nil {
@@ -290,7 +294,7 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 		// between installing a snapshot and writing the hard state after
 		// it (a joining node's first, whose hard state still says commit
 		// 0) would otherwise make raft panic at every start.
-		hs.Commit = new(max(min(hs.GetCommit(), last), m.snapIdx))
+		hs.Commit = new(max(min(hs.GetCommit(), last), m.snapIdx, confCommitted))
 		if err := m.ms.SetHardState(hs); err != nil {
 			return err
 		}
@@ -299,7 +303,41 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 	// A member that never persisted a hard state starts at the snapshot's
 	// term, as raft's own bootstrap does. At term 0, raft answers a
 	// pre-vote it rejects with its own term, zero, and panics on it.
-	return m.ms.SetHardState(&pb.HardState{Term: new(s.GetMetadata().GetTerm()), Commit: new(m.snapIdx)})
+	return m.ms.SetHardState(&pb.HardState{Term: new(s.GetMetadata().GetTerm()), Commit: new(max(m.snapIdx, confCommitted))})
+}
+
+// confChangeBeforeLast is the index of the last configuration change in
+// the log after the snapshot that another configuration change follows,
+// or 0. That entry is committed whatever the hard state says: raft's
+// leader appends a configuration change only once it has applied every
+// earlier one in its log, and the log up to the later change is that
+// leader's. The hard state's commit may lag it (written after, or beside,
+// the entries, it may not have landed before a crash), and raft's
+// configuration is the one applied, so a member loaded with that commit
+// would count votes and acknowledgements by a configuration two changes
+// old, whose quorums need not meet the current one's: it could win an
+// election without an entry the current voters committed, and commit
+// another in its place (seed 123899: n1 restarted with commit 81 over a
+// log holding the promotion of n4 at 83 and the demotion of n2 at 94,
+// was elected by n1 and n2 as voters {1,2,3}, and committed its own entry
+// 102 over the one n3 and n4 had committed as voters {1,3,4}). Committing
+// it at load keeps the applied configuration at most one change behind
+// the log's, as raft's single-change safety argument needs.
+func (m *metaNode) confChangeBeforeLast(last uint64) (uint64, error) {
+	if last <= m.snapIdx {
+		return 0, nil
+	}
+	ents, err := m.ms.Entries(m.snapIdx+1, last+1, math.MaxUint64)
+	if err != nil {
+		return 0, err
+	}
+	var before, latest uint64
+	for _, e := range ents {
+		if t := e.GetType(); t == pb.EntryType_EntryConfChange || t == pb.EntryType_EntryConfChangeV2 {
+			before, latest = latest, e.GetIndex()
+		}
+	}
+	return before, nil
 }
 
 // loadEntries appends the log's entries after the snapshot to raft's
