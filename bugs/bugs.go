@@ -172,6 +172,11 @@ const (
 	// it caught up finds the bootstrap it wrote, takes itself for whole,
 	// and votes.
 	RejoinUnmarked = "rejoin-unmarked"
+	// ConfCommitLags: a metadata member loads with the commit index its
+	// hard state holds even when its log proves later configuration
+	// changes committed, so after a lost hard-state write it counts votes
+	// by a configuration two changes old.
+	ConfCommitLags = "conf-commit-lags"
 )
 
 // All lists every planted bug.
@@ -182,7 +187,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted, RejoinUnmarked}
+	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -204,6 +209,9 @@ var SwarmBlind = map[string]string{
 		"lines these up, and its corpus file is a hand-written five-node story",
 	RejoinUnmarked: "it needs a node to lose its disk and crash again before it catches up, while an election " +
 		"needs its vote: the long sweep found the defect at seed 118545, and that seed's scenario is its corpus file",
+	ConfCommitLags: "it needs a member's hard-state write to fail after its log took two configuration changes, and an " +
+		"election it can win by the old configuration: the long sweep found the defect at seed 123899, and that seed's " +
+		"scenario is its corpus file",
 }
 
 // Known reports whether name is a planted bug.

@@ -45,6 +45,7 @@ var samples = []sample{
 	{NewQueueDeadLetter("orders", "p1.4", 3), "queue.dead-letter q=orders id=p1.4 deliveries=3", "S S U"},
 	{NewQueueDeadLetterSent("orders", "p1.4", "parked", 2), "queue.dead-letter-sent q=orders id=p1.4 to=parked node=2", "S S S U"},
 	{NewQueueMoveRemembered("parked", "p1.4", "orders"), "queue.move-remembered q=parked id=p1.4 from=orders", "S S S"},
+	{NewMetaApplied(102, 12), "meta.applied index=102 term=12", "U U"},
 	{NewQueuePurgeWritten("orders", "p3.9", 14, 13), "queue.purge-written q=orders id=p3.9 index=14 after=13", "S S U U"},
 	{NewQueueFollowerFull("orders", 2), "queue.follower-full q=orders node=n2", "S S"},
 	{NewQueueFollowerRoom("orders", 2), "queue.follower-room q=orders node=n2", "S S"},

@@ -12,6 +12,15 @@ func NewMetaLeader(term uint64, leader uint32) Event {
 	return newEvent(MetaLeader, u64(KeyTerm, term), nodeNum(KeyNode, leader))
 }
 
+// NewMetaApplied reports that this member applied the committed metadata
+// entry at index, written in term. Raft promises that every member
+// applies the same entry at an index, and an index and term name one
+// entry, so the simulator holds the members to agreeing on the term at
+// each index they applied.
+func NewMetaApplied(index, term uint64) Event {
+	return newEvent(MetaApplied, u64(KeyIndex, index), u64(KeyTerm, term))
+}
+
 // NewMetaSnapshotInstalled reports that this member installed a metadata
 // snapshot taken at index.
 func NewMetaSnapshotInstalled(index uint64) Event {

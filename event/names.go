@@ -160,6 +160,9 @@ const (
 	// MetaSnapshotInstalled: a member installed a metadata snapshot
 	// (NewMetaSnapshotInstalled).
 	MetaSnapshotInstalled Name = "meta.snapshot-installed"
+	// MetaApplied: a member applied a committed metadata entry
+	// (NewMetaApplied).
+	MetaApplied Name = "meta.applied"
 	// MetaCatchingUp: a member found its metadata log behind what it
 	// acknowledged and stopped voting (NewMetaCatchingUp).
 	MetaCatchingUp Name = "meta.catching-up"
@@ -308,7 +311,7 @@ var names = []Name{
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
-	MetaLeader, MetaSnapshotInstalled, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
+	MetaLeader, MetaSnapshotInstalled, MetaApplied, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,

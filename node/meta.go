@@ -282,6 +282,9 @@ func (m *metaNode) load(snapData, hardData []byte) error {
 	if err != nil {
 		return err
 	}
+	if bugs.Active(bugs.ConfCommitLags) {
+		confCommitted = 0
+	}
 	if hardData != nil {
 		hs := &pb.HardState{}
 		if err := proto.Unmarshal(hardData, hs); err != nil {

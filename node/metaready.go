@@ -237,6 +237,7 @@ func (m *metaNode) apply(ents []*pb.Entry) {
 		if index <= m.state.applied {
 			continue // already in the snapshot this node loaded
 		}
+		m.n.emit(event.NewMetaApplied(index, e.GetTerm()))
 		switch e.GetType() {
 		case pb.EntryType_EntryNormal:
 		case pb.EntryType_EntryConfChange:

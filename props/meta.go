@@ -28,6 +28,38 @@ func checkOneLeaderPerTerm(h *sim.History) []sim.Violation {
 	return out
 }
 
+// checkMetaAgreement: raft promises that every member applies the same
+// entry at each index of the metadata log (state machine safety), and an
+// index and a term name one entry. So no two members may apply entries of
+// different terms at one index. A member that forgot acknowledged entries,
+// or counted votes by a configuration older than its log's, could elect a
+// leader that writes a second entry at an index already committed; the
+// metadata would then disagree for good, though each member's history
+// looks consistent on its own (seed 123899 failed only on liveness).
+func checkMetaAgreement(h *sim.History) []sim.Violation {
+	type applied struct {
+		term uint64
+		node node.NodeID
+		at   time.Duration
+	}
+	first := make(map[uint64]applied)
+	var out []sim.Violation
+	for _, e := range h.NodeEvents {
+		if e.Name != event.MetaApplied {
+			continue
+		}
+		a, seen := first[e.Value]
+		switch {
+		case !seen:
+			first[e.Value] = applied{e.Term, e.Node, e.At}
+		case a.term != e.Term && len(out) < maxReports:
+			out = append(out, safety("meta-agreement", "metadata entry %d was applied by %s at %v from term %d, and by %s at %v from term %d",
+				e.Value, a.node, a.at, a.term, e.Node, e.At, e.Term))
+		}
+	}
+	return out
+}
+
 // checkEpochs: each activation of a queue incarnation's owner uses an epoch
 // higher than every earlier one, across restarts of any node: an epoch
 // handed out twice would let two writers share a fencing token.

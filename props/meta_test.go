@@ -91,3 +91,26 @@ func TestRecoveredActivationChecker(t *testing.T) {
 		}
 	}
 }
+
+// Members that apply the same entries agree; one that applies another
+// term's entry at an index already applied elsewhere breaks raft's
+// promise, whenever it does so, and a member applying an entry again
+// after a restart changes nothing.
+func TestMetaAgreementChecker(t *testing.T) {
+	applied := func(id node.NodeID, index, term uint64) sim.NodeEvent {
+		return sim.NodeEvent{At: time.Duration(index) * time.Millisecond, Node: id, Name: event.MetaApplied, Value: index, Term: term}
+	}
+	agree := sim.History{NodeEvents: []sim.NodeEvent{
+		applied(1, 2, 1), applied(2, 2, 1), applied(1, 3, 2), applied(3, 2, 1), applied(1, 2, 1), applied(3, 3, 2),
+	}}
+	if v := checkMetaAgreement(&agree); len(v) != 0 {
+		t.Fatalf("members that applied the same entries: %v", v)
+	}
+	split := sim.History{NodeEvents: []sim.NodeEvent{
+		applied(3, 102, 12), applied(4, 102, 12), applied(1, 101, 11), applied(1, 102, 13),
+	}}
+	v := checkMetaAgreement(&split)
+	if len(v) != 1 || v[0].Checker != "meta-agreement" || !strings.Contains(v[0].Detail, "entry 102") {
+		t.Fatalf("n1 applied entry 102 of term 13 after n3 and n4 applied term 12's: %v, want one meta-agreement violation", v)
+	}
+}

@@ -202,6 +202,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	out = append(out, checkCheckpoints(h)...)
 	out = append(out, checkFIFO(ix)...)
 	out = append(out, checkOneLeaderPerTerm(h)...)
+	out = append(out, checkMetaAgreement(h)...)
 	out = append(out, checkEpochs(h)...)
 	out = append(out, checkNoServiceBeforeActivation(ix)...)
 	out = append(out, checkRecoveredActivation(h)...)

@@ -362,6 +362,8 @@ var recordedEvents = map[event.Name]func(event.Event) uint64{
 	event.QueueActive:   event.Event.Last,
 	event.MetaLeader:    nodeValue,
 	event.MetaActivated: nil,
+	// An applied metadata entry's index; its term is in Term.
+	event.MetaApplied:   event.Event.Index,
 	event.DetectSuspect: nodeValue,
 	event.DetectConfirm: nodeValue,
 	// The failover stages a trial breaks its time into: the leader's plan
