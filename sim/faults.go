@@ -78,6 +78,20 @@ import (
 // metadata files, corruption in transit (frames carry CRCs, but no fault flips them), and
 // clocks that run at a different rate rather than jump.
 
+// crashThenBreak crashes p for a fault that breaks its disk, then has
+// breakDisk break what the crash left. A paused process is resumed first,
+// so that it crashes as a running one would; one already down is left
+// alone, its disk untouched.
+func crashThenBreak(p *process, f Fault, breakDisk func()) {
+	if p.state == statePaused {
+		p.resume()
+	}
+	if p.state == stateUp {
+		p.crash("fault: "+f.Kind.String(), f.Length)
+		breakDisk()
+	}
+}
+
 // applyFault starts one scheduled fault, and schedules its end.
 func (w *World) applyFault(f Fault) {
 	if w.live {
@@ -95,37 +109,13 @@ func (w *World) applyFault(f Fault) {
 		}
 		p.crash("fault", f.Length)
 	case FaultDamage:
-		if p.state == statePaused {
-			p.resume()
-		}
-		if p.state == stateUp {
-			p.crash("fault: damage", f.Length)
-			w.damageReplica(p)
-		}
+		crashThenBreak(p, f, func() { w.damageReplica(p) })
 	case FaultDamageState, FaultTruncate:
-		if p.state == statePaused {
-			p.resume()
-		}
-		if p.state == stateUp {
-			p.crash("fault: "+f.Kind.String(), f.Length)
-			w.breakFile(p, f.Kind)
-		}
+		crashThenBreak(p, f, func() { w.breakFile(p, f.Kind) })
 	case FaultLoseDisk:
-		if p.state == statePaused {
-			p.resume()
-		}
-		if p.state == stateUp {
-			p.crash("fault: lose-disk", f.Length)
-			w.loseDisk(p)
-		}
+		crashThenBreak(p, f, func() { w.loseDisk(p) })
 	case FaultLoseWrites, FaultMisdirect:
-		if p.state == statePaused {
-			p.resume()
-		}
-		if p.state == stateUp {
-			p.crash("fault: "+f.Kind.String(), f.Length)
-			w.loseWrites(p, f.Hit, f.Kind == FaultMisdirect)
-		}
+		crashThenBreak(p, f, func() { w.loseWrites(p, f.Hit, f.Kind == FaultMisdirect) })
 	case FaultStop:
 		w.stopGracefully(p, f.Length)
 	case FaultCrashAt:
