@@ -42,7 +42,10 @@ const campaignRetryTicks = 10
 type watch struct {
 	id        NodeID
 	lastHeard uint64 // detector tick
-	lastPing  uint64
+	// lastPing is when the latest ping to this peer went out, and
+	// lastPingSeq its number.
+	lastPing    uint64
+	lastPingSeq uint64
 	// verifyBy is set while a verification is pending: the tick by which
 	// the peer must have answered the ping numbered verifySeq (or a later
 	// one). An earlier ping's answer proves nothing: it may have been sent
@@ -191,6 +194,14 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 		// that from stretching idleLimit past three intervals.)
 		w.waitMax = max(w.waitMax, min(d.ticks-w.awaited, 3*d.ticksOf(d.policy().Interval)))
 		w.awaited = 0
+		if w.lastPingSeq > seq {
+			// Later pings are still out: the link may be stalled yet,
+			// and how long they wait is what eager detection must learn.
+			// Await the latest (the oldest's send time is not kept; the
+			// latest went out no earlier), not the next one sent from now
+			// on, which may leave after the stall and never see it.
+			w.awaited, w.awaitedSeq = w.lastPing, w.lastPingSeq
+		}
 	}
 	if w.suspected || w.confirmed {
 		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
@@ -254,7 +265,7 @@ func (d *detector) leaderSilent() bool {
 func (d *detector) verify(w *watch) {
 	d.seq++
 	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
-	w.lastPing, w.verifyBy, w.verifySeq = d.ticks, d.ticks+verifyTicks, d.seq
+	w.lastPing, w.lastPingSeq, w.verifyBy, w.verifySeq = d.ticks, d.seq, d.ticks+verifyTicks, d.seq
 }
 
 // idleLimit is how long, in ticks, eager detection lets a ping to w go
@@ -372,7 +383,7 @@ func (d *detector) check(w *watch) {
 	if d.ticks-w.lastPing >= pingEvery(p, interval) {
 		d.seq++
 		d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
-		w.lastPing = d.ticks
+		w.lastPing, w.lastPingSeq = d.ticks, d.seq
 		if w.awaited == 0 {
 			w.awaited, w.awaitedSeq = d.ticks, d.seq
 		}
@@ -389,7 +400,7 @@ func (d *detector) check(w *watch) {
 		// is alive is reconnected within a tick or two.
 		d.seq++
 		d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
-		w.lastPing = d.ticks
+		w.lastPing, w.lastPingSeq = d.ticks, d.seq
 	}
 	// A verification (after a reset, or the idle monitor's) that got no
 	// answer in time confirms the peer down without a grace period.
