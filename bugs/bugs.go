@@ -195,8 +195,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 var SwarmBlind = map[string]string{
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
-		"no seed of 1-1000 lines it up, and its corpus file is seed 3868's scenario, the first a hunt of 1-4000 found " +
-		"at aa007d6 (seed 3971 before that session's fixes moved it)",
+		"no seed of 1-12000 lines it up at 4e62810, and its corpus file is seed 12145's scenario, the first a hunt of " +
+		"12001-40000 found there (seed 3868 until 4053fa5 moved it, 3971 before aa007d6)",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
 		"first at seed 751, and there only failover-bound notices",
