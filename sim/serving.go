@@ -97,7 +97,12 @@ func (w *World) sampleServing() {
 	for _, v := range views {
 		for _, q := range v.queues {
 			if q.Role == "owner" && !q.NoQuorum {
-				servers = append(servers, server{v.id, servingKey{q.Name, q.Incarnation, q.Epoch}})
+				// An owner serves in its replica's epoch. The metadata's
+				// may be newer while a plan it has applied waits to start
+				// (a replacement's recovery of the next epoch): keyed by
+				// that one, an owner activated in time would look as if it
+				// served an epoch nobody activated (seed 137242).
+				servers = append(servers, server{v.id, servingKey{q.Name, q.Incarnation, q.ReplicaEpoch}})
 			}
 		}
 	}
