@@ -21,7 +21,12 @@ mutate:
 # Formatting, vet, every test, the SQS endpoint's tests with real SQS
 # clients (interop/, a module of its own so cairn's gains no AWS
 # dependency), and a bounded hunt for each planted bug (proof that the
-# checkers still catch what they exist to catch).
+# checkers still catch what they exist to catch). The tests run with the
+# garbage collector's target at 400 (unless GOGC is set), as cairn-sim
+# runs at 800: most of their time is simulation, which allocates fast and
+# keeps little. On the seeds package, two runs each: 15.1 and 15.0 s at
+# the default, 11.0 and 10.9 s at 400, the largest RSS 200 MB -> 430 MB.
+test: export GOGC ?= 400
 test: fmt-check vet
 	$(GO) test ./...
 	cd interop && $(GO) vet ./... && $(GO) test ./...
