@@ -177,6 +177,11 @@ const (
 	// changes committed, so after a lost hard-state write it counts votes
 	// by a configuration two changes old.
 	ConfCommitLags = "conf-commit-lags"
+	// LeaseNumbersRestart: every owner process numbers its leases from 1,
+	// so a consumer's nack or extension of a lease granted by an earlier
+	// process (before a restart or a failover) can name a lease this one
+	// granted another consumer, and end it.
+	LeaseNumbersRestart = "lease-numbers-restart"
 )
 
 // All lists every planted bug.
@@ -187,7 +192,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags}
+	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -197,6 +202,10 @@ var SwarmBlind = map[string]string{
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
 		"no seed of 1-12000 lines it up at 4e62810, and its corpus file is seed 12145's scenario, the first a hunt of " +
 		"12001-40000 found there (seed 3868 until 4053fa5 moved it, 3971 before aa007d6)",
+	LeaseNumbersRestart: "it needs a consumer whose nack or extension of a delivery outlives the owner process " +
+		"that granted it, arriving after the next process delivered the same message again under the same number: " +
+		"seeds 1-3000 escape it at the commit that planted it, the long sweep met it at seed 139582 (an owner-only " +
+		"queue whose owner's disk failed every few hundred milliseconds), and that seed's scenario is its corpus file",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
 		"first at seed 751, and there only failover-bound notices",

@@ -101,3 +101,46 @@ func TestExtendOfARunOutLeaseIsRefusedBeforeItIsReaped(t *testing.T) {
 	c.request(owner, consumer, &wire.Extend{ReqID: 11, Queue: "orders", ID: msgID(1), Lease: d[0].Lease, For: time.Second})
 	c.mustReply(11, wire.StatusNotLeased)
 }
+
+// A nack or an extension names its lease by number, and a consumer may
+// send one after the process that granted the lease is gone. The next
+// owner process numbers its leases elsewhere, so such a stale request
+// finds its lease no longer held and leaves alone the lease that process
+// granted for the same message (seed 139582 of the long sweep: numbered
+// from 1 in every process, a stale nack of lease 2 ended another
+// consumer's extended lease 2).
+func TestAStaleNackFromAnEarlierOwnerProcessLeavesANewLeaseAlone(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const before, after node.ConnID = 5, 6
+	c.request(owner, before, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("job")})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	d := c.deliveries(before)
+	if len(d) != 1 {
+		t.Fatalf("delivery before the restart: %+v", d)
+	}
+	stale := d[0].Lease
+
+	c.node(owner).crash()
+	c.node(owner).start()
+	c.advance(time.Second)
+	c.request(owner, after, &wire.Subscribe{ReqID: 20, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(20, wire.StatusOK)
+	if d = c.deliveries(after); len(d) != 1 {
+		t.Fatalf("delivery after the restart: %+v", d)
+	}
+	held := d[0].Lease
+	if held == stale {
+		t.Fatalf("the restarted owner granted lease %d again", held)
+	}
+
+	c.request(owner, before, &wire.Settle{ReqID: 21, Queue: "orders", ID: msgID(1), Lease: stale, Nack: true})
+	c.mustReply(21, wire.StatusNotLeased)
+	c.request(owner, before, &wire.Extend{ReqID: 22, Queue: "orders", ID: msgID(1), Lease: stale, For: time.Second})
+	c.mustReply(22, wire.StatusNotLeased)
+	c.request(owner, after, &wire.Extend{ReqID: 23, Queue: "orders", ID: msgID(1), Lease: held, For: time.Second})
+	c.mustReply(23, wire.StatusOK)
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -17,6 +18,23 @@ type lease struct {
 	msg     *message
 	sub     *subscription
 	expires time.Time
+}
+
+// firstLease is where a process numbers its leases from. A nack or an
+// extension names its lease by number alone, and a consumer may send one
+// long after the lease was granted: its retries outlive an owner's
+// restart or failover. Numbered from 1 in every process, a stale nack of
+// lease 2 from the last process matched the lease 2 this one had just
+// granted another consumer for the same message, and gave it back while
+// that consumer held it extended (seed 139582 of the long sweep). So
+// each process starts at a random point of a 63-bit space: two
+// processes' ranges meet only if their starts lie closer than the number
+// of deliveries between them.
+func firstLease(process uint64) uint64 {
+	if bugs.Active(bugs.LeaseNumbersRestart) {
+		return 0 // planted: every process numbers its leases from 1
+	}
+	return process >> 1
 }
 
 func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFor time.Duration) {

@@ -261,6 +261,7 @@ func (n *Node) emit(e event.Event) { n.env.Emit(e) }
 // starts its metadata member, then opens every queue replica on disk.
 func (n *Node) Start() {
 	n.process = n.env.Rand().Uint64() | 1
+	n.leaseSeq = firstLease(n.process)
 	n.scheduleTick()
 	n.scheduleMetaTick()
 	n.startDetector()
