@@ -295,7 +295,12 @@ func compareReplicas(q string, owner node.NodeID, reps map[node.NodeID]node.Repl
 			continue
 		}
 		ownLast, last := lastIndex(own), lastIndex(r)
-		if ownLast == last && own.Digest != r.Digest && (!isFrozen || last <= cut) {
+		// A log a rot left empty (its only records decayed into what
+		// reads as a torn tail) ends below its checkpoint's cut, which
+		// lastIndex then reports: its digest covers none of what it is
+		// compared at (seed 142627 of the long sweep).
+		emptiedByRot := rotted[id] && len(r.Entries) == 0
+		if ownLast == last && own.Digest != r.Digest && (!isFrozen || last <= cut) && !emptiedByRot {
 			out = append(out, safety("convergence", "queue %s: %s and %s end at the same index %d but with digests %s and %s",
 				q, owner, id, last, own.Digest, r.Digest))
 		}
