@@ -143,9 +143,11 @@ func (c *clientProc) changeMember(add bool, id node.NodeID) {
 }
 
 // memberViewer is what a node offers to say who the members are, and how
-// far its metadata has applied: node.Node implements it.
+// far its metadata has applied: node.Node implements it. MemberRecords,
+// not Members: the serving sampler asks every 25 ms, and Members counts
+// every member's replicas over every queue each time.
 type memberViewer interface {
-	Members() []wire.MemberInfo
+	MemberRecords() []node.Member
 	Meta() node.MetaView
 }
 
@@ -155,7 +157,7 @@ var _ memberViewer = (*node.Node)(nil)
 // leaving) as the running node whose metadata applied the most knows
 // them; before any node knows members, the founders.
 func (w *World) placeable() []node.NodeID {
-	var best []wire.MemberInfo
+	var best []node.Member
 	applied := uint64(0)
 	for _, p := range w.procs {
 		v, ok := p.handler.(memberViewer)
@@ -163,7 +165,7 @@ func (w *World) placeable() []node.NodeID {
 			continue
 		}
 		if meta := v.Meta(); best == nil || meta.Applied > applied {
-			if members := v.Members(); len(members) > 0 {
+			if members := v.MemberRecords(); len(members) > 0 {
 				best, applied = members, meta.Applied
 			}
 		}
@@ -174,7 +176,7 @@ func (w *World) placeable() []node.NodeID {
 	var out []node.NodeID
 	for _, m := range best {
 		if !m.Leaving {
-			out = append(out, node.NodeID(m.ID))
+			out = append(out, m.ID)
 		}
 	}
 	return out
