@@ -113,7 +113,11 @@ func Find(name string, src []byte) ([]Site, error) {
 		return nil, err
 	}
 	var sites []Site
+	planted := plantedSpans(f)
 	add := func(pos token.Pos, op Operator, old, repl string) {
+		if slices.ContainsFunc(planted, func(s span) bool { return s.from <= pos && pos < s.to }) {
+			return
+		}
 		p := fset.Position(pos)
 		sites = append(sites, Site{File: name, Line: p.Line, Offset: p.Offset, Op: op, Old: old, New: repl})
 	}
@@ -140,6 +144,87 @@ func Find(name string, src []byte) ([]Site, error) {
 	})
 	slices.SortStableFunc(sites, func(a, b Site) int { return cmp.Compare(a.Offset, b.Offset) })
 	return sites, nil
+}
+
+// span is a range of source positions, [from, to).
+type span struct{ from, to token.Pos }
+
+// plantedSpans lists the code that runs only with a planted bug switched
+// on: the body of an if whose condition requires bugs.Active, and the
+// rest of a function whose first statement after its opening assignments
+// returns unless bugs.Active holds. Mutants there change nothing in the build the sweep judges, so
+// they would only count as survivors nobody can kill. The conditions
+// themselves stay: a mutated one can take the planted branch without the
+// bug.
+func plantedSpans(f *ast.File) []span {
+	var out []span
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if requiresBug(n.Cond) {
+				out = append(out, span{n.Body.Pos(), n.Body.End()})
+			}
+		case *ast.FuncDecl:
+			if n.Body == nil {
+				return true
+			}
+			// The guard may follow the assignments it reads.
+			for _, st := range n.Body.List {
+				if guard, ok := st.(*ast.IfStmt); ok && guard.Else == nil && returnsUnlessBug(guard) {
+					out = append(out, span{guard.End(), n.Body.End()})
+				}
+				if _, ok := st.(*ast.AssignStmt); !ok {
+					break
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// requiresBug reports whether cond can hold only while a planted bug is
+// on: a bugs.Active call, or a conjunction with one among its terms.
+func requiresBug(cond ast.Expr) bool {
+	switch c := ast.Unparen(cond).(type) {
+	case *ast.CallExpr:
+		return isBugsActive(c)
+	case *ast.BinaryExpr:
+		return c.Op == token.LAND && (requiresBug(c.X) || requiresBug(c.Y))
+	}
+	return false
+}
+
+// returnsUnlessBug reports whether s is `if !bugs.Active(..) || ... {
+// return ... }`: whatever follows it runs only with the bug on.
+func returnsUnlessBug(s *ast.IfStmt) bool {
+	if len(s.Body.List) != 1 {
+		return false
+	}
+	if _, ok := s.Body.List[0].(*ast.ReturnStmt); !ok {
+		return false
+	}
+	var notBug func(ast.Expr) bool
+	notBug = func(e ast.Expr) bool {
+		switch c := ast.Unparen(e).(type) {
+		case *ast.UnaryExpr:
+			call, ok := ast.Unparen(c.X).(*ast.CallExpr)
+			return c.Op == token.NOT && ok && isBugsActive(call)
+		case *ast.BinaryExpr:
+			return c.Op == token.LOR && (notBug(c.X) || notBug(c.Y))
+		}
+		return false
+	}
+	return notBug(s.Cond)
+}
+
+func isBugsActive(call *ast.CallExpr) bool {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Active" {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "bugs"
 }
 
 func isNil(e ast.Expr) bool {

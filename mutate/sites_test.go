@@ -91,3 +91,52 @@ func TestChooseIsSeeded(t *testing.T) {
 		t.Fatalf("asking for all or more did not give all")
 	}
 }
+
+const plantedSample = `package p
+
+func g(a, b int, l *log) int {
+	if bugs.Active(bugs.X) && a > 0 {
+		return a + 1
+	}
+	if a < b || bugs.Active(bugs.Y) {
+		l.RequestSync()
+	}
+	return b - 1
+}
+
+func h(a, b int) int {
+	c := a
+	if !bugs.Active(bugs.Z) || c == b {
+		return 0
+	}
+	return a + 1
+}
+`
+
+// TestFindLeavesPlantedCodeAlone: the body of an if that needs a planted
+// bug, and the rest of a function that returns unless one is on, run
+// only in a build the sweep does not judge; their mutants are left out.
+// The conditions keep theirs, and so does a branch a bug only widens.
+func TestFindLeavesPlantedCodeAlone(t *testing.T) {
+	sites, err := Find("p.go", []byte(plantedSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range sites {
+		got = append(got, s.String())
+	}
+	want := []string{
+		"p.go:4 logic: && -> ||",
+		"p.go:4 boundary: > -> >=",
+		"p.go:7 boundary: < -> <=",
+		"p.go:7 logic: || -> &&",
+		"p.go:8 drop-call: l.RequestSync() -> (removed)",
+		"p.go:10 off-by-one: 1 -> 0",
+		"p.go:15 logic: || -> &&",
+		"p.go:15 negate: == -> !=",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("sites:\n%q\nwant:\n%q", got, want)
+	}
+}
