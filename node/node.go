@@ -216,7 +216,6 @@ type Node struct {
 	// process identifies this process incarnation; an owner that restarts
 	// is a new writer and must take a new epoch.
 	process uint64
-	metaSeq uint64
 	// lifecycle holds per-queue proposals in flight and client waiters.
 	lifecycle map[string]*queueLife
 	detector  *detector
