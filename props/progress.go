@@ -189,7 +189,14 @@ func checkRedundancy(sc sim.Scenario, lim progressLimits, h *sim.History) []sim.
 
 // confirmedDown is when the metadata leader confirmed d's member down:
 // the first confirmation since the member last fell before the deficit
-// began, or one silence after the fall if none is recorded.
+// began, or one silence after the fall if none is recorded. A deficit
+// outlives the member's return when the queue was not active again
+// before the member fell once more (seed 148945: n1 back from 3.9s to
+// 5.62s while q1 recovered, which activated only at 6.15s); the leader's
+// count starts over once it holds the member up, so a later fall that the
+// leader confirmed afresh starts the count from that confirmation. A
+// later fall with no confirmation of its own leaves the earlier count
+// standing: the leader may never have seen the member back.
 func confirmedDown(h *sim.History, lim progressLimits, d sim.ReplicaDeficit) time.Duration {
 	fell := d.From
 	for _, p := range h.Processes {
@@ -197,12 +204,29 @@ func confirmedDown(h *sim.History, lim progressLimits, d sim.ReplicaDeficit) tim
 			fell = p.At
 		}
 	}
-	for _, e := range h.NodeEvents {
-		if e.Name == event.DetectConfirm && node.NodeID(e.Value) == d.Down && e.At >= fell && e.At <= d.Until {
-			return min(e.At, fell+lim.silence)
+	start := fell + lim.silence
+	if at, ok := firstConfirm(h, d.Down, fell, d.Until); ok {
+		start = min(at, start)
+	}
+	for _, p := range h.Processes {
+		if p.Node != d.Down || p.Up || p.At <= fell || p.At >= d.Until {
+			continue
+		}
+		if at, ok := firstConfirm(h, d.Down, p.At, d.Until); ok {
+			start = max(start, min(at, p.At+lim.silence))
 		}
 	}
-	return fell + lim.silence
+	return start
+}
+
+// firstConfirm is the first confirmation of id down in [from, until].
+func firstConfirm(h *sim.History, id node.NodeID, from, until time.Duration) (time.Duration, bool) {
+	for _, e := range h.NodeEvents {
+		if e.Name == event.DetectConfirm && node.NodeID(e.Value) == id && e.At >= from && e.At <= until {
+			return e.At, true
+		}
+	}
+	return 0, false
 }
 
 // lastLeader is when a metadata leader was last announced at or before t.

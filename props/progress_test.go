@@ -136,6 +136,32 @@ func TestRedundancyChecker(t *testing.T) {
 			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
 			h.Deficits = deficit(5200*ms, false)
 		}, "the replacement was due by 4.05s"},
+		{"a member back and confirmed down again counts afresh", func(h *sim.History, _ *sim.Scenario) {
+			// Seed 148945: the member came back while the queue recovered
+			// and fell again before it activated; the leader confirmed it
+			// down anew at 3.05s, so the replacement is due at 6.05s.
+			change(h, time.Second, 1, false)
+			change(h, 2*time.Second, 1, true)
+			change(h, 3*time.Second, 1, false)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1},
+				sim.NodeEvent{At: 3050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
+			h.Deficits = deficit(6900*ms, false)
+		}, ""},
+		{"its new count runs out too", func(h *sim.History, _ *sim.Scenario) {
+			change(h, time.Second, 1, false)
+			change(h, 2*time.Second, 1, true)
+			change(h, 3*time.Second, 1, false)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1},
+				sim.NodeEvent{At: 3050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
+			h.Deficits = deficit(8*time.Second, false)
+		}, "the replacement was due by 6.05s"},
+		{"a return the leader never confirmed away keeps the first count", func(h *sim.History, _ *sim.Scenario) {
+			change(h, time.Second, 1, false)
+			change(h, 2*time.Second, 1, true)
+			change(h, 2100*ms, 1, false)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
+			h.Deficits = deficit(6900*ms, false)
+		}, "the replacement was due by 4.05s"},
 		{"without one, a silence after the fall", func(h *sim.History, _ *sim.Scenario) {
 			h.Deficits = deficit(5200*ms, false)
 		}, ""},
