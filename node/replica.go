@@ -176,6 +176,7 @@ func (r *replica) open() error {
 	if err := r.openCheckpoint(dir); err != nil {
 		return err
 	}
+	r.commitKnown = commitWithCheckpoint(r.commitKnown, r.ckpt.cut)
 	if err := fs.RemoveAll(fs.PathJoin(dir, "log.old")); err != nil {
 		return err
 	}
@@ -324,6 +325,18 @@ func (r *replica) readFailed(err error) {
 		return
 	}
 	r.fence(err)
+}
+
+// commitWithCheckpoint is the commit a replica knows after a restart: the
+// one it persisted, raised to the cut of the checkpoint it holds. The
+// commit is persisted only with the epoch, while a checkpoint is built
+// (only at a cut known confirmed) or installed (which notes its cut as
+// confirmed) in between, so the persisted commit can lag behind the cut.
+// Left there, it would let a recovery take a source's coarse conflict
+// hint, which points at where the source's run of one epoch began, below
+// the checkpoint, and cut the log under the state the checkpoint holds.
+func commitWithCheckpoint(persisted, cut uint64) uint64 {
+	return max(persisted, cut)
 }
 
 // noteCommit raises the index this replica knows is confirmed. The caller
