@@ -372,17 +372,20 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 		return
 	}
 	if q.OwnerProcess == n.process {
+		epoch := q.Epoch
 		o.epochWriting = true
-		r.epoch = q.Epoch
+		r.epoch = epoch
 		n.env.Boundary("queue.before.persist-epoch")
-		r.persistEpoch(q.Epoch, func() {
+		r.persistEpoch(epoch, func() {
 			n.env.Boundary("queue.after.persist-epoch")
 			o.epochWriting = false
 			// The replica may have moved on while the epoch was being
-			// written (a newer epoch made it follow, or go stale).
+			// written: a newer epoch made it follow, or go stale, or a
+			// plan to recover into the next epoch reached this process,
+			// which claimed that epoch and started the recovery.
 			cur := n.meta.state.queues[r.name]
-			if r.own == o && r.role == roleCandidate && cur != nil && cur.Incarnation == r.inc &&
-				cur.OwnerProcess == n.process && cur.Epoch == r.epoch {
+			if r.own == o && r.role == roleCandidate && o.recovery == nil && r.epoch == epoch &&
+				plainActivationStands(cur, r.inc, n.process, epoch) {
 				o.activate(cur)
 			}
 		})
@@ -398,6 +401,20 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 		return // Planted: the periodic reconcile claims once the wait is over.
 	}
 	n.claimEpoch(r, q)
+}
+
+// plainActivationStands reports whether the metadata still asks this
+// process to open epoch by itself, as it did when the process began to
+// make that epoch durable: same incarnation, same owner process, same
+// epoch, and no recovery planned. A recovery is opened only by the
+// recovery protocol, which serves once the metadata activates it; were
+// the plain activation opened in the recovery's epoch instead (the
+// recovery raised the replica's epoch to the one the metadata holds
+// while the old write was in flight), the candidate would serve as soon
+// as a quorum held a marker, before the metadata activated the epoch.
+func plainActivationStands(cur *QueueMeta, inc, process, epoch uint64) bool {
+	return cur != nil && cur.Incarnation == inc && cur.OwnerProcess == process &&
+		cur.Epoch == epoch && cur.State != QueueRecovering
 }
 
 // claimEpoch asks the metadata for the epoch this process is to write

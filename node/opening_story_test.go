@@ -104,3 +104,68 @@ func TestAnOpeningOwnerHeldDownDoesNotActivateOnALateAcceptance(t *testing.T) {
 	c.settle()
 	c.mustReply(2, wire.StatusOK)
 }
+
+// A new policy-all queue's first owner applies the activation and starts
+// making epoch 1 durable, but its disk is slow. Meanwhile an operator
+// removes one of the queue's followers: the leader plans a replacement
+// that keeps the owner and moves the queue to epoch 2, and the owner
+// claims that epoch and starts its recovery. When the slow write of
+// epoch 1 finally lands, the plain activation it was for is gone: the
+// owner must not open it now, in the recovery's epoch, and so serve as
+// soon as a quorum holds a marker there, before the metadata activated
+// epoch 2 (seed 209194 of the long sweep, recovery-activation). It
+// serves once the recovery is activated, and every message published
+// then is delivered.
+func TestAPlainActivationStillWritingItsEpochGivesWayToARecovery(t *testing.T) {
+	nodes := []node.NodeID{1, 2, 3, 4}
+	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
+	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	owner := set[0]
+	out := set[1]
+	if out == c.leader() {
+		out = set[2]
+	}
+	activated := func(e emission) bool { return e.Queue() == "orders" && e.node == owner }
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		return s.m.id == owner && err == nil && st.Name() == "replica.tmp" && c.saw(event.MetaActivated, activated)
+	}
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyAll})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	if !c.saw(event.MetaActivated, activated) || c.saw(event.QueueActive, onQueue("orders")) {
+		t.Fatalf("want %s to apply the activation and still be writing epoch 1; events:\n%v", owner, c.events)
+	}
+
+	c.request(c.leader(), 9, &wire.RemoveNode{ReqID: 72, Node: uint32(out)})
+	for range 100 {
+		if c.saw(event.RecoveryStart, onQueue("orders"), inEpoch(2), by(owner)) {
+			break
+		}
+		c.advance(10 * time.Millisecond)
+	}
+	if !c.saw(event.RecoveryStart, onQueue("orders"), inEpoch(2), by(owner)) {
+		t.Fatalf("%s never started recovering epoch 2 while writing epoch 1; events:\n%v", owner, c.events)
+	}
+
+	// The write of epoch 1 lands, and the recovery goes on.
+	c.hold = nil
+	c.advance(2 * time.Second)
+	active := slices.IndexFunc(c.emitted, func(e emission) bool {
+		return e.Name == event.QueueActive && e.Queue() == "orders" && e.Epoch() == 2 && e.node == owner
+	})
+	approved := slices.IndexFunc(c.emitted, func(e emission) bool {
+		return e.Name == event.MetaRecoveryActivated && e.Queue() == "orders" && e.Epoch() == 2
+	})
+	if active < 0 || approved < 0 {
+		t.Fatalf("epoch 2 was never activated and served (served at %d, activated at %d); events:\n%v", active, approved, c.events)
+	}
+	if active < approved {
+		t.Fatalf("%s served epoch 2 before the metadata activated it; events:\n%v", owner, c.events)
+	}
+	if !c.saw(event.RecoveryDone, onQueue("orders"), inEpoch(2), by(owner)) {
+		t.Fatalf("%s served epoch 2 without finishing its recovery; events:\n%v", owner, c.events)
+	}
+	c.publishConfirmed(owner, "orders", 3)
+	c.mustDeliverAll(owner, "orders", 3, "after the recovery into epoch 2")
+}
