@@ -1,6 +1,10 @@
 package node
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // The watermark and the quota each make a disk full, and a full disk has
 // room again only with a margin past both, so a node at the limit does
@@ -32,5 +36,47 @@ func TestDiskLimits(t *testing.T) {
 	off := &Node{cfg: Config{DiskFreeMin: -1}}
 	if why := off.diskShort(1<<40, 0); why != "" {
 		t.Errorf("with both limits off the disk is short: %s", why)
+	}
+}
+
+// usageFS answers every disk-usage question with avail bytes and notes
+// which path was asked about.
+type usageFS struct {
+	vfs.FS
+	avail uint64
+	asked []string
+}
+
+func (f *usageFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
+	f.asked = append(f.asked, path)
+	return vfs.DiskUsage{AvailBytes: f.avail}, nil
+}
+
+// fsOnlyEnv is an environment of which only the disk may be used.
+type fsOnlyEnv struct {
+	Env
+	fs vfs.FS
+}
+
+func (e fsOnlyEnv) FS() vfs.FS { return e.fs }
+
+// The free space a node watches is that of the file system holding its
+// data directory: a data volume mounted apart from the working directory
+// fills on its own, and a node that looked at "." would never refuse
+// writes before it failed them. The simulator's disks cannot report
+// usage, so only this test holds the path to its word.
+func TestFreeSpaceIsAskedOfTheDataDirectory(t *testing.T) {
+	for _, c := range []struct{ dataDir, want string }{
+		{dataDir: "/var/lib/cairn", want: "/var/lib/cairn"},
+		{dataDir: "", want: "."},
+	} {
+		fs := &usageFS{FS: vfs.NewMem(), avail: 4096}
+		n := &Node{cfg: Config{DataDir: c.dataDir}, env: fsOnlyEnv{fs: fs}}
+		if got := n.freeBytes(); got != 4096 {
+			t.Errorf("data directory %q: %d bytes free, want 4096", c.dataDir, got)
+		}
+		if len(fs.asked) != 1 || fs.asked[0] != c.want {
+			t.Errorf("data directory %q: usage asked of %q, want [%q]", c.dataDir, fs.asked, c.want)
+		}
 	}
 }
