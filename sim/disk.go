@@ -48,7 +48,9 @@ type Disk struct {
 	stats   DiskStats
 	// rots are the bits that decayed since the last crash. A flip lands
 	// in the live file, where a sync may or may not carry it into the
-	// synced state; what a power loss leaves has it either way.
+	// synced state; what a power loss leaves has it either way. Each
+	// follows its file through renames and goes with it when the file is
+	// removed or replaced (namingFS).
 	rots []storage.Rot
 	// stallUntil holds back every sync until then: the device stopped
 	// answering for a while, as an overloaded or failing one does.
@@ -75,7 +77,7 @@ func NewDisk(rng *rand.Rand, profile DiskProfile) *Disk {
 }
 
 func (d *Disk) wrap() {
-	d.fs = errorfs.Wrap(d.mem, errorfs.InjectorFunc(d.maybeError))
+	d.fs = errorfs.Wrap(namingFS{FS: d.mem, d: d}, errorfs.InjectorFunc(d.maybeError))
 }
 
 // FS is the filesystem the node sees, with fault injection.
@@ -130,7 +132,9 @@ func (d *Disk) Durable() *vfs.MemFS {
 // keepRots carries the decayed bits into clone, which holds the synced
 // state. A byte that no longer reads as it did before the flip belongs to
 // data written since (the file was cut and written again), which the
-// decay never touched.
+// decay never touched. A byte that reads the same proves nothing about
+// which file holds it, so a file removed or replaced since must have taken
+// its decay with it (namingFS).
 func (d *Disk) keepRots(clone *vfs.MemFS) {
 	for _, rot := range d.rots {
 		data, err := readAll(clone, rot.Path)

@@ -58,6 +58,85 @@ func TestARotOutlivesACrash(t *testing.T) {
 	}
 }
 
+// writeLog writes a log of 30 synced records in dir on fs.
+func writeLog(t *testing.T, fs vfs.FS, dir string) *storage.Log {
+	t.Helper()
+	l, err := storage.Open(fs, dir, syncingHost{}, storage.Options{SegmentSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := l.Append(1, fmt.Appendf(nil, "record %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		l.RequestSync()
+	}
+	return l
+}
+
+// A decayed bit belongs to the file it decayed in, not to the file's name.
+// A replica dropped and created again writes a new log of the same records
+// under the same names (seed 227643 of the long sweep); a crash must not
+// lay the old file's decay on it. A rename carries the decay along.
+func TestARotGoesWithItsFile(t *testing.T) {
+	byteAt := func(t *testing.T, fs vfs.FS, path string, off int64) byte {
+		t.Helper()
+		data, err := readAll(fs, path)
+		if err != nil || int64(len(data)) <= off {
+			t.Fatalf("reading %s: %d bytes, err %v", path, len(data), err)
+		}
+		return data[off]
+	}
+	t.Run("dropped and written again", func(t *testing.T) {
+		d := NewDisk(rand.New(rand.NewPCG(3, 4)), DiskProfile{})
+		fs := d.FS()
+		writeLog(t, fs, "q/log").Close()
+		rot, ok := d.Rot("q/log")
+		if !ok {
+			t.Fatal("no synced frame to rot in a log of 30 synced records")
+		}
+		if err := fs.Rename("q", "q.gone"); err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.RemoveAll("q.gone"); err != nil {
+			t.Fatal(err)
+		}
+		writeLog(t, fs, "q/log").Close()
+		if got := byteAt(t, fs, rot.Path, rot.Offset); got != rot.Before {
+			t.Fatalf("the new log reads %#x at the old rot, want %#x as the old one did before it decayed", got, rot.Before)
+		}
+		d.Crash()
+		if got := byteAt(t, d.FS(), rot.Path, rot.Offset); got != rot.Before {
+			t.Fatalf("after a crash the new log reads %#x at the old rot, want %#x: the old file's decay landed on it", got, rot.Before)
+		}
+	})
+	t.Run("renamed", func(t *testing.T) {
+		d := NewDisk(rand.New(rand.NewPCG(3, 4)), DiskProfile{})
+		fs := d.FS()
+		writeLog(t, fs, "q/log").Close()
+		rot, ok := d.Rot("q/log")
+		if !ok {
+			t.Fatal("no synced frame to rot in a log of 30 synced records")
+		}
+		if err := fs.Rename("q", "r"); err != nil {
+			t.Fatal(err)
+		}
+		dir, err := fs.OpenDir(".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dir.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		dir.Close()
+		moved := "r" + rot.Path[len("q"):]
+		d.Crash()
+		if got := byteAt(t, d.FS(), moved, rot.Offset); got != rot.After {
+			t.Fatalf("after a crash the renamed log reads %#x at the rot, want %#x", got, rot.After)
+		}
+	})
+}
+
 // A stalled device holds every sync started before the stall ends, then
 // answers with its usual latency.
 func TestAStallHoldsSyncsBack(t *testing.T) {
