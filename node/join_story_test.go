@@ -6,6 +6,8 @@ import (
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
+	raftpb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestJoiningNodeGetsASnapshotThatNamesIt adds a fourth node to a cluster
@@ -48,5 +50,50 @@ func TestJoiningNodeGetsASnapshotThatNamesIt(t *testing.T) {
 		if !mem.Voter {
 			t.Errorf("founder %d is not a voter: %+v", mem.ID, got)
 		}
+	}
+}
+
+// A node admitted to the cluster takes a create before the leader's
+// snapshot, which brings it the member list, has reached it (here the
+// snapshot is held back; in the simulator the metadata had no leader for
+// seconds). Its own node list names only itself, so a queue it placed
+// would get one replica where three were asked for, and nothing ever adds
+// the others. It sends the client away instead; once the snapshot is in,
+// it places the queue on three members.
+func TestAJoiningNodePlacesNoQueueBeforeItKnowsTheMembers(t *testing.T) {
+	c := newCluster(t)
+	snapshots := false
+	c.intercept = func(_, to node.NodeID, msg wire.Message) bool {
+		r, ok := msg.(*wire.Raft)
+		if !ok || to != 4 || snapshots {
+			return true
+		}
+		m := &raftpb.Message{}
+		return proto.Unmarshal(r.Data, m) != nil || m.GetType() != raftpb.MessageType_MsgSnap
+	}
+	joiner := c.startJoiner(4)
+	c.request(1, 7, &wire.AddNode{ReqID: 1, Node: 4, Addr: "n4:7104"})
+	c.advance(2 * time.Second)
+	c.mustReply(1, wire.StatusOK)
+	if got := joiner.n.Members(); len(got) != 0 {
+		t.Fatalf("the joining node knows members %+v without the snapshot", got)
+	}
+	if leader, _ := joiner.n.MetaLeader(); leader == 0 {
+		t.Fatal("the joining node knows no metadata leader: its create could not be proposed anyway")
+	}
+	c.request(4, 9, &wire.CreateQueue{ReqID: 2, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(time.Second)
+	for _, v := range c.node(1).n.Queues() {
+		t.Fatalf("queue %s was placed on %v by a node that knows no members", v.Name, v.Replicas)
+	}
+	c.mustReply(2, wire.StatusUnavailable)
+
+	snapshots = true
+	c.advance(2 * time.Second)
+	c.request(4, 9, &wire.CreateQueue{ReqID: 3, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(time.Second)
+	c.mustReply(3, wire.StatusOK)
+	if vs := c.node(1).n.Queues(); len(vs) != 1 || len(vs[0].Replicas) != 3 {
+		t.Fatalf("the queue's replicas %+v, want three", vs)
 	}
 }

@@ -32,6 +32,16 @@ func (n *Node) placement() Placement {
 	return Placement{Nodes: slices.Sorted(slices.Values(n.cfg.Nodes)), Replicas: n.cfg.Replicas}
 }
 
+// placesBlind reports whether this node would place a new queue without
+// knowing the cluster's members: it joins the cluster and the metadata
+// leader's snapshot, which brings the member list, has not arrived. Its
+// configured node list then holds little more than itself, and a queue
+// placed on it gets fewer replicas than the replication factor, for
+// good: nothing adds the missing ones later (seed 178414: a joining node
+// placed the dead-letter queue on itself alone, and that queue never
+// served).
+func (n *Node) placesBlind() bool { return n.cfg.Join && !n.hasMembers() }
+
 // newQueuePlacement places a new queue as placement does, but on nodes
 // the metadata does not hold down, as long as enough of those are left
 // for a replica set: a queue placed on a down node waits for it to come

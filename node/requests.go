@@ -73,6 +73,10 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 	if n.refuseIfDiskFull(conn, m.ReqID, "queues") {
 		return
 	}
+	if n.placesBlind() {
+		n.reply(conn, m.ReqID, wire.StatusUnavailable, "node is joining the cluster and does not know its members yet")
+		return
+	}
 	if q := n.meta.state.queues[m.Queue]; q != nil && q.State != QueueDeleted {
 		n.reply(conn, m.ReqID, wire.StatusQueueExists, "queue "+m.Queue+" exists")
 		return
