@@ -54,7 +54,8 @@ const (
 	// recovery, or whose opening marker a quorum holds, last had its
 	// appends accepted by a quorum longer ago than the silence limit, or
 	// opens while the metadata holds its node down; it waits for a quorum
-	// to accept one (and, opening, to be held up) before it serves
+	// to accept one sent since it began waiting (and, opening, to be held
+	// up) before it serves
 	// (NewQueueActivationWaits).
 	QueueActivationWaits Name = "queue.activation-waits"
 	// QueueFollowerFull: an owner heard that a follower's node is short

@@ -98,8 +98,9 @@ func NewQueueQuorumRegained(q string, epoch uint64, silence time.Duration) Event
 // the metadata after a recovery or holding its opening marker on a
 // quorum, found its quorum had been silent for silence, past the limit an
 // owner may serve on, or, opening, found the metadata holds its node
-// down; it serves once a quorum accepts its appends (and the metadata
-// holds it up), or goes stale if a newer epoch sealed them.
+// down; it serves once a quorum accepts appends it sent since it began
+// waiting (and the metadata holds it up), or goes stale if a newer epoch
+// sealed them.
 func NewQueueActivationWaits(q string, epoch uint64, silence time.Duration) Event {
 	return newEvent(QueueActivationWaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }

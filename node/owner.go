@@ -80,9 +80,11 @@ type ownerState struct {
 	// activationWaits says the metadata activated this candidate while
 	// its quorum's latest acceptance was older than the silence limit, or
 	// a quorum holds its opening marker while the metadata holds its node
-	// down: it sends appends until a quorum accepts one (finishRecovery,
-	// finishOpening).
+	// down: it sends appends until a quorum accepts one sent since
+	// waitingFrom, on the lease clock (finishRecovery, finishOpening,
+	// activationGranted).
 	activationWaits bool
+	waitingFrom     uint64
 	// moves are the dead-lettered messages on their way to the
 	// dead-letter queue, in the order their records were appended
 	// (deadletter.go).
@@ -204,8 +206,8 @@ func (o *ownerState) activate(q *QueueMeta) {
 // activated another owner, which its metadata does not show yet; the old
 // replies that say a quorum holds the marker say nothing of that. It
 // waits as a late recovered activation does (finishRecovery): a quorum
-// that accepts its next appends holds no newer epoch, and one that
-// refuses them makes it stale.
+// that accepts the appends it sends once it waits holds no newer epoch,
+// and one that refuses them makes it stale.
 //
 // The silence limit only bounds a replacement that began after the
 // candidate fell silent. A node the metadata holds down (it crashed and
@@ -223,11 +225,8 @@ func (o *ownerState) activate(q *QueueMeta) {
 func (o *ownerState) finishOpening() {
 	r := o.r
 	heldDown := r.n.meta.state.down[r.n.cfg.ID] && o.policy != wire.PolicyOwnerOnly
-	if !o.quorumHeardLately() || heldDown {
-		if !o.activationWaits {
-			o.activationWaits = true
-			r.n.emit(event.NewQueueActivationWaits(r.name, r.epoch, o.quorumSilence()))
-		}
+	if !o.activationGranted() || heldDown {
+		o.waitForActivation()
 		return
 	}
 	o.activationWaits = false
@@ -469,7 +468,7 @@ func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 	f.match = max(f.match, m.Match)
 	f.durable = m.Durable
 	f.leaseFrom = max(f.leaseFrom, m.Stamp)
-	if o.activationWaits && o.quorumHeardLately() {
+	if o.activationWaits && o.activationGranted() {
 		if o.opening != 0 {
 			// A quorum already holds the marker: the commit will not
 			// move again to finish the opening.

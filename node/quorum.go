@@ -82,6 +82,41 @@ func (o *ownerState) quorumHeardLately() bool {
 	return ok && time.Duration(o.r.n.leaseClock()-min(at, o.r.n.leaseClock())) < o.r.n.ownerSilenceLimit()
 }
 
+// waitForActivation makes this candidate wait before it serves, counting
+// from now, on the lease clock, if it was not waiting already
+// (activationGranted).
+func (o *ownerState) waitForActivation() {
+	if o.activationWaits {
+		return
+	}
+	o.activationWaits, o.waitingFrom = true, o.r.n.leaseClock()
+	o.r.n.emit(event.NewQueueActivationWaits(o.r.name, o.r.epoch, o.quorumSilence()))
+}
+
+// activationGranted reports whether this candidate's quorum lets it
+// start serving: a quorum accepted its appends within the silence limit
+// and, once it waits, accepted appends it sent since it began waiting.
+//
+// A waiting candidate found its quorum silent past the limit (or its node
+// held down): by then its peers may be replacing it. The limit bounds
+// only a replacement that began after its quorum fell silent, and the
+// metadata leader judges it by its own link, which can go quiet while a
+// follower still accepts its appends. That follower may then be sealed at
+// a newer epoch, and see it activate, while its acceptances from before
+// the seal are still on their way: each echoes a stamp fresh within the
+// limit, and one that arrives late would start the old epoch after the
+// newer one (seed 290067 of the long sweep). An acceptance of an append
+// sent since the wait began was given after the candidate knew it had to
+// prove its epoch current, so a seal that came before it is refused
+// instead, and the refusal makes the candidate stale.
+func (o *ownerState) activationGranted() bool {
+	at, ok := o.quorumGrantAt()
+	if !ok || !o.quorumHeardLately() {
+		return false
+	}
+	return !o.activationWaits || at >= o.waitingFrom
+}
+
 // cutOff reports whether this serving owner has heard from no quorum of
 // its replicas for the silence limit. It only reads: noteCutOff acts on
 // a change.

@@ -246,14 +246,13 @@ func (o *ownerState) proposeActivation(c *recovery.Core, members []uint32) {
 // owner, which it cannot know of yet. Serving on the activation alone, it
 // could deliver what the newer owner delivers. Waiting instead, it keeps
 // sending appends: a quorum that accepts them holds no newer epoch, and
-// one that refuses them makes it stale. This is the same rule by which a
-// serving owner steps back (quorum.go), applied before it starts.
+// one that refuses them makes it stale. Only appends sent since it began
+// waiting count: an acceptance of an earlier one may have been given
+// before a newer seal (activationGranted). This is the same rule by which
+// a serving owner steps back (quorum.go), applied before it starts.
 func (o *ownerState) finishRecovery(q *QueueMeta) {
-	if !o.quorumHeardLately() {
-		if !o.activationWaits {
-			o.activationWaits = true
-			o.r.n.emit(event.NewQueueActivationWaits(o.r.name, o.r.epoch, o.quorumSilence()))
-		}
+	if !o.activationGranted() {
+		o.waitForActivation()
 		return
 	}
 	o.activationWaits = false
