@@ -83,11 +83,54 @@ func (o *ownerState) maybeCertify() {
 	// the log forget.
 	records := max(float64(o.commit-base), float64(o.appendedChanges))
 	due := pending || records >= float64(cfg.CheckpointRecords)*f || float64(o.appendedBytes) >= float64(cfg.CheckpointBytes)*f ||
-		float64(now.Sub(o.lastCertifyAt)) >= float64(cfg.CheckpointInterval)*f
+		float64(now.Sub(o.lastCertifyAt)) >= float64(cfg.CheckpointInterval)*f || o.reclaimsSpace()
 	if !due {
 		return
 	}
 	o.startCertify()
+}
+
+// reclaimsSpace reports whether a checkpoint at the commit index would
+// give a replica short of space much of it back: this node or a
+// follower of the queue refuses new messages for want of room, and the
+// queue's state now takes at most half of what this replica keeps for
+// it (its checkpoint and its log), and a segment less at least.
+//
+// Only a checkpoint gives space back, and a disk that refuses new
+// messages gets few new records to count towards the next one: a queue
+// that consumers drained, or a purge emptied, in fewer records than the
+// cadence asks for would otherwise keep its old state, and its node
+// refuse messages and queues until the interval trigger (seed 290617 of
+// the long sweep: a purge emptied a queue, its checkpoint still held
+// 199 KB of the purged messages, and the 96 KB quota refused its
+// dead-letter queue's creation for the rest of the run). Asking for half
+// keeps this to a few checkpoints while a queue drains, each at least
+// halving what it keeps; asking for a segment spares a nearly empty
+// queue a checkpoint at each record, which would give back nothing
+// compaction can drop.
+func (o *ownerState) reclaimsSpace() bool {
+	r := o.r
+	if !r.n.disk.full && !slices.ContainsFunc(o.followers, func(f *progress) bool { return f.diskFull }) {
+		return false
+	}
+	return reclaims(o.state.messageBytes, r.keptBytes(), r.n.cfg.SegmentSize)
+}
+
+// reclaims reports whether a checkpoint that holds state bytes is worth
+// building in place of what a replica keeps: it holds at most half of
+// it, and at least a log segment less.
+func reclaims(state, kept, segment int64) bool {
+	return 2*state <= kept && kept-state >= segment
+}
+
+// keptBytes is what the replica keeps on disk for its queue: its log and
+// its checkpoint.
+func (r *replica) keptBytes() int64 {
+	kept := r.checkpointBytes()
+	if r.log != nil {
+		kept += r.log.RetainedBytes()
+	}
+	return kept
 }
 
 // startCertify begins certifying a cut at the owner's commit index.

@@ -139,6 +139,7 @@ func (s *queueState) applyPurge(index, through uint64, at int64) {
 			break
 		}
 		delete(s.messages, m.id)
+		s.messageBytes -= messageSize(m)
 		if m.dead {
 			s.dead-- // a purge ends a move to the dead-letter queue too
 		}

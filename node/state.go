@@ -102,6 +102,12 @@ type queueState struct {
 	// dead counts the live messages a dead-letter record took out of
 	// delivery.
 	dead int
+	// messageBytes is what the live messages take in a checkpoint's
+	// encoding (messageSize), kept as they come and go, so an owner short
+	// of space can tell at once how small a checkpoint built now would be.
+	// It is this replica's own bookkeeping, not part of the state
+	// replicas compare.
+	messageBytes int64
 	// unstamped counts IDs remembered from records without a stamp
 	// (written before stamps): they are never forgotten, and a checkpoint
 	// must list the ID sets whole, since recent does not hold them.
@@ -275,6 +281,7 @@ func (s *queueState) applyPublish(index uint64, r record) {
 	s.remember(r.id, index, r.at, false)
 	m := &message{id: r.id, index: index, payload: r.payload, readyAt: r.readyAt}
 	s.messages[r.id] = m
+	s.messageBytes += messageSize(m)
 	if r.readyAt > 0 {
 		m.delayed = true
 		at, _ := slices.BinarySearchFunc(s.delayed, m, compareDelayed)
@@ -302,6 +309,7 @@ func (s *queueState) applySettle(index uint64, r record) {
 		return // already settled, or never published
 	}
 	delete(s.messages, id)
+	s.messageBytes -= messageSize(m)
 	if m.dead {
 		s.dead--
 	}

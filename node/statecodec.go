@@ -218,13 +218,17 @@ func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
 		n += 24 * (len(s.published) + len(s.settled))
 	}
 	for _, m := range msgs {
-		n += 8 + 8 + 8 + 8 + 1 + 8 + 4 + len(m.payload)
+		n += int(messageSize(m))
 		if m.dead {
 			n += 4 + len(m.deadTo) + 8
 		}
 	}
 	return n
 }
+
+// messageSize is what a live message takes in an encoded state, leaving
+// out what a dead-letter record adds: the fixed fields and the payload.
+func messageSize(m *message) int64 { return 8 + 8 + 8 + 8 + 1 + 8 + 4 + int64(len(m.payload)) }
 
 // stateDigest is what replicas compare to agree that their checkpoints at
 // one cut hold the same state: a hash of the journaled form, which names
@@ -285,6 +289,7 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 			return nil, fmt.Errorf("queue state holds message %s twice", m.id)
 		}
 		s.messages[m.id] = m
+		s.messageBytes += messageSize(m)
 		switch {
 		case m.dead:
 			s.dead++

@@ -184,3 +184,55 @@ func TestAWindowEntryTakes32BytesAndReadsBack(t *testing.T) {
 		t.Fatal("an entry whose index has its top bit set was read")
 	}
 }
+
+// The running count of what the live messages take in a checkpoint
+// (queueState.messageBytes, which decides whether a checkpoint would give
+// a full disk space back) follows publishes, settles, dead-letter
+// records and purges, and a decoded state counts as the encoded one did.
+func TestAStateCountsWhatItsLiveMessagesTake(t *testing.T) {
+	s := builderState("orders")
+	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 7, Seq: seq} }
+	recount := func(s *queueState) int64 {
+		var n int64
+		for _, m := range s.messages {
+			n += messageSize(m)
+		}
+		return n
+	}
+	recs := []record{
+		{typ: recordCreate, policy: wire.PolicyMajority, members: []NodeID{1, 2, 3}},
+		{typ: recordPublish, id: id(1), payload: []byte("first")},
+		{typ: recordPublish, id: id(2), payload: bytes.Repeat([]byte("b"), 300), readyAt: 500},
+		{typ: recordPublish, id: id(3), payload: []byte("third")},
+		{typ: recordPublish, id: id(3), payload: []byte("a duplicate, not stored")},
+		{typ: recordSettle, id: id(1)},
+		{typ: recordSettle, id: id(1)}, // settled already
+		{typ: recordDeadLetter, id: id(3), to: "dl"},
+		{typ: recordPublish, id: id(4), payload: bytes.Repeat([]byte("d"), 1000)},
+		{typ: recordPublish, id: id(5), payload: []byte("after the purge")},
+	}
+	for i, r := range recs {
+		if r.typ == recordPublish && r.id == id(5) {
+			s.apply(uint64(i+1), record{typ: recordPurge, through: uint64(i)})
+			if s.messageBytes != 0 || len(s.messages) != 0 {
+				t.Fatalf("after a purge of everything the state counts %d bytes in %d messages, want none", s.messageBytes, len(s.messages))
+			}
+			s.apply(uint64(i+2), r)
+			break
+		}
+		s.apply(uint64(i+1), r)
+		if got, want := s.messageBytes, recount(s); got != want {
+			t.Fatalf("after record %d (%v) the state counts %d bytes, its messages take %d", i+1, r.typ, got, want)
+		}
+	}
+	if got, want := s.messageBytes, messageSize(s.messages[id(5)]); got != want {
+		t.Fatalf("after the purge and one publish the state counts %d bytes, want %d", got, want)
+	}
+	d, err := decodeState("orders", encodeState(s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.messageBytes != s.messageBytes {
+		t.Fatalf("the decoded state counts %d bytes, the encoded one %d", d.messageBytes, s.messageBytes)
+	}
+}
