@@ -63,7 +63,12 @@ type watch struct {
 	// (idleLimit), so a link whose messages stall now and then is not
 	// taken for a dead peer again and again, each time failing its
 	// queues over.
-	waitMax   uint64
+	waitMax uint64
+	// resetSeq is the first ping sent after the peer's connection last
+	// reset. An answer to an earlier ping may come from the process
+	// whose death the reset announced, slow on the way: it shows nothing
+	// about the peer now.
+	resetSeq  uint64
 	suspected bool
 	confirmed bool
 	// synced is when this leader last proposed a correction of the
@@ -183,8 +188,19 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	if w == nil {
 		return
 	}
-	w.lastHeard = d.ticks
-	if seq >= w.verifySeq {
+	// An answer sent before the connection reset, by a process that may
+	// be gone, is not heard from the peer: it neither ends a verification
+	// nor clears a suspicion or a confirmation (seed 283854 of the long
+	// sweep: two pongs n2 sent before it crashed reached the leader after
+	// the reset, the second after the leader confirmed n2 down; the
+	// leader proposed n2 up, confirmed it down again only after a whole
+	// silence, and counted the wait to replace its replicas afresh). How
+	// long it waited is still learned below: it waited on the link.
+	heard := seq >= w.resetSeq
+	if heard {
+		w.lastHeard = d.ticks
+	}
+	if heard && seq >= w.verifySeq {
 		w.verifyBy = 0
 	}
 	if seq >= w.awaitedSeq && w.awaited != 0 {
@@ -203,7 +219,7 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 			w.awaited, w.awaitedSeq = w.lastPing, w.lastPingSeq
 		}
 	}
-	if w.suspected || w.confirmed {
+	if heard && (w.suspected || w.confirmed) {
 		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
 		if w.confirmed && n.meta.isLeader() {
 			n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
@@ -224,8 +240,12 @@ func (n *Node) detectReset(peer NodeID) {
 		return
 	}
 	n.emit(event.NewDetectReset(uint32(peer)))
+	w := d.watchOf(peer)
+	if w != nil {
+		w.resetSeq = d.seq + 1
+	}
 	if n.meta.isLeader() {
-		if w := d.watchOf(peer); w != nil && w.verifyBy == 0 {
+		if w != nil && w.verifyBy == 0 {
 			d.verify(w)
 		}
 		return
