@@ -433,21 +433,57 @@ func (n *Node) claimEpoch(r *replica, q *QueueMeta) {
 // reconciles the queue at once: the command's own apply reconciled it
 // while this proposal still blocked the next step (a plan that names this
 // node, waiting to claim its epoch), which would otherwise wait for the
-// periodic reconcile.
+// periodic reconcile. So does a failure after the queue moved to another
+// epoch (see reconcileAtOnce).
 func (n *Node) proposeLife(name string, c command) {
 	l := n.life(name)
 	if l.proposing {
 		return
 	}
 	l.proposing = true
+	before := n.queueEpoch(name)
 	n.meta.propose(c, lifecycleTimeoutTicks, func(res result) {
 		l.proposing = false
 		if !res.ok {
 			n.emit(event.NewMetaProposalFailed(name, int(c.kind), res.detail))
+			if reconcileAtOnce(before, n.queueEpoch(name), res) {
+				n.reconcile(name)
+			}
 			return
 		}
 		n.reconcile(name)
 	})
+}
+
+// queueEpoch is the incarnation and epoch the metadata gives a queue
+// (zero if it holds none).
+type queueEpoch struct{ inc, epoch uint64 }
+
+// queueEpoch returns what the applied metadata says of name's epoch.
+func (n *Node) queueEpoch(name string) queueEpoch {
+	q := n.meta.state.queues[name]
+	if q == nil {
+		return queueEpoch{}
+	}
+	return queueEpoch{inc: q.Incarnation, epoch: q.Epoch}
+}
+
+// reconcileAtOnce reports whether a failed lifecycle proposal is to be
+// followed by a reconcile at once: the queue's incarnation or epoch
+// changed while it was out, and the proposal was not dropped before it
+// reached a leader. The change was applied while the proposal still
+// blocked this queue's next step, so the reconcile that apply ran was
+// turned away; left to the periodic reconcile, the next step waits up to
+// a lifecycle period for nothing (seed 283854: the target of a handoff
+// claimed the handoff's epoch while the leader planned a replacement
+// into the next one; the claim was refused just after a periodic
+// reconcile, and the claim of the replacement's epoch waited 200 ms for
+// the next). Neither can loop: a dropped proposal would fail again at
+// once, so it is left to the periodic reconcile; and each reconcile
+// taken at once follows an epoch change of its own, which only a
+// committed entry makes.
+func reconcileAtOnce(before, now queueEpoch, res result) bool {
+	return !res.dropped && before != now
 }
 
 // retire stops serving a replica the metadata no longer wants: deleted,
