@@ -189,21 +189,17 @@ func checkRedundancy(sc sim.Scenario, lim progressLimits, h *sim.History) []sim.
 
 // confirmedDown is when the metadata leader confirmed d's member down:
 // the first confirmation since the member last fell before the deficit
-// began, or one silence after the fall if none is recorded. A deficit
-// outlives the member's return when the queue was not active again
-// before the member fell once more (seed 148945: n1 back from 3.9s to
-// 5.62s while q1 recovered, which activated only at 6.15s); the leader's
-// count starts over once it holds the member up, so a later fall that the
-// leader confirmed afresh starts the count from that confirmation. A
-// later fall with no confirmation of its own leaves the earlier count
-// standing: the leader may never have seen the member back.
+// began (see fellBy), or one silence after the fall if none is
+// recorded. A deficit outlives the member's return when the queue was
+// not active again before the member fell once more (seed 148945: n1
+// back from 3.9s to 5.62s while q1 recovered, which activated only at
+// 6.15s); the leader's count starts over once it holds the member up,
+// so a later fall that the leader confirmed afresh starts the count from
+// that confirmation. A later fall with no confirmation of its own leaves
+// the earlier count standing: the leader may never have seen the member
+// back.
 func confirmedDown(h *sim.History, lim progressLimits, d sim.ReplicaDeficit) time.Duration {
-	fell := d.From
-	for _, p := range h.Processes {
-		if p.Node == d.Down && !p.Up && p.At <= d.From {
-			fell = p.At
-		}
-	}
+	fell := fellBy(h, d.Down, d.From)
 	start := fell + lim.silence
 	if at, ok := firstConfirm(h, d.Down, fell, d.Until); ok {
 		start = min(at, start)
@@ -217,6 +213,28 @@ func confirmedDown(h *sim.History, lim progressLimits, d sim.ReplicaDeficit) tim
 		}
 	}
 	return start
+}
+
+// fellBy is when member fell for a deficit found at from: when its
+// process stopped, if it was still stopped at from, and otherwise from
+// itself. A member whose process ran at from was not answering (it was
+// paused, which the process record does not show), and a crash it had
+// come back from before says nothing of when the leader began its count
+// (seed 325619: n5, restarted at 0.82s after a crash, was paused at
+// 2.95s and confirmed down at 3.35s; counted from the crash, the
+// replacement looked due 2.3s before the leader could have made it).
+func fellBy(h *sim.History, member node.NodeID, from time.Duration) time.Duration {
+	fell := from
+	for _, p := range h.Processes {
+		if p.Node != member || p.At > from {
+			continue
+		}
+		fell = from
+		if !p.Up {
+			fell = p.At
+		}
+	}
+	return fell
 }
 
 // firstConfirm is the first confirmation of id down in [from, until].

@@ -162,6 +162,27 @@ func TestRedundancyChecker(t *testing.T) {
 			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1050 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
 			h.Deficits = deficit(6900*ms, false)
 		}, "the replacement was due by 4.05s"},
+		{"a member back from a crash and paused later counts from its confirmation", func(h *sim.History, _ *sim.Scenario) {
+			// Seed 325619: the member crashed and came back before the
+			// deficit, which its pause opened at 1s; the leader confirmed
+			// it down at 1.4s, so the replacement is due at 4.4s, not
+			// three seconds after the crash it had come back from.
+			change(h, 200*ms, 1, false)
+			change(h, 500*ms, 1, true)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1400 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
+			h.Deficits = deficit(5200*ms, false)
+		}, ""},
+		{"its count from the confirmation runs out too", func(h *sim.History, _ *sim.Scenario) {
+			change(h, 200*ms, 1, false)
+			change(h, 500*ms, 1, true)
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: 1400 * ms, Node: 2, Name: event.DetectConfirm, Value: 1})
+			h.Deficits = deficit(5600*ms, false)
+		}, "the replacement was due by 4.4s"},
+		{"without one, a silence after the pause", func(h *sim.History, _ *sim.Scenario) {
+			change(h, 200*ms, 1, false)
+			change(h, 500*ms, 1, true)
+			h.Deficits = deficit(8*time.Second, false)
+		}, "the replacement was due by 4.5s"},
 		{"without one, a silence after the fall", func(h *sim.History, _ *sim.Scenario) {
 			h.Deficits = deficit(5200*ms, false)
 		}, ""},
