@@ -48,8 +48,11 @@ type watch struct {
 	lastPingSeq uint64
 	// verifyBy is set while a verification is pending: the tick by which
 	// the peer must have answered the ping numbered verifySeq (or a later
-	// one). An earlier ping's answer proves nothing: it may have been sent
-	// just before the process died.
+	// one). After a reset, or for the leader this node replaced, that is
+	// the verification's own first ping: an earlier ping's answer proves
+	// nothing, as it may have been sent just before the process died.
+	// When the peer went quiet, it is the ping the silence was timed by
+	// (verifyQuiet).
 	verifyBy  uint64
 	verifySeq uint64
 	// awaited is the tick at which the oldest ping still unanswered was
@@ -282,10 +285,37 @@ func (d *detector) leaderSilent() bool {
 	return time.Duration(n.meta.silentTicks)*n.cfg.MetaTick > p.Interval+p.Grace
 }
 
+// verify pings w and gives it verifyTicks to answer that ping or a
+// later one; check pings again each tick meanwhile.
 func (d *detector) verify(w *watch) {
 	d.seq++
 	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
 	w.lastPing, w.lastPingSeq, w.verifyBy, w.verifySeq = d.ticks, d.seq, d.ticks+verifyTicks, d.seq
+}
+
+// verifyQuiet verifies a peer that went quiet: a ping to it went
+// unanswered past eager detection's idle limit, or nothing was heard
+// from it past heartbeat detection's grace. The answer to the oldest
+// ping still unanswered, the one the silence was timed by, ends the
+// verification as well as an answer to the verification's own pings
+// does: it is what the monitor was waiting for, late, and it shows the
+// peer alive after that ping went out, so the silence was the link's
+// stall. The same answer arriving a tick after the confirmation would
+// bring the peer back up at once (detectPong), so confirming it down
+// meanwhile would only move its queues away and back. In the long sweep
+// (seed 133399) the leader n4 confirmed the live n2 down 10 ms after the
+// answers to the pings it had timed arrived, 170 ms late, and moved the
+// queue dl off n2 in the middle of the recovery replacing its lost
+// replica; the replacement was late by the whole second recovery.
+//
+// After a reset the rule is stricter (verify): answers to pings sent
+// before it are not heard from the peer at all.
+func (d *detector) verifyQuiet(w *watch) {
+	awaited, seq := w.awaited, w.awaitedSeq
+	d.verify(w)
+	if awaited != 0 {
+		w.verifySeq = seq
+	}
 }
 
 // idleLimit is how long, in ticks, eager detection lets a ping to w go
@@ -413,7 +443,7 @@ func (d *detector) check(w *watch) {
 	}
 	silent := d.ticks - w.lastHeard
 	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= d.idleLimit(w, interval) {
-		d.verify(w) // the idle-connection monitor: zero grace
+		d.verifyQuiet(w) // the idle-connection monitor: zero grace
 	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
 		// Ping again each tick of a verification: after a reset the first
 		// ping may have found no connection to travel on, and a peer that
@@ -441,7 +471,7 @@ func (d *detector) check(w *watch) {
 	if !w.suspected && silent > interval+grace {
 		d.suspect(w)
 		if w.verifyBy == 0 && !w.confirmed {
-			d.verify(w)
+			d.verifyQuiet(w)
 		}
 	}
 	d.syncView(w)
