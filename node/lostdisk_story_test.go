@@ -9,6 +9,8 @@ import (
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // loseDisk takes m down and gives it an empty disk, as a machine whose
@@ -146,4 +148,75 @@ func TestARejoiningNodeThatRestartsBeforeCatchingUpStillCatchesUp(t *testing.T) 
 	if c.saw(event.MetaCatchingUp, by(lost.id)) {
 		t.Fatalf("%s caught up, yet its next process started catching up again; events:\n%v", lost.id, c.events)
 	}
+}
+
+// A follower loses its disk while the leader has entries in flight to it
+// and no other voter is up to take the leadership. The follower refuses
+// the leader's probe at the entry it had acknowledged, and raft, which
+// never lowers a follower's match, would probe that same entry again at
+// once, and again after each refusal, without end; with a network that
+// duplicates messages, the exchanges multiplied into a storm (seed
+// 172470 of the long sweep). The leader probes it at most once per
+// heartbeat instead, and once the other voter is back it catches up.
+func TestALeaderDoesNotProbeAFollowerThatLostItsLogWithoutRest(t *testing.T) {
+	c := newCluster(t)
+	leader := c.leader()
+	var others []node.NodeID
+	for _, id := range []node.NodeID{1, 2, 3} {
+		if id != leader {
+			others = append(others, id)
+		}
+	}
+	down, lost := c.node(others[0]), c.node(others[1])
+	// The lost follower's acknowledgments vanish, so the leader counts
+	// entries in flight to it beyond its match.
+	c.intercept = func(from, _ node.NodeID, msg wire.Message) bool {
+		return from != lost.id || raftType(t, msg) != raftpb.MessageType_MsgAppResp
+	}
+	c.createQueue("orders", wire.PolicyMajority)
+	down.crash()
+	lost.loseDisk()
+	probes, heartbeats := 0, 0
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		if from == leader && to == lost.id {
+			switch raftType(t, msg) {
+			case raftpb.MessageType_MsgApp:
+				probes++
+			case raftpb.MessageType_MsgHeartbeat:
+				heartbeats++
+			}
+			// One probe may follow the refusal of the entries that were in
+			// flight; every other one waits for a heartbeat's answer. Failing
+			// here, not after the second, stops an exchange that never ends.
+			if probes > heartbeats+1 {
+				t.Fatalf("%s probed %s %d times after %d heartbeats", leader, lost.id, probes, heartbeats)
+			}
+		}
+		return true
+	}
+	lost.start()
+	c.advance(time.Second)
+	if !c.saw(event.MetaFollowerLostLog, by(leader)) {
+		t.Fatalf("%s never heard that %s lost its log; events:\n%v", leader, lost.id, c.events)
+	}
+	c.intercept = nil
+	down.start()
+	c.advance(3 * time.Second)
+	if !c.saw(event.MetaCaughtUp, by(lost.id)) {
+		t.Fatalf("%s never caught up with the metadata; events:\n%v", lost.id, c.events)
+	}
+}
+
+// raftType is the type of the metadata raft message msg carries, or -1
+// for any other message.
+func raftType(t *testing.T, msg wire.Message) raftpb.MessageType {
+	r, ok := msg.(*wire.Raft)
+	if !ok {
+		return -1
+	}
+	m := &raftpb.Message{}
+	if err := proto.Unmarshal(r.Data, m); err != nil {
+		t.Fatalf("a raft message does not decode: %v", err)
+	}
+	return m.GetType()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnmq/cairn/wire"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -476,12 +477,41 @@ func (m *metaNode) step(from NodeID, data []byte) {
 		if m.silentTicks >= metaElectionTicks && m.rn.BasicStatus().RaftState == raft.StateFollower {
 			m.rn.ForgetLeader()
 		}
+	case pb.MessageType_MsgAppResp:
+		if msg.GetReject() && m.rejectsAcknowledged(from, msg.GetIndex()) {
+			// The follower lost entries it acknowledged (onLostLog hands
+			// the leadership on for it). Raft never lowers its match, so
+			// it would probe the same index again at once, be refused
+			// again, and so on without end; a duplicated refusal would
+			// start a second such exchange beside the first, and the
+			// exchanges would multiply into a storm. Dropped, the refusal
+			// leaves the follower probed once per heartbeat.
+			return
+		}
 	}
 	if err := m.rn.Step(msg); errors.Is(err, raft.ErrProposalDropped) && msg.GetType() == pb.MessageType_MsgProp {
 		m.holdProposal(msg)
 	}
 	m.process()
 	m.checkCaughtUp()
+}
+
+// rejectsAcknowledged reports whether this node leads and follower, by
+// refusing an append that follows index, disowns entries it acknowledged:
+// index is at or below its match. A follower that kept its log never does
+// that. Raft ignores such a refusal as stale in every case but one, a
+// follower it probes right after its match, which it probes there again.
+func (m *metaNode) rejectsAcknowledged(follower NodeID, index uint64) bool {
+	if !m.isLeader() {
+		return false
+	}
+	acknowledged := false
+	m.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if id == uint64(follower) {
+			acknowledged = index <= pr.Match
+		}
+	})
+	return acknowledged
 }
 
 // noteLeaderCommit reads the commit index a leader's message carries. A
