@@ -26,7 +26,8 @@ import (
 // The staging depends on when the owner dies relative to B's
 // ReplaceAfter, which shifts whenever boot or detection timing changes, so
 // the test tries the owner's death at several instants: every run must
-// pass every checker, and at least one must stage the case. It runs on
+// pass every checker, and at least one must stage the case (at 1632c10 the
+// runs from 5.4 s to 5.55 s stage it; earlier, those from 5.6 s did). It runs on
 // seed 2's workload: on seed 1's, since the generator's draws changed, A
 // leads the metadata, confirms the owner it cannot hear from down long
 // before B may be replaced, and the case never arises.
@@ -44,7 +45,7 @@ func laggingCandidateScenario(ownerDies time.Duration) sim.Scenario {
 
 func TestReplacementSealEvidenceComesFromThePriorSet(t *testing.T) {
 	staged := 0
-	for ownerDies := 5600 * time.Millisecond; ownerDies <= 6100*time.Millisecond; ownerDies += 50 * time.Millisecond {
+	for ownerDies := 5300 * time.Millisecond; ownerDies <= 6100*time.Millisecond; ownerDies += 50 * time.Millisecond {
 		var trace strings.Builder
 		rep := RunQueue(laggingCandidateScenario(ownerDies), &trace)
 		for _, v := range rep.Violations {
