@@ -213,6 +213,9 @@ var SwarmBlind = map[string]string{
 		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
 		"these up at seed 425, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +
 		"still catches it",
+	ReadSkipsVerify: "it needs a bit to decay in a record that is read before anything else notices the damage: " +
+		"the swarm lined these up first at seed 148 before this session's detection and metadata fixes moved the runs, " +
+		"and at 356b90b first at seed 215, past the hunt's bound; its corpus file, that seed's scenario, catches it",
 	RejoinedReplicaTrusted: "it needs a node to lose its disk while it alone with the owner holds some confirmed records " +
 		"(another replica cut off), and the owner to die before the rejoined node refilled its replica: no seed of 1-500 " +
 		"lines these up, and its corpus file is a hand-written five-node story",
