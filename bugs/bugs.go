@@ -182,6 +182,10 @@ const (
 	// process (before a restart or a failover) can name a lease this one
 	// granted another consumer, and end it.
 	LeaseNumbersRestart = "lease-numbers-restart"
+	// ServeBeforeGrantsOutwaited: a recovered owner serves as soon as the
+	// metadata activates it, while an older owner or candidate may still
+	// serve on acceptances its sealed witnesses gave just before the seal.
+	ServeBeforeGrantsOutwaited = "serve-before-grants-outwaited"
 )
 
 // All lists every planted bug.
@@ -192,7 +196,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart}
+	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

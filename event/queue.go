@@ -105,6 +105,14 @@ func NewQueueActivationWaits(q string, epoch uint64, silence time.Duration) Even
 	return newEvent(QueueActivationWaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }
 
+// NewQueueActivationOutwaits reports that q's owner of epoch, activated
+// by the metadata after a recovery, serves in remaining, when the
+// acceptances its sealed witnesses gave an older owner are past the
+// silence limit.
+func NewQueueActivationOutwaits(q string, epoch uint64, remaining time.Duration) Event {
+	return newEvent(QueueActivationOutwaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), remaining.Microseconds()))
+}
+
 // NewQueueFollowerFull reports that q's owner heard from the follower on
 // node that its node is short of space.
 func NewQueueFollowerFull(q string, node uint32) Event {

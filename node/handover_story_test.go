@@ -9,18 +9,28 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// A recovered owner is activated as soon as a quorum holds its marker and
-// confirms publishes at once. The messages it recovered wait until the old
-// owner's delivery lease has surely run out, since an old owner cut off
-// from the metadata may still be handing them out: here the owner loses
-// only its link to the metadata leader, so its other follower goes on
-// renewing its lease until the candidate seals it. Each sealed replica
-// says how long ago it last renewed, and the hold ends the lease (60ms)
-// and a quarter after the latest renewal, no earlier and not much later.
-// Then the held messages go out first, in order, and the fresh publish
-// after them.
+// newShortSilenceCluster starts three nodes whose detection interval, and
+// so the silence after which an owner steps back (40ms), is shorter than
+// the delivery lease (60ms): a recovered owner then serves before the old
+// owner's delivery lease has surely run out, and holds its history back
+// meanwhile. With the default interval (100ms) the wait for the old
+// owner's quorum to go stale covers the hold.
+func newShortSilenceCluster(t *testing.T) *cluster {
+	return newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		Detection: node.DetectionPolicy{Mode: node.DetectHeartbeat, Interval: 40 * time.Millisecond, Grace: 300 * time.Millisecond}})
+}
+
+// A recovered owner confirms publishes as soon as it serves. The messages
+// it recovered wait until the old owner's delivery lease has surely run
+// out, since an old owner cut off from the metadata may still be handing
+// them out: here the owner loses only its link to the metadata leader, so
+// its other follower goes on renewing its lease until the candidate seals
+// it. Each sealed replica says how long ago it last renewed, and the hold
+// ends the lease (60ms) and a quarter after the latest renewal, no earlier
+// and not much later. Then the held messages go out first, in order, and
+// the fresh publish after them.
 func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
-	c := newCluster(t)
+	c := newShortSilenceCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 3)
 	c.cutFromLeaderUntilRecovered(owner, "orders", true)

@@ -77,3 +77,37 @@ func (n *Node) onHoldTimer() {
 		}
 	}
 }
+
+// timerOutwait fires when a recovered owner the metadata activated may
+// serve: no older owner can still serve on its quorum.
+const timerOutwait TimerKind = 7
+
+// outwaitGrants reports whether this candidate, which the metadata
+// activated and whose own quorum is fresh, must still wait for an older
+// owner's quorum to go stale before it serves (recovery.Core.ServeFrom).
+// The first time it must, it reports so and sets a timer for the end of
+// the wait, which reconciles the queue again.
+func (o *ownerState) outwaitGrants() bool {
+	from := o.recovery.ServeFrom()
+	now := o.r.n.leaseClock()
+	if now >= from {
+		o.outwaitUntil = 0
+		return false
+	}
+	if o.outwaitUntil != from {
+		o.outwaitUntil = from
+		o.r.n.emit(event.NewQueueActivationOutwaits(o.r.name, o.r.epoch, time.Duration(from-now)))
+		o.r.n.env.After(time.Duration(from-now), Timer{Kind: timerOutwait})
+	}
+	return true
+}
+
+// onOutwaitTimer finishes the recoveries whose wait for an older owner's
+// quorum is over.
+func (n *Node) onOutwaitTimer() {
+	for _, name := range n.names {
+		if r := n.queues[name]; r.own != nil && r.own.outwaitUntil != 0 && n.leaseClock() >= r.own.outwaitUntil {
+			n.reconcile(name)
+		}
+	}
+}

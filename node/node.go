@@ -342,6 +342,9 @@ func (n *Node) OnTimer(t Timer) {
 	case timerHold:
 		n.onHoldTimer()
 		return
+	case timerOutwait:
+		n.onOutwaitTimer()
+		return
 	}
 	if t.Kind != timerTick || t.Seq != n.tickSeq {
 		return

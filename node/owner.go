@@ -85,6 +85,10 @@ type ownerState struct {
 	// activationGranted).
 	activationWaits bool
 	waitingFrom     uint64
+	// outwaitUntil is when, on the lease clock, a recovered candidate the
+	// metadata activated may serve, once no older owner can still serve on
+	// its quorum; zero if it is not outwaiting one (outwaitGrants).
+	outwaitUntil uint64
 	// moves are the dead-lettered messages on their way to the
 	// dead-letter queue, in the order their records were appended
 	// (deadletter.go).
@@ -234,6 +238,7 @@ func (o *ownerState) finishOpening() {
 	r.becomeOwner("a quorum holds its epoch marker")
 	r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
 	o.pump()
+	r.n.checkParked(r.name)
 }
 
 // append writes records at the owner's epoch, applies them, asks for a

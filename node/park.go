@@ -49,8 +49,9 @@ func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) b
 
 // failingOver reports whether a request for queue should wait here: the
 // metadata names this node the next owner of the recovering queue and
-// its replica runs the recovery, or it still names an owner it has
-// confirmed down, before a plan names the next.
+// its replica runs the recovery, or names this node the owner while it is
+// still activating or hands the queue off, or it still names an owner it
+// has confirmed down, before a plan names the next.
 func (n *Node) failingOver(queue string) bool {
 	q, r := n.meta.state.queues[queue], n.queues[queue]
 	if q == nil {
@@ -58,13 +59,27 @@ func (n *Node) failingOver(queue string) bool {
 	}
 	switch {
 	case q.State == QueueActive && q.Owner == n.cfg.ID:
-		return r.handingOff()
+		return r.handingOff() || r.activating()
 	case q.State == QueueActive && q.Owner != n.cfg.ID:
 		return n.meta.state.down[q.Owner] || n.justReset(q.Owner) || r.ownerSilent(q)
 	case q.State == QueueRecovering && q.Owner == n.cfg.ID:
 		return r != nil && r.inc == q.Incarnation && r.hasOwnerSide() && r.own != nil && !n.servesEarly(q)
 	}
 	return false
+}
+
+// activating reports whether this replica is an owner the metadata has
+// activated that does not serve yet: a recovered one outwaiting an older
+// owner's quorum (outwaitGrants), or one waiting for its own quorum to
+// accept an append it sent since it learned of its activation
+// (waitForActivation). Either admits its clients in a few round trips or
+// a silence limit, well within a parked request's patience; refused, they
+// would back off for longer than that, or give up.
+func (r *replica) activating() bool {
+	if r == nil || r.serving() || r.own == nil {
+		return false
+	}
+	return r.own.activationWaits || r.own.outwaitUntil != 0 && r.own.recovery != nil
 }
 
 // servesEarly reports whether this node already serves q as the owner of

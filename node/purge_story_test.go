@@ -93,7 +93,7 @@ func TestAPurgeRemovesWhatTheQueueHeldAndStaysDone(t *testing.T) {
 // written and confirmed: confirmed any sooner, the old owner could still
 // deliver a message after the client heard that it was gone.
 func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
-	c := newCluster(t)
+	c := newShortSilenceCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 3)
 	c.cutFromLeaderUntilRecovered(owner, "orders", true)

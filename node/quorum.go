@@ -16,9 +16,8 @@ import (
 // log and answered nothing until its clients' timeouts, and its status
 // page went on saying it served the queue while its peers replaced it.
 //
-// Now an owner that has heard from no quorum of its replicas for as long
-// as its peers may wait before they begin replacing it (the detection
-// policy's silence limit) steps back: it refuses requests at once, with
+// Now an owner that has heard from no quorum of its replicas for the
+// silence limit (one detection interval) steps back: it refuses requests at once, with
 // a clean not-owner answer that names no owner, so its clients look for
 // the queue elsewhere; it appends nothing for them; it hands its
 // subscribers the same answer so they subscribe elsewhere; it tells the
@@ -32,34 +31,36 @@ import (
 // refusals make it stale as before.
 //
 // The limit is what makes "at most one node says it serves a queue"
-// true under heartbeat detection: a peer suspects a node once its last
-// answered ping is older than the interval and the grace, and it pings
-// once an interval, so it can suspect a node that fell silent just over
-// a grace ago, and confirm it, plan, seal and install only after that.
-// The old owner counts its silence from the send stamp of the last
-// appends a quorum accepted, no later than it fell silent, so it has
-// stepped back first. Both sides count on monotonic clocks, which keep
-// counting while a process is stopped. Eager detection verifies a peer
-// once a ping has gone unanswered for an interval, and confirms a few
-// ticks later. A ping that goes unanswered was sent no earlier than about
-// half a round trip before the silence began, while the owner's freshest
-// grant is no later than that; so an owner that steps back after an
-// interval without its quorum has done so before the verification even
-// ends.
+// true. A peer may begin replacing an owner soon after the owner's
+// connection to it resets, in either detection mode, and the metadata
+// leader judges an owner by its own link, which can break while the
+// owner's followers still take its appends. So the limit does not lean
+// on the detector: a recovered owner, once activated, waits until the
+// limit and a quarter have passed since the last acceptance any of its
+// sealed witnesses gave an older owner (recovery.Core.ServeFrom). The old
+// owner counts its silence from the send stamp of the last appends a
+// quorum accepted, no later than those acceptances, and every quorum it
+// could hear from meets the sealed witnesses, which accept nothing older
+// once sealed; so it has stepped back before the new owner serves. Both
+// sides count on monotonic clocks, which keep counting while a process
+// is stopped; the quarter covers their rates.
+//
+// The limit is one detection interval in both modes, not the grace of
+// heartbeat detection: the new owner waits it out whenever a witness
+// heard the old owner lately, which a clean crash detected through its
+// connection reset always is, so a longer limit would slow those
+// failovers by as much. An owner sends heartbeats often enough to keep
+// its quorum's acceptances well inside it (heartbeatDue).
 
 // ownerSilenceLimit is how long an owner may hear from no quorum of its
-// replicas before it stops serving: the shortest silence after which its
-// peers, under the detection policy in force, may begin to verify it
-// down (the grace under heartbeat detection, one interval under eager).
+// replicas before it stops serving: one interval of the detection policy
+// in force, in either mode.
 func (n *Node) ownerSilenceLimit() time.Duration {
 	p := n.cfg.Detection
 	if n.detector != nil {
 		p = n.detector.policy()
 	}
-	if p.Mode == DetectEager {
-		return p.Interval
-	}
-	return p.Grace
+	return p.Interval
 }
 
 // quorumSilence is how long, on the lease clock, this owner has gone

@@ -36,7 +36,8 @@ func (o *ownerState) startRecoveryAttempt(q *QueueMeta, attempt int) {
 	c := recovery.New(recovery.Config{
 		Self: uint32(r.n.cfg.ID), Queue: r.name, Incarnation: r.inc, Epoch: q.Epoch, Attempt: attempt,
 		SealSet: nodeNumbers(sealSet), HistoryID: r.identity.HistoryID, DeliveryLease: deliveryLease,
-		Now: r.n.env.Now(), SyncBatches: r.log.SyncBatches(),
+		SilenceLimit: r.n.ownerSilenceLimit(),
+		Now:          r.n.env.Now(), SyncBatches: r.log.SyncBatches(),
 	})
 	o.recovery = c
 	// A candidate still waiting for a quorum to hold the marker of a plain
@@ -256,6 +257,9 @@ func (o *ownerState) finishRecovery(q *QueueMeta) {
 		return
 	}
 	o.activationWaits = false
+	if o.outwaitGrants() {
+		return
+	}
 	c := o.recovery
 	o.perform(c, c.Step(recovery.Activated{Facts: o.recoveryFacts(), Policy: q.Policy}))
 }

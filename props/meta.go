@@ -167,25 +167,17 @@ func checkRecoveredActivation(h *sim.History) []sim.Violation {
 	return out
 }
 
-// staleServingLimit is the longest an owner may go on saying it serves a
-// queue after a newer owner of it activated: the longest silence limit
-// any detection policy the simulator draws gives an owner cut off from
-// its quorum (heartbeat: the 300ms grace; eager: the 100ms interval).
-// The newer owner sealed a quorum before it activated, so from then on
-// the old owner hears from no quorum; by this limit it must have stepped
-// back, or learned that it is stale.
-const staleServingLimit = 300 * time.Millisecond
-
 // checkOneServingOwner: no poll of the nodes finds an owner still saying
-// it serves a queue staleServingLimit or more after a newer owner of the
-// queue activated, nor two owners serving one epoch. An owner-only queue's
-// owner needs no quorum and never steps back, so only the second rule
-// applies to it.
+// it serves a queue once a newer owner of the queue activated, nor two
+// owners serving one epoch. The newer owner serves only after the older
+// one's quorum has surely gone stale (recovery.Core.ServeFrom), and the
+// older one steps back when it does (node/quorum.go). An owner-only
+// queue's owner needs no quorum and never steps back, so only the second
+// rule applies to it.
 func checkOneServingOwner(h *sim.History) []sim.Violation {
 	var out []sim.Violation
 	for _, o := range h.ServingOverlaps {
-		late := o.NewActiveAt == 0 || o.Until-o.NewActiveAt >= staleServingLimit
-		if (o.OldEpoch == o.NewEpoch || late && !o.OwnerOnly) && len(out) < maxReports {
+		if (o.OldEpoch == o.NewEpoch || !o.OwnerOnly) && len(out) < maxReports {
 			out = append(out, safety("one-serving-owner", "%s%s", o, queueStory(h, o.Queue, 0, o.At)))
 		}
 	}

@@ -17,14 +17,15 @@ import (
 // (a paused process answers no poll) for the queues it says it serves,
 // and records every poll that found two nodes serving one queue.
 //
-// What the protocol promises is narrower than "never two at once", and
-// the record keeps what judging the promise needs: a new owner activates
-// only after sealing a quorum of replicas, which then accept nothing more
-// from the old owner, so the old owner hears from no quorum from before
-// the activation on, and must have stopped serving once it has gone the
-// detection policy's silence limit without one (node/quorum.go). Before
-// that, two nodes may both say they serve: the old one cannot confirm
-// anything, and the new one's hold keeps their deliveries apart.
+// What the protocol promises is exactly that, once the newer owner
+// serves: a recovered owner serves only after the silence limit and a
+// quarter have passed since its sealed witnesses last accepted anything
+// from an older owner, and an older owner steps back once it has gone
+// that limit without a quorum's acceptance (node/quorum.go). So no poll
+// may find an older owner serving once a newer one activated. A poll can
+// still find two nodes serving before the newer one's activation event
+// (an early activation only the planted bugs make), and the record keeps
+// when the newer owner activated, which judging the promise needs.
 
 // servingSampleEvery is how often the world polls its nodes.
 const servingSampleEvery = 25 * time.Millisecond

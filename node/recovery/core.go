@@ -585,6 +585,30 @@ func (c *Core) holdUntil() uint64 {
 	return c.leaseGrantsEnd + uint64(c.cfg.DeliveryLease)*5/4
 }
 
+// ServeFrom is when, on the lease clock, the candidate may start serving
+// once the metadata has activated it: when no older owner or candidate
+// can still serve on its quorum's acceptances. Zero if the old owner
+// itself answered that it stopped (released).
+//
+// An older owner serves only while a quorum of its replicas accepted
+// appends it sent within the silence limit, and steps back after that
+// (node/quorum.go); a late candidate of an older epoch starts serving by
+// the same rule. Every such quorum meets the sealed witnesses, and a
+// sealed witness accepts nothing older, so the older owner's quorum goes
+// stale at the latest a silence limit after the witnesses' last grants
+// (leaseGrantsEnd), with a margin for clock rates. The failure detector
+// alone does not ensure this: the metadata leader judges a node silent
+// by its own link, and may plan a recovery while a follower still takes
+// the old owner's appends (seed 374216 of the long sweep: a candidate
+// whose disk stalled applied the activation of its epoch 2 after epoch 4
+// had activated, on a quorum made fresh by such a follower).
+func (c *Core) ServeFrom() uint64 {
+	if bugs.Active(bugs.ServeBeforeGrantsOutwaited) || c.released {
+		return 0
+	}
+	return c.leaseGrantsEnd + uint64(c.cfg.SilenceLimit)*5/4
+}
+
 // ---- time, restarts.
 
 // onTick resends what got no answer. In the seal stage the metadata may

@@ -43,6 +43,10 @@ type Config struct {
 	// DeliveryLease is how long the old owner may go on delivering after
 	// the last quorum answer it got.
 	DeliveryLease time.Duration
+	// SilenceLimit is how long an owner may go on serving after the send
+	// stamp of the last appends a quorum of its replicas accepted
+	// (Core.ServeFrom).
+	SilenceLimit time.Duration
 	// Now is when the attempt starts; SyncBatches is how many group
 	// commits the log had made by then.
 	Now         time.Time

@@ -1,0 +1,90 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// An owner loses only its link to the metadata leader: its followers go
+// on taking its appends, so it goes on serving, while the leader finds it
+// silent and plans a recovery. The candidate's seal does not reach the
+// old owner, which serves on; it seals both followers, and the
+// one that is not the candidate took the old owner's appends until its
+// seal, so the old owner's quorum stays fresh for up to the silence limit
+// (100ms) after that. The metadata activates the candidate well within
+// that time, and serving then would make two owners at once (in the long
+// sweep, seed 374216: a stalled older candidate activated its epoch after
+// the newer one had, on such a quorum). So the candidate outwaits it: it
+// serves once the limit and a quarter have passed since the latest
+// acceptance a sealed witness gave, no sooner and not much later, after
+// the old owner stepped back. A publish that reaches it meanwhile waits
+// on it, and is confirmed once it serves.
+func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	leader := c.leader()
+	if leader == owner {
+		t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		if _, seal := m.(*wire.Seal); seal && to == owner {
+			return false // it serves on, not knowing of the seal
+		}
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	var outwaits emission
+	for step := 0; ; step++ {
+		if step > 400 {
+			t.Fatalf("no recovered owner outwaited the old one in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+		if e, ok := c.last(event.QueueActivationOutwaits); ok {
+			outwaits = e
+			break
+		}
+	}
+	newOwner := outwaits.node
+	var sealed emission
+	for _, e := range c.emitted {
+		if e.Name == event.RecoveryStage && sealedOK(e) && e.node == newOwner {
+			sealed = e
+		}
+	}
+	if sealed.at.IsZero() || !c.saw(event.MetaRecoveryActivated, by(newOwner), inEpoch(2)) {
+		t.Fatalf("%s outwaits before its seal stage ended or before the metadata activated it; events:\n%v", newOwner, c.events)
+	}
+	if c.saw(event.QueueActive, by(newOwner)) {
+		t.Fatal("the recovered owner served before it outwaited the old owner's quorum")
+	}
+	c.request(newOwner, 7, &wire.Publish{ReqID: 60, Queue: "orders", ID: msgID(60)})
+	c.settle()
+	c.noReply(60)
+
+	c.advance(200 * time.Millisecond)
+	var active, stepped emission
+	for _, e := range c.emitted {
+		switch {
+		case e.Name == event.QueueActive && e.node == newOwner && active.at.IsZero():
+			active = e
+		case e.node == owner && (e.Name == event.QueueQuorumLost || e.Name == event.QueueRole && e.From() == "owner") && stepped.at.IsZero():
+			stepped = e
+		}
+	}
+	if active.at.IsZero() {
+		t.Fatalf("the recovered owner does not serve 200ms after it began to outwait; events:\n%v", c.events)
+	}
+	// The witness's last acceptance came after the seal stage began and
+	// before its quorum formed.
+	if wait := active.at.Sub(sealed.at); wait > 125*time.Millisecond || wait < 125*time.Millisecond-sealed.Elapsed() {
+		t.Fatalf("the new owner served %v after its seal quorum formed (the stage took %v): want the silence limit and a quarter (125ms) after the last acceptance", wait, sealed.Elapsed())
+	}
+	if stepped.at.IsZero() || !stepped.at.Before(active.at) {
+		t.Fatalf("the old owner stepped back at %v (zero: never), and the new one served at %v", stepped.at, active.at)
+	}
+	c.mustReply(60, wire.StatusOK)
+}
