@@ -84,3 +84,29 @@ func TestCutsAreCertifiedWithoutALostReplica(t *testing.T) {
 	}
 	c.mustDeliverAll(owner, "orders", 200, "after cuts certified without the lost replica")
 }
+
+// Large messages fill the owner's small segments one or two at a time,
+// and they arrive faster than a segment a tick. The owner's own build of
+// each cut must still gain on its log: a build that applied one segment a
+// tick fell further behind with every tick, its owner never reported its
+// own receipt, and no cut was ever certified.
+func TestAnOwnerBuildsItsCheckpointFasterThanItsSmallSegmentsFill(t *testing.T) {
+	tick := 10 * time.Millisecond
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: tick, SegmentSize: 4096,
+		CheckpointRecords: 100})
+	owner := c.createQueue("orders", wire.PolicyOwnerOnly)
+	payload := make([]byte, 3000)
+	const perTick, ticks = 4, 300
+	for i := uint64(0); i < ticks; i++ {
+		for j := uint64(1); j <= perTick; j++ {
+			id := i*perTick + j
+			c.request(owner, 1, &wire.Publish{ReqID: id, Queue: "orders", ID: msgID(id), Payload: payload})
+		}
+		c.advance(tick)
+	}
+	const total = perTick * ticks
+	cert, ok := c.last(event.CheckpointCertified)
+	if !ok || cert.Index() < total/2 {
+		t.Fatalf("no cut past half of the %d records was certified (last %v)", total, cert.Event)
+	}
+}

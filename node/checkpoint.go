@@ -464,33 +464,41 @@ func (r *replica) stepCheckpoint() {
 // replayBuildStep applies the next records up to the build's cut, and
 // reports whether the state has reached it. A read that fails drops the
 // build.
+//
+// A page never crosses a segment boundary, so the step reads page after
+// page until it has applied its records or their bytes: one page a step
+// applied a segment a tick, and with small segments an owner whose log
+// grew by more than that each tick never reached its cut (seed 154281:
+// 4 KiB segments of one or two records each, some 100 records a second
+// applied against some 200 published).
 func (r *replica) replayBuildStep(b *ckptBuild) bool {
 	n := b.stepRecords(r.log.LastIndex())
-	page, err := b.rd.Next(b.cut, n, n*buildStepBytesPerRecord)
-	if err != nil {
-		r.abortBuild()
-		r.readFailed(err)
-		return false
-	}
-	for _, rec := range page {
-		dec, err := decodeRecord(rec.Type, rec.Body)
+	records, bytes := n, n*buildStepBytesPerRecord
+	for records > 0 && bytes > 0 && b.rd.Position() <= b.cut {
+		page, err := b.rd.Next(b.cut, records, bytes)
 		if err != nil {
 			r.abortBuild()
-			r.readFailed(fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err))
+			r.readFailed(err)
 			return false
 		}
-		b.state.apply(rec.Index, dec)
-		if b.hashed {
-			b.digest = b.digest.Next(rec.Index, rec.Type, rec.Body)
-		}
-	}
-	if b.rd.Position() <= b.cut {
 		if len(page) == 0 {
 			panic(fmt.Sprintf("node: queue %s log ends at %d, before the checkpoint cut %d", r.name, r.log.LastIndex(), b.cut))
 		}
-		return false
+		for _, rec := range page {
+			dec, err := decodeRecord(rec.Type, rec.Body)
+			if err != nil {
+				r.abortBuild()
+				r.readFailed(fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err))
+				return false
+			}
+			b.state.apply(rec.Index, dec)
+			if b.hashed {
+				b.digest = b.digest.Next(rec.Index, rec.Type, rec.Body)
+			}
+			records, bytes = records-1, bytes-len(rec.Body)
+		}
 	}
-	return true
+	return b.rd.Position() > b.cut
 }
 
 // finishBuild makes the encoded state the replica's checkpoint: its
