@@ -19,8 +19,9 @@ import (
 // published after the purge stay.
 //
 // A purged message counts as settled in every way: its ID stays in the
-// deduplication window (a retried publish of it is answered with the
-// original's index, not stored again), and an ack of it is answered, as
+// deduplication window (a retried publish of it is not stored again: it
+// is answered with the original's index while the window remembers the
+// publish, then with the purge's), and an ack of it is answered, as
 // the ack of a settled message is, once the purge is confirmed. A nack
 // or an extension of it finds no lease.
 

@@ -46,6 +46,16 @@ import (
 //     it). Owners report each purge record they write, named by the
 //     purge's token, so its end is the later of the client's give-up
 //     and its last write; a purge no owner wrote never happened.
+//   - A confirmed publish's reply carries its own record's index only
+//     while its owner remembers that record. A retry that comes once the
+//     publish has left the deduplication window, while the message's
+//     settle is still in it, is answered with the settle's index (seed
+//     338067: a purge settled three messages, a clock jumped forward
+//     aged their publishes out of the new owner's window, and their
+//     retries were confirmed with the purge's own index). No publish
+//     record can sit where a purge record certainly sits, so a publish
+//     confirmed with such a purge's index was settled by that purge: it
+//     was published at or before its boundary.
 
 // purgeView is what the history says about purges and where messages
 // were published.
@@ -60,6 +70,9 @@ type purgeView struct {
 	logIndex map[queueMessage]uint64
 	// live holds the messages unsettled in the final owner's history.
 	live map[queueMessage]bool
+	// purgeAt maps, per queue, the index of each purge record certainly
+	// in its history to the boundary that purge settles through.
+	purgeAt map[string]map[uint64]uint64
 	// written is when an owner last wrote each purge, by its token.
 	written map[queueMessage]time.Duration
 	// end is when the run ended, the end of a purge still pending.
@@ -79,7 +92,7 @@ func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
 	v := &purgeView{
 		throughs: make(map[string][]uint64), ops: make(map[string][]*sim.OpRecord),
 		logIndex: make(map[queueMessage]uint64), live: make(map[queueMessage]bool),
-		written: make(map[queueMessage]time.Duration),
+		written: make(map[queueMessage]time.Duration), purgeAt: make(map[string]map[uint64]uint64),
 	}
 	for _, w := range ix.h.PurgeWrites {
 		k := queueMessage{w.Queue, w.Token}
@@ -94,6 +107,7 @@ func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
 		v.ops[op.Queue] = append(v.ops[op.Queue], op)
 		if op.Outcome == sim.OutcomeOK && op.Index > 0 {
 			v.throughs[op.Queue] = append(v.throughs[op.Queue], op.Index-1)
+			v.notePurge(op.Queue, op.Index, op.Index-1)
 		}
 	}
 	for _, id := range sortedNodes(ix.h.Final) {
@@ -131,6 +145,7 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 			}
 		case "purge":
 			v.throughs[r.Queue] = append(v.throughs[r.Queue], e.Through)
+			v.notePurge(r.Queue, e.Index, e.Through)
 		}
 		if e.Index <= cut {
 			continue
@@ -161,13 +176,28 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 	}
 }
 
+// notePurge records that the purge record at index, settling through
+// through, is certainly in queue's history.
+func (v *purgeView) notePurge(queue string, index, through uint64) {
+	if v.purgeAt[queue] == nil {
+		v.purgeAt[queue] = make(map[uint64]uint64)
+	}
+	v.purgeAt[queue][index] = through
+}
+
 // publishIndex is where op's message was published in the queue's log,
-// if the history says.
+// if the history says: at most that index. A publish confirmed with a
+// certain purge's index was answered with the index of the purge that
+// settled it (see the rules above), so it was published at or before that
+// purge's boundary, which is returned.
 func (v *purgeView) publishIndex(op *sim.OpRecord) (uint64, bool) {
 	if at, ok := v.logIndex[queueMessage{op.Queue, op.ID}]; ok {
 		return at, true
 	}
 	if op.Outcome == sim.OutcomeOK && op.Index > 0 {
+		if through, ok := v.purgeAt[op.Queue][op.Index]; ok {
+			return through, true
+		}
 		return op.Index, true
 	}
 	return 0, false
