@@ -15,7 +15,7 @@ import (
 // old owner, which serves on; it seals both followers, and the
 // one that is not the candidate took the old owner's appends until its
 // seal, so the old owner's quorum stays fresh for up to the silence limit
-// (100ms) after that. The metadata activates the candidate well within
+// (the 60ms delivery lease) after that. The metadata activates the candidate well within
 // that time, and serving then would make two owners at once (in the long
 // sweep, seed 374216: a stalled older candidate activated its epoch after
 // the newer one had, on such a quorum). So the candidate outwaits it: it
@@ -80,8 +80,8 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	}
 	// The witness's last acceptance came after the seal stage began and
 	// before its quorum formed.
-	if wait := active.at.Sub(sealed.at); wait > 125*time.Millisecond || wait < 125*time.Millisecond-sealed.Elapsed() {
-		t.Fatalf("the new owner served %v after its seal quorum formed (the stage took %v): want the silence limit and a quarter (125ms) after the last acceptance", wait, sealed.Elapsed())
+	if wait := active.at.Sub(sealed.at); wait > 75*time.Millisecond || wait < 75*time.Millisecond-sealed.Elapsed() {
+		t.Fatalf("the new owner served %v after its seal quorum formed (the stage took %v): want the silence limit and a quarter (75ms) after the last acceptance", wait, sealed.Elapsed())
 	}
 	if stepped.at.IsZero() || !stepped.at.Before(active.at) {
 		t.Fatalf("the old owner stepped back at %v (zero: never), and the new one served at %v", stepped.at, active.at)

@@ -17,7 +17,7 @@ import (
 // page went on saying it served the queue while its peers replaced it.
 //
 // Now an owner that has heard from no quorum of its replicas for the
-// silence limit (one detection interval) steps back: it refuses requests at once, with
+// silence limit (the delivery lease, 60 ms) steps back: it refuses requests at once, with
 // a clean not-owner answer that names no owner, so its clients look for
 // the queue elsewhere; it appends nothing for them; it hands its
 // subscribers the same answer so they subscribe elsewhere; it tells the
@@ -45,22 +45,25 @@ import (
 // sides count on monotonic clocks, which keep counting while a process
 // is stopped; the quarter covers their rates.
 //
-// The limit is one detection interval in both modes, not the grace of
-// heartbeat detection: the new owner waits it out whenever a witness
-// heard the old owner lately, which a clean crash detected through its
-// connection reset always is, so a longer limit would slow those
-// failovers by as much. An owner sends heartbeats often enough to keep
-// its quorum's acceptances well inside it (heartbeatDue).
+// The limit is the delivery lease (60 ms), or one detection interval if
+// that is shorter, in both modes, not the grace of heartbeat detection:
+// the new owner waits it out whenever a witness heard the old owner
+// lately, which a clean crash detected through its connection reset
+// always is, so a longer limit would slow those failovers by as much.
+// At the delivery lease the wait ends with the hold a recovered owner
+// keeps on the old history anyway (hold.go), so it costs the new
+// messages only what it costs the old. An owner sends heartbeats often
+// enough to keep its quorum's acceptances well inside it (heartbeatDue).
 
 // ownerSilenceLimit is how long an owner may hear from no quorum of its
-// replicas before it stops serving: one interval of the detection policy
-// in force, in either mode.
+// replicas before it stops serving: the delivery lease, or one interval
+// of the detection policy in force if that is shorter, in either mode.
 func (n *Node) ownerSilenceLimit() time.Duration {
 	p := n.cfg.Detection
 	if n.detector != nil {
 		p = n.detector.policy()
 	}
-	return p.Interval
+	return min(p.Interval, deliveryLease)
 }
 
 // quorumSilence is how long, on the lease clock, this owner has gone

@@ -12,10 +12,10 @@ import (
 // An owner whose replication is cut (its appends and their replies are
 // lost, while the nodes still hear each other's pings, so no one fails
 // it over) goes on serving until it has heard from no quorum for as long
-// as its peers may wait before replacing it: the 100ms interval of the
-// default heartbeat policy (a connection reset lets its peers verify it
-// at once, and a recovery outwaits that silence after its witnesses'
-// last grants). Then it steps back: a publish is refused at once with
+// the silence limit: the 60ms delivery lease, shorter than the default
+// policy's 100ms interval (a connection reset lets its peers verify it at
+// once, and a recovery outwaits that silence after its witnesses' last
+// grants). Then it steps back: a publish is refused at once with
 // a not-owner answer naming no one, and nothing is appended for it; its
 // subscriber is told the same and its leased message is ready again; a
 // publish it took before, still waiting for a confirmation, is answered
@@ -45,18 +45,18 @@ func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
 	cutAt := c.now
 	c.request(owner, 1, &wire.Publish{ReqID: 3, Queue: "orders", ID: msgID(3), Payload: []byte{3}})
 
-	c.advance(60 * time.Millisecond)
+	c.advance(40 * time.Millisecond)
 	c.noReply(3)
 	if v := viewOf(t, c.node(owner).n, "orders"); v.NoQuorum || c.saw(event.QueueQuorumLost) {
-		t.Fatalf("the owner stepped back %v after the cut, before the 100ms limit", c.now.Sub(cutAt))
+		t.Fatalf("the owner stepped back %v after the cut, before the 60ms limit", c.now.Sub(cutAt))
 	}
 	c.advance(100 * time.Millisecond)
 	lost, ok := c.last(event.QueueQuorumLost)
 	if !ok {
 		t.Fatalf("the owner still serves %v after the cut; events:\n%v", c.now.Sub(cutAt), c.events)
 	}
-	if silence := lost.Elapsed(); silence < 100*time.Millisecond || silence > 150*time.Millisecond {
-		t.Fatalf("the owner stepped back after %v of silence, want from 100ms, within a tick or two", silence)
+	if silence := lost.Elapsed(); silence < 60*time.Millisecond || silence > 110*time.Millisecond {
+		t.Fatalf("the owner stepped back after %v of silence, want from 60ms, within a tick or two", silence)
 	}
 	if v := viewOf(t, c.node(owner).n, "orders"); !v.NoQuorum || v.Role != "owner" || v.Epoch != 1 {
 		t.Fatalf("the owner's view is %+v: want an owner of epoch 1 without its quorum", v)
