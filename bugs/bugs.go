@@ -204,12 +204,13 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 var SwarmBlind = map[string]string{
 	OwnerCountsReplacementSet: "it needs a replacement planned while the owner is alive and serving, a record it " +
 		"confirms on the newcomer in between, and the owner then failing: the long sweep found the defect at seed 9597, " +
-		"no seed of 1-12000 lines it up at 4e62810, and its corpus file is seed 12145's scenario, the first a hunt of " +
-		"12001-40000 found there (seed 3868 until 4053fa5 moved it, 3971 before aa007d6)",
+		"seeds 12145 and 3868 caught it in turn until code changes moved their runs, and its corpus file is now a " +
+		"hand-written five-node story that lines the three up on purpose",
 	LeaseNumbersRestart: "it needs a consumer whose nack or extension of a delivery outlives the owner process " +
 		"that granted it, arriving after the next process delivered the same message again under the same number: " +
 		"seeds 1-3000 escape it at the commit that planted it, the long sweep met it at seed 139582 (an owner-only " +
-		"queue whose owner's disk failed every few hundred milliseconds), and that seed's scenario is its corpus file",
+		"queue whose owner's disk failed every few hundred milliseconds), and its corpus file is a hand-written " +
+		"scenario whose owner-only queue's owner crashes every 300ms",
 	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
 		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
 		"first at seed 751, and there only failover-bound notices",
@@ -217,14 +218,20 @@ var SwarmBlind = map[string]string{
 		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
 		"these up at seed 425, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +
 		"still catches it",
-	ReadSkipsVerify: "it needs a bit to decay in a record that is read before anything else notices the damage: " +
-		"the swarm lined these up first at seed 148 before this session's detection and metadata fixes moved the runs, " +
-		"and at 356b90b first at seed 215, past the hunt's bound; its corpus file, that seed's scenario, catches it",
+	HandoffBeforeDrain: "it needs a handoff requested while publishes are in flight, and the next owner's seal " +
+		"to miss a record that reached only the old owner: at " +
+		"1e66877 the swarm lines this up first at seed 160, past the hunt's bound (seed 94 did before the owner " +
+		"silence limit shortened), and its corpus file, that seed's scenario, catches it",
 	RejoinedReplicaTrusted: "it needs a node to lose its disk while it alone with the owner holds some confirmed records " +
 		"(another replica cut off), and the owner to die before the rejoined node refilled its replica: no seed of 1-500 " +
 		"lines these up, and its corpus file is a hand-written five-node story",
 	RejoinUnmarked: "it needs a node to lose its disk and crash again before it catches up, while an election " +
-		"needs its vote: the long sweep found the defect at seed 118545, and that seed's scenario is its corpus file",
+		"needs its vote: the long sweep found the defect at seed 118545, and its corpus file is that seed's faults " +
+		"with the draws of seed 38",
+	ServeBeforeGrantsOutwaited: "it needs a recovery planned while a follower still takes the old owner's appends " +
+		"(the owner cut off from the metadata leader alone, or a late older candidate), the follower's refusals " +
+		"after its seal held back, and a poll landing in the few tens of milliseconds both serve: seeds 1-1623 " +
+		"escape it at 1e66877, and its corpus file is a hand-written story that lines these up",
 	ConfCommitLags: "it needs a member's hard-state write to fail after its log took two configuration changes, and an " +
 		"election it can win by the old configuration: the long sweep found the defect at seed 123899, and that seed's " +
 		"scenario is its corpus file",
