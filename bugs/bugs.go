@@ -66,10 +66,6 @@ const (
 	// AckBatchDropsOne: an owner writing the acks of a turn as one
 	// record leaves the last one out, yet confirms it with the others.
 	AckBatchDropsOne = "ack-batch-drops-one"
-	// DeliverLeasedBeforeExpiry: a recovered owner delivers the messages
-	// of the history it recovered at once, while the old owner's delivery
-	// lease may still let it hand out the same messages.
-	DeliverLeasedBeforeExpiry = "deliver-leased-before-expiry"
 	// AdmitBeforeInstallQuorum: a recovery candidate becomes owner and
 	// admits clients as soon as its own copy of the epoch marker is
 	// durable, before an exact quorum holds the marker and before the
@@ -192,7 +188,7 @@ const (
 var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNack, RaftSendBeforePersist, EpochNotDurable,
 	SkipSeal, ShortestSource, ActivateWithoutQuorum, AcceptStaleEpoch, InstallBeforeReadsDone, RestartOwnerTrustsOwnLog,
 	CheckpointDropsUnacked, DedupForgetsEarly, CompactBeforeCertificate, CertificateMissingReceipt, WindowJournalUnsynced,
-	AckBatchDropsOne, DeliverLeasedBeforeExpiry, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
+	AckBatchDropsOne, AdmitBeforeInstallQuorum, ServeWithoutQuorum, ExtendIgnored,
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
@@ -211,9 +207,6 @@ var SwarmBlind = map[string]string{
 		"seeds 1-3000 escape it at the commit that planted it, the long sweep met it at seed 139582 (an owner-only " +
 		"queue whose owner's disk failed every few hundred milliseconds), and its corpus file is a hand-written " +
 		"scenario whose owner-only queue's owner crashes every 300ms",
-	DeliverLeasedBeforeExpiry: "it shows only when an old owner hears of the seal late, still holds a " +
-		"delivery lease, and a consumer meanwhile finds the new owner: random faults line these up " +
-		"first at seed 751, and there only failover-bound notices",
 	RestartOwnerTrustsOwnLog: "it needs the owner's disk to lose acknowledged writes and the owner to restart before " +
 		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
 		"these up at seed 425, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +

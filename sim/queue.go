@@ -57,6 +57,12 @@ func QueueConfig(sc Scenario) node.Config {
 	if sc.Detection == node.DetectEager {
 		cfg.Detection = node.DetectionPolicy{Mode: node.DetectEager, Interval: 100 * time.Millisecond}
 	}
+	if sc.DetectionInterval > 0 {
+		if cfg.Detection.Mode == 0 {
+			cfg.Detection = faultDetectionPolicy(node.DetectHeartbeat)
+		}
+		cfg.Detection.Interval = sc.DetectionInterval
+	}
 	cfg.DedupWindow, cfg.DataBytesMax = sc.Dedup, sc.Quota
 	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
 	c := sc.Checkpoint

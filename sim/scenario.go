@@ -36,6 +36,12 @@ type Scenario struct {
 	// Detection is the failure detection mode the cluster starts with
 	// (1 heartbeat, 2 eager).
 	Detection uint8
+	// DetectionInterval, when set, replaces the detection policy's 100 ms
+	// interval at start, and with it the owners' silence limit where it
+	// is shorter than the delivery lease: a hand-written scenario uses it
+	// to make a recovered owner's hold outlast its wait for the old
+	// owner's quorum (node/quorum.go). The swarm never sets it.
+	DetectionInterval time.Duration
 	// Expect names node events that must happen at least once: what a
 	// scripted scenario is about ("a|b" is met by either). A run without one of them fails, since
 	// it passed without testing what it exists to test. Build an entry

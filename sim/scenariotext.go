@@ -22,6 +22,7 @@ import (
 //	safety 8s
 //	liveness 8s
 //	detection 1
+//	interval 40ms
 //	net latency=100µs..2ms tail=0.05..145ms loss=0.01 dup=0 reorder=0.02 bandwidth=0
 //	disk sync=88µs..2ms tail=0.01..46ms eio-sync=0.002 eio-write=0 eio-read=0 torn=0.5 reorder=0.3 flip=0
 //	skew 250ms
@@ -47,6 +48,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 		fmt.Fprintf(&b, "spares %d\n", sc.Spares)
 	}
 	fmt.Fprintf(&b, "safety %v\nliveness %v\ndetection %d\n", sc.Safety, sc.Liveness, sc.Detection)
+	if sc.DetectionInterval != 0 {
+		fmt.Fprintf(&b, "interval %v\n", sc.DetectionInterval)
+	}
 	if sc.Swarm.Profile != "" {
 		fmt.Fprintf(&b, "profile %s\n", sc.Swarm.Profile)
 	}
@@ -289,7 +293,7 @@ func (p *scenarioParser) directive(fields []string) error {
 		v, err := one()
 		sc.Swarm.Profile = v
 		return err
-	case "seed", "nodes", "spares", "detection", "safety", "liveness", "skew", "dedup", "quota":
+	case "seed", "nodes", "spares", "detection", "interval", "safety", "liveness", "skew", "dedup", "quota":
 		v, err := one()
 		if err != nil {
 			return err
@@ -342,6 +346,11 @@ func (p *scenarioParser) scalar(name, v string) error {
 		var d uint64
 		d, err = strconv.ParseUint(v, 10, 8)
 		sc.Detection = uint8(d)
+	case "interval":
+		sc.DetectionInterval, err = time.ParseDuration(v)
+		if err == nil && sc.DetectionInterval < 10*time.Millisecond {
+			err = fmt.Errorf("want 10ms or more")
+		}
 	case "safety":
 		sc.Safety, err = time.ParseDuration(v)
 	case "liveness":

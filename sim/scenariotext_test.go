@@ -2,8 +2,10 @@ package sim_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnmq/cairn/sim"
 	"github.com/google/go-cmp/cmp"
@@ -34,6 +36,33 @@ func TestScenarioTextRoundTrips(t *testing.T) {
 	})
 }
 
+// A detection interval given in the text reaches the nodes' policy, in
+// the mode the scenario starts with, and is written back; one not given
+// is not written, so scenarios saved before the directive read back as
+// they were.
+func TestADetectionIntervalReachesTheNodes(t *testing.T) {
+	base, _ := sim.QueueScenario(3).MarshalText()
+	if strings.Contains(string(base), "\ninterval ") {
+		t.Fatalf("a swarm scenario wrote an interval:\n%s", base)
+	}
+	for _, mode := range []string{"1", "2"} {
+		text := strings.Replace(string(base), "\ndetection ", "\ninterval 40ms\ndetection ", 1)
+		text = regexp.MustCompile(`(?m)^detection \d+$`).ReplaceAllString(text, "detection "+mode)
+		sc, err := sim.ParseScenario([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := sim.QueueConfig(sc).Detection
+		if p.Interval != 40*time.Millisecond || p.Mode != sc.Detection {
+			t.Fatalf("detection %s with interval 40ms gave the nodes %+v", mode, p)
+		}
+		again, _ := sc.MarshalText()
+		if !strings.Contains(string(again), "\ninterval 40ms\n") {
+			t.Fatalf("the interval was not written back:\n%s", again)
+		}
+	}
+}
+
 // A hand-edited file with a mistake is refused with the line and the
 // reason, never run with a silently different meaning.
 func TestScenarioTextErrorsNameTheLine(t *testing.T) {
@@ -51,6 +80,7 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		{"queue q9 all window=5s", `"window=5s": want dedup=D`},
 		{"dedup 100ms", "deduplication window 100ms is outside"},
 		{"teleport n1", "unknown directive"},
+		{"interval 5ms", "want 10ms or more"},
 
 		// Each kind takes exactly the keys it prints: a key it ignores
 		// would be dropped the next time the scenario is saved.

@@ -578,8 +578,16 @@ func (c *Core) onActivated(in Activated) []Action {
 // has surely run out: it could renew it only with appends a witness
 // accepted before its last grant, and a margin covers clock rates. Zero
 // if the old owner itself answered that it stopped (released).
+//
+// Since the new owner serves only from ServeFrom, and the silence limit
+// it counts is never longer than the delivery lease, the old owner has
+// stopped delivering (it steps back at that limit) before the new one
+// serves; the hold outlasts that wait only by the lease's margin over a
+// detection interval shorter than it, and is kept as a second guard.
+// The planted bug that skipped it, deliver-leased-before-expiry, was
+// retired at that change: nothing could catch it any more.
 func (c *Core) holdUntil() uint64 {
-	if bugs.Active(bugs.DeliverLeasedBeforeExpiry) || c.released {
+	if c.released {
 		return 0
 	}
 	return c.leaseGrantsEnd + uint64(c.cfg.DeliveryLease)*5/4
