@@ -74,6 +74,7 @@ const (
 	ProbeRotFound            = "rot-found-running"
 	ProbeSyncStalled         = "sync-stalled"
 	ProbeOwnerWokeReplaced   = "owner-woke-replaced"
+	ProbeOwnerOutwaited      = "owner-outwaited"
 	ProbeStateDamaged        = "state-file-damaged"
 	ProbeSegmentCut          = "sealed-segment-cut"
 	ProbeLostDiskRejoined    = "lost-disk-rejoined"
@@ -122,6 +123,7 @@ var Probes = []Probe{
 	{ProbeSegmentCut, "a replica whose sealed log segment a crash left cut short fenced itself (queue.fenced after a truncate fault)"},
 	{ProbeSyncStalled, "a sync of a queue owner waited out a stalled device"},
 	{ProbeOwnerWokeReplaced, "a queue owner paused by a pause-owner fault woke after another node had taken its queue"},
+	{ProbeOwnerOutwaited, "a recovered owner the metadata activated waited for the old owner's quorum to go stale before it served (queue.activation-outwaits)"},
 	{ProbeLostDiskRejoined, "a node that lost its disk caught up with the metadata over an empty data directory (meta.caught-up after a lose-disk fault)"},
 	{ProbeLostDiskRefilled, "a replica a lost disk emptied caught up and an owner verified it (queue.trusted after a lose-disk fault)"},
 }
@@ -269,6 +271,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.endRecovery(w.now, id, e.Queue())
 	case event.QueueStale:
 		c.probes[ProbeStaleOwnerFenced]++
+	case event.QueueActivationOutwaits:
+		c.probes[ProbeOwnerOutwaited]++
 	case event.QueueTruncate:
 		c.probes[ProbeReplicaTruncated]++
 	case event.QueueFenced:

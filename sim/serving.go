@@ -22,10 +22,11 @@ import (
 // quarter have passed since its sealed witnesses last accepted anything
 // from an older owner, and an older owner steps back once it has gone
 // that limit without a quorum's acceptance (node/quorum.go). So no poll
-// may find an older owner serving once a newer one activated. A poll can
-// still find two nodes serving before the newer one's activation event
-// (an early activation only the planted bugs make), and the record keeps
-// when the newer owner activated, which judging the promise needs.
+// may find an older owner serving once a newer one activated, nor, so,
+// two nodes serving at once. The record keeps when the newer owner
+// announced its activation (zero before it did, which only the planted
+// bugs make happen), so a report shows how far into its service the
+// overlap reached.
 
 // servingSampleEvery is how often the world polls its nodes.
 const servingSampleEvery = 25 * time.Millisecond
