@@ -273,19 +273,19 @@ func (r *replica) baseState() (*queueState, error) {
 }
 
 // servingBase is the state at the checkpoint's cut for a state that will
-// change from here on (a recovered or restarted owner's): the state the
-// last build left in memory when there is one, taken rather than copied,
-// or else the checkpoint decoded. Taking it spares a new owner decoding a
-// window of up to hundreds of thousands of IDs while clients wait for it
-// to serve; the owner's next build decodes the checkpoint again instead,
-// a pause of the same length while it serves, where it was unavailability
-// before. The state was a builder's, so it stops keeping the window's
-// digest, which a serving state never encodes.
+// change from here on (a recovered or restarted owner's): a copy of the
+// state the last build left in memory when there is one, or else the
+// checkpoint decoded. The copy spares a new owner decoding a window of up
+// to hundreds of thousands of IDs while clients wait for it to serve, and
+// the state it was copied from stays the base of the owner's next build,
+// which would otherwise decode the checkpoint in the middle of serving.
+// The copy stops keeping the window's digest, which a serving state never
+// encodes.
 func (r *replica) servingBase() (*queueState, string, error) {
 	if s := r.ckptState; s != nil && r.ckpt.cut > 0 && s.applied == r.ckpt.cut {
-		r.ckptState = nil
-		s.keepSum = false
-		return s, baseMemory, nil
+		c := s.clone()
+		c.keepSum = false
+		return c, baseMemory, nil
 	}
 	s, err := r.baseState()
 	if r.ckpt.cut == 0 {
