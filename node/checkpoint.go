@@ -132,7 +132,7 @@ func (r *replica) openCheckpoint(dir string) error {
 	}
 	s.recentBase = c.journalFrom
 	c.stateDigest = stateDigest(s)
-	r.ckpt, r.ckptState = c, s
+	r.ckpt, r.ckptState, r.ckptStateDigest = c, s, c.digest
 	return nil
 }
 
@@ -272,17 +272,17 @@ func (r *replica) baseState() (*queueState, error) {
 	return s, nil
 }
 
-// servingBase is the state at the checkpoint's cut for a state that will
-// change from here on (a recovered or restarted owner's): a copy of the
-// state the last build left in memory when there is one, or else the
-// checkpoint decoded. The copy spares a new owner decoding a window of up
-// to hundreds of thousands of IDs while clients wait for it to serve, and
-// the state it was copied from stays the base of the owner's next build,
-// which would otherwise decode the checkpoint in the middle of serving.
-// The copy stops keeping the window's digest, which a serving state never
-// encodes.
+// servingBase is the state a serving owner starts from, the log after it
+// still to apply (a recovered or restarted owner's): a copy of the base
+// kept for the next build, at the checkpoint's cut or rolled past it
+// (ckptroll.go), when there is one, or else the checkpoint decoded. The
+// copy spares a new owner decoding a window of up to hundreds of
+// thousands of IDs while clients wait for it to serve, and the base it
+// was copied from stays the base of the owner's next build, which would
+// otherwise decode the checkpoint in the middle of serving. The copy
+// stops keeping the window's digest, which a serving state never encodes.
 func (r *replica) servingBase() (*queueState, string, error) {
-	if s := r.ckptState; s != nil && r.ckpt.cut > 0 && s.applied == r.ckpt.cut {
+	if s := r.ckptState; s != nil && s.applied >= r.ckpt.cut && s.applied <= r.log.LastIndex() {
 		c := s.clone()
 		c.keepSum = false
 		return c, baseMemory, nil
@@ -416,21 +416,24 @@ func (r *replica) buildCheckpoint() {
 	case r.ckpt.cut+1 < r.log.FirstIndex():
 		panic(fmt.Sprintf("node: queue %s log starts at %d, after its checkpoint at %d", r.name, r.log.FirstIndex(), r.ckpt.cut))
 	}
-	state := r.ckptState
-	if state == nil {
+	state, digest := r.ckptState, r.ckptStateDigest
+	if state == nil || state.applied > cut {
+		// No base kept, or one rolled past a cut asked late (an ask
+		// delayed behind the appends that told this replica a later
+		// commit): start from the checkpoint itself.
 		var err error
 		if state, err = r.baseState(); err != nil {
 			r.readFailed(err)
 			return
 		}
+		digest = r.ckpt.digest
+		if r.ckpt.cut == 0 {
+			digest = r.log.BaseDigest()
+		}
 	}
 	r.ckptState = nil // the build advances it; it is the cut's state again when the build is written
 	state.keepSum = true
-	digest := r.ckpt.digest
-	if r.ckpt.cut == 0 {
-		digest = r.log.BaseDigest()
-	}
-	b := &ckptBuild{cut: cut, state: state, digest: digest, hashed: true, rd: r.log.NewReader(r.ckpt.cut + 1), seenLast: r.log.LastIndex()}
+	b := &ckptBuild{cut: cut, state: state, digest: digest, hashed: true, rd: r.log.NewReader(state.applied + 1), seenLast: r.log.LastIndex()}
 	if d, ok := r.log.DigestAt(cut); ok {
 		b.digest, b.hashed = d, false
 	}
@@ -510,7 +513,7 @@ func (r *replica) finishBuild(b *ckptBuild) {
 		state: b.enc.buf, stateDigest: b.enc.sum(), journaled: true, journalFrom: b.state.recentBase}
 	r.journalWindow(b.state, func() {
 		r.writeCheckpoint(c, func() {
-			r.ckptState = b.state
+			r.ckptState, r.ckptStateDigest = b.state, b.digest
 			// The size reported is the state's, window entries included,
 			// wherever they are kept.
 			size := len(c.state) + journalEntrySize*b.state.recent.len()

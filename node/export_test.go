@@ -7,30 +7,57 @@ import (
 	"slices"
 )
 
-// CheckpointStateMatches reports, for tests, whether the state n's last
-// checkpoint build of queue left in memory is the state its checkpoint
-// holds: the digest the receipts vouched for, and the same encoding as
-// the checkpoint decoded from disk. A new owner serves from that state
-// instead of decoding the checkpoint, so the two must never differ.
-// kept says whether a state was in memory to compare.
+// CheckpointStateMatches reports, for tests, whether the state n keeps in
+// memory as the base of queue's next checkpoint build is its checkpoint's
+// state with the log's records since applied: the same encoding, the same
+// deduplication sets and the same history digest as the checkpoint decoded
+// from disk and rolled forward record by record, and at the cut itself
+// the digest the receipts vouched for. A new owner serves from that state
+// instead of decoding the checkpoint, so the two must never differ. With
+// no checkpoint yet, the base is the empty state rolled forward. kept
+// says whether a state was in memory to compare.
 func CheckpointStateMatches(n *Node, queue string) (kept bool, err error) {
 	r := n.queues[queue]
-	if r == nil || r.ckptState == nil || r.ckpt.cut == 0 {
+	if r == nil || r.ckptState == nil {
 		return false, nil
 	}
 	s := r.ckptState
-	if s.applied != r.ckpt.cut {
-		return true, fmt.Errorf("the state in memory is at %d, the checkpoint at %d", s.applied, r.ckpt.cut)
+	if s.applied < r.ckpt.cut || s.applied > r.commitKnown {
+		return true, fmt.Errorf("the state in memory is at %d, outside the checkpoint at %d and the known commit %d", s.applied, r.ckpt.cut, r.commitKnown)
 	}
-	if d := stateDigest(s); d != r.ckpt.stateDigest {
+	if d := stateDigest(s); r.ckpt.cut > 0 && s.applied == r.ckpt.cut && d != r.ckpt.stateDigest {
 		return true, fmt.Errorf("the state in memory has digest %x, the checkpoint %x", d[:8], r.ckpt.stateDigest[:8])
 	}
 	decoded, err := r.baseState()
 	if err != nil {
 		return true, err
 	}
+	decoded.keepSum = true
+	digest := r.ckpt.digest
+	if r.ckpt.cut == 0 {
+		digest = r.log.BaseDigest()
+	}
+	rd := r.log.NewReader(r.ckpt.cut + 1)
+	defer rd.Close()
+	for decoded.applied < s.applied {
+		page, err := rd.Next(s.applied, 1024, 1<<20)
+		if err != nil || len(page) == 0 {
+			return true, fmt.Errorf("reading the log after the checkpoint at %d: %v (%d records)", decoded.applied, err, len(page))
+		}
+		for _, rec := range page {
+			dec, err := decodeRecord(rec.Type, rec.Body)
+			if err != nil {
+				return true, err
+			}
+			decoded.apply(rec.Index, dec)
+			digest = digest.Next(rec.Index, rec.Type, rec.Body)
+		}
+	}
+	if digest != r.ckptStateDigest {
+		return true, fmt.Errorf("the state in memory at %d keeps history digest %x, the log's is %x", s.applied, r.ckptStateDigest[:8], digest[:8])
+	}
 	if !bytes.Equal(encodeState(s), encodeState(decoded)) {
-		return true, fmt.Errorf("the state in memory and the decoded checkpoint encode differently")
+		return true, fmt.Errorf("the state in memory and the decoded checkpoint rolled to %d encode differently", s.applied)
 	}
 	// The deduplication sets are indexes the encoding leaves out (it
 	// lists the window's entries); a serving owner answers retries from

@@ -357,6 +357,7 @@ func (n *Node) OnTimer(t Timer) {
 		if r.hasOwnerSide() {
 			r.ownerTick()
 		}
+		r.rollBase()
 		r.stepCheckpoint()
 		r.compact()
 	}

@@ -25,7 +25,7 @@ const timerRebuild TimerKind = 4
 type stateRebuild struct {
 	state *queueState
 	rd    *storage.Reader
-	from  uint64 // the checkpoint's cut it started from
+	from  uint64 // the index its base state was at
 	last  uint64
 	steps int
 	base  string // where the state began (servingBase)
@@ -46,7 +46,7 @@ func (o *ownerState) rebuildState(done func(*queueState, error)) {
 		done(nil, err)
 		return
 	}
-	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(r.ckpt.cut + 1), from: r.ckpt.cut, last: r.log.LastIndex(), base: base, done: done}
+	o.rebuild = &stateRebuild{state: state, rd: r.log.NewReader(state.applied + 1), from: state.applied, last: r.log.LastIndex(), base: base, done: done}
 	o.stepRebuild()
 }
 

@@ -78,12 +78,17 @@ type replica struct {
 	ckptAsker    NodeID
 	ckptAskEpoch uint64
 	ckptBusy     bool
-	// ckptState is the queue state at ckpt's cut, kept between builds so
-	// each build only applies the records since; nil until the first
-	// build decodes it, and while a build advances it. build is the build
-	// under way; installing is set while a checkpoint taken from another
-	// replica replaces the log.
-	ckptState  *queueState
+	// ckptState is the base of the next build: the queue state at ckpt's
+	// cut or, rolled forward tick by tick (ckptroll.go), at a confirmed
+	// index past it, with ckptStateDigest the history digest there. It is
+	// kept between builds so each build only applies the records since;
+	// nil until the first build decodes it, and while a build advances it.
+	// build is the build under way; installing is set while a checkpoint
+	// taken from another replica replaces the log.
+	ckptState       *queueState
+	ckptStateDigest storage.Digest
+	// rollSeen is the index the base was last rolled toward.
+	rollSeen   uint64
 	build      *ckptBuild
 	installing bool
 	// journal is the window journal, open while the checkpoint names it
@@ -205,7 +210,7 @@ func (r *replica) buildState() (*queueState, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = r.scan(r.ckpt.cut+1, func(index uint64, rec record) { state.apply(index, rec) })
+	err = r.scan(state.applied+1, func(index uint64, rec record) { state.apply(index, rec) })
 	return state, err
 }
 
@@ -246,6 +251,12 @@ func (r *replica) noteEntry(index, epoch uint64) {
 func (r *replica) noteTruncated(k uint64) {
 	if k < r.ckpt.cut {
 		panic(fmt.Sprintf("node: queue %s truncated after %d, below its checkpoint at %d", r.name, k, r.ckpt.cut))
+	}
+	if s := r.ckptState; s != nil && s.applied > k {
+		// Never at or below the known commit, which is as far as a base
+		// rolls; should it happen, the next build decodes its base again
+		// rather than start from records the log no longer holds.
+		r.ckptState = nil
 	}
 	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > k })
 	r.runs = r.runs[:i]
