@@ -276,16 +276,17 @@ func (r *replica) baseState() (*queueState, error) {
 // still to apply (a recovered or restarted owner's): a copy of the base
 // kept for the next build, at the checkpoint's cut or rolled past it
 // (ckptroll.go), when there is one, or else the checkpoint decoded. The
-// copy spares a new owner decoding a window of up to hundreds of
-// thousands of IDs while clients wait for it to serve, and the base it
-// was copied from stays the base of the owner's next build, which would
-// otherwise decode the checkpoint in the middle of serving. The copy
-// stops keeping the window's digest, which a serving state never encodes.
+// kept base spares a new owner decoding a window of up to hundreds of
+// thousands of IDs while clients wait for it to serve, and a copy of it
+// stays the base of the owner's next build, which would otherwise decode
+// the checkpoint in the middle of serving (stateclone.go). The serving
+// state stops keeping the window's digest, which it never encodes.
 func (r *replica) servingBase() (*queueState, string, error) {
 	if s := r.ckptState; s != nil && s.applied >= r.ckpt.cut && s.applied <= r.log.LastIndex() {
-		c := s.clone()
-		c.keepSum = false
-		return c, baseMemory, nil
+		s.fillMaps(-1) // a base copied lately is whole before it is copied again
+		r.ckptState = s.clone()
+		s.keepSum = false
+		return s, baseMemory, nil
 	}
 	s, err := r.baseState()
 	if r.ckpt.cut == 0 {
@@ -417,6 +418,9 @@ func (r *replica) buildCheckpoint() {
 		panic(fmt.Sprintf("node: queue %s log starts at %d, after its checkpoint at %d", r.name, r.log.FirstIndex(), r.ckpt.cut))
 	}
 	state, digest := r.ckptState, r.ckptStateDigest
+	if state != nil {
+		state.fillMaps(-1) // asked before the roll filled them
+	}
 	if state == nil || state.applied > cut {
 		// No base kept, or one rolled past a cut asked late (an ask
 		// delayed behind the appends that told this replica a later

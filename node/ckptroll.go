@@ -25,6 +25,11 @@ import (
 // past the cut asked for; when it is (an ask delayed behind later
 // appends), the build decodes its base from the checkpoint instead.
 
+// fillStepEntries is how many window entries a tick puts into the ID maps
+// of a base copied for a new owner (stateclone.go): a few milliseconds'
+// work.
+const fillStepEntries = 32768
+
 // rollBase applies to the kept base what was confirmed since it was last
 // rolled, at most a build step's worth of records or bytes. With no base
 // kept it starts one only from an empty state (a log that starts at its
@@ -44,8 +49,8 @@ func (r *replica) rollBase() {
 		s.keepSum = true
 		r.ckptState, r.ckptStateDigest = s, r.log.BaseDigest()
 	}
-	if s.applied >= target {
-		return
+	if !s.fillMaps(fillStepEntries) || s.applied >= target {
+		return // the maps of a copied base are filled first, a step a tick
 	}
 	if s.sumStale {
 		panic(fmt.Sprintf("node: queue %s base at %d lost track of its window digest", r.name, s.applied))

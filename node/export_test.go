@@ -22,6 +22,7 @@ func CheckpointStateMatches(n *Node, queue string) (kept bool, err error) {
 		return false, nil
 	}
 	s := r.ckptState
+	s.fillMaps(-1)
 	if s.applied < r.ckpt.cut || s.applied > r.commitKnown {
 		return true, fmt.Errorf("the state in memory is at %d, outside the checkpoint at %d and the known commit %d", s.applied, r.ckpt.cut, r.commitKnown)
 	}

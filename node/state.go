@@ -115,6 +115,13 @@ type queueState struct {
 	// movedIn is, in a dead-letter queue, the moves each source has not
 	// yet said it settled (movedin.go); nil until a move comes.
 	movedIn map[moveSource]*moveLedger
+	// filling says the ID maps of a copy (stateclone.go) are still being
+	// filled from the window: filled entries so far, of a window whose
+	// original remembered fillWant IDs. Such a state applies nothing
+	// until they are whole.
+	filling  bool
+	filled   int
+	fillWant int
 }
 
 // recentID is one stamped publish or settle, kept until it leaves the
@@ -160,6 +167,9 @@ func newQueueState(name string) *queueState {
 
 // apply applies the record at index, which must be the next one.
 func (s *queueState) apply(index uint64, r record) {
+	if s.filling {
+		panic(fmt.Sprintf("node: queue %s applies record %d before its ID maps are filled", s.name, index))
+	}
 	if index != s.applied+1 {
 		panic(fmt.Sprintf("node: queue %s applies record %d after %d", s.name, index, s.applied))
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -88,6 +89,15 @@ func TestACopiedStateAndItsOriginalChangeIndependently(t *testing.T) {
 			t.Fatalf("seed %d: the window holds %d entries, want more than one block", seed, base.recent.len())
 		}
 		copied := base.clone()
+		// The copy's ID maps fill from its window in steps, each
+		// reporting whether they are whole yet.
+		steps := 1
+		for !copied.fillMaps(1000) {
+			steps++
+		}
+		if want := (copied.recent.len() + 999) / 1000; steps < want {
+			t.Fatalf("seed %d: the copy's maps filled in %d steps of 1,000 entries, want %d for a window of %d", seed, steps, want, copied.recent.len())
+		}
 		next := uint64(len(prefix)) + 1
 		forCopy, forBase := cloneWorkload(rng, next, 3000, 8), cloneWorkload(rng, next, 3000, 9)
 		for i, r := range forCopy {
@@ -106,6 +116,10 @@ func TestACopiedStateAndItsOriginalChangeIndependently(t *testing.T) {
 			if got, want := encodeState(c.got), encodeState(c.want); !bytes.Equal(got, want) {
 				t.Fatalf("seed %d: %s encodes to %d bytes unlike its replay's %d", seed, c.name, len(got), len(want))
 			}
+			if !maps.Equal(c.got.published, c.want.published) || !maps.Equal(c.got.settled, c.want.settled) {
+				t.Fatalf("seed %d: %s remembers %d published and %d settled IDs, its replay %d and %d",
+					seed, c.name, len(c.got.published), len(c.got.settled), len(c.want.published), len(c.want.settled))
+			}
 			if got, want := c.got.recent.sum(), c.got.recentSum; got != want {
 				t.Fatalf("seed %d: %s keeps window digest %v, its entries sum to %v", seed, c.name, want, got)
 			}
@@ -115,6 +129,21 @@ func TestACopiedStateAndItsOriginalChangeIndependently(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A copy whose ID maps are not filled yet applies nothing: it would
+// take a retried publish for a new one.
+func TestACopyAppliesNothingBeforeItsMapsAreFilled(t *testing.T) {
+	s := builderState("orders")
+	s.apply(1, record{typ: recordEpochMark, at: 1, window: int64(time.Minute)})
+	s.apply(2, record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: 1}, payload: []byte("x"), at: 2})
+	c := s.clone()
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a copy applied a record before its ID maps were filled")
+		}
+	}()
+	c.apply(3, record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: 1}, payload: []byte("x"), at: 3})
 }
 
 // A state with a message leased is an owner's serving state, which is
