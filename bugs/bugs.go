@@ -182,6 +182,13 @@ const (
 	// metadata activates it, while an older owner or candidate may still
 	// serve on acceptances its sealed witnesses gave just before the seal.
 	ServeBeforeGrantsOutwaited = "serve-before-grants-outwaited"
+	// RollPastCommit: a replica rolls the base of its next checkpoint
+	// build forward to everything durable in its log, not only to the
+	// known commit, and keeps it when a truncation cuts below it. A
+	// follower's unconfirmed records that a newer owner replaces stay in
+	// its base, and its next checkpoint, or the state it serves from if it
+	// becomes the owner, holds messages the queue's history does not.
+	RollPastCommit = "roll-past-commit"
 )
 
 // All lists every planted bug.
@@ -192,7 +199,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited}
+	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -3,6 +3,8 @@ package node
 import (
 	"fmt"
 
+	"github.com/cairnmq/cairn/bugs"
+
 	"github.com/cairnmq/cairn/storage"
 )
 
@@ -40,6 +42,9 @@ func (r *replica) rollBase() {
 		return
 	}
 	target := min(r.commitKnown, r.log.DurableIndex())
+	if bugs.Active(bugs.RollPastCommit) {
+		target = r.log.DurableIndex() // planted: records a newer owner may replace
+	}
 	s := r.ckptState
 	if s == nil {
 		if r.ckpt.cut != 0 || r.log.FirstIndex() > 1 || target == 0 {

@@ -252,7 +252,7 @@ func (r *replica) noteTruncated(k uint64) {
 	if k < r.ckpt.cut {
 		panic(fmt.Sprintf("node: queue %s truncated after %d, below its checkpoint at %d", r.name, k, r.ckpt.cut))
 	}
-	if s := r.ckptState; s != nil && s.applied > k {
+	if s := r.ckptState; s != nil && s.applied > k && !bugs.Active(bugs.RollPastCommit) {
 		// Never at or below the known commit, which is as far as a base
 		// rolls; should it happen, the next build decodes its base again
 		// rather than start from records the log no longer holds.
