@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -25,13 +24,7 @@ func TestAReplicaKeepsItsNextBuildsBaseRolledForward(t *testing.T) {
 			t.Fatalf("%s's base in memory (kept %v): %v", id, kept, err)
 		}
 	}
-	c.node(owner).crash()
-	c.advance(5 * time.Second)
-	recovered := recoveredOwner(t, c)
-	e, ok := c.last(event.QueueRebuilt)
-	if !ok || e.node != recovered {
-		t.Fatalf("%s reported no rebuild; events:\n%v", recovered, c.events)
-	}
+	recovered, e := rebuildAfterCrash(t, c, owner)
 	if e.Index() < 3000 || e.Base() != "memory" {
 		t.Fatalf("the recovered owner rebuilt from index %d (base %q), want from its base rolled past the 3,000 publishes: %v", e.Index(), e.Base(), e)
 	}

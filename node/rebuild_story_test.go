@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -16,13 +17,7 @@ func TestARecoveryRebuildsALongHistoryInSteps(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 10_000)
-	c.node(owner).crash()
-	c.advance(5 * time.Second)
-	recovered := recoveredOwner(t, c)
-	e, ok := c.last(event.QueueRebuilt)
-	if !ok || e.node != recovered {
-		t.Fatalf("%s reported no rebuild; events:\n%v", recovered, c.events)
-	}
+	recovered, e := rebuildAfterCrash(t, c, owner)
 	// The 10,000 publishes at least (a follower's base may have rolled
 	// past the queue's first records before they were published), in
 	// steps of at most 4,096 records: at least three of them (a read may
@@ -31,4 +26,18 @@ func TestARecoveryRebuildsALongHistoryInSteps(t *testing.T) {
 		t.Fatalf("rebuilt %d records in %d steps, want steps of 4,096 records: %v", records, e.Steps(), e)
 	}
 	c.mustDeliverAll(recovered, "orders", 10_000, "after a recovery rebuilt 10,000 messages in steps")
+}
+
+// rebuildAfterCrash crashes owner, lets another replica take the queue
+// over, and returns that replica with the rebuild it reported.
+func rebuildAfterCrash(t *testing.T, c *cluster, owner node.NodeID) (node.NodeID, emission) {
+	t.Helper()
+	c.node(owner).crash()
+	c.advance(5 * time.Second)
+	recovered := recoveredOwner(t, c)
+	e, ok := c.last(event.QueueRebuilt)
+	if !ok || e.node != recovered {
+		t.Fatalf("%s reported no rebuild; events:\n%v", recovered, c.events)
+	}
+	return recovered, e
 }
