@@ -23,9 +23,10 @@ import (
 // maps, and the copy starts with empty ones that it fills from its window
 // a step at a time (fillMaps): every remembered ID is in the window, and
 // replaying the window in order leaves each with its latest index, as
-// applying the records did. The rest of the copy costs one pass over the
-// live messages and the window's block list; payloads and full window
-// blocks are never written again, so both states share them.
+// applying the records did. The rest of the copy costs a sort and a pass
+// over the live messages and one over the window's block list; payloads
+// and full window blocks are never written again, so both states share
+// them.
 
 // clone copies a builder's state (one that applies records and holds no
 // leases) so that the copy and the original change independently from
@@ -46,13 +47,15 @@ func (s *queueState) clone() *queueState {
 		c.settled = make(map[wire.MessageID]uint64, len(s.settled))
 		c.filling, c.filled, c.fillWant = true, 0, len(s.published)+len(s.settled)
 	}
+	// By publish index, as the encoding lists them: the order is the
+	// determinism rule's, not the copy's need.
 	c.messages = make(map[wire.MessageID]*message, len(s.messages))
-	for id, m := range s.messages {
+	for _, m := range sortedMessages(s) {
 		if m.lease != nil {
-			panic(fmt.Sprintf("node: queue %s state cloned with message %s leased", s.name, id))
+			panic(fmt.Sprintf("node: queue %s state cloned with message %s leased", s.name, m.id))
 		}
 		copied := *m
-		c.messages[id] = &copied
+		c.messages[m.id] = &copied
 	}
 	// The heap keeps only live entries: dead ones are dropped lazily
 	// anyway, and the order messages come out in depends on their unique
@@ -71,7 +74,8 @@ func (s *queueState) clone() *queueState {
 	}
 	if s.movedIn != nil {
 		c.movedIn = make(map[moveSource]*moveLedger, len(s.movedIn))
-		for src, l := range s.movedIn {
+		for _, src := range slices.SortedFunc(maps.Keys(s.movedIn), compareMoveSources) {
+			l := s.movedIn[src]
 			c.movedIn[src] = &moveLedger{settledThrough: l.settledThrough, moves: maps.Clone(l.moves)}
 		}
 	}
