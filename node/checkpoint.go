@@ -491,19 +491,16 @@ func (r *replica) replayBuildStep(b *ckptBuild) bool {
 		if len(page) == 0 {
 			panic(fmt.Sprintf("node: queue %s log ends at %d, before the checkpoint cut %d", r.name, r.log.LastIndex(), b.cut))
 		}
-		for _, rec := range page {
-			dec, err := decodeRecord(rec.Type, rec.Body)
-			if err != nil {
-				r.abortBuild()
-				r.readFailed(fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err))
-				return false
-			}
-			b.state.apply(rec.Index, dec)
-			if b.hashed {
-				b.digest = b.digest.Next(rec.Index, rec.Type, rec.Body)
-			}
-			records, bytes = records-1, bytes-len(rec.Body)
+		var digest *storage.Digest
+		if b.hashed {
+			digest = &b.digest
 		}
+		if err := applyPage(r.name, b.state, page, digest); err != nil {
+			r.abortBuild()
+			r.readFailed(err)
+			return false
+		}
+		records, bytes = records-len(page), bytes-pageBodyBytes(page)
 	}
 	return b.rd.Position() > b.cut
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/cairnmq/cairn/bugs"
-
 	"github.com/cairnmq/cairn/storage"
 )
 
@@ -85,10 +84,7 @@ func (r *replica) rollBase() {
 			r.readFailed(err)
 			return
 		}
-		records -= len(page)
-		for _, rec := range page {
-			bytes -= len(rec.Body)
-		}
+		records, bytes = records-len(page), bytes-pageBodyBytes(page)
 	}
 }
 
@@ -96,17 +92,13 @@ func (r *replica) rollBase() {
 // past them: taken from the log when it still remembers the digest after
 // the page's last record, hashed record by record otherwise.
 func (r *replica) rollPage(s *queueState, page []storage.Record) error {
-	last := page[len(page)-1].Index
-	digest, known := r.log.DigestAt(last)
-	for _, rec := range page {
-		dec, err := decodeRecord(rec.Type, rec.Body)
-		if err != nil {
-			return fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, r.name, rec.Index, err)
-		}
-		s.apply(rec.Index, dec)
-		if !known {
-			r.ckptStateDigest = r.ckptStateDigest.Next(rec.Index, rec.Type, rec.Body)
-		}
+	digest, known := r.log.DigestAt(page[len(page)-1].Index)
+	hash := &r.ckptStateDigest
+	if known {
+		hash = nil
+	}
+	if err := applyPage(r.name, s, page, hash); err != nil {
+		return err
 	}
 	if known {
 		r.ckptStateDigest = digest

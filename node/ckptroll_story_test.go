@@ -20,7 +20,7 @@ func TestAReplicaKeepsItsNextBuildsBaseRolledForward(t *testing.T) {
 	c.publishConfirmed(owner, "orders", 3000)
 	c.advance(200 * time.Millisecond) // the commit reaches the followers, and a few ticks pass
 	for _, id := range append([]node.NodeID{owner}, followers...) {
-		if kept, err := node.CheckpointStateMatches(c.node(id).n, "orders"); err != nil {
+		if kept, err := node.CheckpointStateMatches(c.node(id).n, "orders"); !kept || err != nil {
 			t.Fatalf("%s's base in memory (kept %v): %v", id, kept, err)
 		}
 	}

@@ -64,16 +64,8 @@ func (o *ownerState) stepRebuild() {
 		if page, err = b.rd.Next(b.last, pageRecords, pageBytes); err == nil && len(page) == 0 {
 			err = fmt.Errorf("%w: queue %s log ends at %d, before %d", storage.ErrCorrupt, o.r.name, b.state.applied, b.last)
 		}
-		for _, rec := range page {
-			if err != nil {
-				break
-			}
-			var dec record
-			if dec, err = decodeRecord(rec.Type, rec.Body); err != nil {
-				err = fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, o.r.name, rec.Index, err)
-				break
-			}
-			b.state.apply(rec.Index, dec)
+		if err == nil {
+			err = applyPage(o.r.name, b.state, page, nil)
 		}
 		if err == nil && b.state.applied < b.last {
 			o.r.n.scheduleRebuild()

@@ -214,3 +214,29 @@ func recordEpoch(body []byte) uint64 {
 	}
 	return wire.NewDecoder(body[:8]).Uint64()
 }
+
+// applyPage decodes a page of queue's log records and applies them to s,
+// in order; with digest set it also moves the history digest past each.
+// A record that does not decode is damage, and stops the page there.
+func applyPage(queue string, s *queueState, page []storage.Record, digest *storage.Digest) error {
+	for _, rec := range page {
+		dec, err := decodeRecord(rec.Type, rec.Body)
+		if err != nil {
+			return fmt.Errorf("%w: queue %s record %d: %v", storage.ErrCorrupt, queue, rec.Index, err)
+		}
+		s.apply(rec.Index, dec)
+		if digest != nil {
+			*digest = digest.Next(rec.Index, rec.Type, rec.Body)
+		}
+	}
+	return nil
+}
+
+// pageBodyBytes is what the records of a page hold in their bodies.
+func pageBodyBytes(page []storage.Record) int {
+	n := 0
+	for _, rec := range page {
+		n += len(rec.Body)
+	}
+	return n
+}
