@@ -41,9 +41,12 @@ func (s *subscription) establish(node uint32, reqID uint64, refreshAt time.Time)
 // had the same message from the new owner and acked it. The message is
 // not lost by dropping it: its lease on the node that sent it runs out,
 // or died with that node's ownership, and whoever serves the queue
-// delivers it again. While a subscription is being (re)established, any
-// node's delivery is surfaced, since the client cannot yet tell which
-// node will hold it; so is one for a queue it holds no subscription to.
+// delivers it again. While a subscription is being (re)established, a
+// delivery is surfaced only from a node an attempt of it is in flight to,
+// since that node may take the subscription up and deliver before its
+// reply arrives; a refresh is such an attempt, to the node that held the
+// subscription. A delivery for a queue the client holds no subscription
+// to is surfaced.
 func (c *Client) onDelivery(from uint32, m *wire.Delivery) {
 	if c.deliveryStale(from, m.Queue) {
 		c.staleDeliveries++
@@ -54,19 +57,28 @@ func (c *Client) onDelivery(from uint32, m *wire.Delivery) {
 }
 
 // deliveryStale reports whether every subscription the client holds to
-// queue is established on a node other than from (and there is one).
+// queue is held, or being established, elsewhere than on node from. An
+// old owner's delivery that a partition held up in the network can
+// arrive while a subscription is being refreshed; surfacing it then
+// handed the application a message it may have had and acked already
+// from the new owner.
 func (c *Client) deliveryStale(from uint32, queue string) bool {
 	held := false
 	for _, s := range c.subs {
 		if s.queue != queue {
 			continue
 		}
-		if s.op != nil || s.node == from {
+		if s.node == from || (s.op != nil && s.op.inFlightTo(from)) {
 			return false
 		}
 		held = true
 	}
 	return held
+}
+
+// inFlightTo reports whether an attempt of op to node awaits its reply.
+func (op *operation) inFlightTo(node uint32) bool {
+	return slices.ContainsFunc(op.flights, func(f flight) bool { return f.to == node })
 }
 
 // StaleDeliveries counts the deliveries dropped as stale (see onDelivery).

@@ -341,6 +341,54 @@ func TestRefreshFindsASubscriptionLostInSilence(t *testing.T) {
 	h.expectNoOpEvents()
 }
 
+// While a subscription is being refreshed, a delivery from another node
+// is stale: an old owner's, sent before a partition and held up in the
+// network until it healed. Only the node the refresh went to may deliver,
+// since it keeps the subscription and may send before its reply.
+func TestARefreshSurfacesDeliveriesOnlyFromTheRefreshedNode(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 3)
+	h.runToDeadline()
+	to, s := expectSend[*wire.Subscribe](h)
+	if to != 3 {
+		t.Fatalf("the refresh went to node %d, want 3", to)
+	}
+	h.deliver(1, "orders", 1, 10) // the old owner's, held up until now
+	h.deliver(3, "orders", 2, 20)
+	h.reply(3, s.ReqID, wire.StatusOK, 0, 0)
+	h.deliver(3, "orders", 3, 30)
+	var seqs []uint64
+	for _, d := range h.deliveries() {
+		if d.Delivery.From != 3 {
+			t.Fatalf("a delivery from node %d was surfaced during the refresh: %v", d.Delivery.From, d)
+		}
+		seqs = append(seqs, d.Delivery.ID.Seq)
+	}
+	if !slices.Equal(seqs, []uint64{2, 3}) {
+		t.Fatalf("surfaced deliveries %v, want 2 and 3 from node 3", seqs)
+	}
+	if got := h.c.StaleDeliveries(); got != 1 {
+		t.Fatalf("%d deliveries dropped as stale, want the old owner's one", got)
+	}
+}
+
+// A subscription whose node was lost waits out a backoff before it asks
+// anywhere; no node may deliver to it meanwhile, the lost one included.
+func TestASubscriptionBetweenAttemptsSurfacesNoDelivery(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.subscribeOn("orders", 1)
+	h.disconnect(1)
+	h.expectNothingSent()
+	h.deliver(1, "orders", 1, 10)
+	h.deliver(2, "orders", 2, 20)
+	if ds := h.deliveries(); len(ds) != 0 {
+		t.Fatalf("surfaced %v between attempts", ds)
+	}
+	if got := h.c.StaleDeliveries(); got != 2 {
+		t.Fatalf("%d deliveries dropped as stale, want 2", got)
+	}
+}
+
 // A refresh nobody answers is an attempt like any other: it times out and
 // the subscription is re-made elsewhere, without the application being
 // told anything.
