@@ -226,8 +226,8 @@ var SwarmBlind = map[string]string{
 		"(another replica cut off), and the owner to die before the rejoined node refilled its replica: no seed of 1-500 " +
 		"lines these up, and its corpus file is a hand-written five-node story",
 	RejoinUnmarked: "it needs a node to lose its disk and crash again before it catches up, while an election " +
-		"needs its vote: the long sweep found the defect at seed 118545, and its corpus file is that seed's faults " +
-		"with the draws of seed 38",
+		"needs its vote: the long sweep found the defect at seed 118545, and its corpus file is a hand-written " +
+		"three-node story of that seed's defect",
 	ServeBeforeGrantsOutwaited: "it needs a recovery planned while a follower still takes the old owner's appends " +
 		"(the owner cut off from the metadata leader alone, or a late older candidate), the follower's refusals " +
 		"after its seal held back, and a poll landing in the few tens of milliseconds both serve: seeds 1-1623 " +

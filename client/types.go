@@ -163,10 +163,15 @@ func statusFrom(w wire.Status) Status {
 type Detection struct {
 	// Mode is DetectionHeartbeat or DetectionEager.
 	Mode DetectionMode
-	// Interval is the heartbeat interval; an owner silent for Interval
-	// plus Grace is suspected.
+	// Interval paces the metadata leader's pings (four an interval under
+	// heartbeat detection, two under eager). Under heartbeat detection a
+	// node that leaves a ping unanswered for Grace (at least Interval) is
+	// confirmed down; under eager detection, for Interval, or longer when
+	// its link stalled lately.
 	Interval time.Duration
-	Grace    time.Duration
+	// Grace is heartbeat detection's tolerance for an unanswered ping,
+	// its verification included; eager detection has none.
+	Grace time.Duration
 }
 
 // DetectionMode chooses how owners are suspected.

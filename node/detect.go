@@ -153,6 +153,10 @@ func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 	}
 	for _, w := range d.watches {
 		w.lastHeard, w.verifyBy, w.suspected, w.confirmed = d.ticks, 0, false, n.meta.state.down[w.id]
+		// A ping of an earlier term, when this node last led, is not
+		// this term's evidence: the count of unanswered pings starts
+		// with this term's first.
+		w.awaited = 0
 		if w.id == previous {
 			w.lastHeard -= min(d.ticks, uint64(silent/detectTick))
 			switch {
@@ -268,8 +272,9 @@ func (d *detector) verifyLeader(leader NodeID) {
 }
 
 // leaderSilent reports whether this follower has heard nothing from its
-// leader for longer than the detection policy's interval plus grace, and
-// is not verifying or replacing it already.
+// leader past leaderSilenceLimit and is not verifying or replacing it
+// already. A leader sends every follower a heartbeat each metadata tick
+// (50 ms), so its silence is counted from about when it stopped.
 func (d *detector) leaderSilent() bool {
 	n := d.n
 	// The leader it knows may be itself while raft has already stepped
@@ -282,7 +287,19 @@ func (d *detector) leaderSilent() bool {
 	if d.leaderCheckedAt != 0 && d.ticks-d.leaderCheckedAt < d.ticksOf(p.Interval) {
 		return false // it answered a verification lately: ask again only once an interval
 	}
-	return time.Duration(n.meta.silentTicks)*n.cfg.MetaTick > p.Interval+p.Grace
+	return d.ticks-n.meta.heardAt >= d.leaderSilenceLimit(p)
+}
+
+// leaderSilenceLimit is how long, in ticks, a follower lets its leader be
+// silent before it verifies it: under heartbeat detection, so that the
+// verification ends when the heartbeat limit has passed; under eager
+// detection, an interval, as for any other peer.
+func (d *detector) leaderSilenceLimit(p DetectionPolicy) uint64 {
+	interval := d.ticksOf(p.Interval)
+	if p.Mode == DetectEager {
+		return interval
+	}
+	return heartbeatLimit(interval, d.ticksOf(p.Grace)) - verifyTicks
 }
 
 // verify pings w and gives it verifyTicks to answer that ping or a
@@ -328,8 +345,8 @@ func (d *detector) verifyQuiet(w *watch) {
 // in 7 s between two live nodes whose links stalled up to 215 ms each
 // way. The first stall past an interval can still cost one failover;
 // most after it do not. Three intervals keep eager detection's slowest
-// confirmation of a silent peer (DetectionPolicy.Silence) within
-// heartbeat detection's at the default interval and grace.
+// confirmation of a silent peer (DetectionPolicy.Silence) near heartbeat
+// detection's at the default interval and grace: 390 ms against 355 ms.
 func (d *detector) idleLimit(w *watch, interval uint64) uint64 {
 	return max(interval, min(w.waitMax+w.waitMax/2+1, 3*interval))
 }
@@ -371,8 +388,8 @@ func (d *detector) checkLeader() {
 		d.leaderVerifyBy = 0 // the group moved on to another leader meanwhile
 	}
 	if d.leaderSilent() {
-		// A leader silent past the detection policy's interval and grace
-		// is verified as one whose connection reset is: a stopped or cut
+		// A leader silent for about the detection policy's grace is
+		// verified as one whose connection reset is: a stopped or cut
 		// off leader is replaced that much sooner than raft's election
 		// timeout would, and one that answers keeps its place.
 		d.verifyLeader(n.meta.leader)
@@ -441,7 +458,6 @@ func (d *detector) check(w *watch) {
 	if d.ticks%rttDecayTicks == 0 && w.waitMax > 0 {
 		w.waitMax--
 	}
-	silent := d.ticks - w.lastHeard
 	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= d.idleLimit(w, interval) {
 		d.verifyQuiet(w) // the idle-connection monitor: zero grace
 	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
@@ -463,12 +479,13 @@ func (d *detector) check(w *watch) {
 		d.syncView(w)
 		return
 	}
-	// A peer silent past the grace is suspected and verified at once, as
-	// after a reset: a ping sent now that gets no answer within a few
-	// round trips confirms it down. A second grace would only make a
-	// stopped owner's clients wait longer; a peer that is alive but slow
-	// answers the verification, or a later ping clears it.
-	if !w.suspected && silent > interval+grace {
+	// A peer that has left a ping unanswered for nearly the grace is
+	// suspected and verified, as after a reset: it is confirmed down when
+	// the grace has run out with no answer to that ping or to the
+	// verification's own. A second grace would only make a stopped owner's
+	// clients wait longer; a peer that is alive but slow answers, and a
+	// later answer clears it.
+	if !w.suspected && w.awaited != 0 && d.ticks-w.awaited+verifyTicks >= heartbeatLimit(interval, grace) {
 		d.suspect(w)
 		if w.verifyBy == 0 && !w.confirmed {
 			d.verifyQuiet(w)
@@ -477,20 +494,36 @@ func (d *detector) check(w *watch) {
 	d.syncView(w)
 }
 
-// pingEvery is how many ticks apart a leader pings each peer. Eager
-// detection verifies a peer once a ping has gone unanswered for an
-// interval, not once the peer has been silent for one: the last answer
-// can be a whole ping period old when the peer falls silent, and judging
-// by it would let a replacement serve before the silent owner has counted
-// an interval without its quorum and stepped back (quorum.go). A ping
-// sent after the silence began is answered by nobody, so the verification
-// starts an interval after it; eager mode pings twice an interval so that
-// such a ping goes out soon after the silence begins.
+// heartbeatLimit is how long, in ticks, heartbeat detection lets a ping go
+// unanswered before it confirms the peer down: the grace, and at least an
+// interval. It used to count the interval and the grace from the peer's
+// last answer, which could be most of a ping period older than the
+// silence: a stopped owner was confirmed down 400 to 530 ms after it
+// stopped at the default 100 ms interval and 300 ms grace. Counted from
+// the first unanswered ping, with pings a quarter interval apart
+// (pingEvery), it is confirmed 300 to 330 ms after.
+func heartbeatLimit(interval, grace uint64) uint64 {
+	return max(interval, grace, verifyTicks+1)
+}
+
+// pingEvery is how many ticks apart a leader pings each peer. Both modes
+// judge a peer by its oldest unanswered ping, not by how long ago it last
+// answered: the last answer can be a whole ping period old when the peer
+// falls silent, and judging by it would, under eager detection, let a
+// replacement serve before the silent owner has counted an interval
+// without its quorum and stepped back (quorum.go), and would, under
+// heartbeat detection, add up to that period to every silent failure's
+// detection. A ping sent after the silence began is answered by nobody,
+// so the count starts when it goes out; eager mode pings twice an
+// interval, heartbeat mode (whose wait is longer, but whose goal is a
+// stopped owner replaced within its grace and 100 ms) four times, so
+// that such a ping goes out soon after the silence begins. A ping is a
+// few bytes a peer.
 func pingEvery(p DetectionPolicy, interval uint64) uint64 {
 	if p.Mode == DetectEager {
 		return max(1, interval/2)
 	}
-	return interval
+	return max(1, interval/4)
 }
 
 // syncView keeps the metadata's liveness view in step with this leader's

@@ -64,7 +64,11 @@ type metaNode struct {
 	waitIndex     uint64
 	continueReady func()
 
-	silentTicks  int // ticks since the leader was last heard
+	silentTicks int // ticks since the leader was last heard
+	// heardAt is when the leader was last heard (or the election timer
+	// last reset), on the detector's clock, which runs five times finer
+	// than silentTicks (see leaderSilent).
+	heardAt      uint64
 	timeoutTicks int // this round's election timeout, with jitter
 	leader       NodeID
 	// lastLeader is the last other node this node knew as leader. When it
@@ -393,7 +397,7 @@ func (m *metaNode) start() {
 // one for a candidate whose election may have split, so it retries soon
 // (still randomized, so the retries do not collide again).
 func (m *metaNode) resetElectionTimer() {
-	m.silentTicks = 0
+	m.silentTicks, m.heardAt = 0, m.n.mono()
 	base := metaElectionTicks
 	if m.rn != nil && m.rn.BasicStatus().RaftState != raft.StateFollower {
 		base = metaElectionTicks / 3
@@ -463,7 +467,7 @@ func (m *metaNode) step(from NodeID, data []byte) {
 			// would refuse the vote of the follower replacing it.
 			return
 		}
-		m.silentTicks = 0 // only a leader sends these
+		m.silentTicks, m.heardAt = 0, m.n.mono() // only a leader sends these
 		m.noteLeaderCommit(from, msg)
 	case pb.MessageType_MsgPreVote, pb.MessageType_MsgVote:
 		if m.catchingUp {

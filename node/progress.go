@@ -43,18 +43,18 @@ func (c Config) ProgressTimes() ProgressTimes {
 }
 
 // Silence is the longest the metadata leader takes to confirm a silent
-// peer down under the policy: the silence limit, then a verification
-// that goes unanswered, counted in whole detector ticks. The limit is
-// interval plus grace under heartbeat detection; under eager detection,
-// which verifies a peer once a ping has gone unanswered for an interval
-// (detect.go), the first ping the silent peer misses may go out up to a
-// ping period (half an interval) after the silence began, and it may go
-// unanswered for up to three intervals before the verification when the
-// peer's link stalled lately (idleLimit).
+// peer down under the policy, counted in whole detector ticks. Both modes
+// time the silence by the first ping the peer leaves unanswered, which
+// may go out up to a ping period after the silence began (a quarter
+// interval under heartbeat detection, half an interval under eager). A
+// heartbeat then waits the grace, at least an interval, the verification
+// included (heartbeatLimit); eager detection waits up to three intervals
+// when the peer's link stalled lately (idleLimit), then a verification.
+// A tick more each covers the rounding of the interval and grace to
+// ticks.
 func (p DetectionPolicy) Silence() time.Duration {
-	limit := p.Interval + p.Grace
 	if p.Mode == DetectEager {
-		limit = 3*p.Interval + p.Interval/2
+		return 3*p.Interval + p.Interval/2 + time.Duration(verifyTicks+1)*detectTick
 	}
-	return limit + time.Duration(verifyTicks+1)*detectTick
+	return p.Interval/4 + max(p.Interval, p.Grace, time.Duration(verifyTicks+1)*detectTick) + 3*detectTick
 }

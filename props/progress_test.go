@@ -258,30 +258,31 @@ func TestRedundancyChecker(t *testing.T) {
 	}
 }
 
-// TestProgressLimits checks the bounds follow the configuration: the
-// heartbeat policy's grace lengthens both (less eager's ping period), and a run that may switch to
-// it is judged by it.
+// TestProgressLimits checks the bounds follow the configuration: each
+// policy's slowest confirmation of a silent peer lengthens both, and a
+// run that may switch policies is judged by the slower one.
 func TestProgressLimits(t *testing.T) {
 	eager := sim.Scenario{Detection: node.DetectEager}
 	heartbeat := sim.Scenario{Detection: node.DetectHeartbeat}
-	switched := sim.Scenario{Detection: node.DetectEager, Faults: []sim.Fault{{Kind: sim.FaultSetDetection, Hit: int(node.DetectHeartbeat)}}}
+	switched := sim.Scenario{Detection: node.DetectHeartbeat, Faults: []sim.Fault{{Kind: sim.FaultSetDetection, Hit: int(node.DetectEager)}}}
 	e, hb, sw := limitsFor(eager), limitsFor(heartbeat), limitsFor(switched)
-	// Heartbeat waits out the 100ms interval and the 300ms grace; eager
-	// lets a ping sent up to half the 100ms interval after the silence
-	// began go unanswered for up to three intervals (when the peer's link
-	// stalled lately): 350ms against 400ms.
-	if hb.failover-e.failover != 50*ms || hb.silence-e.silence != 50*ms {
-		t.Fatalf("heartbeat bounds %+v, eager %+v: eager's three intervals and a ping period should be 50ms short of heartbeat's interval and grace", hb, e)
+	// Heartbeat lets a ping sent up to a quarter of the 100ms interval
+	// after the silence began go unanswered for the 300ms grace, its
+	// verification included; eager lets one sent up to half the interval
+	// after go unanswered for up to three intervals (when the peer's link
+	// stalled lately), then verifies for three ticks: 355ms against 390ms.
+	if e.failover-hb.failover != 35*ms || e.silence-hb.silence != 35*ms {
+		t.Fatalf("heartbeat bounds %+v, eager %+v: heartbeat's ping period and grace should be 35ms short of eager's three intervals and a half", hb, e)
 	}
-	if sw != hb {
-		t.Fatalf("a run that switches to heartbeat detection is bounded by %+v, not the heartbeat %+v", sw, hb)
+	if sw != e {
+		t.Fatalf("a run that switches to eager detection is bounded by %+v, not the eager %+v", sw, e)
 	}
 	times := sim.QueueConfig(heartbeat).ProgressTimes()
 	if hb.replaceAfter != times.ReplaceAfter || times.ReplaceAfter != sim.QueueNodeConfig().ReplaceAfter {
 		t.Fatalf("replace-after %v, configured %v", hb.replaceAfter, sim.QueueNodeConfig().ReplaceAfter)
 	}
-	if want := 2440 * ms; hb.failover != want {
-		t.Fatalf("heartbeat failover bound %v, want %v (1.55s election, 200ms retry, 440ms silence, 250ms margin)", hb.failover, want)
+	if want := 2355 * ms; hb.failover != want {
+		t.Fatalf("heartbeat failover bound %v, want %v (1.55s election, 200ms retry, 355ms silence, 250ms margin)", hb.failover, want)
 	}
 	// The simulated nodes tick every 20ms: an owner asks again for
 	// receipts after 25 ticks and gives a cut up after 250.

@@ -100,7 +100,11 @@ type fileConfig struct {
 	// with. Once the metadata exists it is the metadata's policy that
 	// counts (changing it is a metadata command, not yet exposed), so
 	// editing this field later does nothing to a running cluster.
-	Detection         string `toml:"detection"`
+	Detection string `toml:"detection"`
+	// DetectionInterval paces the metadata leader's pings (default
+	// 100ms); DetectionGrace is how long a ping may go unanswered under
+	// heartbeat detection before its node is confirmed down (default
+	// 300ms, at least the interval).
 	DetectionInterval string `toml:"detection_interval"`
 	DetectionGrace    string `toml:"detection_grace"`
 	// ReplaceAfter is how long a queue replica must stay confirmed down
