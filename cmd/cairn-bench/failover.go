@@ -37,13 +37,17 @@ type failoverConfig struct {
 	traffic string        // "idle" or "warm"
 	rate    int           // warm traffic, messages per second
 	warmup  time.Duration // warm traffic before the kill, and again after recovery
-	timeout time.Duration // how long after the kill each instant may take
-	fault   string        // faultKill or faultStop
-	nodes   int           // cluster size: 3 or 5
-	victim  string        // victimOwner or victimOwnerLeader
-	nodeBin string
-	keep    string // which trials' directories to keep: none, failed or all
-	verbose bool
+	// warmClient is the warm publisher's client settings: "fast" (short
+	// attempts and backoffs, like the probes) or "default" (the client
+	// package's defaults, as an application gets them).
+	warmClient string
+	timeout    time.Duration // how long after the kill each instant may take
+	fault      string        // faultKill or faultStop
+	nodes      int           // cluster size: 3 or 5
+	victim     string        // victimOwner or victimOwnerLeader
+	nodeBin    string
+	keep       string // which trials' directories to keep: none, failed or all
+	verbose    bool
 	// peer is a peer harness command whose failover runs after (or
 	// before) each cairn trial, and peerTimeout how long from its kill
 	// the peer may take before its trial counts as failed.
@@ -67,6 +71,7 @@ func parseFailover(args []string, stderr io.Writer) (failoverConfig, error) {
 	fs.StringVar(&c.traffic, "traffic", "idle", "idle, or warm: a background publisher runs before, during and after the kill")
 	fs.IntVar(&c.rate, "rate", 500, "messages per second of the warm traffic")
 	fs.DurationVar(&c.warmup, "warmup", time.Second, "warm traffic runs this long before the kill, and this long past the recovery")
+	fs.StringVar(&c.warmClient, "warm-client", "fast", "the warm publisher's client settings: fast (short attempts and backoffs, as the probes use) or default (the client package's defaults)")
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "each instant must come within this long of the kill, or the trial fails")
 	fs.StringVar(&c.fault, "fault", faultKill, "kill (SIGKILL the owner) or stop (SIGSTOP it: a silent failure with no connection reset; SIGCONT at the end of the trial)")
 	fs.IntVar(&c.nodes, "nodes", 3, "cairn-node processes per cluster: 3 or 5")
@@ -94,6 +99,8 @@ func (c failoverConfig) validate() error {
 		return fmt.Errorf("--backlog %d: cannot be negative", c.backlog)
 	case c.traffic != "idle" && c.traffic != "warm":
 		return fmt.Errorf("--traffic %q: want idle or warm", c.traffic)
+	case c.warmClient != "fast" && c.warmClient != "default":
+		return fmt.Errorf("--warm-client %q: want fast or default", c.warmClient)
 	case c.keep != "none" && c.keep != "failed" && c.keep != "all":
 		return fmt.Errorf("--keep %q: want none, failed or all", c.keep)
 	case c.rate < 1 || c.timeout <= 0 || c.warmup < 0 || c.peerTimeout <= 0:
@@ -202,7 +209,7 @@ func faultName(fault string) string {
 func header(c failoverConfig, bin string) string {
 	traffic := "idle (no traffic but the probe)"
 	if c.warm() {
-		traffic = fmt.Sprintf("warm (%d msg/s from %v before the kill until %v after recovery)", c.rate, c.warmup, c.warmup)
+		traffic = fmt.Sprintf("warm (%d msg/s from %v before the kill until %v after recovery, %s client settings)", c.rate, c.warmup, c.warmup, c.warmClient)
 	}
 	fault := "fault SIGKILL of the victim, never restarted"
 	if c.stop() {

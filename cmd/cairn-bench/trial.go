@@ -121,7 +121,11 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 	backlog := publishBacklog(ctx, setup, res.queue, te.cfg.backlog, 512)
 	var warm *steadyPublisher
 	if te.cfg.warm() {
-		wc, err := client.Dial(ctx, fastOptions(), cl.clientAddrs()...)
+		opts := fastOptions()
+		if te.cfg.warmClient == "default" {
+			opts = client.Options{Secret: []byte(benchSecret)}
+		}
+		wc, err := client.Dial(ctx, opts, cl.clientAddrs()...)
 		if err != nil {
 			return err
 		}
