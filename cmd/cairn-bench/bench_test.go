@@ -9,12 +9,12 @@ import (
 
 func TestParseFailoverValidates(t *testing.T) {
 	c, err := parseFailover(nil, io.Discard)
-	if err != nil || c.trials != 30 || c.backlog != 0 || c.traffic != "idle" || c.rate != 500 || c.warmClient != "fast" {
+	if err != nil || c.trials != 30 || c.backlog != 0 || c.traffic != "idle" || c.rate != 500 || c.warmClient != "fast" || c.logLevel != "debug" {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	for _, args := range [][]string{
 		{"--traffic", "hot"}, {"--backlog", "-1"}, {"--trials", "0"}, {"--rate", "0"}, {"--keep", "some"}, {"extra"},
-		{"--warm-client", "slow"},
+		{"--warm-client", "slow"}, {"--log-level", "warn"},
 	} {
 		if _, err := parseFailover(args, io.Discard); err == nil {
 			t.Errorf("parseFailover(%q) accepted", args)

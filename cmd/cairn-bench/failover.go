@@ -41,13 +41,18 @@ type failoverConfig struct {
 	// attempts and backoffs, like the probes) or "default" (the client
 	// package's defaults, as an application gets them).
 	warmClient string
-	timeout    time.Duration // how long after the kill each instant may take
-	fault      string        // faultKill or faultStop
-	nodes      int           // cluster size: 3 or 5
-	victim     string        // victimOwner or victimOwnerLeader
-	nodeBin    string
-	keep       string // which trials' directories to keep: none, failed or all
-	verbose    bool
+	// logLevel is the nodes' log level: debug (the stage breakdown is
+	// read from the debug logs) or info (what a production node logs: no
+	// stage breakdown and no detection instant, and none of the cost of
+	// a debug line per delivery).
+	logLevel string
+	timeout  time.Duration // how long after the kill each instant may take
+	fault    string        // faultKill or faultStop
+	nodes    int           // cluster size: 3 or 5
+	victim   string        // victimOwner or victimOwnerLeader
+	nodeBin  string
+	keep     string // which trials' directories to keep: none, failed or all
+	verbose  bool
 	// peer is a peer harness command whose failover runs after (or
 	// before) each cairn trial, and peerTimeout how long from its kill
 	// the peer may take before its trial counts as failed.
@@ -71,6 +76,7 @@ func parseFailover(args []string, stderr io.Writer) (failoverConfig, error) {
 	fs.StringVar(&c.traffic, "traffic", "idle", "idle, or warm: a background publisher runs before, during and after the kill")
 	fs.IntVar(&c.rate, "rate", 500, "messages per second of the warm traffic")
 	fs.DurationVar(&c.warmup, "warmup", time.Second, "warm traffic runs this long before the kill, and this long past the recovery")
+	fs.StringVar(&c.logLevel, "log-level", "debug", "the nodes' log level: debug (with the stage breakdown) or info (as in production: no stage breakdown, no detection instant)")
 	fs.StringVar(&c.warmClient, "warm-client", "fast", "the warm publisher's client settings: fast (short attempts and backoffs, as the probes use) or default (the client package's defaults)")
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "each instant must come within this long of the kill, or the trial fails")
 	fs.StringVar(&c.fault, "fault", faultKill, "kill (SIGKILL the owner) or stop (SIGSTOP it: a silent failure with no connection reset; SIGCONT at the end of the trial)")
@@ -99,6 +105,8 @@ func (c failoverConfig) validate() error {
 		return fmt.Errorf("--backlog %d: cannot be negative", c.backlog)
 	case c.traffic != "idle" && c.traffic != "warm":
 		return fmt.Errorf("--traffic %q: want idle or warm", c.traffic)
+	case c.logLevel != "debug" && c.logLevel != "info":
+		return fmt.Errorf("--log-level %q: want debug or info", c.logLevel)
 	case c.warmClient != "fast" && c.warmClient != "default":
 		return fmt.Errorf("--warm-client %q: want fast or default", c.warmClient)
 	case c.keep != "none" && c.keep != "failed" && c.keep != "all":
@@ -144,7 +152,8 @@ func cmdFailover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		defer peer.close()
 	}
 	fmt.Fprintln(stdout, header(cfg, bin))
-	te := &trialEnv{cfg: cfg, bin: bin, stages: true}
+	info := cfg.logLevel == "info"
+	te := &trialEnv{cfg: cfg, bin: bin, stages: !info, infoLogs: info}
 	results, peerResults := runFailoverTrials(ctx, cfg, te, peer, stdout, stderr)
 	code := report(stdout, results, faultName(cfg.fault))
 	stageReport(stdout, results, faultName(cfg.fault))
@@ -225,8 +234,8 @@ func header(c failoverConfig, bin string) string {
 		peer = fmt.Sprintf("; peer %q in turn each trial (peer timeout %v)", c.peer, c.peerTimeout)
 	}
 	return fmt.Sprintf("cairn-bench failover: %d trials; each a fresh cluster of %d cairn-node processes on loopback "+
-		"(%s, debug logs), one majority queue, node default detection; %s; %s; "+
+		"(%s, %s logs), one majority queue, node default detection; %s; %s; "+
 		"backlog %d x %d B; traffic %s; fresh subscriber and probe publisher at the kill "+
 		"(request timeout 1s, up to 30 attempts, backoff 20ms-200ms); timeout %v; %d CPUs%s",
-		c.trials, c.nodes, bin, fault, victim, c.backlog, payloadSize, traffic, c.timeout, runtime.NumCPU(), peer)
+		c.trials, c.nodes, bin, c.logLevel, fault, victim, c.backlog, payloadSize, traffic, c.timeout, runtime.NumCPU(), peer)
 }

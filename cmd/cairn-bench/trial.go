@@ -87,7 +87,11 @@ func (te *trialEnv) runTrial(ctx context.Context) trialResult {
 		return res
 	}
 	// A configuration that names no cluster size means three nodes.
-	cl, err := startCluster(te.bin, dir, max(te.cfg.nodes, 3), "debug", "")
+	level := "debug"
+	if te.infoLogs {
+		level = "info"
+	}
+	cl, err := startCluster(te.bin, dir, max(te.cfg.nodes, 3), level, "")
 	if err == nil {
 		err = te.measure(ctx, cl, &res)
 		cl.stop()
