@@ -367,9 +367,7 @@ func TestARefreshSurfacesDeliveriesOnlyFromTheRefreshedNode(t *testing.T) {
 	if !slices.Equal(seqs, []uint64{2, 3}) {
 		t.Fatalf("surfaced deliveries %v, want 2 and 3 from node 3", seqs)
 	}
-	if got := h.c.StaleDeliveries(); got != 1 {
-		t.Fatalf("%d deliveries dropped as stale, want the old owner's one", got)
-	}
+	h.expectStale(1)
 }
 
 // A subscription whose node was lost waits out a backoff before it asks
@@ -384,8 +382,15 @@ func TestASubscriptionBetweenAttemptsSurfacesNoDelivery(t *testing.T) {
 	if ds := h.deliveries(); len(ds) != 0 {
 		t.Fatalf("surfaced %v between attempts", ds)
 	}
-	if got := h.c.StaleDeliveries(); got != 2 {
-		t.Fatalf("%d deliveries dropped as stale, want 2", got)
+	h.expectStale(2)
+}
+
+// expectStale fails the test unless the client has dropped want
+// deliveries as stale.
+func (h *harness) expectStale(want uint64) {
+	h.t.Helper()
+	if got := h.c.StaleDeliveries(); got != want {
+		h.t.Fatalf("%d deliveries dropped as stale, want %d", got, want)
 	}
 }
 
