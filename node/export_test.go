@@ -98,3 +98,6 @@ func LostReplicas(n *Node, queue string) []NodeID {
 	}
 	return q.Lost
 }
+
+// PumpTurnMax is how many deliveries one pump hands out at most.
+const PumpTurnMax = pumpTurnMax

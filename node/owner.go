@@ -66,6 +66,9 @@ type ownerState struct {
 	// (turn.go).
 	settling         []pendingSettle
 	replicatePending bool
+	// pumpPending says a pump stopped at pumpTurnMax deliveries and the
+	// rest go out at the end of the turn.
+	pumpPending bool
 	// hold keeps back, after a recovery, the messages the old owner may
 	// still be delivering (hold.go).
 	hold holdBack

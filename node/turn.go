@@ -15,7 +15,8 @@ import (
 // Nothing is confirmed before it was written, synced and replicated as
 // before; a turn only groups the writing and the sending.
 
-// timerFlush ends the turn: it writes the pending acks and replicates.
+// timerFlush ends the turn: it writes the pending acks, replicates, and
+// hands out the deliveries a bounded pump left undone.
 const timerFlush TimerKind = 5
 
 // pendingSettle is an ack taken this turn, answered once the record that
@@ -46,6 +47,13 @@ func (n *Node) onFlushTimer() {
 	}
 }
 
+// pumpSoon asks for the deliveries pump left undone to go out at the end
+// of the turn.
+func (o *ownerState) pumpSoon() {
+	o.pumpPending = true
+	o.r.n.scheduleFlush()
+}
+
 // replicateSoon asks for the new records to go to the followers at the
 // end of the turn.
 func (o *ownerState) replicateSoon() {
@@ -72,6 +80,10 @@ func (o *ownerState) flush() {
 	}
 	if o.handoff != nil {
 		o.advanceHandoff()
+	}
+	if o.pumpPending {
+		o.pumpPending = false
+		o.pump()
 	}
 }
 

@@ -373,6 +373,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Checkpoint = drawCheckpoint(seed)
 		sc.Dedup = drawDedup(seed)
 		drawQueueDedup(seed, sc.Workload)
+		drawWideWindow(seed, sc.Workload)
 		sc.Quota = drawQuota(seed, sc.Checkpoint)
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)

@@ -210,3 +210,20 @@ func (wl *Workload) windowForCapacity() uint32 {
 	need := 2 * perSecond * settle.Seconds() / float64(wl.Consumers)
 	return uint32(need) + 1
 }
+
+// streamWideWindow draws which generated scenarios' consumers subscribe
+// with the Go client's default window.
+const streamWideWindow = "wide-window"
+
+// drawWideWindow gives, in an eighth of the generated queue scenarios, the
+// consumers the Go client's default window of 512 rather than the few
+// drawn with the workload: a subscriber that finds a backlog (a late
+// consumer, or a new owner's resubscribed ones) is then owed more
+// deliveries than one pump of the owner hands out, and the rest must
+// follow at the ends of its turns. It draws from its own stream, so that
+// no other draw moves.
+func drawWideWindow(seed uint64, wl *Workload) {
+	if newStream(seed, streamWideWindow).IntN(8) == 0 {
+		wl.Window = 512
+	}
+}
