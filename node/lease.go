@@ -52,8 +52,10 @@ func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFo
 // meanwhile. A new owner whose fresh subscriber has a window of 512 used
 // to hand out all 512 in the handler that activated it: its first log
 // syncs and the publishes waiting for it were handled only after that
-// burst (8 ms after activation in a debug-logged trial with a backlog of
-// 10,000, where the first new publish came 15 to 40 ms after it).
+// burst (its first sync 8 ms after activation in a debug-logged trial
+// with a backlog of 10,000). With the bound, the first new publish came
+// 4 ms after activation at the median of 30 such trials at info level,
+// against 16 ms without it.
 const pumpTurnMax = 64
 
 // pump hands ready, confirmed messages to subscribers with room, one per

@@ -48,7 +48,7 @@ func (c Config) ProgressTimes() ProgressTimes {
 // may go out up to a ping period after the silence began (a quarter
 // interval under heartbeat detection, half an interval under eager). A
 // heartbeat then waits the grace, at least an interval, the verification
-// included (heartbeatLimit); eager detection waits up to three intervals
+// included (heartbeatVerifyAfter); eager detection waits up to three intervals
 // when the peer's link stalled lately (idleLimit), then a verification.
 // A tick more each covers the rounding of the interval and grace to
 // ticks.
