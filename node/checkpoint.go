@@ -418,8 +418,15 @@ func (r *replica) buildCheckpoint() {
 		panic(fmt.Sprintf("node: queue %s log starts at %d, after its checkpoint at %d", r.name, r.log.FirstIndex(), r.ckpt.cut))
 	}
 	state, digest := r.ckptState, r.ckptStateDigest
-	if state != nil {
-		state.fillMaps(-1) // asked before the roll filled them
+	if state != nil && state.filling {
+		// A base copied for a new owner fills its ID maps a step a tick
+		// (rollBase). Filling more than a step's worth here would stall
+		// the node for as long as the window is big (0.8 s for 2,000,000
+		// entries): the build then starts once the roll has filled them.
+		if state.fillLeft() > fillStepEntries {
+			return
+		}
+		state.fillMaps(-1)
 	}
 	if state == nil || state.applied > cut {
 		// No base kept, or one rolled past a cut asked late (an ask

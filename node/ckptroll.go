@@ -27,9 +27,12 @@ import (
 // appends), the build decodes its base from the checkpoint instead.
 
 // fillStepEntries is how many window entries a tick puts into the ID maps
-// of a base copied for a new owner (stateclone.go): a few milliseconds'
-// work.
-const fillStepEntries = 32768
+// of a base copied for a new owner (stateclone.go): 2.3 ms at the median,
+// up to 20-30 ms when the maps grow a table or the collector catches up,
+// for a window of 2,000,000 entries filled in 243 steps (about 5 s of
+// 20 ms ticks). 32,768 entries took 11 ms at the median and 30-40 ms at
+// the slowest, every tick for over a second after a failover.
+const fillStepEntries = 8192
 
 // rollBase applies to the kept base what was confirmed since it was last
 // rolled, at most a build step's worth of records or bytes. With no base
@@ -53,8 +56,20 @@ func (r *replica) rollBase() {
 		s.keepSum = true
 		r.ckptState, r.ckptStateDigest = s, r.log.BaseDigest()
 	}
-	if !s.fillMaps(fillStepEntries) || s.applied >= target {
-		return // the maps of a copied base are filled first, a step a tick
+	if s.filling {
+		// The maps of a copied base are filled first, a step a tick. A
+		// cut asked for meanwhile waited for them (buildCheckpoint):
+		// with no more appends, nothing else would start its build,
+		// which takes the base over.
+		if !s.fillMaps(fillStepEntries) {
+			return
+		}
+		if r.buildCheckpoint(); r.build != nil {
+			return
+		}
+	}
+	if s.applied >= target {
+		return
 	}
 	if s.sumStale {
 		panic(fmt.Sprintf("node: queue %s base at %d lost track of its window digest", r.name, s.applied))

@@ -1,9 +1,11 @@
 package node_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -29,4 +31,70 @@ func TestAReplicaKeepsItsNextBuildsBaseRolledForward(t *testing.T) {
 		t.Fatalf("the recovered owner rebuilt from index %d (base %q), want from its base rolled past the 3,000 publishes: %v", e.Index(), e.Base(), e)
 	}
 	c.mustDeliverAll(recovered, "orders", 3000, "after a recovery from a rolled base")
+}
+
+// A new owner serves from its base and keeps a copy as the base of its
+// next build, whose ID maps it fills a step a tick: filling a big window
+// at once would stall the node. A cut asked for while they fill waits,
+// and is built once they are whole, though nothing is appended after the
+// ask to start it. Here the cut is the one a new owner asks for at once,
+// since its predecessor died before certifying one.
+func TestACutAskedWhileTheBaseFillsIsBuiltOnceItIsWhole(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 50 * time.Millisecond, CheckpointRecords: 8_000})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	receipts := false
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		_, receipt := msg.(*wire.CheckpointReceipt)
+		return receipts || !receipt
+	}
+	// 10,000 IDs in the window: more than a tick fills.
+	c.publishConfirmed(owner, "orders", 10_000)
+	c.advance(time.Second)
+	c.node(owner).crash()
+	receipts = true
+	var recovered node.NodeID
+	for range 1000 {
+		if e, ok := c.last(event.QueueActive); ok && e.node != owner {
+			recovered = e.node
+			break
+		}
+		c.advance(time.Millisecond)
+	}
+	if recovered == 0 {
+		t.Fatalf("no owner took over from %s; events:\n%v", owner, c.events)
+	}
+	if e, _ := c.last(event.QueueRebuilt); e.Base() != "memory" {
+		t.Fatalf("the recovered owner rebuilt from base %q, want its base in memory: %v", e.Base(), e)
+	}
+	asked := len(c.emitted)
+	c.advance(60 * time.Millisecond) // the new owner asks for a cut at its first tick
+	if !node.BaseFilling(c.node(recovered).n, "orders") {
+		t.Fatalf("%s's base filled its maps before its owner asked for a cut: the test asks too late", recovered)
+	}
+	if sawSince(c, asked, event.CheckpointBuilt, by(recovered)) {
+		t.Fatalf("%s built its checkpoint before its base's maps were filled", recovered)
+	}
+	c.advance(time.Second)
+	if !sawSince(c, asked, event.CheckpointBuilt, by(recovered)) {
+		t.Fatalf("%s built no checkpoint after its base filled; events:\n%v", recovered, c.events)
+	}
+	// A certificate needs every replica's receipt: the old owner comes
+	// back, as a follower.
+	c.node(owner).start()
+	c.advance(5 * time.Second)
+	if !sawSince(c, asked, event.CheckpointCertified) {
+		t.Fatalf("the new owner %s left its cut uncertified; events:\n%v", recovered, c.events)
+	}
+	if kept, err := node.CheckpointStateMatches(c.node(recovered).n, "orders"); !kept || err != nil {
+		t.Fatalf("%s's base after the build (kept %v): %v", recovered, kept, err)
+	}
+	c.mustDeliverAll(recovered, "orders", 10_000, "after a cut built on a refilled base")
+}
+
+// sawSince reports whether a node emitted an event named name after the
+// first n of the cluster's.
+func sawSince(c *cluster, n int, name event.Name, conds ...func(emission) bool) bool {
+	return slices.ContainsFunc(c.emitted[n:], func(e emission) bool {
+		return e.Name == name && !slices.ContainsFunc(conds, func(ok func(emission) bool) bool { return !ok(e) })
+	})
 }

@@ -101,3 +101,10 @@ func LostReplicas(n *Node, queue string) []NodeID {
 
 // PumpTurnMax is how many deliveries one pump hands out at most.
 const PumpTurnMax = pumpTurnMax
+
+// BaseFilling reports, for tests, whether the base n keeps for queue's
+// next checkpoint build is a copy whose ID maps are still being filled.
+func BaseFilling(n *Node, queue string) bool {
+	r := n.queues[queue]
+	return r != nil && r.ckptState != nil && r.ckptState.filling
+}

@@ -21,6 +21,7 @@ type historyConfig struct {
 	timeout     time.Duration
 	nodeBin     string
 	keep        bool
+	logLevel    string // the nodes' log level: info, or debug for the stage breakdown
 }
 
 // parseHistory parses the history command's flags.
@@ -35,6 +36,7 @@ func parseHistory(args []string, stderr io.Writer) (historyConfig, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "each instant must come within this long of the kill, or the trial fails")
 	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
 	fs.BoolVar(&c.keep, "keep", false, "keep both clusters' data and logs, printing where they are")
+	fs.StringVar(&c.logLevel, "log-level", "info", "the nodes' log level: info (as in production) or debug (each cluster's failover stage breakdown, read from the survivors' logs)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -49,6 +51,8 @@ func parseHistory(args []string, stderr io.Writer) (historyConfig, error) {
 		return c, fmt.Errorf("--checkpoints %q: want on or off", c.checkpoints)
 	case c.timeout <= 0:
 		return c, fmt.Errorf("--timeout must be positive")
+	case c.logLevel != "debug" && c.logLevel != "info":
+		return c, fmt.Errorf("--log-level %q: want debug or info", c.logLevel)
 	}
 	return c, nil
 }
@@ -102,11 +106,11 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return rep.failed(err)
 	}
-	fmt.Fprintf(stdout, "cairn-bench history: two clusters of 3 cairn-node processes on loopback (%s, info logs, checkpoints %s), "+
+	fmt.Fprintf(stdout, "cairn-bench history: two clusters of 3 cairn-node processes on loopback (%s, %s logs, checkpoints %s), "+
 		"one majority queue each. empty: no history, no backlog. history: %d x %d B published and acked first, then %d left unconsumed before each kill. "+
 		"%d rounds; each round kills the owner of each cluster in turn (SIGKILL; fresh subscriber and probe publisher at the kill), "+
 		"waits until every confirmed message is delivered, then restarts the killed node and waits until it has caught up as a follower; "+
-		"timeout %v; %d CPUs\n", bin, cfg.checkpoints, cfg.settled, payloadSize, cfg.backlog, cfg.trials, cfg.timeout, runtime.NumCPU())
+		"timeout %v; %d CPUs\n", bin, cfg.logLevel, cfg.checkpoints, cfg.settled, payloadSize, cfg.backlog, cfg.trials, cfg.timeout, runtime.NumCPU())
 	empty, err := startLong(ctx, "empty", bin, tmp, cfg, 0)
 	if err != nil {
 		return rep.failed(err)

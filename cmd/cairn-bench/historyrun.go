@@ -24,13 +24,13 @@ func startLong(ctx context.Context, name, bin, dir string, cfg historyConfig, ba
 	if err := os.MkdirAll(cdir, 0o755); err != nil {
 		return nil, err
 	}
-	cl, err := startCluster(bin, cdir, 3, "info", cfg.nodeSettings())
+	cl, err := startCluster(bin, cdir, 3, cfg.logLevel, cfg.nodeSettings())
 	if err != nil {
 		return nil, err
 	}
 	lc := &longCluster{name: name, cl: cl, backlog: backlog,
 		te: &trialEnv{cfg: failoverConfig{timeout: cfg.timeout, traffic: "idle", keep: "none"}, bin: bin,
-			infoLogs: true, settleAcks: true}}
+			stages: cfg.logLevel == "debug", infoLogs: cfg.logLevel == "info", settleAcks: true}}
 	if err := cl.waitHealthy(ctx, 20*time.Second); err != nil {
 		lc.close()
 		return nil, fmt.Errorf("%s cluster: %w", name, err)
@@ -175,6 +175,9 @@ func historyReport(w io.Writer, empty, hist *longCluster) int {
 	for _, lc := range []*longCluster{empty, hist} {
 		fmt.Fprintf(w, "\n%s cluster:\n", lc.name)
 		code = worse(code, report(w, lc.results, "SIGKILL"))
+		if lc.te.stages {
+			stageReport(w, lc.results, "SIGKILL")
+		}
 	}
 	fmt.Fprintf(w, "\nhistory / empty%43s %10s %10s\n", "", "median", "p95")
 	for _, i := range []int{instActivation, instStatusOwner, instFirstDelivery, instFirstPublish} {
