@@ -81,6 +81,7 @@ type longCluster struct {
 // answer health checks and to hold the queue's history as a follower.
 type restartResult struct {
 	healthy, caughtUp time.Duration
+	killedRSS         reading // the killed process's resident set just before the kill
 	failure           string
 }
 
