@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 	"time"
 
@@ -110,4 +111,53 @@ func TestSettledMessagesLeaveTheReadyHeap(t *testing.T) {
 	if m := s.popReady(); m == nil || m.id.Producer != 2 {
 		t.Fatalf("after compaction the ready message is %v", m)
 	}
+}
+
+// A burst leaves the window, and the state gives back the memory it took.
+// Go's maps keep the room they grew to, so without remaking them a queue's
+// memory would follow the largest window or backlog it ever held.
+func TestAStateGivesBackTheRoomABurstTook(t *testing.T) {
+	sec := func(n int) int64 { return int64(100+n) * int64(time.Second) }
+	id := func(seq int) wire.MessageID { return wire.MessageID{Producer: 3, Seq: uint64(seq)} }
+	s := builderState("orders")
+	index := uint64(0)
+	apply := func(r record) {
+		index++
+		s.apply(index, r)
+	}
+	apply(record{typ: recordEpochMark, at: sec(0), window: int64(10 * time.Second)})
+	for i := range 10 {
+		apply(record{typ: recordPublish, id: id(i), at: sec(0), payload: []byte("before")}) // stays live
+	}
+	before := liveHeap()
+	const burst = 100_000
+	for i := 100; i < 100+burst; i++ {
+		apply(record{typ: recordPublish, id: id(i), at: sec(1), payload: []byte("x")})
+	}
+	for i := 100; i < 100+burst; i++ {
+		apply(record{typ: recordSettle, id: id(i), at: sec(2)})
+	}
+	apply(record{typ: recordPublish, id: id(1_000_000), at: sec(20), payload: []byte("after")})
+	after := liveHeap()
+	if len(s.published) != 1 || len(s.settled) != 0 || len(s.messages) != 11 {
+		t.Fatalf("after the burst left the window: %d published, %d settled, %d live; want 1, 0, 11", len(s.published), len(s.settled), len(s.messages))
+	}
+	// The three maps took about 13 MB at the burst's peak.
+	if grew := int64(after) - int64(before); grew > 4<<20 {
+		t.Fatalf("the state still takes %d KiB more than before a burst that left its window", grew>>10)
+	}
+	for _, seq := range []int{0, 9, 1_000_000} {
+		if _, ok := s.publishedIndex(id(seq)); !ok {
+			t.Errorf("message %d is no longer deduplicated after its state's maps were remade", seq)
+		}
+	}
+	runtime.KeepAlive(s)
+}
+
+// liveHeap is the heap in use once the collector has run.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/cairnmq/cairn/bugs"
@@ -122,6 +123,43 @@ type queueState struct {
 	filling  bool
 	filled   int
 	fillWant int
+	// peaks are the most entries each map held since it was made.
+	peaks mapPeaks
+}
+
+// mapPeaks are the most entries the state's message and ID maps held
+// since each was made. Go's maps never give back the room they grew to:
+// a window that once held a burst of 1,000,000 publishes and acks kept
+// about 100 MB of empty map after the burst left it, so the state's
+// memory followed the largest window or backlog it ever had, not its
+// present one. shrinkMaps remakes a map once it holds under a quarter of
+// its peak.
+type mapPeaks struct{ messages, published, settled int }
+
+// mapShrinkMin is the smallest peak worth remaking a map for.
+const mapShrinkMin = 4096
+
+// shrinkMaps notes each map's size and remakes, at its present size, any
+// that holds under a quarter of its peak. The cost, a copy of the
+// entries left, is at most a third of the deletions since the peak.
+func (s *queueState) shrinkMaps() {
+	s.messages = shrunk(s.messages, &s.peaks.messages)
+	s.published = shrunk(s.published, &s.peaks.published)
+	s.settled = shrunk(s.settled, &s.peaks.settled)
+}
+
+// shrunk returns m, or a copy of it made at its size once it holds under
+// a quarter of *peak, which it keeps up to date.
+func shrunk[K comparable, V any](m map[K]V, peak *int) map[K]V {
+	n := len(m)
+	*peak = max(*peak, n)
+	if *peak < mapShrinkMin || n >= *peak/4 {
+		return m
+	}
+	c := make(map[K]V, n)
+	maps.Copy(c, m) // the same entries: the copy's order is no one's concern
+	*peak = n
+	return c
 }
 
 // recentID is one stamped publish or settle, kept until it leaves the
@@ -212,6 +250,7 @@ func (s *queueState) apply(index uint64, r record) {
 		s.clock = r.at
 		s.forget()
 	}
+	s.shrinkMaps()
 }
 
 // publishedIndex reports whether id was published and is still known:

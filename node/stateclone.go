@@ -38,6 +38,7 @@ func (s *queueState) clone() *queueState {
 		panic(fmt.Sprintf("node: queue %s state cloned while its ID maps are still being filled", s.name))
 	}
 	c := *s
+	c.peaks = mapPeaks{} // its maps are made anew, at their size
 	c.members = slices.Clone(s.members)
 	c.recent = s.recent.clone()
 	if s.unstamped > 0 {
