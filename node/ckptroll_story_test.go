@@ -98,3 +98,36 @@ func sawSince(c *cluster, n int, name event.Name, conds ...func(emission) bool) 
 		return e.Name == name && !slices.ContainsFunc(conds, func(ok func(emission) bool) bool { return !ok(e) })
 	})
 }
+
+// The owner dies while its followers write the checkpoint it asked for,
+// the state at the cut built and the file not yet durable. The follower
+// that takes over serves from that state, kept in memory, instead of
+// decoding the checkpoint it was writing (seconds for a big window, while
+// clients wait).
+func TestANewOwnerChosenWhileACheckpointIsWrittenServesFromMemory(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, CheckpointRecords: 2_000})
+	owner, followers := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	writing := true
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		return writing && s.m.id != owner && err == nil && st.Name() == "checkpoint.tmp"
+	}
+	c.publishConfirmed(owner, "orders", 2_500)
+	c.advance(200 * time.Millisecond)
+	if !c.saw(event.CheckpointBuilt, by(owner)) || c.saw(event.CheckpointBuilt, by(followers[0])) || c.saw(event.CheckpointBuilt, by(followers[1])) {
+		t.Fatalf("want the owner's checkpoint built and both followers' still being written; events:\n%v", c.events)
+	}
+	c.node(owner).crash()
+	c.advance(5 * time.Second)
+	recovered := recoveredOwner(t, c)
+	if e, ok := c.last(event.QueueRebuilt); !ok || e.node != recovered || e.Base() != "memory" {
+		t.Fatalf("%s rebuilt from %v, want from the state at the cut it was writing, in memory", recovered, e)
+	}
+	writing = false
+	c.advance(time.Second)
+	if kept, err := node.CheckpointStateMatches(c.node(recovered).n, "orders"); !kept || err != nil {
+		t.Fatalf("%s's base once its checkpoint was written (kept %v): %v", recovered, kept, err)
+	}
+	c.mustDeliverAll(recovered, "orders", 2_500, "after a failover during a checkpoint's write")
+}

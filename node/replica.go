@@ -82,7 +82,8 @@ type replica struct {
 	// cut or, rolled forward tick by tick (ckptroll.go), at a confirmed
 	// index past it, with ckptStateDigest the history digest there. It is
 	// kept between builds so each build only applies the records since;
-	// nil until the first build decodes it, and while a build advances it.
+	// nil until the first build decodes it, and while a build advances it
+	// (until the build has reached its cut and writes it).
 	// build is the build under way; installing is set while a checkpoint
 	// taken from another replica replaces the log.
 	ckptState       *queueState
