@@ -80,3 +80,23 @@ func TestOneInfoLinePerChange(t *testing.T) {
 		}
 	}
 }
+
+// A subject's repeats use its own budget, never another's: a peer
+// suspected again and again does not silence the first suspicion of
+// the next peer to fail.
+func TestEachSubjectHasItsOwnLogBudget(t *testing.T) {
+	var buf bytes.Buffer
+	l := newEventLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	now := time.Unix(1000, 0)
+	for range logBurst + 3 {
+		l.emit(now, event.NewDetectSuspect(2, 300*time.Millisecond))
+	}
+	l.emit(now, event.NewDetectSuspect(3, 300*time.Millisecond))
+	out := buf.String()
+	if n := strings.Count(out, "node=2"); n != logBurst {
+		t.Errorf("%d lines suspect node 2 of %d suspicions, want the burst of %d:\n%s", n, logBurst+3, logBurst, out)
+	}
+	if !strings.Contains(out, "node=3") {
+		t.Errorf("node 3's first suspicion was left out, node 2's repeats having spent the budget:\n%s", out)
+	}
+}
