@@ -29,7 +29,7 @@ const (
 
 // instantNames describe the instants as the report prints them.
 var instantNames = [numInstants]string{
-	"detection (first detect.suspect of the dead node logged by a survivor)",
+	"detection (first detect.suspect, else .confirm, of the dead node logged)",
 	"activation (first queue.active logged by a survivor)",
 	"owner serving in /status (polled every 10ms)",
 	"first delivery to a fresh subscriber",
@@ -294,6 +294,14 @@ func (te *trialEnv) readLogs(cl *cluster, dead *member, kill time.Time, res *tri
 	}
 	for _, ev := range events {
 		at, ok, err := eventlog.FirstLogged(logs, ev.Event, kill)
+		if !ok && err == nil && ev.instant == instDetection {
+			// The log's rate limit may have left the suspicion out (a
+			// node suspected over and over while it restarted); its
+			// confirmation is logged in the same tick or later.
+			confirm := ev.Event
+			confirm.Name = event.DetectConfirm
+			at, ok, err = eventlog.FirstLogged(logs, confirm, kill)
+		}
 		if err != nil && res.failure == "" {
 			res.failure = fmt.Sprintf("reading the logs: %v", err)
 		}
