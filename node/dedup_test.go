@@ -161,3 +161,28 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
 }
+
+// BenchmarkStateMemory measures what a state keeps for each publish and
+// ack still in its deduplication window: the window's entry and the ID
+// map's, in heap bytes after a collection. A two-minute window at
+// 10,000 msg/s holds 1,200,000 of each, in every state that keeps one.
+func BenchmarkStateMemory(b *testing.B) {
+	const ids = 200_000
+	payload := []byte("x")
+	for b.Loop() {
+		before := liveHeap()
+		s := builderState("orders")
+		s.apply(1, record{typ: recordEpochMark, at: 1e18, window: int64(2 * time.Minute)})
+		index := uint64(1)
+		for i := range ids {
+			id := wire.MessageID{Producer: 1, Seq: uint64(i)}
+			index++
+			s.apply(index, record{typ: recordPublish, id: id, at: 1e18 + int64(i), payload: payload})
+			index++
+			s.apply(index, record{typ: recordSettle, id: id, at: 1e18 + int64(i)})
+		}
+		grew := float64(liveHeap()) - float64(before)
+		b.ReportMetric(grew/(2*ids), "B/entry")
+		runtime.KeepAlive(s)
+	}
+}
