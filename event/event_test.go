@@ -109,6 +109,7 @@ var samples = []sample{
 	{NewDetectConfirm(2), "detect.confirm node=2", "U"},
 	{NewDetectRecovered(2, true), "detect.recovered node=2 was-confirmed=true", "U B"},
 	{NewDetectReset(2), "detect.reset node=2", "U"},
+	{NewDetectRefused(2), "detect.refused node=2", "U"},
 	{NewDetectLeaderLost(1), "detect.leader-lost node=1", "U"},
 	{NewNodeStarted(3), "node.started queues=3", "I"},
 	{NewNodeStrayDirectory("junk"), "node.stray-directory name=junk", "S"},

@@ -229,6 +229,9 @@ const (
 	// DetectReset: in eager detection, a peer's connection was reset
 	// (NewDetectReset).
 	DetectReset Name = "detect.reset"
+	// DetectRefused: a connection to a peer was refused, no process
+	// listening on its port (NewDetectRefused).
+	DetectRefused Name = "detect.refused"
 	// DetectLeaderLost: the metadata leader fell silent
 	// (NewDetectLeaderLost).
 	DetectLeaderLost Name = "detect.leader-lost"
@@ -320,7 +323,7 @@ var names = []Name{
 	MetaLeader, MetaSnapshotInstalled, MetaApplied, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
-	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectLeaderLost,
+	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
 	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointProposed,

@@ -24,6 +24,10 @@ func NewDetectRecovered(id uint32, wasConfirmed bool) Event {
 // eager detection.
 func NewDetectReset(id uint32) Event { return newEvent(DetectReset, nodeNum(KeyNode, id)) }
 
+// NewDetectRefused reports that a connection to peer id was refused: its
+// host answered, and no process listens on its port.
+func NewDetectRefused(id uint32) Event { return newEvent(DetectRefused, nodeNum(KeyNode, id)) }
+
 // NewDetectLeaderLost reports that metadata leader id fell silent.
 func NewDetectLeaderLost(id uint32) Event { return newEvent(DetectLeaderLost, nodeNum(KeyNode, id)) }
 

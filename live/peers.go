@@ -59,6 +59,9 @@ func (r *Runtime) dialLoop(l *peerLink) {
 	for l.ctx.Err() == nil {
 		conn, br, err := r.dialSession(l)
 		if err != nil {
+			if refused(err) {
+				r.post(func() { r.handler.OnPeerRefused(l.id) })
+			}
 			failures++
 			level := slog.LevelDebug
 			if failures == 1 {
@@ -185,4 +188,5 @@ func (r *Runtime) runPeer(l *peerLink, conn net.Conn, br *bufio.Reader) {
 	r.open.remove(rawConn(conn))
 	r.log.Info("peer disconnected", slog.String("peer", l.id.String()), slog.String("remote", fc.remote))
 	r.post(func() { r.handler.OnDisconnect(l.id) })
+	r.startRefusalProbe(l)
 }

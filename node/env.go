@@ -98,6 +98,11 @@ type Handler interface {
 	// peer's process died or the connection broke. Silence (a partition)
 	// is not reported.
 	OnDisconnect(peer NodeID)
+	// OnPeerRefused reports that a connection to peer was refused: its
+	// host answered, and no process listens on its port. A process that
+	// is alive, however slow or stopped, keeps its port open; a partition
+	// refuses nothing, it drops.
+	OnPeerRefused(peer NodeID)
 	// OnClient delivers a request from a client connection.
 	OnClient(conn ConnID, req wire.Message)
 	// OnClientGone reports that a client connection closed.

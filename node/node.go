@@ -436,6 +436,14 @@ func (n *Node) OnDisconnect(peer NodeID) {
 	}
 }
 
+// OnPeerRefused implements Handler.
+func (n *Node) OnPeerRefused(peer NodeID) {
+	if !n.started {
+		return
+	}
+	n.detectRefused(peer)
+}
+
 // OnClient implements Handler: one handler per client request type.
 func (n *Node) OnClient(conn ConnID, req wire.Message) {
 	if !n.started {

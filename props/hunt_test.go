@@ -17,8 +17,13 @@ import (
 // (read-skips-verify: rot read back while its node runs, which 14 seeds
 // of 500 reach) and 197 (dead-letter-forgets-move: a move asked for again
 // after the deduplication window, 3 seeds of 500), where they had been
-// at 48 and 10. Making the swarm reach those paths more often is open.
-const huntSeeds = 250
+// at 48 and 10. It was 250 until the simulator modeled a refused
+// connection to a crashed process (peers confirm it down a round trip
+// after its reset rather than a verification later), which moved every
+// crash's timings: read-skips-verify was then first caught at seed 484.
+// Making the swarm reach that path more often is open; the bound stays
+// within the 1,000 seeds a planted bug must be found in.
+const huntSeeds = 500
 
 // TestHuntPlantedBugs switches on each planted bug in turn and requires
 // the simulator to catch it within huntSeeds seeds.

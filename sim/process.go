@@ -138,15 +138,31 @@ func (p *process) restart(inc uint64) {
 	p.start()
 }
 
-// notifyReset tells q, after delay, that its connection to dead broke.
+// notifyReset tells q, after delay, that its connection to dead broke;
+// and, a round trip later, that a new connection was refused if dead is
+// still down then and the network lets the attempt through. The
+// production runtime tries a bare connection to a peer's port after a
+// reset (live/refusal.go): a process that is gone refuses it at once, one
+// that restarted meanwhile accepts it.
 func (q *process) notifyReset(dead *process, delay time.Duration) {
 	if q.resetFor[dead.index] == dead.inc {
 		return
 	}
 	q.resetFor[dead.index] = dead.inc
+	inc := dead.inc
 	q.w.schedule(q.w.now+delay, q.index, q.inc, func() {
 		q.tracef("disconnect peer=%s", dead.id)
 		q.handler.OnDisconnect(dead.id)
+		if !q.w.sc.Refusals {
+			return
+		}
+		q.w.schedule(q.w.now+delay, q.index, q.inc, func() {
+			if dead.state != stateDown || dead.inc != inc || q.w.net.Blocked(netsim.Addr(q.id), netsim.Addr(dead.id)) {
+				return
+			}
+			q.tracef("refused peer=%s", dead.id)
+			q.handler.OnPeerRefused(dead.id)
+		})
 	})
 }
 

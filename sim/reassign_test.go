@@ -116,6 +116,9 @@ func (n *planNode) OnSynced(node.SyncToken, error) {}
 // OnDisconnect implements node.Handler.
 func (n *planNode) OnDisconnect(node.NodeID) {}
 
+// OnPeerRefused implements node.Handler.
+func (n *planNode) OnPeerRefused(node.NodeID) {}
+
 // OnClient implements node.Handler.
 func (n *planNode) OnClient(node.ConnID, wire.Message) {}
 

@@ -42,6 +42,13 @@ type Scenario struct {
 	// to make a recovered owner's hold outlast its wait for the old
 	// owner's quorum (node/quorum.go). The swarm never sets it.
 	DetectionInterval time.Duration
+	// Refusals models what a peer learns when it tries to reconnect to a
+	// crashed process: the connection is refused, a round trip after the
+	// reset, while the process stays down (the production runtime probes
+	// a peer's port after a reset, live/refusal.go). The generator sets
+	// it; scenarios saved before it existed read back without it and run
+	// as they did.
+	Refusals bool
 	// Expect names node events that must happen at least once: what a
 	// scripted scenario is about ("a|b" is met by either). A run without one of them fails, since
 	// it passed without testing what it exists to test. Build an entry
@@ -369,6 +376,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload = drawWorkload(r)
 	}
 	sc.Detection = uint8(1 + r.IntN(2))
+	sc.Refusals = true
 	if o.Workload {
 		sc.Checkpoint = drawCheckpoint(seed)
 		sc.Dedup = drawDedup(seed)

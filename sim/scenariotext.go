@@ -23,6 +23,7 @@ import (
 //	liveness 8s
 //	detection 1
 //	interval 40ms
+//	refusals on
 //	net latency=100µs..2ms tail=0.05..145ms loss=0.01 dup=0 reorder=0.02 bandwidth=0
 //	disk sync=88µs..2ms tail=0.01..46ms eio-sync=0.002 eio-write=0 eio-read=0 torn=0.5 reorder=0.3 flip=0
 //	skew 250ms
@@ -50,6 +51,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	fmt.Fprintf(&b, "safety %v\nliveness %v\ndetection %d\n", sc.Safety, sc.Liveness, sc.Detection)
 	if sc.DetectionInterval != 0 {
 		fmt.Fprintf(&b, "interval %v\n", sc.DetectionInterval)
+	}
+	if sc.Refusals {
+		b.WriteString("refusals on\n")
 	}
 	if sc.Swarm.Profile != "" {
 		fmt.Fprintf(&b, "profile %s\n", sc.Swarm.Profile)
@@ -292,6 +296,13 @@ func (p *scenarioParser) directive(fields []string) error {
 	case "profile":
 		v, err := one()
 		sc.Swarm.Profile = v
+		return err
+	case "refusals":
+		v, err := one()
+		if err == nil && v != "on" {
+			err = fmt.Errorf("want on, got %q", v)
+		}
+		sc.Refusals = err == nil
 		return err
 	case "seed", "nodes", "spares", "detection", "interval", "safety", "liveness", "skew", "dedup", "quota":
 		v, err := one()

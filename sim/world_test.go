@@ -93,6 +93,7 @@ func (c *clockNode) OnTimer(t node.Timer) {
 func (c *clockNode) OnMessage(node.NodeID, wire.Message) {}
 func (c *clockNode) OnSynced(node.SyncToken, error)      {}
 func (c *clockNode) OnDisconnect(node.NodeID)            {}
+func (c *clockNode) OnPeerRefused(node.NodeID)           {}
 func (c *clockNode) OnClient(node.ConnID, wire.Message)  {}
 func (c *clockNode) OnClientGone(node.ConnID)            {}
 func (s *clockSystem) LivenessStart(*sim.World)          {}

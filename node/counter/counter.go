@@ -244,6 +244,10 @@ func (n *Node) OnDisconnect(peer node.NodeID) {
 	n.env.Emit(event.NewCounterDisconnect(uint32(peer)))
 }
 
+// OnPeerRefused implements node.Handler. The counter's leader never
+// changes, so a dead peer is no news to act on.
+func (n *Node) OnPeerRefused(node.NodeID) {}
+
 // OnClient implements node.Handler. The counter has no client protocol.
 func (n *Node) OnClient(conn node.ConnID, req wire.Message) {}
 
