@@ -13,15 +13,9 @@ import (
 // published or settled longer ago is forgotten, a live message is never
 // forgotten, and the window and what it holds survive a checkpoint.
 func TestDedupWindow(t *testing.T) {
-	sec := func(n int) int64 { return int64(100+n) * int64(time.Second) } // some time after the Unix epoch
+	sec := storySec
 	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 3, Seq: seq} }
-	s := builderState("orders")
-	index := uint64(0)
-	apply := func(r record) {
-		index++
-		s.apply(index, r)
-	}
-	apply(record{typ: recordEpochMark, at: sec(0), window: int64(10 * time.Second)})
+	s, apply := windowedState(10 * time.Second)
 	apply(record{typ: recordPublish, id: id(1), at: sec(1), payload: []byte("a")})
 	apply(record{typ: recordPublish, id: id(3), at: sec(1), payload: []byte("c")}) // stays live
 	apply(record{typ: recordPublish, id: id(1), at: sec(5), payload: []byte("retry")})
@@ -55,7 +49,7 @@ func TestDedupWindow(t *testing.T) {
 		t.Error("a publish of an ID forgotten by the window was not stored as a new message")
 	}
 	d.keepSum = true // as a build going on from a checkpoint does
-	d.apply(index, record{typ: recordPublish, id: id(1), at: sec(21), payload: []byte("again")})
+	d.apply(s.applied, record{typ: recordPublish, id: id(1), at: sec(21), payload: []byte("again")})
 	if !bytes.Equal(encodeState(d), encodeState(s)) {
 		t.Error("the state decoded from a checkpoint went on differently from the original")
 	}
@@ -117,15 +111,9 @@ func TestSettledMessagesLeaveTheReadyHeap(t *testing.T) {
 // Go's maps keep the room they grew to, so without remaking them a queue's
 // memory would follow the largest window or backlog it ever held.
 func TestAStateGivesBackTheRoomABurstTook(t *testing.T) {
-	sec := func(n int) int64 { return int64(100+n) * int64(time.Second) }
+	sec := storySec
 	id := func(seq int) wire.MessageID { return wire.MessageID{Producer: 3, Seq: uint64(seq)} }
-	s := builderState("orders")
-	index := uint64(0)
-	apply := func(r record) {
-		index++
-		s.apply(index, r)
-	}
-	apply(record{typ: recordEpochMark, at: sec(0), window: int64(10 * time.Second)})
+	s, apply := windowedState(10 * time.Second)
 	for i := range 10 {
 		apply(record{typ: recordPublish, id: id(i), at: sec(0), payload: []byte("before")}) // stays live
 	}
@@ -152,6 +140,18 @@ func TestAStateGivesBackTheRoomABurstTook(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(s)
+}
+
+// storySec is n seconds into a story, some time after the Unix epoch.
+func storySec(n int) int64 { return int64(100+n) * int64(time.Second) }
+
+// windowedState is a builder state whose deduplication window an epoch
+// marker at second 0 sets, and a function applying its next records.
+func windowedState(window time.Duration) (*queueState, func(record)) {
+	s := builderState("orders")
+	apply := func(r record) { s.apply(s.applied+1, r) }
+	apply(record{typ: recordEpochMark, at: storySec(0), window: int64(window)})
+	return s, apply
 }
 
 // liveHeap is the heap in use once the collector has run.
