@@ -272,69 +272,6 @@ func (r *replica) baseState() (*queueState, error) {
 	return s, nil
 }
 
-// servingBase is the state a serving owner starts from, the log after it
-// still to apply (a recovered or restarted owner's): a copy of the base
-// kept for the next build, at the checkpoint's cut or rolled past it
-// (ckptroll.go), when there is one, or else the checkpoint decoded. The
-// kept base spares a new owner decoding a window of up to hundreds of
-// thousands of IDs while clients wait for it to serve, and a copy of it
-// stays the base of the owner's next build, which would otherwise decode
-// the checkpoint in the middle of serving (stateclone.go). The serving
-// state stops keeping the window's digest, which it never encodes.
-func (r *replica) servingBase() (*queueState, string, error) {
-	r.adoptBuildState()
-	if s := r.ckptState; s != nil && s.applied >= r.ckpt.cut && s.applied <= r.log.LastIndex() {
-		s.fillMaps(-1) // a base copied lately is whole before it is copied again
-		r.ckptState = s.clone()
-		s.keepSum = false
-		return s, baseMemory, nil
-	}
-	s, err := r.baseState()
-	if r.ckpt.cut == 0 {
-		return s, baseEmpty, err
-	}
-	return s, baseDecoded, err
-}
-
-// adoptBuildState drops a build under way and makes its state the base
-// again: a build holds the base while it runs, and a new owner chosen
-// meanwhile would decode its checkpoint instead, in the handler that
-// installs it (2.4 s for a window of 1,000,000 IDs, in cairn-bench
-// history, long enough for the metadata to give up on the candidate).
-// The build's replay is finished first: until it reaches the cut, its
-// digest is the log's at the cut unless it hashes the records it applies.
-// The cut is built anew at the next durable or commit news.
-func (r *replica) adoptBuildState() {
-	b := r.build
-	if r.ckptState != nil || b == nil {
-		return
-	}
-	for b.rd.Position() <= b.cut {
-		page, err := b.rd.Next(b.cut, pageRecords, pageBytes)
-		var digest *storage.Digest
-		if b.hashed {
-			digest = &b.digest
-		}
-		if err == nil && len(page) > 0 {
-			err = applyPage(r.name, b.state, page, digest)
-		}
-		if err != nil || len(page) == 0 {
-			r.abortBuild() // the decode that follows meets the same log and reports it
-			return
-		}
-	}
-	s, digest := b.state, b.digest
-	r.abortBuild()
-	r.ckptState, r.ckptStateDigest = s, digest
-}
-
-// Where a served state began, as queue.rebuilt reports it.
-const (
-	baseMemory  = "memory"
-	baseDecoded = "decoded"
-	baseEmpty   = "empty"
-)
-
 // readError is a window journal read that failed for a reason other
 // than damage (an I/O error): the caller must not take it for damage.
 type readError struct{ err error }
