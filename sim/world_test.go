@@ -67,10 +67,39 @@ func TestCrashResetsPeersButPartitionsAreSilent(t *testing.T) {
 	if got := len(linesWith(trace, "   disconnect peer=n1")); got != 2 {
 		t.Fatalf("both peers should see n1's reset once, saw %d", got)
 	}
+	if got := len(linesWith(trace, "   refused peer=n1")); got != 0 {
+		t.Fatalf("a scenario without refusals refused %d connections", got)
+	}
 	isolate := sim.Fault{At: 900 * time.Millisecond, Kind: sim.FaultIsolate, Node: 0, Length: time.Second}
 	_, trace = runTraced(t, calmScenario(isolate, crash), sim.NewCounterSystem())
 	if got := linesWith(trace, "   disconnect peer=n1"); len(got) != 0 {
 		t.Fatalf("a crash behind a partition must be silent, saw:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// With refusals modeled, each peer that saw a crashed process's reset is
+// refused a connection to it a round trip later, while it stays down; a
+// process back by then refuses nothing, and a paused one keeps its port.
+func TestACrashedProcessRefusesConnectionsWhileDown(t *testing.T) {
+	withRefusals := func(faults ...sim.Fault) sim.Scenario {
+		sc := calmScenario(faults...)
+		sc.Refusals = true
+		return sc
+	}
+	crash := sim.Fault{At: time.Second, Kind: sim.FaultCrash, Node: 0, Length: 500 * time.Millisecond}
+	_, trace := runTraced(t, withRefusals(crash), sim.NewCounterSystem())
+	if got := len(linesWith(trace, "   refused peer=n1")); got != 2 {
+		t.Fatalf("both peers should be refused by the crashed n1 once, saw %d", got)
+	}
+	quick := sim.Fault{At: time.Second, Kind: sim.FaultCrash, Node: 0, Length: time.Millisecond}
+	_, trace = runTraced(t, withRefusals(quick), sim.NewCounterSystem())
+	if got := linesWith(trace, "   refused peer=n1"); len(got) != 0 {
+		t.Fatalf("n1, back within a millisecond, refused connections:\n%s", strings.Join(got, "\n"))
+	}
+	pause := sim.Fault{At: time.Second, Kind: sim.FaultPause, Node: 0, Length: 500 * time.Millisecond}
+	_, trace = runTraced(t, withRefusals(pause), sim.NewCounterSystem())
+	if got := linesWith(trace, "refused peer="); len(got) != 0 {
+		t.Fatalf("a paused process refused connections:\n%s", strings.Join(got, "\n"))
 	}
 }
 
