@@ -34,8 +34,9 @@ func Summarize(ds []time.Duration) Summary {
 }
 
 // Percentile returns the p-th percentile (0 < p <= 100) of sorted, which
-// must be in ascending order and not empty.
-func Percentile(sorted []time.Duration, p float64) time.Duration {
+// must be in ascending order and not empty: durations, or any other
+// 64-bit count (bytes, say).
+func Percentile[T ~int64](sorted []T, p float64) T {
 	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
 }

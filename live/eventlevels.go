@@ -56,7 +56,7 @@ var eventLevels = map[event.Name]slog.Level{
 // how many were left out. Counted by name alone, one subject's repeats
 // silenced another's first line: a node killed every 12 s in
 // cairn-bench history left no detect.suspect line in 8 of 30 kills, the
-// budget spent on the suspicions of the node restarted in between.
+// name's budget spent on suspicions of other nodes.
 const (
 	logBurst = 5
 	logEvery = 10 * time.Second

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,8 +123,8 @@ func (lc *longCluster) round(ctx context.Context, bin string) (trialResult, rest
 	if res.killed == 0 {
 		rr.failure = "no node was killed"
 	} else {
+		rr = lc.restart(ctx, lc.cl.members[res.killed-1], bin)
 		rr.killedRSS = rss[res.killed-1]
-		rr = lc.restart(ctx, lc.cl.members[res.killed-1], bin, rr)
 	}
 	lc.results = append(lc.results, res)
 	lc.restarts = append(lc.restarts, rr)
@@ -135,7 +134,8 @@ func (lc *longCluster) round(ctx context.Context, bin string) (trialResult, rest
 // restart starts m again and measures how long it takes to answer health
 // checks and to hold, as a trusted follower at the current epoch, every
 // record the owner confirmed.
-func (lc *longCluster) restart(ctx context.Context, m *member, bin string, rr restartResult) restartResult {
+func (lc *longCluster) restart(ctx context.Context, m *member, bin string) restartResult {
+	var rr restartResult
 	began := time.Now()
 	if err := m.start(bin); err != nil {
 		rr.failure = err.Error()
@@ -173,7 +173,11 @@ func (rr restartResult) summary() string {
 	if rr.failure != "" {
 		return "FAILED: " + rr.failure
 	}
-	return fmt.Sprintf("RSS at the kill %.0f MB, healthy %s, caught up %s", mb(rr.killedRSS.value), ms(rr.healthy), ms(rr.caughtUp))
+	rss := "-"
+	if rr.killedRSS.ok {
+		rss = fmt.Sprintf("%.0f", mb(rr.killedRSS.value))
+	}
+	return fmt.Sprintf("RSS at the kill %s MB, healthy %s, caught up %s", rss, ms(rr.healthy), ms(rr.caughtUp))
 }
 
 // historyReport prints each cluster's distributions, the ratios of the
@@ -214,7 +218,7 @@ func historyReport(w io.Writer, empty, hist *longCluster) int {
 		if len(rss) > 0 {
 			slices.Sort(rss)
 			fmt.Fprintf(w, "%-58s %7.0f MB %7.0f MB %7.0f MB %7d\n", lc.name+": the killed node's RSS at the kill",
-				mb(nearestRank(rss, 50)), mb(nearestRank(rss, 95)), mb(rss[len(rss)-1]), len(rss))
+				mb(latency.Percentile(rss, 50)), mb(latency.Percentile(rss, 95)), mb(rss[len(rss)-1]), len(rss))
 		}
 		for _, row := range []struct {
 			what string
@@ -225,13 +229,6 @@ func historyReport(w io.Writer, empty, hist *longCluster) int {
 		}
 	}
 	return code
-}
-
-// nearestRank is the p-th percentile of sorted values, ranked as
-// latency.Percentile ranks durations.
-func nearestRank(sorted []int64, p float64) int64 {
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // instantSummary summarizes instant i over the trials that saw it.
