@@ -131,3 +131,52 @@ func TestANewOwnerChosenWhileACheckpointIsWrittenServesFromMemory(t *testing.T) 
 	}
 	c.mustDeliverAll(recovered, "orders", 2_500, "after a failover during a checkpoint's write")
 }
+
+// The owner dies while a follower builds the checkpoint it asked for, and
+// that follower takes the queue over before its build is done. It ends
+// the build and serves from the build's state, instead of decoding its
+// last checkpoint in the handler that installs it.
+func TestANewOwnerChosenWhileItBuildsServesFromTheBuildsState(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, CheckpointRecords: 4_000})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	leader := c.leader()
+	payload := make([]byte, 4096) // 4,500 of them take two 8 MiB encoding steps
+	building := func() node.NodeID {
+		for _, m := range c.nodes {
+			if m.id != owner && m.id != leader && node.BuildUnderWay(m.n, "orders") {
+				return m.id
+			}
+		}
+		return 0
+	}
+	var builder node.NodeID
+	for i := uint64(1); i <= 20_000 && builder == 0; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: payload})
+		c.settle()
+		if i%100 == 0 {
+			c.advance(time.Millisecond)
+		}
+		builder = building()
+	}
+	if builder == 0 || owner == leader {
+		t.Fatalf("want a follower that does not lead the metadata building a checkpoint (owner n%d, leader n%d); events:\n%v", owner, leader, c.events)
+	}
+	c.node(owner).crash()
+	for _, m := range c.nodes {
+		if m.id != owner {
+			m.run(func() {
+				m.n.OnDisconnect(owner)
+				m.n.OnPeerRefused(owner)
+			})
+		}
+	}
+	c.settle() // no tick passes: the builder's build is where it was
+	e, ok := c.last(event.QueueRebuilt)
+	if !ok || e.node != builder || e.Base() != "memory" {
+		t.Fatalf("want n%d, which was building, to rebuild from the build's state in memory, got %v; events:\n%v", builder, e, c.events)
+	}
+	c.advance(5 * time.Second)
+	if kept, err := node.CheckpointStateMatches(c.node(builder).n, "orders"); !kept || err != nil {
+		t.Fatalf("n%d's base after serving from the build's state (kept %v): %v", builder, kept, err)
+	}
+}

@@ -108,3 +108,10 @@ func BaseFilling(n *Node, queue string) bool {
 	r := n.queues[queue]
 	return r != nil && r.ckptState != nil && r.ckptState.filling
 }
+
+// BuildUnderWay reports, for tests, whether n is building queue's next
+// checkpoint.
+func BuildUnderWay(n *Node, queue string) bool {
+	r := n.queues[queue]
+	return r != nil && r.build != nil
+}
