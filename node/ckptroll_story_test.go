@@ -161,15 +161,7 @@ func TestANewOwnerChosenWhileItBuildsServesFromTheBuildsState(t *testing.T) {
 	if builder == 0 || owner == leader {
 		t.Fatalf("want a follower that does not lead the metadata building a checkpoint (owner n%d, leader n%d); events:\n%v", owner, leader, c.events)
 	}
-	c.node(owner).crash()
-	for _, m := range c.nodes {
-		if m.id != owner {
-			m.run(func() {
-				m.n.OnDisconnect(owner)
-				m.n.OnPeerRefused(owner)
-			})
-		}
-	}
+	c.killSeenByPeers(owner)
 	c.settle() // no tick passes: the builder's build is where it was
 	e, ok := c.last(event.QueueRebuilt)
 	if !ok || e.node != builder || e.Base() != "memory" {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
 )
 
 // A peer's process dies: its connections reset, and a new connection to
@@ -40,15 +41,7 @@ func TestARefusedConnectionEndsAFollowersVerificationOfItsLeader(t *testing.T) {
 	c := newCluster(t)
 	c.advance(500 * time.Millisecond)
 	leader := c.leader()
-	c.node(leader).crash()
-	for _, m := range c.nodes {
-		if m.id != leader {
-			m.run(func() {
-				m.n.OnDisconnect(leader)
-				m.n.OnPeerRefused(leader)
-			})
-		}
-	}
+	c.killSeenByPeers(leader)
 	if !c.saw(event.DetectLeaderLost) {
 		t.Fatalf("no follower gave up on the dead leader n%d at the refusal; events:\n%v", leader, c.events)
 	}
@@ -63,5 +56,20 @@ func TestARefusedConnectionEndsAFollowersVerificationOfItsLeader(t *testing.T) {
 	// the campaign a tick and its stagger after.
 	if took := c.now.Sub(began); took > 60*time.Millisecond {
 		t.Fatalf("a new leader %v after the refusal", took)
+	}
+}
+
+// killSeenByPeers crashes id and tells every other node what the
+// operating system would: the connection to id reset, and a new one was
+// refused.
+func (c *cluster) killSeenByPeers(id node.NodeID) {
+	c.node(id).crash()
+	for _, m := range c.nodes {
+		if m.id != id {
+			m.run(func() {
+				m.n.OnDisconnect(id)
+				m.n.OnPeerRefused(id)
+			})
+		}
 	}
 }
