@@ -232,6 +232,9 @@ const (
 	// DetectRefused: a connection to a peer was refused, no process
 	// listening on its port (NewDetectRefused).
 	DetectRefused Name = "detect.refused"
+	// DetectVouched: another node heard from a peer this node was
+	// verifying (NewDetectVouched).
+	DetectVouched Name = "detect.vouched"
 	// DetectLeaderLost: the metadata leader fell silent
 	// (NewDetectLeaderLost).
 	DetectLeaderLost Name = "detect.leader-lost"
@@ -323,7 +326,7 @@ var names = []Name{
 	MetaLeader, MetaSnapshotInstalled, MetaApplied, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
-	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectLeaderLost,
+	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectVouched, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
 	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointProposed,

@@ -28,6 +28,12 @@ func NewDetectReset(id uint32) Event { return newEvent(DetectReset, nodeNum(KeyN
 // host answered, and no process listens on its port.
 func NewDetectRefused(id uint32) Event { return newEvent(DetectRefused, nodeNum(KeyNode, id)) }
 
+// NewDetectVouched reports that node from answered this node's Probe:
+// peer id, which this node was verifying, answered from's ping.
+func NewDetectVouched(id, from uint32) Event {
+	return newEvent(DetectVouched, nodeNum(KeyNode, id), nodeNum(KeyFrom, from))
+}
+
 // NewDetectLeaderLost reports that metadata leader id fell silent.
 func NewDetectLeaderLost(id uint32) Event { return newEvent(DetectLeaderLost, nodeNum(KeyNode, id)) }
 

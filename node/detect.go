@@ -71,9 +71,20 @@ type watch struct {
 	// reset. An answer to an earlier ping may come from the process
 	// whose death the reset announced, slow on the way: it shows nothing
 	// about the peer now.
-	resetSeq  uint64
-	suspected bool
-	confirmed bool
+	resetSeq uint64
+	// vouched is when another node last said it heard from the peer
+	// (onProbeAck): its silence counts from then, or from the oldest
+	// unanswered ping if that went out later (quietFor). vouchedHeard is
+	// lastHeard at that moment: while it stays the same, the leader's own
+	// link has not been heard from since, and the peer is not vouched for
+	// again (probeThroughOthers).
+	vouched      uint64
+	vouchedHeard uint64
+	// answeredSeq is the latest ping the peer answered over the leader's
+	// own link: a helper's word on an earlier probe adds nothing to it.
+	answeredSeq uint64
+	suspected   bool
+	confirmed   bool
 	// synced is when this leader last proposed a correction of the
 	// metadata's liveness view for the peer.
 	synced uint64
@@ -102,6 +113,8 @@ type detector struct {
 	// campaigns: a message the leader sent before it died may still
 	// arrive and make raft follow it again.
 	lostLeader NodeID
+	// relays are the probes this node runs for others (onProbe).
+	relays []relay
 	// selfSynced is when this node, leading, last proposed that it is up
 	// (zero: not yet in this term), because the metadata's liveness view
 	// held it down.
@@ -156,7 +169,7 @@ func (n *Node) onBecameLeader(previous NodeID, silent time.Duration) {
 		// A ping of an earlier term, when this node last led, is not
 		// this term's evidence: the count of unanswered pings starts
 		// with this term's first.
-		w.awaited = 0
+		w.awaited, w.vouched, w.vouchedHeard = 0, 0, 0
 		if w.id == previous {
 			w.lastHeard -= min(d.ticks, uint64(silent/detectTick))
 			switch {
@@ -191,6 +204,7 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	if from == n.meta.leader && seq >= d.leaderVerifySeq {
 		d.leaderVerifyBy = 0
 	}
+	d.answerRelays(from, seq)
 	w := d.watchOf(from)
 	if w == nil {
 		return
@@ -205,7 +219,7 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 	// long it waited is still learned below: it waited on the link.
 	heard := seq >= w.resetSeq
 	if heard {
-		w.lastHeard = d.ticks
+		w.lastHeard, w.answeredSeq = d.ticks, max(w.answeredSeq, seq)
 	}
 	if heard && seq >= w.verifySeq {
 		w.verifyBy = 0
@@ -276,12 +290,20 @@ func (d *detector) leaderSilenceLimit(p DetectionPolicy) uint64 {
 }
 
 // verify pings w and gives it verifyTicks to answer that ping or a
-// later one; check pings again each tick meanwhile.
+// later one; check pings again each tick meanwhile. The other peers are
+// asked to ping w too, and an answer through them counts as w's own.
 func (d *detector) verify(w *watch) {
 	d.seq++
 	d.n.env.Send(w.id, &wire.Ping{Seq: d.seq})
 	w.lastPing, w.lastPingSeq, w.verifyBy, w.verifySeq = d.ticks, d.seq, d.ticks+verifyTicks, d.seq
+	d.probeThroughOthers(w, d.seq)
 }
+
+// quietFor is how long, in ticks, w has been silent as far as this
+// leader knows: since its oldest unanswered ping went out, or since
+// another node last vouched for it, whichever is later. Call it only
+// with a ping awaited.
+func (d *detector) quietFor(w *watch) uint64 { return d.ticks - max(w.awaited, w.vouched) }
 
 // verifyQuiet verifies a peer that went quiet: a ping to it went
 // unanswered past eager detection's idle limit, or nothing was heard
@@ -439,7 +461,8 @@ func (d *detector) check(w *watch) {
 	if d.ticks%rttDecayTicks == 0 && w.waitMax > 0 {
 		w.waitMax--
 	}
-	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= d.idleLimit(w, interval) {
+	d.probeEarly(w, p, interval, grace)
+	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.quietFor(w) >= d.idleLimit(w, interval) {
 		d.verifyQuiet(w) // the idle-connection monitor: zero grace
 	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
 		// Ping again each tick of a verification: after a reset the first
@@ -466,7 +489,7 @@ func (d *detector) check(w *watch) {
 	// verification's own. A second grace would only make a stopped owner's
 	// clients wait longer; a peer that is alive but slow answers, and a
 	// later answer clears it.
-	if !w.suspected && w.awaited != 0 && d.ticks-w.awaited >= heartbeatVerifyAfter(interval, grace) {
+	if !w.suspected && w.awaited != 0 && d.quietFor(w) >= heartbeatVerifyAfter(interval, grace) {
 		d.suspect(w)
 		if w.verifyBy == 0 && !w.confirmed {
 			d.verifyQuiet(w)

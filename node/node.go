@@ -396,6 +396,10 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		n.env.Send(from, &wire.Pong{Seq: m.Seq})
 	case *wire.Pong:
 		n.detectPong(from, m.Seq)
+	case *wire.Probe:
+		n.onProbe(from, m)
+	case *wire.ProbeAck:
+		n.onProbeAck(from, m)
 	case *wire.Seal:
 		n.onSeal(from, m)
 	case *wire.SealReply:

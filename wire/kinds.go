@@ -26,6 +26,9 @@ const (
 	// KindMetaLostLog: a metadata member found it had lost log entries
 	// it once acknowledged.
 	KindMetaLostLog Kind = 33
+	// KindProbe and KindProbeAck check on a peer through another node.
+	KindProbe    Kind = 34
+	KindProbeAck Kind = 35
 
 	KindSeal       Kind = 50
 	KindSealReply  Kind = 51
@@ -82,6 +85,8 @@ var kindNames = map[Kind]string{
 	KindPing:              "Ping",
 	KindPong:              "Pong",
 	KindMetaLostLog:       "MetaLostLog",
+	KindProbe:             "Probe",
+	KindProbeAck:          "ProbeAck",
 	KindSeal:              "Seal",
 	KindSealReply:         "SealReply",
 	KindFetch:             "Fetch",
@@ -146,6 +151,10 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodePong(d), nil
 	case KindMetaLostLog:
 		return decodeMetaLostLog(d), nil
+	case KindProbe:
+		return decodeProbe(d), nil
+	case KindProbeAck:
+		return decodeProbeAck(d), nil
 	case KindSeal:
 		return decodeSeal(d), nil
 	case KindSealReply:

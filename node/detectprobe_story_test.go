@@ -1,0 +1,78 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// cutLeaderFromOwner has the story's cluster drop every message between
+// the metadata leader and the owner of a fresh queue, both ways; the
+// third node still talks to both. It returns the two.
+func cutLeaderFromOwner(t *testing.T, c *cluster) (leader, owner node.NodeID) {
+	t.Helper()
+	owner = c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	leader = c.leader()
+	if leader == owner {
+		t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	return leader, owner
+}
+
+// The link between the metadata leader and a queue's owner stalls for
+// 350 ms, past heartbeat detection's 300 ms grace, while the third node
+// hears the owner as always. The leader asks that node to ping the owner
+// for it, hears through it that the owner lives, and counts the silence
+// afresh; the link comes back before a second silence ends, and the
+// owner keeps its queue. Judged by its own link alone, the leader
+// confirmed the live owner down and moved the queue away.
+func TestALeaderWhoseLinkToTheOwnerStallsHearsItThroughAnother(t *testing.T) {
+	c := newCluster(t)
+	leader, owner := cutLeaderFromOwner(t, c)
+	c.advance(350 * time.Millisecond)
+	c.intercept = nil
+	c.advance(500 * time.Millisecond)
+	if !c.saw(event.DetectVouched, by(leader)) {
+		t.Fatalf("no node vouched for %s to the leader %s; events:\n%v", owner, leader, c.events)
+	}
+	if c.saw(event.DetectConfirm, by(leader)) || c.saw(event.MetaPlanRecovery) {
+		t.Fatalf("the leader confirmed the live owner %s down over its own stalled link; events:\n%v", owner, c.events)
+	}
+}
+
+// The same link is cut for good. A node the leader cannot reach cannot
+// follow the metadata either, so another node's word buys the owner one
+// silence, not more: the leader confirms it down once its own link has
+// stayed silent through a second verification, with no second vouch.
+func TestAnOwnerCutFromTheLeaderAloneIsConfirmedDownOneSilenceLater(t *testing.T) {
+	c := newCluster(t)
+	leader, owner := cutLeaderFromOwner(t, c)
+	cutAt := c.now
+	c.advance(time.Second)
+	confirm, ok := c.last(event.DetectConfirm)
+	if !ok || confirm.node != leader || confirm.Node() != uint32(owner) {
+		t.Fatalf("the leader %s never confirmed the owner %s down; events:\n%v", leader, owner, c.events)
+	}
+	vouches := 0
+	for _, e := range c.emitted {
+		if e.Name == event.DetectVouched && e.at.Before(confirm.at) {
+			vouches++
+		}
+	}
+	if vouches != 1 {
+		t.Fatalf("%d vouches before the confirmation, want the one; events:\n%v", vouches, c.events)
+	}
+	// Heartbeat detection confirms a silent peer 310-345 ms after its
+	// first unanswered ping; the vouch comes half a grace in, so the
+	// confirmation lands a little over 135 ms later than that.
+	if took := confirm.at.Sub(cutAt); took < 400*time.Millisecond || took > 560*time.Millisecond {
+		t.Fatalf("the owner was confirmed down %v after the cut, want 400-560ms", took)
+	}
+}
