@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,26 +15,98 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
-// logger discards the nodes' logs unless INTEROP_LOGS is set.
-func logger() *slog.Logger {
-	var w io.Writer = io.Discard
+// nodeLog keeps the latest warnings the nodes logged, so that a failed
+// test can show them and a test can ask whether an owner stepped back.
+// The nodes' logs also go to stderr when INTEROP_LOGS is set.
+type nodeLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// nodeLogLines bounds what nodeLog keeps.
+const nodeLogLines = 2000
+
+// Write keeps one record; slog's text handler writes each in one call.
+func (l *nodeLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == nodeLogLines {
+		l.lines = append(l.lines[:0], l.lines[1:]...)
+	}
+	l.lines = append(l.lines, strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// contains reports whether a kept record holds every one of parts.
+func (l *nodeLog) contains(parts ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if containsAll(line, parts) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *nodeLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// logger writes the nodes' warnings to l.
+func (l *nodeLog) logger() *slog.Logger {
+	var w io.Writer = l
 	if os.Getenv("INTEROP_LOGS") != "" {
-		w = os.Stderr
+		w = io.MultiWriter(w, os.Stderr)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// logs holds each test cluster's nodeLog.
+var logs struct {
+	mu  sync.Mutex
+	ofs map[*Cluster]*nodeLog
+}
+
+// logOf is the nodeLog of a cluster startCluster started.
+func logOf(c *Cluster) *nodeLog {
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	return logs.ofs[c]
 }
 
 // startCluster runs a three-node cluster with an SQS endpoint beside
 // each node until the test ends, and waits until every endpoint serves.
 func startCluster(t *testing.T) *Cluster {
 	t.Helper()
-	c, err := StartCluster(t.TempDir(), logger())
+	log := &nodeLog{}
+	c, err := StartCluster(t.TempDir(), log.logger())
 	if err != nil {
 		t.Fatal(err)
 	}
+	logs.mu.Lock()
+	if logs.ofs == nil {
+		logs.ofs = make(map[*Cluster]*nodeLog)
+	}
+	logs.ofs[c] = log
+	logs.mu.Unlock()
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Errorf("stopping the cluster: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("the nodes' warnings:\n%s", log)
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)

@@ -44,7 +44,7 @@ func TestInterop(t *testing.T) {
 	t.Run("QueueLifecycle", func(t *testing.T) { testQueueLifecycle(t, c, app) })
 	t.Run("SendReceiveDelete", func(t *testing.T) { testSendReceiveDelete(t, c, app) })
 	t.Run("LongPoll", func(t *testing.T) { testLongPoll(t, app) })
-	t.Run("VisibilityAndRedelivery", func(t *testing.T) { testVisibility(t, app) })
+	t.Run("VisibilityAndRedelivery", func(t *testing.T) { testVisibility(t, c, app) })
 	t.Run("BatchPartialFailures", func(t *testing.T) { testBatchFailures(t, c, app) })
 	t.Run("ErrorCodes", func(t *testing.T) { testErrorCodes(t, c, app) })
 	t.Run("RedrivePolicy", func(t *testing.T) { testRedrive(t, app) })
@@ -228,7 +228,7 @@ func testLongPoll(t *testing.T, app *sqs.Client) {
 	}
 }
 
-func testVisibility(t *testing.T, app *sqs.Client) {
+func testVisibility(t *testing.T, c *Cluster, app *sqs.Client) {
 	url := createQueue(t, app, "visible")
 	ctx := ctxFor(t, 60*time.Second)
 	if _, err := app.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("again")}); err != nil {
@@ -251,6 +251,7 @@ func testVisibility(t *testing.T, app *sqs.Client) {
 	}
 	// Extended past its 2 s, it is not delivered again meanwhile.
 	if _, err := app.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 5}); err != nil {
+		skipIfOwnerSteppedBack(t, c, "visible", err)
 		t.Fatalf("ChangeMessageVisibility 5: %v", err)
 	}
 	hidden, err := app.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 3})
@@ -259,7 +260,8 @@ func testVisibility(t *testing.T, app *sqs.Client) {
 	}
 	// 0 hands it back at once.
 	if _, err := app.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
-		t.Fatal(err)
+		skipIfOwnerSteppedBack(t, c, "visible", err)
+		t.Fatalf("ChangeMessageVisibility 0: %v", err)
 	}
 	released := time.Now()
 	third := receive(2)
@@ -278,6 +280,23 @@ func testVisibility(t *testing.T, app *sqs.Client) {
 	var invalid *types.ReceiptHandleIsInvalid
 	if !errors.As(err, &invalid) {
 		t.Fatalf("second delete: %v", err)
+	}
+}
+
+// skipIfOwnerSteppedBack skips a test whose receipt handle went stale
+// because the queue's owner stepped back: an owner that hears from no
+// quorum of its replicas for the 60 ms delivery lease hands its leases
+// back, and the message goes out again. That is the one way cairn ends a
+// lease before its visibility timeout, and a slow sync on a loaded
+// machine can cause it (one run in three on a shared CI machine failed
+// this way, unexplained until the nodes' warnings were kept). It is told
+// apart by the owner's own warning for the queue and by nothing else: any
+// other stale handle fails the test.
+func skipIfOwnerSteppedBack(t *testing.T, c *Cluster, queue string, err error) {
+	t.Helper()
+	var invalid *types.ReceiptHandleIsInvalid
+	if errors.As(err, &invalid) && logOf(c).contains("msg=queue.quorum-lost", "q="+queue+" ") {
+		t.Skipf("the owner of %s lost its quorum during the test and handed its leases back, as it must: %v", queue, err)
 	}
 }
 
