@@ -299,6 +299,31 @@ func (d *detector) verify(w *watch) {
 	d.probeThroughOthers(w, d.seq)
 }
 
+// hearsOthers reports whether a peer other than w, one this leader
+// holds up, answers it now (no ping of its waits longer than a
+// verification), or whether there is no such peer. In the swarm's
+// noise, a leader whose links to every peer stalled at once confirmed a
+// live owner down just before the stall ended (seed 442099 of the long
+// sweep: its probe to the only other peer and that peer's answer took
+// 170 and 46 ms), and its plan committed once the links were back; in a
+// cluster, a leader whose own network stalls for a grace would fail
+// every other node's queues over that way. Silent towards everyone, it
+// is more likely the one cut off, and a leader cut off for good commits
+// nothing it decides meanwhile: raft's quorum check deposes it.
+func (d *detector) hearsOthers(w *watch) bool {
+	others := false
+	for _, o := range d.watches {
+		if o == w || o.confirmed {
+			continue
+		}
+		if o.awaited == 0 || d.quietFor(o) <= verifyTicks+1 {
+			return true
+		}
+		others = true
+	}
+	return !others
+}
+
 // quietFor is how long, in ticks, w has been silent as far as this
 // leader knows: since its oldest unanswered ping went out, or since
 // another node last vouched for it, whichever is later. Call it only
@@ -474,10 +499,18 @@ func (d *detector) check(w *watch) {
 	}
 	// A verification (after a reset, or the idle monitor's) that got no
 	// answer in time confirms the peer down without a grace period.
+	// Under heartbeat detection, the cautious mode, a leader that hears
+	// no other peer either verifies on instead: it is more likely its own
+	// links that stall. Eager detection acts on the first sign, as its
+	// users chose.
 	if w.verifyBy != 0 && d.ticks > w.verifyBy {
-		w.verifyBy = 0
 		d.suspect(w)
-		d.confirm(w)
+		if p.Mode == DetectEager || d.hearsOthers(w) {
+			w.verifyBy = 0
+			d.confirm(w)
+		} else {
+			w.verifyBy = d.ticks
+		}
 	}
 	if p.Mode == DetectEager {
 		d.syncView(w)

@@ -76,3 +76,30 @@ func TestAnOwnerCutFromTheLeaderAloneIsConfirmedDownOneSilenceLater(t *testing.T
 		t.Fatalf("the owner was confirmed down %v after the cut, want 400-560ms", took)
 	}
 }
+
+// Every link of the metadata leader stalls for 350 ms, past heartbeat
+// detection's grace. Its verifications of both peers fail, and no probe
+// gets through either; but it has heard from no peer at all meanwhile,
+// so it takes the silence for its own and verifies on rather than
+// confirming anyone down. When the links come back, both peers answer,
+// and no queue moved. Before, it confirmed the live owner down, and the
+// plan committed once the links were back.
+func TestALeaderThatHearsNoPeerConfirmsNoneDown(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	leader := c.leader()
+	if leader == owner {
+		t.Fatal("the story needs an owner that does not lead the metadata")
+	}
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool { return from != leader && to != leader }
+	c.advance(350 * time.Millisecond)
+	c.intercept = nil
+	c.advance(500 * time.Millisecond)
+	if !c.saw(event.DetectSuspect, by(leader)) {
+		t.Fatalf("the leader %s suspected no one while cut off; events:\n%v", leader, c.events)
+	}
+	if c.saw(event.DetectConfirm, by(leader)) || c.saw(event.MetaPlanRecovery) {
+		t.Fatalf("the leader %s, hearing no peer, confirmed one down; events:\n%v", leader, c.events)
+	}
+}
