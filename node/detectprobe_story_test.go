@@ -9,10 +9,10 @@ import (
 	"github.com/cairnmq/cairn/wire"
 )
 
-// cutLeaderFromOwner has the story's cluster drop every message between
-// the metadata leader and the owner of a fresh queue, both ways; the
-// third node still talks to both. It returns the two.
-func cutLeaderFromOwner(t *testing.T, c *cluster) (leader, owner node.NodeID) {
+// ordersApartFromLeader creates the queue orders with three confirmed
+// messages and returns the metadata leader and the queue's owner, which
+// the stories need to be two nodes.
+func ordersApartFromLeader(t *testing.T, c *cluster) (leader, owner node.NodeID) {
 	t.Helper()
 	owner = c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 3)
@@ -20,6 +20,15 @@ func cutLeaderFromOwner(t *testing.T, c *cluster) (leader, owner node.NodeID) {
 	if leader == owner {
 		t.Fatal("the story needs an owner that does not lead the metadata")
 	}
+	return leader, owner
+}
+
+// cutLeaderFromOwner has the story's cluster drop every message between
+// the metadata leader and the owner of a fresh queue, both ways; the
+// third node still talks to both. It returns the two.
+func cutLeaderFromOwner(t *testing.T, c *cluster) (leader, owner node.NodeID) {
+	t.Helper()
+	leader, owner = ordersApartFromLeader(t, c)
 	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
 		return !(from == owner && to == leader || from == leader && to == owner)
 	}
@@ -86,12 +95,7 @@ func TestAnOwnerCutFromTheLeaderAloneIsConfirmedDownOneSilenceLater(t *testing.T
 // plan committed once the links were back.
 func TestALeaderThatHearsNoPeerConfirmsNoneDown(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	c.publishConfirmed(owner, "orders", 3)
-	leader := c.leader()
-	if leader == owner {
-		t.Fatal("the story needs an owner that does not lead the metadata")
-	}
+	leader, _ := ordersApartFromLeader(t, c)
 	c.intercept = func(from, to node.NodeID, m wire.Message) bool { return from != leader && to != leader }
 	c.advance(350 * time.Millisecond)
 	c.intercept = nil

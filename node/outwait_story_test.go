@@ -25,12 +25,7 @@ import (
 // on it, and is confirmed once it serves.
 func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	c.publishConfirmed(owner, "orders", 3)
-	leader := c.leader()
-	if leader == owner {
-		t.Fatal("the story needs an owner that does not lead the metadata")
-	}
+	leader, owner := ordersApartFromLeader(t, c)
 	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
 		if _, seal := m.(*wire.Seal); seal && to == owner {
 			return false // it serves on, not knowing of the seal
