@@ -46,6 +46,7 @@ const (
 	ProbeReplicaTruncated    = "replica-truncated"
 	ProbeRedeliveredNoNack   = "redelivered-without-nack"
 	ProbeSuspectedRunning    = "suspected-while-running"
+	ProbeVouchedRunning      = "vouched-while-running"
 	ProbeCrashAtBoundary     = "crash-at-boundary"
 	ProbeHaltedItself        = "node-halted-itself"
 	ProbeTornWrite           = "torn-write-at-crash"
@@ -93,6 +94,7 @@ var Probes = []Probe{
 	{ProbeReplicaTruncated, "a replica dropped an unconfirmed suffix a newer epoch does not hold (queue.truncate)"},
 	{ProbeRedeliveredNoNack, "a message was sent again though no consumer nacked it: a lease expired, or a new owner resent it"},
 	{ProbeSuspectedRunning, "the failure detector suspected a node whose process was running (paused or cut off)"},
+	{ProbeVouchedRunning, "a metadata leader heard a running peer it had gone without through another node's indirect probe (detect.vouched)"},
 	{ProbeCrashAtBoundary, "a crash-at fault fired: a process died at the named boundary"},
 	{ProbeHaltedItself, "a node halted itself on a storage error it may not carry on from, and was restarted"},
 	{ProbeTornWrite, "a crash left a file holding part of its unsynced data, a torn tail the next open must set aside"},
@@ -352,6 +354,10 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 	case event.DetectSuspect:
 		if t := int(e.Node()); t >= 1 && t <= len(w.procs) && w.procs[t-1].state != stateDown {
 			c.probes[ProbeSuspectedRunning]++
+		}
+	case event.DetectVouched:
+		if t := int(e.Node()); t >= 1 && t <= len(w.procs) && w.procs[t-1].state != stateDown {
+			c.probes[ProbeVouchedRunning]++
 		}
 	}
 }

@@ -103,7 +103,7 @@ func TestProbesReachedAcrossSeeds(t *testing.T) {
 		}
 	}
 	for _, name := range []string{ProbeRecoveryTransferred, ProbeReplicaTruncated, ProbeUnknownDelivered,
-		ProbeRedeliveredNoNack, ProbeSuspectedRunning, ProbeHaltedItself, ProbeSyncFailed} {
+		ProbeRedeliveredNoNack, ProbeSuspectedRunning, ProbeVouchedRunning, ProbeHaltedItself, ProbeSyncFailed} {
 		if seeds[name] == 0 {
 			t.Errorf("probe %s reached in none of seeds 1-%d (reached: %v)", name, probeSeeds, seeds)
 		}
