@@ -240,13 +240,23 @@ func (n *Node) detectPong(from NodeID, seq uint64) {
 			w.awaited, w.awaitedSeq = w.lastPing, w.lastPingSeq
 		}
 	}
-	if heard && (w.suspected || w.confirmed) {
-		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
-		if w.confirmed && n.meta.isLeader() {
-			n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
-		}
-		w.suspected, w.confirmed = false, false
+	if heard {
+		d.heardAgain(w)
 	}
+}
+
+// heardAgain clears a suspicion or a confirmation of w, which answered:
+// a leader that confirmed it down proposes it up again.
+func (d *detector) heardAgain(w *watch) {
+	n := d.n
+	if !w.suspected && !w.confirmed {
+		return
+	}
+	n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
+	if w.confirmed && n.meta.isLeader() {
+		n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
+	}
+	w.suspected, w.confirmed = false, false
 }
 
 // verifyLeader pings this follower's leader and gives it verifyTicks to

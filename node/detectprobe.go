@@ -46,7 +46,7 @@ type relay struct {
 // nobody when others vouched for w already and the leader's link to w
 // has stayed silent since.
 func (d *detector) probeThroughOthers(w *watch, seq uint64) {
-	if w.vouched != 0 && w.vouchedHeard == w.lastHeard {
+	if w.vouchedThisSilence() {
 		return
 	}
 	for _, helper := range d.watches {
@@ -56,6 +56,10 @@ func (d *detector) probeThroughOthers(w *watch, seq uint64) {
 		d.n.env.Send(helper.id, &wire.Probe{Seq: seq, Target: uint64(w.id)})
 	}
 }
+
+// vouchedThisSilence reports whether another node vouched for w since
+// the leader's own link to it was last heard from.
+func (w *watch) vouchedThisSilence() bool { return w.vouched != 0 && w.vouchedHeard == w.lastHeard }
 
 // probeEarly asks the other peers about w once its silence is half way
 // to a verification, so that a helper whose own link to w stalls too
@@ -79,10 +83,10 @@ func (d *detector) probeEarly(w *watch, p DetectionPolicy, interval, grace uint6
 // about itself answers at once.
 func (n *Node) onProbe(from NodeID, m *wire.Probe) {
 	d := n.detector
-	target := NodeID(m.Target)
 	if d == nil {
 		return
 	}
+	target := NodeID(m.Target)
 	if target == n.cfg.ID {
 		n.env.Send(from, &wire.ProbeAck{Seq: m.Seq, Target: m.Target})
 		return
@@ -131,7 +135,7 @@ func (n *Node) onProbeAck(from NodeID, m *wire.ProbeAck) {
 		return
 	}
 	w := d.watchOf(NodeID(m.Target))
-	if w == nil || m.Seq < w.resetSeq || m.Seq < w.answeredSeq || w.vouched != 0 && w.vouchedHeard == w.lastHeard {
+	if w == nil || m.Seq < w.resetSeq || m.Seq < w.answeredSeq || w.vouchedThisSilence() {
 		// A reset came since, the peer answered a later ping itself, or
 		// another helper vouched for it in this silence already.
 		return
@@ -141,11 +145,5 @@ func (n *Node) onProbeAck(from NodeID, m *wire.ProbeAck) {
 	if m.Seq >= w.verifySeq {
 		w.verifyBy = 0
 	}
-	if w.suspected || w.confirmed {
-		n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
-		if w.confirmed {
-			n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
-		}
-		w.suspected, w.confirmed = false, false
-	}
+	d.heardAgain(w)
 }
