@@ -64,7 +64,7 @@ func TestAWSCLI(t *testing.T) {
 	if bin == "" {
 		t.Skip("awscli is not installed (apt-get install awscli; .ci/run does when run as root): the AWS CLI test is skipped")
 	}
-	c := startCluster(t)
+	c, _ := startCluster(t)
 	aws := cli{t: t, bin: bin, endpoint: c.Endpoints[0], home: t.TempDir()}
 	var created struct{ QueueUrl string }
 	aws.run(AppKeyID, AppSecret, &created, "create-queue", "--queue-name", "cli-jobs")

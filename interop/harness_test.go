@@ -73,34 +73,16 @@ func (l *nodeLog) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// logs holds each test cluster's nodeLog.
-var logs struct {
-	mu  sync.Mutex
-	ofs map[*Cluster]*nodeLog
-}
-
-// logOf is the nodeLog of a cluster startCluster started.
-func logOf(c *Cluster) *nodeLog {
-	logs.mu.Lock()
-	defer logs.mu.Unlock()
-	return logs.ofs[c]
-}
-
 // startCluster runs a three-node cluster with an SQS endpoint beside
 // each node until the test ends, and waits until every endpoint serves.
-func startCluster(t *testing.T) *Cluster {
+// It returns the cluster and the warnings its nodes log.
+func startCluster(t *testing.T) (*Cluster, *nodeLog) {
 	t.Helper()
 	log := &nodeLog{}
 	c, err := StartCluster(t.TempDir(), log.logger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs.mu.Lock()
-	if logs.ofs == nil {
-		logs.ofs = make(map[*Cluster]*nodeLog)
-	}
-	logs.ofs[c] = log
-	logs.mu.Unlock()
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Errorf("stopping the cluster: %v", err)
@@ -125,7 +107,7 @@ func startCluster(t *testing.T) *Cluster {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	return c
+	return c, log
 }
 
 // sdkFor is an AWS SDK client for node i's endpoint, with only the
@@ -157,4 +139,19 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// TestNodeLogFindsAWarningByItsParts logs a warning as the nodes' event
+// logger does and finds it by message and queue, and not by the name of
+// a queue the first is a prefix of.
+func TestNodeLogFindsAWarningByItsParts(t *testing.T) {
+	l := &nodeLog{}
+	l.logger().LogAttrs(context.Background(), slog.LevelWarn, "queue.quorum-lost", slog.String("q", "visible2"), slog.Uint64("epoch", 1))
+	if l.contains("msg=queue.quorum-lost", "q=visible ") {
+		t.Fatalf("a warning for visible2 was taken for one for visible:\n%s", l)
+	}
+	l.logger().LogAttrs(context.Background(), slog.LevelWarn, "queue.quorum-lost", slog.String("q", "visible"), slog.Uint64("epoch", 1))
+	if !l.contains("msg=queue.quorum-lost", "q=visible ") {
+		t.Fatalf("the warning for visible was not found:\n%s", l)
+	}
 }

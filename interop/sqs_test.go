@@ -39,12 +39,12 @@ func createQueue(t *testing.T, api *sqs.Client, name string) string {
 }
 
 func TestInterop(t *testing.T) {
-	c := startCluster(t)
+	c, log := startCluster(t)
 	app := sdkFor(c, 0, AppKeyID, AppSecret)
 	t.Run("QueueLifecycle", func(t *testing.T) { testQueueLifecycle(t, c, app) })
 	t.Run("SendReceiveDelete", func(t *testing.T) { testSendReceiveDelete(t, c, app) })
 	t.Run("LongPoll", func(t *testing.T) { testLongPoll(t, app) })
-	t.Run("VisibilityAndRedelivery", func(t *testing.T) { testVisibility(t, c, app) })
+	t.Run("VisibilityAndRedelivery", func(t *testing.T) { testVisibility(t, log, app) })
 	t.Run("BatchPartialFailures", func(t *testing.T) { testBatchFailures(t, c, app) })
 	t.Run("ErrorCodes", func(t *testing.T) { testErrorCodes(t, c, app) })
 	t.Run("RedrivePolicy", func(t *testing.T) { testRedrive(t, app) })
@@ -228,7 +228,7 @@ func testLongPoll(t *testing.T, app *sqs.Client) {
 	}
 }
 
-func testVisibility(t *testing.T, c *Cluster, app *sqs.Client) {
+func testVisibility(t *testing.T, log *nodeLog, app *sqs.Client) {
 	url := createQueue(t, app, "visible")
 	ctx := ctxFor(t, 60*time.Second)
 	if _, err := app.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("again")}); err != nil {
@@ -251,7 +251,7 @@ func testVisibility(t *testing.T, c *Cluster, app *sqs.Client) {
 	}
 	// Extended past its 2 s, it is not delivered again meanwhile.
 	if _, err := app.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 5}); err != nil {
-		skipIfOwnerSteppedBack(t, c, "visible", err)
+		skipIfOwnerSteppedBack(t, log, "visible", err)
 		t.Fatalf("ChangeMessageVisibility 5: %v", err)
 	}
 	hidden, err := app.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 3})
@@ -260,7 +260,7 @@ func testVisibility(t *testing.T, c *Cluster, app *sqs.Client) {
 	}
 	// 0 hands it back at once.
 	if _, err := app.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
-		skipIfOwnerSteppedBack(t, c, "visible", err)
+		skipIfOwnerSteppedBack(t, log, "visible", err)
 		t.Fatalf("ChangeMessageVisibility 0: %v", err)
 	}
 	released := time.Now()
@@ -292,10 +292,10 @@ func testVisibility(t *testing.T, c *Cluster, app *sqs.Client) {
 // this way, unexplained until the nodes' warnings were kept). It is told
 // apart by the owner's own warning for the queue and by nothing else: any
 // other stale handle fails the test.
-func skipIfOwnerSteppedBack(t *testing.T, c *Cluster, queue string, err error) {
+func skipIfOwnerSteppedBack(t *testing.T, log *nodeLog, queue string, err error) {
 	t.Helper()
 	var invalid *types.ReceiptHandleIsInvalid
-	if errors.As(err, &invalid) && logOf(c).contains("msg=queue.quorum-lost", "q="+queue+" ") {
+	if errors.As(err, &invalid) && log.contains("msg=queue.quorum-lost", "q="+queue+" ") {
 		t.Skipf("the owner of %s lost its quorum during the test and handed its leases back, as it must: %v", queue, err)
 	}
 }
