@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/cairnmq/cairn/event"
 )
 
 // nodeLog keeps the latest warnings the nodes logged, so that a failed
@@ -146,12 +147,12 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // a queue the first is a prefix of.
 func TestNodeLogFindsAWarningByItsParts(t *testing.T) {
 	l := &nodeLog{}
-	l.logger().LogAttrs(context.Background(), slog.LevelWarn, "queue.quorum-lost", slog.String("q", "visible2"), slog.Uint64("epoch", 1))
-	if l.contains("msg=queue.quorum-lost", "q=visible ") {
+	l.logger().LogAttrs(context.Background(), slog.LevelWarn, string(event.QueueQuorumLost), slog.String("q", "visible2"), slog.Uint64("epoch", 1))
+	if l.contains("msg="+string(event.QueueQuorumLost), "q=visible ") {
 		t.Fatalf("a warning for visible2 was taken for one for visible:\n%s", l)
 	}
-	l.logger().LogAttrs(context.Background(), slog.LevelWarn, "queue.quorum-lost", slog.String("q", "visible"), slog.Uint64("epoch", 1))
-	if !l.contains("msg=queue.quorum-lost", "q=visible ") {
+	l.logger().LogAttrs(context.Background(), slog.LevelWarn, string(event.QueueQuorumLost), slog.String("q", "visible"), slog.Uint64("epoch", 1))
+	if !l.contains("msg="+string(event.QueueQuorumLost), "q=visible ") {
 		t.Fatalf("the warning for visible was not found:\n%s", l)
 	}
 }

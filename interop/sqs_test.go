@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+	"github.com/cairnmq/cairn/event"
 )
 
 // apiCode is the error code an SDK error carries.
@@ -295,7 +296,7 @@ func testVisibility(t *testing.T, log *nodeLog, app *sqs.Client) {
 func skipIfOwnerSteppedBack(t *testing.T, log *nodeLog, queue string, err error) {
 	t.Helper()
 	var invalid *types.ReceiptHandleIsInvalid
-	if errors.As(err, &invalid) && log.contains("msg=queue.quorum-lost", "q="+queue+" ") {
+	if errors.As(err, &invalid) && log.contains("msg="+string(event.QueueQuorumLost), "q="+queue+" ") {
 		t.Skipf("the owner of %s lost its quorum during the test and handed its leases back, as it must: %v", queue, err)
 	}
 }
