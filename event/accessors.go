@@ -87,6 +87,10 @@ func (e Event) Deliveries() uint64 { return e.unsigned(KeyDeliveries) }
 // Leases is how many deliveries an owner held leased.
 func (e Event) Leases() int { return int(e.signed(KeyLeases)) }
 
+// Admitted returns how many publishes a recovered owner appended while
+// it outwaited an older owner's quorum.
+func (e Event) Admitted() int { return int(e.signed(KeyAdmitted)) }
+
 // Members returns the members a recovered owner's activation, or a
 // checkpoint certificate, names.
 func (e Event) Members() []uint32 { return e.nodeList(KeyMembers) }

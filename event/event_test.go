@@ -55,6 +55,7 @@ var samples = []sample{
 	{NewQueueQuorumRegained("orders", 3, 20*time.Millisecond), "queue.quorum-regained q=orders epoch=3 us=20000", "S U I"},
 	{NewQueueActivationWaits("orders", 4, 350*time.Millisecond), "queue.activation-waits q=orders epoch=4 us=350000", "S U I"},
 	{NewQueueActivationOutwaits("orders", 5, 80*time.Millisecond), "queue.activation-outwaits q=orders epoch=5 us=80000", "S U I"},
+	{NewQueueOutwaited("orders", 5, 3), "queue.outwaited q=orders epoch=5 admitted=3", "S U I"},
 	{NewQueueSecondWriter("orders", 3, 2), "queue.second-writer q=orders from=n3 epoch=2", "S S U"},
 	{NewQueueBadAppend("orders", 2, 1, errSample), "queue.bad-append q=orders epoch=2 from=n1 err=disk on fire", "S U S S"},
 	{NewQueueRefusedTruncation("orders", 2, 1, errSample), "queue.refused-truncation q=orders epoch=2 from=n1 err=disk on fire", "S U S S"},

@@ -204,4 +204,8 @@ const (
 	// KeyLeases carries how many deliveries an owner had leased and not
 	// yet seen settled or given back (Leases).
 	KeyLeases Key = "leases"
+
+	// KeyAdmitted carries how many publishes a recovered owner appended
+	// while it outwaited an older owner's quorum (Admitted).
+	KeyAdmitted Key = "admitted"
 )

@@ -61,8 +61,12 @@ const (
 	// QueueActivationOutwaits: a recovered owner the metadata activated
 	// waits until an older owner's quorum, which may have accepted its
 	// appends until just before the seal, has surely gone stale, before
-	// it serves (NewQueueActivationOutwaits).
+	// it delivers or settles anything; it admits publishes meanwhile
+	// (NewQueueActivationOutwaits).
 	QueueActivationOutwaits Name = "queue.activation-outwaits"
+	// QueueOutwaited: a recovered owner's wait for an older owner's
+	// quorum is over, and it admits every client (NewQueueOutwaited).
+	QueueOutwaited Name = "queue.outwaited"
 	// QueueFollowerFull: an owner heard that a follower's node is short
 	// of space, and takes no new messages until it has room again
 	// (NewQueueFollowerFull).
@@ -318,7 +322,7 @@ const (
 // this file and fails if a constant is missing here.
 var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
-	QueueQuorumRegained, QueueActivationWaits, QueueActivationOutwaits, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
+	QueueQuorumRegained, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

@@ -67,6 +67,13 @@ func NewQueuePurgeWritten(q, token string, index, after uint64) Event {
 	return newEvent(QueuePurgeWritten, str(KeyQueue, q), str(KeyID, token), u64(KeyIndex, index), u64(KeyAfter, after))
 }
 
+// NewQueueOutwaited reports that q's owner of epoch, which admitted
+// publishes only while an older owner's quorum might still be fresh,
+// serves in full now, having appended admitted publishes meanwhile.
+func NewQueueOutwaited(q string, epoch uint64, admitted int) Event {
+	return newEvent(QueueOutwaited, str(KeyQueue, q), u64(KeyEpoch, epoch), num(KeyAdmitted, admitted))
+}
+
 // NewQueueHoldEnded reports that q's owner of epoch, activated by a
 // recovery, began delivering the history it recovered, in which held
 // messages were unsettled.
@@ -106,9 +113,9 @@ func NewQueueActivationWaits(q string, epoch uint64, silence time.Duration) Even
 }
 
 // NewQueueActivationOutwaits reports that q's owner of epoch, activated
-// by the metadata after a recovery, serves in remaining, when the
-// acceptances its sealed witnesses gave an older owner are past the
-// silence limit.
+// by the metadata after a recovery, admits publishes and serves in full
+// in remaining, when the acceptances its sealed witnesses gave an older
+// owner are past the silence limit.
 func NewQueueActivationOutwaits(q string, epoch uint64, remaining time.Duration) Event {
 	return newEvent(QueueActivationOutwaits, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), remaining.Microseconds()))
 }

@@ -148,7 +148,7 @@ func (o *ownerState) resumeMoves() {
 // askMoves asks the dead-letter queue's owner to store each confirmed
 // move not asked for lately.
 func (o *ownerState) askMoves(now time.Time) {
-	if len(o.moves) == 0 || !o.r.serving() {
+	if len(o.moves) == 0 || !o.r.delivering() {
 		return
 	}
 	o.markSettledMoves()

@@ -324,7 +324,7 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 	started := 0
 	for _, name := range n.names {
 		r, q := n.queues[name], n.meta.state.queues[name]
-		if !r.serving() || r.own.handoff != nil || q == nil || q.Owner != n.cfg.ID || q.State != QueueActive {
+		if !r.delivering() || r.own.handoff != nil || q == nil || q.Owner != n.cfg.ID || q.State != QueueActive {
 			continue
 		}
 		to, ok := n.drainTarget(q)

@@ -44,6 +44,7 @@ func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
 		t.Fatal("the recovery reported no seal stage")
 	}
 	newOwner := recoveredOwner(t, c)
+	c.untilActive(newOwner, "orders")
 	activated := c.now
 
 	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Second})
@@ -184,6 +185,19 @@ func (c *cluster) cutFromLeaderUntilRecovered(owner node.NodeID, queue string, l
 	for step := 0; !c.saw(event.RecoveryDone, onQueue(queue)); step++ {
 		if step > 400 {
 			c.t.Fatalf("no recovery completed in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+}
+
+// untilActive advances the cluster until node says it serves queue in
+// full (queue.active): a recovered owner outwaits an older owner's quorum
+// after the metadata activated it.
+func (c *cluster) untilActive(node node.NodeID, queue string) {
+	c.t.Helper()
+	for step := 0; !c.saw(event.QueueActive, by(node), onQueue(queue)); step++ {
+		if step > 100 {
+			c.t.Fatalf("%s did not serve %s in 500ms; events:\n%v", node, queue, c.events)
 		}
 		c.advance(5 * time.Millisecond)
 	}

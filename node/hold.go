@@ -79,35 +79,77 @@ func (n *Node) onHoldTimer() {
 }
 
 // timerOutwait fires when a recovered owner the metadata activated may
-// serve: no older owner can still serve on its quorum.
+// deliver: no older owner can still serve on its quorum.
 const timerOutwait TimerKind = 7
 
-// outwaitGrants reports whether this candidate, which the metadata
-// activated and whose own quorum is fresh, must still wait for an older
-// owner's quorum to go stale before it serves (recovery.Core.ServeFrom).
-// The first time it must, it reports so and sets a timer for the end of
-// the wait, which reconciles the queue again.
-func (o *ownerState) outwaitGrants() bool {
-	from := o.recovery.ServeFrom()
+// beginOutwait starts, for an owner its recovery has just activated, the
+// wait for an older owner's quorum to go stale (recovery.Core.ServeFrom),
+// if from is still ahead on the lease clock, and sets a timer for its end.
+// Meanwhile the owner admits publishes, which only it can confirm now,
+// and delivers and settles nothing: the older owner may still hand out
+// and take back messages of the history it shares. Clients waited out
+// the whole wait before: the first publish after a failover was confirmed
+// only once it was over, at 100 ms at p95 of 30 SIGKILL trials with a
+// backlog of 10,000, three quarters of it this wait.
+func (o *ownerState) beginOutwait(from uint64) {
 	now := o.r.n.leaseClock()
 	if now >= from {
 		o.outwaitUntil = 0
-		return false
+		return
 	}
-	if o.outwaitUntil != from {
-		o.outwaitUntil = from
-		o.r.n.emit(event.NewQueueActivationOutwaits(o.r.name, o.r.epoch, time.Duration(from-now)))
-		o.r.n.env.After(time.Duration(from-now), Timer{Kind: timerOutwait})
-	}
-	return true
+	o.outwaitUntil, o.outwaitAdmitted = from, 0
+	o.r.n.emit(event.NewQueueActivationOutwaits(o.r.name, o.r.epoch, time.Duration(from-now)))
+	o.r.n.env.After(time.Duration(from-now), Timer{Kind: timerOutwait})
 }
 
-// onOutwaitTimer finishes the recoveries whose wait for an older owner's
-// quorum is over.
+// outwaiting reports whether this owner still outwaits an older owner's
+// quorum: it admits publishes, but delivers and settles nothing yet.
+func (o *ownerState) outwaiting() bool { return o.outwaitUntil != 0 }
+
+// delivering reports whether the replica serves its queue in full: an
+// owner that no longer outwaits an older one.
+func (r *replica) delivering() bool { return r.serving() && !r.own.outwaiting() }
+
+// admitClients lets clients in on an owner that has just begun to serve:
+// it says so, confirms what its quorum holds, delivers, and sends the
+// requests parked for it through the node again. An owner that still
+// outwaits an older one lets publishes in only, and says it serves
+// (queue.active) once it admits every client.
+func (o *ownerState) admitClients() {
+	r := o.r
+	if !o.outwaiting() {
+		r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
+	}
+	o.updateCommit()
+	o.replicate()
+	o.pump()
+	r.n.checkParked(r.name)
+}
+
+// onOutwaitTimer admits every client of the owners whose wait for an
+// older owner's quorum is over, and sets the timer again for those whose
+// lease clock, which may run slower than the timers', is not there yet.
 func (n *Node) onOutwaitTimer() {
+	now := n.leaseClock()
+	var next uint64
 	for _, name := range n.names {
-		if r := n.queues[name]; r.own != nil && r.own.outwaitUntil != 0 && n.leaseClock() >= r.own.outwaitUntil {
-			n.reconcile(name)
+		r := n.queues[name]
+		switch {
+		case r.own == nil || !r.own.outwaiting():
+		case now < r.own.outwaitUntil:
+			if next == 0 || r.own.outwaitUntil < next {
+				next = r.own.outwaitUntil
+			}
+		default:
+			r.own.outwaitUntil = 0
+			if r.serving() {
+				n.emit(event.NewQueueOutwaited(name, r.epoch, r.own.outwaitAdmitted))
+				r.own.admitClients()
+			}
+			r.own.outwaitAdmitted = 0
 		}
+	}
+	if next != 0 {
+		n.env.After(time.Duration(next-now), Timer{Kind: timerOutwait})
 	}
 }

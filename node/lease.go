@@ -71,7 +71,7 @@ func (o *ownerState) pump() {
 			return
 		}
 	}
-	if !o.r.serving() || len(o.subs) == 0 || !o.leaseValid() {
+	if !o.r.delivering() || len(o.subs) == 0 || !o.leaseValid() {
 		return
 	}
 	o.endHoldIfDue()

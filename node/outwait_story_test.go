@@ -12,17 +12,20 @@ import (
 // An owner loses only its link to the metadata leader: its followers go
 // on taking its appends, so it goes on serving, while the leader finds it
 // silent and plans a recovery. The candidate's seal does not reach the
-// old owner, which serves on; it seals both followers, and the
-// one that is not the candidate took the old owner's appends until its
-// seal, so the old owner's quorum stays fresh for up to the silence limit
-// (the 60ms delivery lease) after that. The metadata activates the candidate well within
-// that time, and serving then would make two owners at once (in the long
-// sweep, seed 374216: a stalled older candidate activated its epoch after
-// the newer one had, on such a quorum). So the candidate outwaits it: it
-// serves once the limit and a quarter have passed since the latest
-// acceptance a sealed witness gave, no sooner and not much later, after
-// the old owner stepped back. A publish that reaches it meanwhile waits
-// on it, and is confirmed once it serves.
+// old owner, which serves on; it seals both followers, and the one that
+// is not the candidate took the old owner's appends until its seal, so
+// the old owner's quorum stays fresh for up to the silence limit (60ms)
+// after that. The metadata activates the candidate well within that
+// time. The new owner admits publishes at once, since the sealed
+// witnesses refuse the old owner's appends and it alone can confirm
+// anything now. But delivering or taking acks then would make two owners
+// of the recovered messages at once (in the long sweep, seed 374216: a
+// stalled older candidate activated its epoch after the newer one had,
+// on such a quorum). So for the rest it outwaits the old owner: a
+// subscription waits, an ack is refused as unavailable, and its status
+// says it is still a candidate, until the limit and a quarter have passed
+// since the latest acceptance a sealed witness gave, no sooner and not
+// much later, after the old owner stepped back.
 func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	c := newCluster(t)
 	leader, owner := ordersApartFromLeader(t, c)
@@ -53,12 +56,19 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	if sealed.at.IsZero() || !c.saw(event.MetaRecoveryActivated, by(newOwner), inEpoch(2)) {
 		t.Fatalf("%s outwaits before its seal stage ended or before the metadata activated it; events:\n%v", newOwner, c.events)
 	}
-	if c.saw(event.QueueActive, by(newOwner)) {
-		t.Fatal("the recovered owner served before it outwaited the old owner's quorum")
-	}
 	c.request(newOwner, 7, &wire.Publish{ReqID: 60, Queue: "orders", ID: msgID(60)})
+	c.request(newOwner, 8, &wire.Subscribe{ReqID: 61, Queue: "orders", Window: 10, Lease: time.Second})
+	c.request(newOwner, 8, &wire.Settle{ReqID: 62, Queue: "orders", ID: msgID(1)})
 	c.settle()
-	c.noReply(60)
+	c.mustReply(60, wire.StatusOK)
+	c.noReply(61)
+	c.mustReply(62, wire.StatusUnavailable)
+	if c.saw(event.QueueActive, by(newOwner)) {
+		t.Fatal("the recovered owner served in full before it outwaited the old owner's quorum")
+	}
+	if v := viewOf(t, c.node(newOwner).n, "orders"); v.Role != "candidate" {
+		t.Fatalf("an owner that outwaits an older one says its role is %q, want candidate", v.Role)
+	}
 
 	c.advance(200 * time.Millisecond)
 	var active, stepped emission
@@ -73,6 +83,9 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	if active.at.IsZero() {
 		t.Fatalf("the recovered owner does not serve 200ms after it began to outwait; events:\n%v", c.events)
 	}
+	if e, ok := c.last(event.QueueOutwaited); !ok || e.node != newOwner || e.Admitted() != 1 {
+		t.Fatalf("the end of the wait was reported as %v (%v), want one publish admitted meanwhile by %s", e, ok, newOwner)
+	}
 	// The witness's last acceptance came after the seal stage began and
 	// before its quorum formed.
 	if wait := active.at.Sub(sealed.at); wait > 75*time.Millisecond || wait < 75*time.Millisecond-sealed.Elapsed() {
@@ -81,5 +94,14 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	if stepped.at.IsZero() || !stepped.at.Before(active.at) {
 		t.Fatalf("the old owner stepped back at %v (zero: never), and the new one served at %v", stepped.at, active.at)
 	}
-	c.mustReply(60, wire.StatusOK)
+	c.mustReply(61, wire.StatusOK)
+	got, want := c.deliveries(8), []wire.MessageID{msgID(1), msgID(2), msgID(3), msgID(60)}
+	if len(got) != len(want) {
+		t.Fatalf("once it served, the new owner delivered %d messages, want %d: the recovered ones and the one confirmed while it outwaited", len(got), len(want))
+	}
+	for i, d := range got {
+		if d.ID != want[i] {
+			t.Fatalf("delivery %d is %s, want %s", i, d.ID, want[i])
+		}
+	}
 }

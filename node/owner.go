@@ -88,10 +88,13 @@ type ownerState struct {
 	// activationGranted).
 	activationWaits bool
 	waitingFrom     uint64
-	// outwaitUntil is when, on the lease clock, a recovered candidate the
-	// metadata activated may serve, once no older owner can still serve on
-	// its quorum; zero if it is not outwaiting one (outwaitGrants).
-	outwaitUntil uint64
+	// outwaitUntil is when, on the lease clock, a recovered owner may
+	// start delivering, once no older owner can still serve on its
+	// quorum; until then it admits publishes only. Zero if it is not
+	// outwaiting one (hold.go). outwaitAdmitted counts the publishes it
+	// appended meanwhile.
+	outwaitUntil    uint64
+	outwaitAdmitted int
 	// moves are the dead-lettered messages on their way to the
 	// dead-letter queue, in the order their records were appended
 	// (deadletter.go).

@@ -40,11 +40,23 @@ type parkedRequest struct {
 // parkDuringFailover parks req if its queue is changing hands as this
 // node sees it, and reports whether it did.
 func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) bool {
-	if !n.failingOver(queue) || len(n.parked) >= maxParked {
+	if !n.waitsHere(queue, req) || len(n.parked) >= maxParked {
 		return false
 	}
 	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Monotonic()})
 	return true
+}
+
+// waitsHere reports whether req must wait on this node for its queue's
+// failover: a publish waits for less than other requests, as an owner
+// still outwaiting an older one admits it (beginOutwait).
+func (n *Node) waitsHere(queue string, req wire.Message) bool {
+	if _, publish := req.(*wire.Publish); publish {
+		if r := n.queues[queue]; r != nil && r.serving() && r.own.outwaiting() && r.own.handoff == nil {
+			return false
+		}
+	}
+	return n.failingOver(queue)
 }
 
 // failingOver reports whether a request for queue should wait here: the
@@ -69,17 +81,20 @@ func (n *Node) failingOver(queue string) bool {
 }
 
 // activating reports whether this replica is an owner the metadata has
-// activated that does not serve yet: a recovered one outwaiting an older
-// owner's quorum (outwaitGrants), or one waiting for its own quorum to
-// accept an append it sent since it learned of its activation
+// activated that does not serve in full yet: a recovered one outwaiting
+// an older owner's quorum (beginOutwait), or one waiting for its own
+// quorum to accept an append it sent since it learned of its activation
 // (waitForActivation). Either admits its clients in a few round trips or
 // a silence limit, well within a parked request's patience; refused, they
 // would back off for longer than that, or give up.
 func (r *replica) activating() bool {
-	if r == nil || r.serving() || r.own == nil {
+	if r == nil || r.own == nil {
 		return false
 	}
-	return r.own.activationWaits || r.own.outwaitUntil != 0 && r.own.recovery != nil
+	if r.serving() {
+		return r.own.outwaiting()
+	}
+	return r.own.activationWaits
 }
 
 // servesEarly reports whether this node already serves q as the owner of
@@ -106,7 +121,7 @@ func (n *Node) checkParked(queue string) {
 	kept := n.parked[:0:0]
 	for _, p := range n.parked {
 		switch {
-		case (queue == "" || p.queue == queue) && !n.failingOver(p.queue):
+		case (queue == "" || p.queue == queue) && !n.waitsHere(p.queue, p.req):
 			again = append(again, p)
 		case now-p.at >= parkTimeout:
 			late = append(late, p)

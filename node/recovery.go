@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node/recovery"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -157,11 +156,7 @@ func (o *ownerState) perform(c *recovery.Core, acts []recovery.Action) {
 				// nothing, and says it does not.
 				return
 			}
-			r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
-			o.updateCommit()
-			o.replicate()
-			o.pump()
-			r.n.checkParked(r.name)
+			o.admitClients()
 		case recovery.Restart:
 			o.restartRecovery(c, a.Attempt)
 		case recovery.Abandon:
@@ -251,15 +246,15 @@ func (o *ownerState) proposeActivation(c *recovery.Core, members []uint32) {
 // waiting count: an acceptance of an earlier one may have been given
 // before a newer seal (activationGranted). This is the same rule by which
 // a serving owner steps back (quorum.go), applied before it starts.
+//
+// Activated, the owner admits publishes at once, and its other clients
+// once an older owner's quorum has surely gone stale (beginOutwait).
 func (o *ownerState) finishRecovery(q *QueueMeta) {
 	if !o.activationGranted() {
 		o.waitForActivation()
 		return
 	}
 	o.activationWaits = false
-	if o.outwaitGrants() {
-		return
-	}
 	c := o.recovery
 	o.perform(c, c.Step(recovery.Activated{Facts: o.recoveryFacts(), Policy: q.Policy}))
 }
@@ -278,6 +273,7 @@ func (o *ownerState) activateRecovered(a recovery.Activate) {
 	o.startHold(a.HoldUntil, a.Marker)
 	o.takeDeliveryCounts(o.carriedCounts)
 	o.carriedCounts = nil
+	o.beginOutwait(a.ServeFrom)
 	r.becomeOwner("the recovery activated")
 	r.noteCommit(o.commit)
 	r.trust("installed a history selected from a seal")

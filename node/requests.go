@@ -15,6 +15,19 @@ const defaultLease = 30 * time.Second
 // not-owner (naming the owner), no-queue or unavailable itself and returns
 // nil, or returns the owner state of an active queue this node serves.
 func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
+	o := n.publishQueue(conn, reqID, queue)
+	if o != nil && o.outwaiting() {
+		// An older owner may still hand out and take back the messages
+		// of the history this one recovered.
+		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
+		return nil
+	}
+	return o
+}
+
+// publishQueue routes a publish as liveQueue routes any request, but
+// also to an owner that still outwaits an older one (beginOutwait).
+func (n *Node) publishQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	if err := ValidQueueName(queue); err != nil {
 		n.reply(conn, reqID, wire.StatusBadRequest, err.Error())
 		return nil
@@ -148,7 +161,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 	if n.parkDuringFailover(conn, m.Queue, m) {
 		return
 	}
-	o := n.liveQueue(conn, m.ReqID, m.Queue)
+	o := n.publishQueue(conn, m.ReqID, m.Queue)
 	if o == nil {
 		return
 	}
@@ -164,6 +177,9 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 		readyAt = n.env.Now().Add(m.Delay).UnixNano()
 	}
 	o.wait(conn, m.ReqID, o.append(record{typ: recordPublish, id: m.ID, readyAt: readyAt, payload: m.Payload}))
+	if o.outwaiting() {
+		o.outwaitAdmitted++
+	}
 }
 
 func (n *Node) onSubscribe(conn ConnID, m *wire.Subscribe) {

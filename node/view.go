@@ -167,6 +167,11 @@ func (n *Node) queueView(name string) QueueView {
 		v.Role = "stale"
 	case roleOwner:
 		v.Role, v.Commit = "owner", r.own.commit
+		if r.own.outwaiting() {
+			// It admits publishes, but serves its queue only once an
+			// older owner's quorum has gone stale.
+			v.Role = "candidate"
+		}
 		v.Depth, v.NoQuorum = r.own.depth(), r.own.cutOff()
 		v.Followers = r.own.followerViews()
 	case roleCandidate:

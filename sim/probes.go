@@ -76,6 +76,7 @@ const (
 	ProbeSyncStalled         = "sync-stalled"
 	ProbeOwnerWokeReplaced   = "owner-woke-replaced"
 	ProbeOwnerOutwaited      = "owner-outwaited"
+	ProbeOutwaitPublished    = "published-while-outwaiting"
 	ProbeStateDamaged        = "state-file-damaged"
 	ProbeSegmentCut          = "sealed-segment-cut"
 	ProbeLostDiskRejoined    = "lost-disk-rejoined"
@@ -125,7 +126,8 @@ var Probes = []Probe{
 	{ProbeSegmentCut, "a replica whose sealed log segment a crash left cut short fenced itself (queue.fenced after a truncate fault)"},
 	{ProbeSyncStalled, "a sync of a queue owner waited out a stalled device"},
 	{ProbeOwnerWokeReplaced, "a queue owner paused by a pause-owner fault woke after another node had taken its queue"},
-	{ProbeOwnerOutwaited, "a recovered owner the metadata activated waited for the old owner's quorum to go stale before it served (queue.activation-outwaits)"},
+	{ProbeOwnerOutwaited, "a recovered owner the metadata activated waited for the old owner's quorum to go stale before it delivered (queue.activation-outwaits)"},
+	{ProbeOutwaitPublished, "a recovered owner appended publishes while it outwaited the old owner's quorum (queue.outwaited admitted>0)"},
 	{ProbeLostDiskRejoined, "a node that lost its disk caught up with the metadata over an empty data directory (meta.caught-up after a lose-disk fault)"},
 	{ProbeLostDiskRefilled, "a replica a lost disk emptied caught up and an owner verified it (queue.trusted after a lose-disk fault)"},
 }
@@ -275,6 +277,10 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeStaleOwnerFenced]++
 	case event.QueueActivationOutwaits:
 		c.probes[ProbeOwnerOutwaited]++
+	case event.QueueOutwaited:
+		if e.Admitted() > 0 {
+			c.probes[ProbeOutwaitPublished]++
+		}
 	case event.QueueTruncate:
 		c.probes[ProbeReplicaTruncated]++
 	case event.QueueFenced:

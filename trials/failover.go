@@ -115,10 +115,14 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 }
 
 // FailoverTrial is one measured owner loss, in virtual time from the kill.
+//
+// Admission is when a survivor's recovery was activated (recovery.done),
+// from which it admits publishes; Activation when it began to deliver too
+// (queue.active), once it outwaited the old owner's quorum.
 type FailoverTrial struct {
-	Seed                        uint64
-	Suspicion, Activation       time.Duration
-	FirstDelivery, FirstPublish time.Duration
+	Seed                             uint64
+	Suspicion, Admission, Activation time.Duration
+	FirstDelivery, FirstPublish      time.Duration
 	// Complete says every instant above was observed within the run.
 	Complete bool
 	// Failovers counts completed recoveries; more than one besides the
@@ -139,8 +143,9 @@ type FailoverTrial struct {
 	OwnerLed bool
 	// Stages splits the time to the first new confirmed publish, in order:
 	// until the owner is confirmed down, until the leader plans the
-	// recovery, until the candidate starts it, until it is active, and
-	// until the first publish is confirmed. Zero where a stage was not
+	// recovery, until the candidate starts it, until the metadata has
+	// activated it (recovery.done: it admits publishes), and until the
+	// first publish is confirmed. Zero where a stage was not
 	// seen (the trial is then incomplete).
 	Stages [StageCount]time.Duration
 	// Rebuilt is how many records the recovered owner replayed to
@@ -208,6 +213,11 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 			instants[StagePlan] = e.At - killAt
 		case e.Name == event.RecoveryStart && e.Queue == "bench" && instants[StageDispatch] == 0:
 			instants[StageDispatch] = e.At - killAt
+		case e.Name == event.RecoveryDone && e.Queue == "bench" && e.Node != owner && instants[StageRecover] == 0:
+			// Activated, the new owner admits publishes; it delivers
+			// once it outwaited the old owner's quorum (queue.active).
+			instants[StageRecover] = e.At - killAt
+			t.Admission = instants[StageRecover]
 		case e.Name == event.MetaReplicaReplaced && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
 			// Every node emits it as it applies the activation.
 			replaced[[2]uint64{e.Inc, e.Epoch}] = true
@@ -244,7 +254,7 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 		}
 	}
 	t.Complete = found == [4]bool{true, true, true, true}
-	instants[StageRecover], instants[StageAdmit] = t.Activation, t.FirstPublish
+	instants[StageAdmit] = t.FirstPublish
 	t.Stages = stageSpans(instants)
 	if owner == 0 {
 		t.Violations = append(t.Violations, sim.Violation{Kind: sim.Safety, Checker: "failover-report",

@@ -31,7 +31,9 @@ func TestFailoverTrialsComplete(t *testing.T) {
 			}
 			// Nothing can be delivered or confirmed before a survivor
 			// holds the queue, and nothing is recovered before suspicion.
-			if tr.Activation < tr.Suspicion || tr.FirstDelivery < tr.Activation || tr.FirstPublish < tr.Activation {
+			// An owner admits publishes once activated, and delivers
+			// once it outwaited the old owner's quorum.
+			if tr.Admission < tr.Suspicion || tr.Activation < tr.Admission || tr.FirstDelivery < tr.Activation || tr.FirstPublish < tr.Admission {
 				t.Errorf("seed %d %+v: instants out of causal order: %+v", seed, c, tr)
 			}
 			// The detection and recovery timeouts add up to well under

@@ -19,8 +19,8 @@ var stageChain = []struct {
 	{"confirmed down -> recovery planned by the leader", markConfirm, markPlan},
 	{"planned -> plan applied by the candidate", markPlan, markCandidate},
 	{"plan applied -> recovery started", markCandidate, markStart},
-	{"recovery started -> new owner active", markStart, markActive},
-	{"new owner active -> first new confirmed publish", markActive, markPublish},
+	{"recovery started -> new owner admits publishes", markStart, markAdmit},
+	{"admits publishes -> first new confirmed publish", markAdmit, markPublish},
 }
 
 // fine prints a duration in milliseconds to a tenth: stages are short,

@@ -24,7 +24,8 @@ const (
 	markNodeDown         // meta.node-down of the victim: the down mark applied
 	markCandidate        // queue.role of the queue to candidate: the plan applied on the candidate
 	markStart            // recovery.start of the queue
-	markActive           // queue.active of the queue
+	markAdmit            // recovery.done of the queue: activated, it admits publishes
+	markActive           // queue.active of the queue: it delivers too
 	markHoldEnded        // queue.hold-ended of the queue: recovered messages delivered again
 	markPublish          // the probe's first confirmed publish, from the client
 	numMarks
@@ -46,7 +47,8 @@ var markEvents = [numMarks]string{
 	markNodeDown:  "down mark applied (meta.node-down)",
 	markCandidate: "plan applied by the candidate (queue.role to candidate)",
 	markStart:     "recovery started (recovery.start)",
-	markActive:    "new owner active (queue.active)",
+	markAdmit:     "new owner admits publishes (recovery.done)",
+	markActive:    "new owner delivers (queue.active)",
 	markHoldEnded: "recovered messages released for delivery (queue.hold-ended)",
 	markPublish:   "first new confirmed publish (client)",
 }
@@ -179,8 +181,11 @@ func (st *stageTimes) note(d time.Duration, e event.Event, dead uint32, queue st
 			name += " (" + o + ")"
 		}
 		st.addStage(name, e.Elapsed())
-	case e.Name == event.RecoveryDone && !st.totalSeen:
-		st.total, st.totalSeen = e.Elapsed(), true
+	case e.Name == event.RecoveryDone:
+		st.set(markAdmit, d)
+		if !st.totalSeen {
+			st.total, st.totalSeen = e.Elapsed(), true
+		}
 	}
 }
 

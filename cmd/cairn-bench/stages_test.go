@@ -77,7 +77,7 @@ func TestReadStages(t *testing.T) {
 	}
 	want := map[int]time.Duration{
 		markKill: 0, markReset: 6, markLeader: 40, markSuspect: 64, markConfirm: 60, markPlan: 66,
-		markNodeDown: 83, markCandidate: 89, markStart: 112, markActive: 129,
+		markNodeDown: 83, markCandidate: 89, markStart: 112, markAdmit: 129, markActive: 129,
 	}
 	for i := range numMarks {
 		w, ok := want[i]

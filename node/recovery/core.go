@@ -568,7 +568,7 @@ func (c *Core) onActivated(in Activated) []Action {
 	}
 	return []Action{
 		Emit{event.NewRecoveryStageInstalled(c.endStage(in.Now), c.marker)},
-		Activate{Marker: c.marker, Policy: in.Policy, HoldUntil: c.holdUntil()},
+		Activate{Marker: c.marker, Policy: in.Policy, HoldUntil: c.holdUntil(), ServeFrom: c.ServeFrom()},
 		Emit{event.NewRecoveryDone(done)},
 		Admit{},
 	}
@@ -593,10 +593,13 @@ func (c *Core) holdUntil() uint64 {
 	return c.leaseGrantsEnd + uint64(c.cfg.DeliveryLease)*5/4
 }
 
-// ServeFrom is when, on the lease clock, the candidate may start serving
-// once the metadata has activated it: when no older owner or candidate
-// can still serve on its quorum's acceptances. Zero if the old owner
-// itself answered that it stopped (released).
+// ServeFrom is when, on the lease clock, the owner the metadata
+// activated may start delivering and settling: when no older owner or
+// candidate can still serve on its quorum's acceptances. Zero if the old
+// owner itself answered that it stopped (released). Publishes need no
+// such wait, and are admitted from the activation on: an older owner's
+// quorum meets a sealed witness, which accepts none of its appends, so it
+// confirms nothing more, and it never sees what the new owner confirms.
 //
 // An older owner serves only while a quorum of its replicas accepted
 // appends it sent within the silence limit, and steps back after that

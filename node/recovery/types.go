@@ -251,13 +251,17 @@ type ProposeActivation struct{ Members []uint32 }
 // owner may still be delivering the messages of that history until its
 // delivery lease runs out, so the new owner holds them back until
 // HoldUntil on the lease clock; what is published in the new epoch can
-// be delivered at once. Early is set only by the planted bug
-// admit-before-install-quorum: the owner is made before its activation
-// was proposed, so the driver keeps the attempt running to propose it.
+// be delivered at once. Until ServeFrom an older owner may even still
+// serve on its quorum (Core.ServeFrom): the new owner admits publishes,
+// which it alone can confirm, but delivers and settles nothing before
+// then. Early is set only by the planted bug admit-before-install-quorum:
+// the owner is made before its activation was proposed, so the driver
+// keeps the attempt running to propose it.
 type Activate struct {
 	Marker    uint64
 	Policy    wire.Policy
 	HoldUntil uint64
+	ServeFrom uint64
 	Early     bool
 }
 
