@@ -115,3 +115,13 @@ func BuildUnderWay(n *Node, queue string) bool {
 	r := n.queues[queue]
 	return r != nil && r.build != nil
 }
+
+// BaseApplied reports, for tests, the last index the base of n's next
+// build of queue has applied, and whether n keeps one.
+func BaseApplied(n *Node, queue string) (uint64, bool) {
+	r := n.queues[queue]
+	if r == nil || r.ckptState == nil {
+		return 0, false
+	}
+	return r.ckptState.applied, true
+}

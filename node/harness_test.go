@@ -192,7 +192,11 @@ func (c *cluster) deliver(match func(envelope) bool) int {
 			i++
 			continue
 		}
-		c.msgs = slices.Delete(c.msgs, i, i+1)
+		if i == 0 {
+			c.msgs = c.msgs[1:] // the common case, without moving the rest down
+		} else {
+			c.msgs = slices.Delete(c.msgs, i, i+1)
+		}
 		to := c.node(e.to)
 		if to.down || to.inc != e.inc || c.cut[e.from] || c.cut[e.to] {
 			continue
@@ -305,7 +309,14 @@ func (c *cluster) requestTurn(to node.NodeID, conn node.ConnID, reqs ...wire.Mes
 func (c *cluster) reply(reqID uint64) *wire.Reply {
 	for i, r := range c.replies {
 		if rep, ok := r.msg.(*wire.Reply); ok && rep.ReqID == reqID {
-			c.replies = slices.Delete(c.replies, i, i+1)
+			if i == 0 {
+				// Replies are mostly taken in the order they came: moving
+				// the rest down for each made a story of 40,000 publishes
+				// spend nearly all its time copying.
+				c.replies = c.replies[1:]
+			} else {
+				c.replies = slices.Delete(c.replies, i, i+1)
+			}
 			return rep
 		}
 	}
