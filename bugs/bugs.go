@@ -182,6 +182,12 @@ const (
 	// metadata activates it, while an older owner or candidate may still
 	// serve on acceptances its sealed witnesses gave just before the seal.
 	ServeBeforeGrantsOutwaited = "serve-before-grants-outwaited"
+	// OutwaitServesClients: a recovered owner that still outwaits an older
+	// owner's quorum serves every client, not only publishes: it takes
+	// subscriptions and acks and delivers what was published in its own
+	// epoch (its hold still keeps back the messages it recovered), while
+	// the older owner may still be delivering.
+	OutwaitServesClients = "outwait-serves-clients"
 	// RollPastCommit: a replica rolls the base of its next checkpoint
 	// build forward to everything durable in its log, not only to the
 	// known commit, and keeps it when a truncation cuts below it. A
@@ -199,7 +205,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit}
+	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
+	OutwaitServesClients}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

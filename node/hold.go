@@ -3,6 +3,7 @@ package node
 import (
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 )
 
@@ -108,7 +109,9 @@ func (o *ownerState) outwaiting() bool { return o.outwaitUntil != 0 }
 
 // delivering reports whether the replica serves its queue in full: an
 // owner that no longer outwaits an older one.
-func (r *replica) delivering() bool { return r.serving() && !r.own.outwaiting() }
+func (r *replica) delivering() bool {
+	return r.serving() && (!r.own.outwaiting() || bugs.Active(bugs.OutwaitServesClients))
+}
 
 // admitClients lets clients in on an owner that has just begun to serve:
 // it says so, confirms what its quorum holds, delivers, and sends the

@@ -51,7 +51,7 @@ func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) b
 // failover: a publish waits for less than other requests, as an owner
 // still outwaiting an older one admits it (beginOutwait).
 func (n *Node) waitsHere(queue string, req wire.Message) bool {
-	if _, publish := req.(*wire.Publish); publish {
+	if _, publish := req.(*wire.Publish); publish || bugs.Active(bugs.OutwaitServesClients) {
 		if r := n.queues[queue]; r != nil && r.serving() && r.own.outwaiting() && r.own.handoff == nil {
 			return false
 		}

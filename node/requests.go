@@ -16,7 +16,7 @@ const defaultLease = 30 * time.Second
 // nil, or returns the owner state of an active queue this node serves.
 func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	o := n.publishQueue(conn, reqID, queue)
-	if o != nil && o.outwaiting() {
+	if o != nil && o.outwaiting() && !bugs.Active(bugs.OutwaitServesClients) {
 		// An older owner may still hand out and take back the messages
 		// of the history this one recovered.
 		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
