@@ -91,7 +91,7 @@ const timerOutwait TimerKind = 7
 // and take back messages of the history it shares. Clients waited out
 // the whole wait before: the first publish after a failover was confirmed
 // only once it was over, at 100 ms at p95 of 30 SIGKILL trials with a
-// backlog of 10,000, three quarters of it this wait.
+// backlog of 10,000, most of it this wait.
 func (o *ownerState) beginOutwait(from uint64) {
 	now := o.r.n.leaseClock()
 	if now >= from {
@@ -149,7 +149,6 @@ func (n *Node) onOutwaitTimer() {
 				n.emit(event.NewQueueOutwaited(name, r.epoch, r.own.outwaitAdmitted))
 				r.own.admitClients()
 			}
-			r.own.outwaitAdmitted = 0
 		}
 	}
 	if next != 0 {

@@ -15,7 +15,7 @@ const defaultLease = 30 * time.Second
 // not-owner (naming the owner), no-queue or unavailable itself and returns
 // nil, or returns the owner state of an active queue this node serves.
 func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
-	o := n.publishQueue(conn, reqID, queue)
+	o := n.ownerQueue(conn, reqID, queue)
 	if o != nil && o.outwaiting() && !bugs.Active(bugs.OutwaitServesClients) {
 		// An older owner may still hand out and take back the messages
 		// of the history this one recovered.
@@ -25,9 +25,10 @@ func (n *Node) liveQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	return o
 }
 
-// publishQueue routes a publish as liveQueue routes any request, but
-// also to an owner that still outwaits an older one (beginOutwait).
-func (n *Node) publishQueue(conn ConnID, reqID uint64, queue string) *ownerState {
+// ownerQueue routes a request as liveQueue does, but also returns an
+// owner that still outwaits an older one (beginOutwait): a publish is
+// the one request such an owner takes.
+func (n *Node) ownerQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 	if err := ValidQueueName(queue); err != nil {
 		n.reply(conn, reqID, wire.StatusBadRequest, err.Error())
 		return nil
@@ -161,7 +162,7 @@ func (n *Node) onPublish(conn ConnID, m *wire.Publish) {
 	if n.parkDuringFailover(conn, m.Queue, m) {
 		return
 	}
-	o := n.publishQueue(conn, m.ReqID, m.Queue)
+	o := n.ownerQueue(conn, m.ReqID, m.Queue)
 	if o == nil {
 		return
 	}

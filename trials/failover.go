@@ -201,7 +201,7 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 	// Sealing needs two of the three replicas, so losing two leaves the
 	// queue nothing to recover from.
 	t.Unrecoverable = killed >= 2
-	found := [4]bool{}
+	found := [5]bool{}
 	replaced := map[[2]uint64]bool{}
 	var instants [StageCount]time.Duration // when each stage ended, from the kill
 	for _, e := range rep.History.NodeEvents {
@@ -213,11 +213,11 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 			instants[StagePlan] = e.At - killAt
 		case e.Name == event.RecoveryStart && e.Queue == "bench" && instants[StageDispatch] == 0:
 			instants[StageDispatch] = e.At - killAt
-		case e.Name == event.RecoveryDone && e.Queue == "bench" && e.Node != owner && instants[StageRecover] == 0:
+		case e.Name == event.RecoveryDone && e.Queue == "bench" && e.Node != owner && !found[4]:
 			// Activated, the new owner admits publishes; it delivers
 			// once it outwaited the old owner's quorum (queue.active).
-			instants[StageRecover] = e.At - killAt
-			t.Admission = instants[StageRecover]
+			t.Admission, found[4] = e.At-killAt, true
+			instants[StageRecover] = t.Admission
 		case e.Name == event.MetaReplicaReplaced && e.Queue == "bench" && !replaced[[2]uint64{e.Inc, e.Epoch}]:
 			// Every node emits it as it applies the activation.
 			replaced[[2]uint64{e.Inc, e.Epoch}] = true
@@ -253,7 +253,7 @@ func RunFailoverTrial(seed uint64, c FailoverCase, mode uint8) FailoverTrial {
 			t.FirstPublish, found[3] = op.Done-killAt, true
 		}
 	}
-	t.Complete = found == [4]bool{true, true, true, true}
+	t.Complete = found == [5]bool{true, true, true, true, true}
 	instants[StageAdmit] = t.FirstPublish
 	t.Stages = stageSpans(instants)
 	if owner == 0 {
