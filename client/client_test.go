@@ -28,6 +28,9 @@ type fakeNode struct {
 	mu    sync.Mutex
 	seen  []wire.Message
 	conns int
+	// acceptDelay holds each connection before its handshake, as a slow
+	// or distant node would.
+	acceptDelay time.Duration
 }
 
 // fakeCluster starts n fake nodes that know about each other.
@@ -64,6 +67,10 @@ func (f *fakeNode) serve(infos []session.NodeInfo) {
 
 func (f *fakeNode) handle(nc net.Conn, infos []session.NodeInfo) {
 	defer nc.Close()
+	f.mu.Lock()
+	delay := f.acceptDelay
+	f.mu.Unlock()
+	time.Sleep(delay)
 	br := bufio.NewReader(nc)
 	if _, err := (session.Responder{Self: f.id, Keys: session.Keys{Client: secret}, Nodes: infos}).Handshake(br, nc); err != nil {
 		return
@@ -318,5 +325,48 @@ func TestLocalRefusalsSayWhy(t *testing.T) {
 	defer nodes[0].mu.Unlock()
 	if len(nodes[0].seen) != 0 {
 		t.Fatalf("the node saw %d requests the client should have refused itself", len(nodes[0].seen))
+	}
+}
+
+// TestABurstSentWhileDialingIsWrittenNotDropped: publishes redirected to
+// a node the client has not dialed yet wait for the connection; a burst
+// of them larger than the send queue goes out on the fresh connection,
+// instead of dropping it (which once crashed the client, and would only
+// have made it send the same burst again).
+func TestABurstSentWhileDialingIsWrittenNotDropped(t *testing.T) {
+	nodes := fakeCluster(t, 2, func(id uint32, m wire.Message) wire.Message {
+		if id != 2 {
+			return &wire.Reply{ReqID: reqID(m), Status: wire.StatusNotOwner, Owner: 2}
+		}
+		return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK, Index: 1}
+	})
+	// The owner takes its time to accept, so that every redirect is in
+	// before the connection is up.
+	nodes[1].mu.Lock()
+	nodes[1].acceptDelay = 300 * time.Millisecond
+	nodes[1].mu.Unlock()
+	opts := testOptions()
+	opts.SendQueue = 4
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, opts, nodes[0].addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const burst = 200
+	var published []*Publishing
+	for range burst {
+		published = append(published, c.PublishAsync(ctx, "q", []byte("x")))
+	}
+	for i, p := range published {
+		if _, err := p.Wait(); err != nil {
+			t.Fatalf("publish %d of the burst: %v", i, err)
+		}
+	}
+	nodes[1].mu.Lock()
+	defer nodes[1].mu.Unlock()
+	if nodes[1].conns != 1 {
+		t.Fatalf("the owner saw %d connections, want 1: the burst dropped one", nodes[1].conns)
 	}
 }

@@ -84,19 +84,22 @@ type nodeConn struct {
 func (c *Client) attach(e *nodeEntry, h *handshaken) {
 	conn := &nodeConn{node: e.id, nc: h.nc, br: h.br, out: make(chan []byte, c.opts.SendQueue), closing: make(chan struct{})}
 	e.conn = conn
+	// What the core sent while the node was being dialed goes out first,
+	// written by the writer rather than queued: a burst larger than the
+	// send queue is no sign that the node is not reading, and dropping
+	// the fresh connection for it would only make the core send the same
+	// burst again.
+	backlog := e.pending
+	e.pending = nil
 	c.conns.Add(2)
 	go func() {
 		defer c.conns.Done()
-		conn.writeLoop()
+		conn.writeLoop(backlog)
 	}()
 	go func() {
 		defer c.conns.Done()
 		c.readLoop(conn)
 	}()
-	for _, frame := range e.pending {
-		c.enqueue(e, frame)
-	}
-	e.pending = nil
 }
 
 func (conn *nodeConn) close() {
@@ -130,12 +133,33 @@ func (c *Client) readLoop(conn *nodeConn) {
 // was outstanding on it elsewhere.
 const writeTimeout = 10 * time.Second
 
-// writeLoop sends the frames queued for the node until the connection
-// closes; a failed write closes it, and the reader notices and reports it.
-func (conn *nodeConn) writeLoop() {
+// writeLoop sends backlog and then the frames queued for the node until
+// the connection closes; a failed write closes it, and the reader
+// notices and reports it.
+func (conn *nodeConn) writeLoop(backlog [][]byte) {
+	if err := writeBacklog(conn.nc, backlog); err != nil {
+		conn.close()
+		return
+	}
 	if err := session.WriteFrames(conn.nc, conn.out, conn.closing, writeTimeout, nil); err != nil {
 		conn.close()
 	}
+}
+
+// writeBacklog writes frames in as few system calls as a buffer allows,
+// within writeTimeout.
+func writeBacklog(nc net.Conn, frames [][]byte) error {
+	if len(frames) == 0 {
+		return nil
+	}
+	nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	bw := bufio.NewWriterSize(nc, 64<<10)
+	for _, frame := range frames {
+		if _, err := bw.Write(frame); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
 
 // enqueue queues a frame on e's connection. A full queue means the node
