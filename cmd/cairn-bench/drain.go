@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +32,9 @@ type drainConfig struct {
 	// nodes' logs, where warnings such as a lapsed delivery lease are)
 	// and prints its path.
 	keep bool
+	// profile is where each node's and the subscriber's CPU profiles of
+	// the first second of every cairn drain go; empty for none.
+	profile string
 }
 
 // drainModes are the ways a handler can ack.
@@ -49,6 +54,7 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration, e.g. 'checkpoint_records = -1'")
 	fs.StringVar(&c.peer, "peer", "", "a peer harness command that drains the same workload on another system (see bench/)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the cluster's directory (configurations, data, logs) and print its path")
+	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's and the subscriber's CPU profile of the first second of every cairn drain into this directory")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -97,7 +103,12 @@ func cmdDrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cfg.bin, err = nodeBinary(ctx, cfg.bin, tmp); err != nil {
 		return rep.failed(err)
 	}
-	cl, err := startCluster(cfg.bin, tmp, 3, "info", cfg.settings)
+	settings := cfg.settings
+	if cfg.profile != "" {
+		// Go's profiles are served to the admin only.
+		settings = fmt.Sprintf("admin_secret = %q\n%s", benchAdminSecret, settings)
+	}
+	cl, err := startCluster(cfg.bin, tmp, 3, "info", settings)
 	if err != nil {
 		return rep.failed(err)
 	}
@@ -127,7 +138,7 @@ func cmdDrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	results := map[string][]drainResult{}
 	for r := range cfg.rounds {
 		for _, side := range drainOrder(cfg, r) {
-			res, err := drainSide(ctx, cfg, cl, pub, peer, side)
+			res, err := drainSide(ctx, cfg, cl, pub, peer, side, r)
 			if err != nil {
 				return rep.failed(fmt.Errorf("round %d, %s: %w", r+1, side, err))
 			}
@@ -154,7 +165,7 @@ func drainOrder(cfg drainConfig, round int) []string {
 }
 
 // drainSide runs one drain on one side.
-func drainSide(ctx context.Context, cfg drainConfig, cl *cluster, pub *client.Client, peer *peerHarness, side string) (drainResult, error) {
+func drainSide(ctx context.Context, cfg drainConfig, cl *cluster, pub *client.Client, peer *peerHarness, side string, round int) (drainResult, error) {
 	system, mode, _ := strings.Cut(side, " ")
 	if system == "peer" {
 		return peer.drain(ctx, cfg.messages, payloadSize, mode)
@@ -163,12 +174,12 @@ func drainSide(ctx context.Context, cfg drainConfig, cl *cluster, pub *client.Cl
 	if confirmed, unknown, refused := out.counts(); confirmed != cfg.messages {
 		return drainResult{}, fmt.Errorf("published %d: %d confirmed, %d unknown, %d refused", cfg.messages, confirmed, unknown, refused)
 	}
-	return drainCairn(ctx, cfg, cl, mode)
+	return drainCairn(ctx, cfg, cl, mode, fmt.Sprintf("drain-%s-r%d", mode, round+1))
 }
 
 // drainCairn subscribes a fresh client and times the drain of a queue
-// holding cfg.messages messages.
-func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode string) (drainResult, error) {
+// holding cfg.messages messages; phase names its profiles.
+func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode, phase string) (drainResult, error) {
 	c, err := client.Dial(ctx, client.Options{Secret: []byte(benchSecret)}, cl.clientAddrs()...)
 	if err != nil {
 		return drainResult{}, err
@@ -181,6 +192,10 @@ func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode string) 
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
+	profiles := profileCluster(ctx, cl, cfg.profile, phase, time.Second)
+	defer profiles.Wait()
+	stopSelf := profileSelf(cfg.profile, phase, time.Second)
+	defer stopSelf()
 	start := time.Now()
 	sub, err := c.Subscribe(dctx, benchQueue, h.handle, opts...)
 	if err != nil {
@@ -299,4 +314,33 @@ func drainReport(w io.Writer, cfg drainConfig, results map[string][]drainResult)
 	if a, s := medians["cairn async"], medians["cairn sync"]; a > 0 && s > 0 {
 		fmt.Fprintf(w, "cairn async / cairn sync (median handled rate): %.2f\n", a/s)
 	}
+}
+
+// profileSelf records this process's CPU profile (the subscriber's
+// client) into dir/bench.<phase>.cpu.pprof for d, unless dir is empty;
+// the returned function waits for it to end.
+func profileSelf(dir, phase string, d time.Duration) func() {
+	if dir == "" {
+		return func() {}
+	}
+	var f *os.File
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		f, err = os.Create(filepath.Join(dir, "bench."+phase+".cpu.pprof"))
+	}
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn-bench: the subscriber's CPU profile: %v\n", err)
+		return func() {}
+	}
+	stopped := make(chan struct{})
+	go func() {
+		time.Sleep(d)
+		pprof.StopCPUProfile()
+		f.Close()
+		close(stopped)
+	}()
+	return func() { <-stopped }
 }

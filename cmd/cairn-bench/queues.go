@@ -134,7 +134,7 @@ func runQueues(ctx context.Context, cfg queuesConfig, cl *cluster) (queuesResult
 	for _, m := range cl.members {
 		res.before = append(res.before, sampleQueuesNode(ctx, m))
 	}
-	profiles := profileCluster(ctx, cl, cfg, "create", cfg.profileFor)
+	profiles := profileCluster(ctx, cl, cfg.profile, "create", cfg.profileFor)
 	began := time.Now()
 	res.latencies, res.failed, res.firstErr = createMany(ctx, c, cfg.queues, cfg.concurrency)
 	res.took = time.Since(began)
@@ -146,7 +146,7 @@ func runQueues(ctx context.Context, cfg queuesConfig, cl *cluster) (queuesResult
 		}
 		res.created = append(res.created, s)
 	}
-	profiles = profileCluster(ctx, cl, cfg, "idle", min(cfg.profileFor, cfg.idle))
+	profiles = profileCluster(ctx, cl, cfg.profile, "idle", min(cfg.profileFor, cfg.idle))
 	if err := sleep(ctx, cfg.idle); err != nil {
 		return res, err
 	}
@@ -163,18 +163,18 @@ func runQueues(ctx context.Context, cfg queuesConfig, cl *cluster) (queuesResult
 }
 
 // profileCluster starts recording every node's CPU profile of a phase
-// for d, when profiles were asked for; the caller waits for them.
-func profileCluster(ctx context.Context, cl *cluster, cfg queuesConfig, phase string, d time.Duration) *sync.WaitGroup {
+// for d into dir, unless dir is empty; the caller waits for them.
+func profileCluster(ctx context.Context, cl *cluster, dir, phase string, d time.Duration) *sync.WaitGroup {
 	var wg sync.WaitGroup
-	if cfg.profile == "" || d < time.Second {
+	if dir == "" || d < time.Second {
 		return &wg
 	}
 	for _, m := range cl.members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := fetchProfile(ctx, m, cfg.profile, phase, d); err != nil {
-				fmt.Fprintf(os.Stderr, "cairn-bench queues: n%d's CPU profile: %v\n", m.id, err)
+			if err := fetchProfile(ctx, m, dir, phase, d); err != nil {
+				fmt.Fprintf(os.Stderr, "cairn-bench: n%d's CPU profile: %v\n", m.id, err)
 			}
 		}()
 	}

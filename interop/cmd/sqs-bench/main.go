@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ import (
 // config is the benchmark's flags.
 type config struct {
 	messages, rounds, inFlight, senders, receivers, size int
+	// profile is where the CPU profile of the last round's SQS drain
+	// goes; empty for none.
+	profile string
 }
 
 func main() {
@@ -50,6 +54,7 @@ func main() {
 	flag.IntVar(&c.senders, "senders", 26, "SQS goroutines sending batches of ten")
 	flag.IntVar(&c.receivers, "receivers", 8, "SQS goroutines receiving and deleting ten at a time")
 	flag.IntVar(&c.size, "size", 100, "message body bytes")
+	flag.StringVar(&c.profile, "cpu-profile", "", "write the CPU profile of the last round's SQS drain (the whole process: SDK, endpoint, nodes) to this file")
 	flag.Parse()
 	if c.messages < 10 || c.rounds < 1 || c.inFlight < 1 || c.senders < 1 || c.receivers < 1 || c.size < 1 {
 		fmt.Fprintln(os.Stderr, "sqs-bench: every flag must be positive, and --messages at least 10")
@@ -68,13 +73,21 @@ func main() {
 		drainRatios = append(drainRatios, endpoint.drain/native.drain)
 		fmt.Printf("round %d: send native %.0f msg/s, SQS %.0f msg/s (%.2f); drain native %.0f msg/s, SQS %.0f msg/s (%.2f)\n",
 			r+1, native.send, endpoint.send, endpoint.send/native.send, native.drain, endpoint.drain, endpoint.drain/native.drain)
+		fmt.Printf("round %d: CPU per message: send native %v, SQS %v; drain native %v, SQS %v\n",
+			r+1, native.sendCPU.Round(100*time.Nanosecond), endpoint.sendCPU.Round(100*time.Nanosecond),
+			native.drainCPU.Round(100*time.Nanosecond), endpoint.drainCPU.Round(100*time.Nanosecond))
 	}
 	fmt.Printf("SQS endpoint / native client, median over %d rounds: send %.2f, receive+delete %.2f\n",
 		c.rounds, median(sendRatios), median(drainRatios))
 }
 
-// rates are one side's results in messages per second.
-type rates struct{ send, drain float64 }
+// rates are one side's results in messages per second, and the process's
+// CPU time per message of each phase (the nodes, the client or SDK and,
+// for the SQS side, the endpoint all run in this process).
+type rates struct {
+	send, drain       float64
+	sendCPU, drainCPU time.Duration
+}
 
 // round runs both sides on a fresh cluster.
 func round(c config, r int) (native, endpoint rates, err error) {
@@ -97,7 +110,11 @@ func round(c config, r int) (native, endpoint rates, err error) {
 	sides := []func() error{
 		func() (err error) { native, err = runNative(ctx, c, cl, fmt.Sprintf("native-%d", r), body); return err },
 		func() (err error) {
-			endpoint, err = runSQS(ctx, c, cl, fmt.Sprintf("sqs-%d", r), string(body))
+			profile := ""
+			if r == c.rounds-1 {
+				profile = c.profile
+			}
+			endpoint, err = runSQS(ctx, c, cl, fmt.Sprintf("sqs-%d", r), string(body), profile)
 			return err
 		},
 	}
@@ -122,7 +139,7 @@ func runNative(ctx context.Context, c config, cl *interop.Cluster, queue string,
 	if err := cc.CreateQueue(ctx, queue, client.PolicyMajority); err != nil {
 		return rates{}, err
 	}
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	slots := make(chan struct{}, c.inFlight)
 	var failed atomic.Int64
 	var wg sync.WaitGroup
@@ -137,11 +154,11 @@ func runNative(ctx context.Context, c config, cl *interop.Cluster, queue string,
 		})
 	}
 	wg.Wait()
-	send := time.Since(start)
+	send, sendCPU := time.Since(start), cpuTime()-cpu
 	if n := failed.Load(); n > 0 {
 		return rates{}, fmt.Errorf("native: %d publishes failed", n)
 	}
-	start = time.Now()
+	start, cpu = time.Now(), cpuTime()
 	var handled atomic.Int64
 	done := make(chan struct{})
 	_, err = cc.Subscribe(ctx, queue, func(ctx context.Context, d *client.Delivery) {
@@ -162,11 +179,13 @@ func runNative(ctx context.Context, c config, cl *interop.Cluster, queue string,
 	if err := cc.Flush(ctx); err != nil {
 		return rates{}, err
 	}
-	return rates{send: float64(c.messages) / send.Seconds(), drain: float64(c.messages) / time.Since(start).Seconds()}, nil
+	drain, drainCPU := time.Since(start), cpuTime()-cpu
+	return rates{send: float64(c.messages) / send.Seconds(), drain: float64(c.messages) / drain.Seconds(),
+		sendCPU: sendCPU / time.Duration(c.messages), drainCPU: drainCPU / time.Duration(c.messages)}, nil
 }
 
 // runSQS sends and drains through node 1's SQS endpoint with the AWS SDK.
-func runSQS(ctx context.Context, c config, cl *interop.Cluster, queue, body string) (rates, error) {
+func runSQS(ctx context.Context, c config, cl *interop.Cluster, queue, body, profile string) (rates, error) {
 	api := sqs.New(sqs.Options{Region: interop.Region, BaseEndpoint: aws.String("http://" + cl.Endpoints[0]),
 		Credentials: credentials.NewStaticCredentialsProvider(interop.AppKeyID, interop.AppSecret, "")})
 	created, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(queue)})
@@ -174,17 +193,24 @@ func runSQS(ctx context.Context, c config, cl *interop.Cluster, queue, body stri
 		return rates{}, err
 	}
 	url := created.QueueUrl
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	if err := sendAll(ctx, api, url, body, c.messages, c.senders); err != nil {
 		return rates{}, err
 	}
-	send := time.Since(start)
-	start = time.Now()
-	drained, err := drainAll(ctx, api, url, c.messages, c.receivers)
+	send, sendCPU := time.Since(start), cpuTime()-cpu
+	stop, err := startProfile(profile)
 	if err != nil {
 		return rates{}, err
 	}
-	return rates{send: float64(c.messages) / send.Seconds(), drain: float64(c.messages) / drained.Sub(start).Seconds()}, nil
+	start, cpu = time.Now(), cpuTime()
+	drained, err := drainAll(ctx, api, url, c.messages, c.receivers)
+	drainCPU := cpuTime() - cpu
+	stop()
+	if err != nil {
+		return rates{}, err
+	}
+	return rates{send: float64(c.messages) / send.Seconds(), drain: float64(c.messages) / drained.Sub(start).Seconds(),
+		sendCPU: sendCPU / time.Duration(c.messages), drainCPU: drainCPU / time.Duration(c.messages)}, nil
 }
 
 // sendAll sends n messages in batches of ten from several goroutines.
@@ -263,6 +289,26 @@ func drainAll(ctx context.Context, api *sqs.Client, url *string, n, receivers in
 		return time.Time{}, err
 	}
 	return time.Unix(0, end.Load()), ctx.Err()
+}
+
+// startProfile starts recording this process's CPU profile into path,
+// unless path is empty; the returned function ends it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func median(xs []float64) float64 {
