@@ -257,6 +257,8 @@ func (m *Publish) AppendBody(b []byte) []byte {
 	return AppendBytes(b, m.Payload)
 }
 
+func (m *Publish) bodySizeMax() int { return 40 + len(m.Queue) + len(m.Payload) }
+
 func decodePublish(d *Decoder) *Publish {
 	return &Publish{ReqID: d.Uint64(), Queue: d.String(), ID: d.messageID(), Delay: time.Duration(d.Int64()), Payload: d.Bytes()}
 }
@@ -464,6 +466,8 @@ func (m *Delivery) AppendBody(b []byte) []byte {
 	b = AppendUint32(b, m.Attempt)
 	return AppendBytes(b, m.Payload)
 }
+
+func (m *Delivery) bodySizeMax() int { return 36 + len(m.Queue) + len(m.Payload) }
 
 func decodeDelivery(d *Decoder) *Delivery {
 	return &Delivery{Queue: d.String(), ID: d.messageID(), Lease: d.Uint64(), Attempt: d.Uint32(), Payload: d.Bytes()}

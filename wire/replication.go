@@ -50,6 +50,14 @@ func (m *Append) AppendBody(b []byte) []byte {
 	return b
 }
 
+func (m *Append) bodySizeMax() int {
+	n := 56 + len(m.Queue)
+	for _, e := range m.Entries {
+		n += 5 + len(e.Body)
+	}
+	return n
+}
+
 func decodeAppend(d *Decoder) *Append {
 	m := &Append{Queue: d.String(), Incarnation: d.Uint64(), Epoch: d.Uint64(), PrevIndex: d.Uint64(), PrevEpoch: d.Uint64(), Commit: d.Uint64(), Stamp: d.Uint64()}
 	n := d.Count(5)

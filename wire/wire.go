@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // Version is the protocol version written into every frame. A decoder
@@ -42,6 +43,12 @@ type Message interface {
 	AppendBody(b []byte) []byte
 }
 
+// bodySizer is a message whose body can be large; bodySizeMax bounds its
+// encoded size from above (a few bytes of slack are harmless).
+type bodySizer interface {
+	bodySizeMax() int
+}
+
 // Errors returned by the decoder. They are distinct so a transport can log
 // a precise reason when it closes a connection over bad input.
 var (
@@ -57,6 +64,12 @@ var (
 
 // Encode appends a complete frame for m to b.
 func Encode(b []byte, m Message) []byte {
+	if s, ok := m.(bodySizer); ok {
+		// A message that carries payloads says how large its body will
+		// be, so the frame grows once rather than doubling its way up
+		// through the payload.
+		b = slices.Grow(b, HeaderSize+s.bodySizeMax())
+	}
 	start := len(b)
 	b = append(b, Version, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	b = m.AppendBody(b)

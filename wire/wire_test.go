@@ -258,3 +258,27 @@ func TestRequestIDNamesEveryClientRequest(t *testing.T) {
 		t.Fatalf("the samples hold %d of the %d client request kinds", seen, len(want))
 	}
 }
+
+// TestBodySizeMaxBoundsTheBody: the size a payload-carrying message
+// announces is at least what it encodes to, so Encode grows its buffer
+// once.
+func TestBodySizeMaxBoundsTheBody(t *testing.T) {
+	payload := make([]byte, 300)
+	for _, m := range []Message{
+		&Delivery{Queue: "orders", ID: MessageID{Producer: 1, Seq: 2}, Lease: 3, Attempt: 4, Payload: payload},
+		&Delivery{},
+		&Publish{ReqID: 1, Queue: "q", ID: MessageID{Producer: 1, Seq: 2}, Delay: 5, Payload: payload},
+		&Publish{},
+		&Append{Queue: "orders", Epoch: 1, Entries: []Entry{{Type: 1, Body: payload}, {Type: 2}}},
+		&Append{},
+	} {
+		want := len(m.AppendBody(nil))
+		got := m.(bodySizer).bodySizeMax()
+		if got < want || got > want+8 {
+			t.Errorf("%T: bodySizeMax %d for a body of %d bytes", m, got, want)
+		}
+		if frame := Encode(nil, m); cap(frame) != len(frame) && cap(frame)-len(frame) > 64 {
+			t.Errorf("%T: a frame of %d bytes in a buffer of %d", m, len(frame), cap(frame))
+		}
+	}
+}
