@@ -82,6 +82,10 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 type drainResult struct {
 	handled time.Duration
 	settled time.Duration
+	// cpu is the CPU time each node's process, and then this one (the
+	// subscriber's), spent per message until every message was handled;
+	// empty where /proc cannot tell.
+	cpu []time.Duration
 }
 
 // cmdDrain runs the drain benchmark.
@@ -196,6 +200,7 @@ func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode, phase s
 	defer profiles.Wait()
 	stopSelf := profileSelf(cfg.profile, phase, time.Second)
 	defer stopSelf()
+	cpuBefore := drainCPU(cl)
 	start := time.Now()
 	sub, err := c.Subscribe(dctx, benchQueue, h.handle, opts...)
 	if err != nil {
@@ -208,6 +213,7 @@ func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode, phase s
 		return drainResult{}, fmt.Errorf("%d of %d handled: %w", h.count(), cfg.messages, dctx.Err())
 	}
 	res := drainResult{handled: time.Since(start)}
+	res.cpu = cpuPerMessage(cpuBefore, drainCPU(cl), cfg.messages)
 	if err := awaitSettled(dctx, cl); err != nil {
 		return res, err
 	}
@@ -275,8 +281,48 @@ func awaitSettled(ctx context.Context, cl *cluster) error {
 
 // summary renders one drain.
 func (r drainResult) summary(n int) string {
-	return fmt.Sprintf("%8.0f msg/s handled, %8.0f msg/s settled (%v, %v)", rate(n, r.handled), rate(n, r.settled),
+	text := fmt.Sprintf("%8.0f msg/s handled, %8.0f msg/s settled (%v, %v)", rate(n, r.handled), rate(n, r.settled),
 		r.handled.Round(time.Millisecond), r.settled.Round(time.Millisecond))
+	if len(r.cpu) > 0 {
+		var parts []string
+		for i, d := range r.cpu {
+			who := fmt.Sprintf("n%d", i+1)
+			if i == len(r.cpu)-1 {
+				who = "subscriber"
+			}
+			parts = append(parts, fmt.Sprintf("%s %.1f", who, float64(d)/float64(time.Microsecond)))
+		}
+		text += "; CPU us/msg " + strings.Join(parts, ", ")
+	}
+	return text
+}
+
+// drainCPU reads the CPU time, in clock ticks, of each node's process
+// and then of this one.
+func drainCPU(cl *cluster) []reading {
+	var out []reading
+	for _, m := range cl.members {
+		r := reading{}
+		if m.running() {
+			r = procCPU(procRoot, m.cmd.Process.Pid)
+		}
+		out = append(out, r)
+	}
+	return append(out, procCPU(procRoot, os.Getpid()))
+}
+
+// cpuPerMessage turns two readings of drainCPU into CPU time per message
+// of n; nil if any reading is missing.
+func cpuPerMessage(before, after []reading, n int) []time.Duration {
+	var out []time.Duration
+	for i := range before {
+		if !before[i].ok || !after[i].ok {
+			return nil
+		}
+		ticks := after[i].value - before[i].value
+		out = append(out, time.Duration(ticks)*time.Second/procClockTicksPerSecond/time.Duration(n))
+	}
+	return out
 }
 
 // rate is n per d, in messages per second.
