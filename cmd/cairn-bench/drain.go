@@ -25,9 +25,12 @@ type drainConfig struct {
 	rounds   int
 	modes    []string // "async" (Ack) and/or "sync" (AckSync)
 	window   uint
-	bin      string
-	settings string // TOML lines added to every node's configuration
-	peer     string // a peer harness command run side by side, or ""
+	// concurrency is how many handler calls the subscriber runs at once
+	// (WithConcurrency); 0 leaves the client's default of one.
+	concurrency int
+	bin         string
+	settings    string // TOML lines added to every node's configuration
+	peer        string // a peer harness command run side by side, or ""
 	// keep keeps the cluster's directory (configurations, data and the
 	// nodes' logs, where warnings such as a lapsed delivery lease are)
 	// and prints its path.
@@ -50,6 +53,7 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds; each drains once per ack mode (and once on the peer)")
 	fs.StringVar(&modes, "ack", "async,sync", "ack modes, comma-separated: async (Delivery.Ack) and sync (Delivery.AckSync)")
 	fs.UintVar(&c.window, "window", 0, "the subscription window (default: the client's)")
+	fs.IntVar(&c.concurrency, "concurrency", 0, "handler calls the subscriber runs at once (default: the client's, one)")
 	fs.StringVar(&c.bin, "node-bin", "", "the cairn-node binary (default: build it from this module)")
 	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration, e.g. 'checkpoint_records = -1'")
 	fs.StringVar(&c.peer, "peer", "", "a peer harness command that drains the same workload on another system (see bench/)")
@@ -71,6 +75,8 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 		return c, fmt.Errorf("--messages %d: need at least one", c.messages)
 	case c.rounds < 1:
 		return c, fmt.Errorf("--rounds %d: need at least one", c.rounds)
+	case c.concurrency < 0:
+		return c, fmt.Errorf("--concurrency %d: need at least zero", c.concurrency)
 	case c.window > 1<<20:
 		return c, fmt.Errorf("--window %d: at most %d", c.window, 1<<20)
 	}
@@ -193,6 +199,9 @@ func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode, phase s
 	var opts []client.SubscribeOption
 	if cfg.window > 0 {
 		opts = append(opts, client.WithWindow(uint32(cfg.window)))
+	}
+	if cfg.concurrency > 0 {
+		opts = append(opts, client.WithConcurrency(cfg.concurrency))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()

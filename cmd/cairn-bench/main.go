@@ -40,7 +40,7 @@
 // goroutines, and ends with how fast each grew, per minute and per
 // confirmed message, and whether every confirmed message was delivered.
 //
-//	cairn-bench drain [--messages 20000] [--rounds 3] [--ack async,sync] [--window N] [--node-bin PATH] [--peer CMD] [--cpu-profile DIR]
+//	cairn-bench drain [--messages 20000] [--rounds 3] [--ack async,sync] [--window N] [--concurrency N] [--node-bin PATH] [--peer CMD] [--cpu-profile DIR]
 //
 // drain starts one three-node cluster and, each round, publishes a
 // backlog and times one subscriber draining it with a handler that acks
