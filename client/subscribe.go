@@ -72,6 +72,15 @@ type Subscription struct {
 	ended   chan struct{} // closed when the client shuts down
 	endOnce sync.Once
 	done    chan struct{} // closed when the handler goroutine returns
+
+	// workers are the goroutines that call the handler, by goroutine ID,
+	// and workerExit is signalled (under mu) as each returns, so a Stop
+	// called from inside the handler can wait for the others alone;
+	// stopsInside counts such Stop calls waiting, none of which waits for
+	// another.
+	workers     map[uint64]bool
+	workerExit  *sync.Cond
+	stopsInside int
 }
 
 // Subscribe subscribes to queue and calls handler for every delivery on a
@@ -92,7 +101,9 @@ func (c *Client) Subscribe(ctx context.Context, queue string, handler Handler, o
 	s := &Subscription{
 		c: c, queue: queue, handler: handler, ctx: sctx, cancel: cancel,
 		wake: make(chan struct{}, 1), ended: make(chan struct{}), done: make(chan struct{}),
+		workers: make(map[uint64]bool),
 	}
+	s.workerExit = sync.NewCond(&s.mu)
 	ch := make(chan core.Event, 1)
 	registered := make(chan error, 1)
 	if !c.post(func() { registered <- c.register(s, so, ch) }) {
@@ -149,13 +160,31 @@ func (c *Client) unregister(s *Subscription) {
 
 // Stop stops calling the handler, waits for the calls in progress to
 // return, and ends the subscription at the node, which hands the
-// messages leased to it back to the queue. A handler must not call Stop,
-// which would wait for that very call: it cancels the ctx given to
-// Subscribe instead, and whoever waits on Done learns when the calls in
-// progress have returned.
+// messages leased to it back to the queue. A handler may call Stop: it
+// then waits for the other calls in progress (with WithConcurrency) and
+// returns, the handler is not called again, and Done closes once the
+// call it was made from returns.
 func (s *Subscription) Stop() {
 	s.cancel()
-	<-s.done
+	if !s.isWorker(goroutineID()) {
+		<-s.done
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopsInside++
+	s.workerExit.Broadcast()
+	for len(s.workers) > s.stopsInside {
+		s.workerExit.Wait()
+	}
+	s.stopsInside--
+}
+
+// isWorker reports whether goroutine id calls the handler.
+func (s *Subscription) isWorker(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workers[id]
 }
 
 // Done is closed once the handler will not be called again and no call
@@ -192,6 +221,16 @@ func (s *Subscription) run(workers int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			id := goroutineID()
+			s.mu.Lock()
+			s.workers[id] = true
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				delete(s.workers, id)
+				s.workerExit.Broadcast()
+				s.mu.Unlock()
+			}()
 			for {
 				d := s.next()
 				if d == nil {
