@@ -76,3 +76,25 @@ func TestDeadLetterCheckerFlagsEachBrokenMove(t *testing.T) {
 		t.Fatalf("a move delivered from the dead-letter queue: %v", v)
 	}
 }
+
+// A retry of the moved message's publish that came after the
+// deduplication window forgot its ID is stored again in the source log:
+// a new message under the same ID, whose delivery is no resend of the
+// moved copy (seed 483990). Without that second publish record, the same
+// send is flagged.
+func TestDeadLetterCheckerLetsANewMessageUnderAnOldIDGo(t *testing.T) {
+	m := wire.MessageID{Producer: 1, Seq: 1}
+	resend := sim.DeliveryRecord{Client: 3, Queue: "q", ID: m, Lease: 2, From: 1, Sent: sim.Stamp{At: 900 * time.Millisecond, Seq: 2}}
+	h := moveHistory()
+	h.Sends = append(h.Sends, resend)
+	h.Final[1][0].Entries = append(h.Final[1][0].Entries, node.LogEntry{Index: 9, Type: "publish", ID: m})
+	if v := checkDeadLetters(newIndex(h)); len(v) != 0 {
+		t.Fatalf("a send of the ID stored again after the move: %v", v)
+	}
+	h = moveHistory()
+	h.Sends = append(h.Sends, resend)
+	h.Final[1][0].Entries = append([]node.LogEntry{{Index: 1, Type: "publish", ID: m}}, h.Final[1][0].Entries...)
+	if v := checkDeadLetters(newIndex(h)); len(v) != 1 {
+		t.Fatalf("a second publish record before the move excuses nothing: %v", v)
+	}
+}
