@@ -95,9 +95,15 @@ func (e *env) Reply(conn node.ConnID, m wire.Message) {
 	fc.enqueue(wire.Encode(nil, m))
 }
 
-// FS implements node.Env: the OS file system. The node works under
-// Config.DataDir, an absolute path.
-func (e *env) FS() vfs.FS { return vfs.Default }
+// FS implements node.Env: the OS file system, whose removals under
+// Config.DataDir (an absolute path, where the node works) finish off the
+// loop (trash.go).
+func (e *env) FS() vfs.FS {
+	if e.r.trash == nil {
+		return vfs.Default
+	}
+	return e.r.trash
+}
 
 // Sync implements node.Env by handing f to the sync workers.
 func (e *env) Sync(f vfs.File, tok node.SyncToken) { e.r.syncer.submit(f, tok) }

@@ -35,6 +35,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	r.spawn(&wg, "client listener", func() { r.acceptLoop(r.clientLn, sideClient, r.serveClient) })
 	r.spawn(&wg, "peer listener", func() { r.acceptLoop(r.peerLn, sidePeer, r.serveIncomingPeer) })
 	r.spawn(&wg, "member watch", r.watchMembers)
+	r.spawn(&wg, "trash", func() { r.trash.empty(r.ctx.Done()) })
 	if r.httpSrv != nil {
 		r.spawn(&wg, "http server", r.serveHTTP)
 	}

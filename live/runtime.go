@@ -86,6 +86,9 @@ type Runtime struct {
 	// The node and what only its goroutine touches.
 	handler node.Handler
 	env     *env
+	// trash is the node's file system, which removes files off the loop
+	// (trash.go); nil until the data directory is locked.
+	trash   *trashFS
 	clients map[node.ConnID]*frameConn
 	halted  bool
 	traffic trafficCounts
@@ -209,6 +212,9 @@ func (r *Runtime) acquire() error {
 		return err
 	}
 	r.lock = lock
+	if r.trash, err = newTrashFS(r.cfg.DataDir, r.log); err != nil {
+		return fmt.Errorf("live: data directory %s: making its trash directory: %w", r.cfg.DataDir, err)
+	}
 	if r.clientLn, err = net.Listen("tcp", r.cfg.ClientListen); err != nil {
 		return fmt.Errorf("live: client listener: %w", err)
 	}

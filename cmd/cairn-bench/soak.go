@@ -24,6 +24,7 @@ type soakConfig struct {
 	nodeBin  string
 	dir      string // the cluster's directory, kept; empty for a temporary one
 	json     bool
+	settings string // TOML lines added to every node's configuration
 }
 
 // soakLogLevel is the nodes' log level in a soak: a production node's.
@@ -45,6 +46,7 @@ func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
 	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
 	fs.StringVar(&c.dir, "dir", "", "put the cluster's data, configurations and logs here, and keep them (default: a temporary directory, removed)")
 	fs.BoolVar(&c.json, "json", false, "print JSON lines (a config, then one row per interval, then a summary) instead of a table")
+	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration, e.g. 'checkpoint_records = -1'")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -70,7 +72,7 @@ func cmdSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return rep.usage(err)
 	}
-	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, soakLogLevel, "")
+	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, soakLogLevel, cfg.settings)
 	defer cleanup()
 	if err != nil {
 		return rep.failed(err)
@@ -196,6 +198,7 @@ type soak struct {
 	col   *collector
 	began time.Time
 	rows  []soakRow
+	timed int // end-to-end times the rows so far have taken
 }
 
 // run waits for the cluster, creates the queue, starts the consumer and
@@ -235,9 +238,16 @@ func (s *soak) run(ctx context.Context) (soakSummary, error) {
 	// still judges what it confirmed.
 	sctx, stopSub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSub()
-	s.col = subscribe(sctx, subC, benchQueue)
+	// A body long enough carries its publish time, for the end-to-end
+	// latency of each message.
+	stamp := s.cfg.size >= stampBytes
+	if stamp {
+		s.col = subscribeStamped(sctx, subC, benchQueue)
+	} else {
+		s.col = subscribe(sctx, subC, benchQueue)
+	}
 	s.began = time.Now()
-	s.pub = startSteady(ctx, pubC, benchQueue, s.cfg.rate, soakPayload(s.cfg.size), s.cfg.inFlight)
+	s.pub = startSteady(ctx, pubC, benchQueue, s.cfg.rate, soakPayload(s.cfg.size), s.cfg.inFlight, stamp)
 	interrupted := s.sampleUntilDone(ctx)
 	sum := s.finish(sctx)
 	sum.Interrupted = interrupted
@@ -295,6 +305,9 @@ func (s *soak) addRow(ctx context.Context) {
 	r.Confirmed, r.Unknown, r.Failed = s.pub.out.counts()
 	r.Acked = s.col.counts().acked
 	r.Backlog = r.Confirmed - r.Acked
+	var fresh []time.Duration
+	fresh, s.timed = s.col.endToEndSince(s.timed)
+	r.setEndToEnd(fresh)
 	for _, m := range s.cl.members {
 		r.Nodes = append(r.Nodes, sampleNode(ctx, m))
 		if _, q, ok := m.view(ctx, benchQueue); ok && q.Role == "owner" && q.Active {
@@ -327,6 +340,8 @@ func (s *soak) finish(ctx context.Context) soakSummary {
 	sum.Confirmed, sum.Unknown, sum.Failed, sum.Lost = len(want), unknown, failed, lost
 	sum.Delivered, sum.Duplicates, sum.Acked, sum.AckFailed = d.delivered, d.duplicates, d.acked, d.ackFailed
 	sum.DrainSeconds = drained.Seconds()
+	all, _ := s.col.endToEndSince(0)
+	sum.setEndToEnd(all)
 	if err := s.col.failed(); err != nil {
 		sum.SubscribeErr = err.Error()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnmq/cairn/client"
 )
 
 func TestParseSoakValidates(t *testing.T) {
@@ -175,17 +178,22 @@ func TestRowFormat(t *testing.T) {
 			{ID: 1, DiskBytes: known(123456789), RSSBytes: known(22134784), FDs: known(21), HeapBytes: known(2976096), Goroutines: known(25)},
 			{ID: 2, DiskBytes: known(5)}, // process gone: only its disk is measured
 		}}
+	var ds []time.Duration
+	for i := range 100 {
+		ds = append(ds, time.Duration(100-i)*time.Millisecond+300*time.Microsecond)
+	}
+	r.setEndToEnd(ds)
 	header, line := rowHeader([]int{1, 2}), r.format()
 	if len(header) != len(line) {
 		t.Errorf("header and row differ in width:\n%s\n%s", header, line)
 	}
 	fields := strings.Fields(line)
-	want := strings.Fields("1m30s 45000 44990 0 0 10 n2 | 123456789 22134784 21 2976096 25 | 5 - - - -")
+	want := strings.Fields("1m30s 45000 44990 0 0 10 n2 50.3 99.3 | 123456789 22134784 21 2976096 25 | 5 - - - -")
 	if strings.Join(fields, " ") != strings.Join(want, " ") {
 		t.Errorf("row\n%s\nwant the fields\n%s", line, strings.Join(want, " "))
 	}
-	if got := (soakRow{}).format(); !strings.HasSuffix(got, " -") {
-		t.Errorf("a row without an owner prints none: %q", got)
+	if got := strings.Fields((soakRow{}).format()); got[6] != "-" || got[7] != "-" || got[8] != "-" {
+		t.Errorf("a row without an owner or timed messages prints none: %q", got)
 	}
 }
 
@@ -215,6 +223,36 @@ func TestSoakExit(t *testing.T) {
 	} {
 		if got := soakExit(c.sum, c.clean); got != c.want {
 			t.Errorf("soakExit(%+v, %v) = %d, want %d", c.sum, c.clean, got, c.want)
+		}
+	}
+}
+
+// A stamped body carries its publish time, which a stamped collector
+// turns into an end-to-end time at the first delivery of each ID only;
+// an unstamped collector times nothing.
+func TestStampedBodiesAreTimedOnce(t *testing.T) {
+	at := time.Now().Add(-40 * time.Millisecond)
+	body := stamped(soakPayload(64), at)
+	if got, ok := stampOf(body); !ok || !got.Equal(time.Unix(0, at.UnixNano())) {
+		t.Fatalf("stampOf = %v, %v; want %v", got, ok, at)
+	}
+	if _, ok := stampOf(body[:stampBytes-1]); ok {
+		t.Fatal("a body shorter than a stamp read as stamped")
+	}
+	if !bytes.Equal(body[stampBytes:], soakPayload(64)[stampBytes:]) {
+		t.Fatal("stamping changed the body past the stamp")
+	}
+	for _, c := range []struct {
+		stamped bool
+		want    int
+	}{{true, 1}, {false, 0}} {
+		col := &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1), stamped: c.stamped}
+		id := client.MessageID{Producer: 1, Seq: 1}
+		col.record(id, body)
+		col.record(id, body) // a redelivery
+		ds, n := col.endToEndSince(0)
+		if n != c.want || len(ds) != c.want || (n == 1 && ds[0] < 40*time.Millisecond) {
+			t.Errorf("stamped=%v: %d times %v, want %d of at least 40ms", c.stamped, n, ds, c.want)
 		}
 	}
 }

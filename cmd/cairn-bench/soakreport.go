@@ -5,34 +5,65 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairnmq/cairn/latency"
 )
 
 // soakRow is one periodic sample of a soak: the traffic so far and each
 // node's footprint.
 type soakRow struct {
 	elapsed        time.Duration
-	ElapsedSeconds float64      `json:"elapsed_s"`
-	Confirmed      int          `json:"confirmed"`
-	Acked          int          `json:"acked"`
-	Failed         int          `json:"publish_failed"`
-	Unknown        int          `json:"publish_unknown"`
-	Backlog        int          `json:"backlog"` // confirmed - acked
-	Owner          int          `json:"owner"`   // the node serving the queue, 0 if none did
-	Nodes          []nodeSample `json:"nodes"`
+	ElapsedSeconds float64 `json:"elapsed_s"`
+	Confirmed      int     `json:"confirmed"`
+	Acked          int     `json:"acked"`
+	Failed         int     `json:"publish_failed"`
+	Unknown        int     `json:"publish_unknown"`
+	Backlog        int     `json:"backlog"` // confirmed - acked
+	Owner          int     `json:"owner"`   // the node serving the queue, 0 if none did
+	// EndToEndP50 and EndToEndP99 are the times from a publish's start to
+	// its message's first delivery, of the messages first delivered since
+	// the previous row, in milliseconds; null when none was timed.
+	EndToEndP50 *float64     `json:"e2e_p50_ms"`
+	EndToEndP99 *float64     `json:"e2e_p99_ms"`
+	Nodes       []nodeSample `json:"nodes"`
+}
+
+// setEndToEnd sets the row's end-to-end percentiles from ds.
+func (r *soakRow) setEndToEnd(ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	slices.Sort(ds)
+	p50, p99 := millis(latency.Percentile(ds, 50)), millis(latency.Percentile(ds, 99))
+	r.EndToEndP50, r.EndToEndP99 = &p50, &p99
+}
+
+// millis is d in milliseconds, rounded to the microsecond.
+func millis(d time.Duration) float64 {
+	return float64(d.Round(time.Microsecond)) / float64(time.Millisecond)
+}
+
+// msText prints an optional millisecond figure, or "-".
+func msText(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *v)
 }
 
 // Column widths of a printed row: the traffic columns, then five per node.
 const (
-	rowTrafficFormat = "%8s %10s %10s %7s %7s %8s %5s"
+	rowTrafficFormat = "%8s %10s %10s %7s %7s %8s %5s %8s %8s"
 	rowNodeFormat    = " | %12s %11s %5s %11s %5s"
 )
 
 // rowHeader is the header line of the printed rows for the given nodes.
 func rowHeader(ids []int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, rowTrafficFormat, "elapsed", "confirmed", "acked", "failed", "unknown", "backlog", "owner")
+	fmt.Fprintf(&b, rowTrafficFormat, "elapsed", "confirmed", "acked", "failed", "unknown", "backlog", "owner", "e2e p50", "e2e p99")
 	for _, id := range ids {
 		fmt.Fprintf(&b, rowNodeFormat, fmt.Sprintf("n%d disk B", id), "rss B", "fds", "heap B", "gor")
 	}
@@ -48,7 +79,7 @@ func (r soakRow) format() string {
 		owner = fmt.Sprintf("n%d", r.Owner)
 	}
 	fmt.Fprintf(&b, rowTrafficFormat, r.elapsed.Round(time.Second), fmt.Sprint(r.Confirmed), fmt.Sprint(r.Acked),
-		fmt.Sprint(r.Failed), fmt.Sprint(r.Unknown), fmt.Sprint(r.Backlog), owner)
+		fmt.Sprint(r.Failed), fmt.Sprint(r.Unknown), fmt.Sprint(r.Backlog), owner, msText(r.EndToEndP50), msText(r.EndToEndP99))
 	for _, n := range r.Nodes {
 		fmt.Fprintf(&b, rowNodeFormat, n.DiskBytes, n.RSSBytes, n.FDs, n.HeapBytes, n.Goroutines)
 	}
@@ -173,8 +204,31 @@ type soakSummary struct {
 	AckFailed    int         `json:"ack_failed"`
 	Lost         int         `json:"lost"` // confirmed, never delivered
 	DrainSeconds float64     `json:"drain_s"`
-	Interrupted  bool        `json:"interrupted"`
-	SubscribeErr string      `json:"subscribe_error,omitempty"`
+	// EndToEnd summarizes, over the whole run, the time from a publish's
+	// start to its message's first delivery; nil when nothing was timed.
+	EndToEnd     *endToEndSummary `json:"e2e,omitempty"`
+	Interrupted  bool             `json:"interrupted"`
+	SubscribeErr string           `json:"subscribe_error,omitempty"`
+}
+
+// endToEndSummary is the distribution of end-to-end times, in
+// milliseconds.
+type endToEndSummary struct {
+	Count  int     `json:"count"`
+	Median float64 `json:"median_ms"`
+	P95    float64 `json:"p95_ms"`
+	P99    float64 `json:"p99_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+// setEndToEnd sets the summary's end-to-end distribution from ds.
+func (s *soakSummary) setEndToEnd(ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	slices.Sort(ds)
+	s.EndToEnd = &endToEndSummary{Count: len(ds), Median: millis(latency.Percentile(ds, 50)), P95: millis(latency.Percentile(ds, 95)),
+		P99: millis(latency.Percentile(ds, 99)), Max: millis(ds[len(ds)-1])}
 }
 
 // summarize fills a summary's trends and owner from the rows.
@@ -221,6 +275,10 @@ func (s soakSummary) print(w io.Writer) {
 		"%d duplicate deliveries (at-least-once, not failures); %d acked, %d acks failed\n",
 		s.Confirmed, s.Unknown, s.Failed, s.Delivered, s.Duplicates, s.Acked, s.AckFailed)
 	fmt.Fprintf(w, "RPO: %d confirmed messages never delivered (judged after a drain of %.1fs)\n", s.Lost, s.DrainSeconds)
+	if e := s.EndToEnd; e != nil {
+		fmt.Fprintf(w, "end to end (a publish's start to its message's first delivery), %d messages: median %.1f ms, p95 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+			e.Count, e.Median, e.P95, e.P99, e.Max)
+	}
 	if s.SubscribeErr != "" {
 		fmt.Fprintf(w, "subscribing failed: %s\n", s.SubscribeErr)
 	}

@@ -134,7 +134,7 @@ func (te *trialEnv) measure(ctx context.Context, cl *cluster, res *trialResult) 
 			return err
 		}
 		defer wc.Close()
-		warm = startSteady(ctx, wc, res.queue, te.cfg.rate, payload, 1<<16)
+		warm = startSteady(ctx, wc, res.queue, te.cfg.rate, payload, 1<<16, false)
 		sleep(ctx, te.cfg.warmup)
 	}
 	return te.killAndWatch(ctx, cl, res, backlog, warm)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -102,13 +105,16 @@ type steadyPublisher struct {
 // (plus the one whose outcome is being collected): past that, publishing
 // waits, so a stalled cluster cannot make the producer pile up requests
 // without bound.
-func startSteady(ctx context.Context, c *client.Client, queue string, rate int, body []byte, inFlight int) *steadyPublisher {
+// With stamp, each message carries the time its publish started in its
+// first eight bytes (see stampOf), so a stamped collector can time it end
+// to end; body must then be at least that long.
+func startSteady(ctx context.Context, c *client.Client, queue string, rate int, body []byte, inFlight int, stamp bool) *steadyPublisher {
 	pctx, cancel := context.WithCancel(ctx)
 	sp := &steadyPublisher{cancel: cancel}
 	started := make(chan *client.Publishing, inFlight)
 	sp.wg.Go(func() {
 		defer close(started)
-		sp.pace(pctx, c, queue, rate, body, started)
+		sp.pace(pctx, c, queue, rate, body, stamp, started)
 	})
 	// Outcomes are collected in the order the publishes started; a slow
 	// one holds up the tally, not the publishing. The publishes use the
@@ -124,7 +130,7 @@ func startSteady(ctx context.Context, c *client.Client, queue string, rate int, 
 
 // pace starts publishes so that, at every tick, as many have started as
 // the rate calls for since the start.
-func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue string, rate int, body []byte, started chan<- *client.Publishing) {
+func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue string, rate int, body []byte, stamp bool, started chan<- *client.Publishing) {
 	began := time.Now()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -139,10 +145,33 @@ func (sp *steadyPublisher) pace(ctx context.Context, c *client.Client, queue str
 			// is full; once stopped, the producer must not catch up on
 			// the ticks it missed meanwhile.
 			for ; sent < due && ctx.Err() == nil; sent++ {
-				started <- c.PublishAsync(context.WithoutCancel(ctx), queue, body)
+				b := body
+				if stamp {
+					b = stamped(body, time.Now())
+				}
+				started <- c.PublishAsync(context.WithoutCancel(ctx), queue, b)
 			}
 		}
 	}
+}
+
+// stampBytes is how much of a stamped body the stamp takes.
+const stampBytes = 8
+
+// stamped is a copy of body whose first stampBytes hold at, in Unix
+// nanoseconds.
+func stamped(body []byte, at time.Time) []byte {
+	b := bytes.Clone(body)
+	binary.LittleEndian.PutUint64(b, uint64(at.UnixNano()))
+	return b
+}
+
+// stampOf reads the time a stamped body was published.
+func stampOf(body []byte) (time.Time, bool) {
+	if len(body) < stampBytes {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(binary.LittleEndian.Uint64(body))), true
 }
 
 // stop ends publishing and waits for the outcome of every publish started.
@@ -190,6 +219,11 @@ type collector struct {
 	at        time.Time
 	err       error // why subscribing failed, if it did
 	wake      chan struct{}
+	// stamped says the messages carry their publish time (stamped), and
+	// endToEnd holds, for each ID's first delivery, the time from the
+	// start of its publish to the handler's call.
+	stamped  bool
+	endToEnd []time.Duration
 }
 
 // deliveryCounts is what a collector has seen so far.
@@ -205,7 +239,16 @@ type deliveryCounts struct {
 // client keeps trying, and Subscribe may not return until the new owner
 // serves, which must hold up neither the probe nor the status polls.
 func subscribe(ctx context.Context, c *client.Client, queue string) *collector {
-	col := &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1)}
+	return subscribeCollector(ctx, c, queue, &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1)})
+}
+
+// subscribeStamped is subscribe for stamped messages: the collector also
+// times each one end to end.
+func subscribeStamped(ctx context.Context, c *client.Client, queue string) *collector {
+	return subscribeCollector(ctx, c, queue, &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1), stamped: true})
+}
+
+func subscribeCollector(ctx context.Context, c *client.Client, queue string, col *collector) *collector {
 	go func() {
 		_, err := c.Subscribe(ctx, queue, col.handle, client.WithWindow(512), client.WithLease(10*time.Second))
 		if err != nil {
@@ -219,16 +262,7 @@ func subscribe(ctx context.Context, c *client.Client, queue string) *collector {
 
 // handle records a delivery and acks it.
 func (col *collector) handle(ctx context.Context, d *client.Delivery) {
-	col.mu.Lock()
-	if col.at.IsZero() {
-		col.at = time.Now()
-	}
-	if _, again := col.got[d.ID]; again {
-		col.dups++
-	} else {
-		col.got[d.ID] = false
-	}
-	col.mu.Unlock()
+	col.record(d.ID, d.Payload)
 	select {
 	case col.wake <- struct{}{}:
 	default:
@@ -242,6 +276,24 @@ func (col *collector) handle(ctx context.Context, d *client.Delivery) {
 	}()
 }
 
+// record counts a delivery of id, and times a stamped body end to end
+// at its ID's first delivery.
+func (col *collector) record(id client.MessageID, body []byte) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if col.at.IsZero() {
+		col.at = time.Now()
+	}
+	if _, again := col.got[id]; again {
+		col.dups++
+		return
+	}
+	col.got[id] = false
+	if at, ok := stampOf(body); ok && col.stamped {
+		col.endToEnd = append(col.endToEnd, time.Since(at))
+	}
+}
+
 // acked1 records the outcome of one ack.
 func (col *collector) acked1(id client.MessageID, err error) {
 	col.mu.Lock()
@@ -253,6 +305,14 @@ func (col *collector) acked1(id client.MessageID, err error) {
 		col.got[id] = true
 		col.acked++
 	}
+}
+
+// endToEndSince returns the end-to-end times recorded from the from-th
+// on, and how many there are in all.
+func (col *collector) endToEndSince(from int) ([]time.Duration, int) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	return slices.Clone(col.endToEnd[min(from, len(col.endToEnd)):]), len(col.endToEnd)
 }
 
 // counts returns what the collector has seen so far.
