@@ -145,6 +145,15 @@ func (r *replica) servingBase() (*queueState, string, error) {
 	r.adoptBuildState()
 	if s := r.ckptState; s != nil && s.applied >= r.ckpt.cut && s.applied <= r.log.LastIndex() {
 		s.fillMaps(-1) // a base copied lately is whole before it is copied again
+		if r.journaling != nil && r.journaling.state == s {
+			// The journal is still taking the base's window a step a
+			// tick: the base stays as it is, and the owner serves from
+			// a copy.
+			c := s.clone()
+			c.fillMaps(-1)
+			c.keepSum = false
+			return c, baseMemory, nil
+		}
 		r.ckptState = s.clone()
 		s.keepSum = false
 		return s, baseMemory, nil

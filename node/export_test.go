@@ -125,3 +125,15 @@ func BaseApplied(n *Node, queue string) (uint64, bool) {
 	}
 	return r.ckptState.applied, true
 }
+
+// Journaling reports, for tests, whether queue's replica on n is still
+// appending a finished build's window to its journal, and how many of
+// the window's entries are left to append.
+func Journaling(n *Node, queue string) (pending bool, left uint64) {
+	r := n.queues[queue]
+	if r == nil || r.journaling == nil {
+		return false, 0
+	}
+	s := r.journaling.state
+	return true, s.recentBase + uint64(s.recent.len()) - r.journaling.from
+}

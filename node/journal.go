@@ -366,6 +366,13 @@ func removeJournal(fs vfs.FS, dir string) error {
 // it may be written. Only the entries after the journal's end are
 // appended; a journal the current checkpoint does not name starts afresh
 // with the whole window. No other checkpoint write starts meanwhile.
+//
+// The entries go in steps of Config.JournalStepEntries (4,096 by
+// default: a few milliseconds of the loop, and at 50 steps a second far
+// more entries than any queue adds to its window), one now and one each
+// tick after (stepJournal): a queue at 5,000 msg/s piles up tens of
+// thousands of entries between checkpoints, and appending them in one
+// go held the node's loop for 50 ms, and every request behind it.
 func (r *replica) journalWindow(s *queueState, done func()) {
 	r.ckptBusy = true
 	if !r.ckpt.journaled || r.journal == nil {
@@ -383,21 +390,77 @@ func (r *replica) journalWindow(s *queueState, done func()) {
 		from = max(from, end)
 	}
 	r.n.env.Boundary("checkpoint.before.append-window")
-	last, err := j.appendEntries(from, s.recent.from(int(from-s.recentBase)))
-	if err != nil {
-		return // the journal failed: the process is halting
-	}
-	r.n.env.Boundary("checkpoint.after.append-window")
-	if last == 0 || j.log.DurableIndex() >= last || bugs.Active(bugs.WindowJournalUnsynced) {
-		done()
+	r.journaling = &journalJob{state: s, from: from, done: done}
+	r.stepJournal()
+}
+
+// journalJob is a window on its way into the journal: entries from on of
+// state's window are still to be appended; last is the journal index of
+// the latest batch appended, zero while none was.
+type journalJob struct {
+	state *queueState
+	from  uint64
+	last  uint64
+	done  func()
+}
+
+// stepJournal appends the next entries of the window under way, and once
+// it is all appended, calls its done when the journal is durable up to
+// it. A replica no longer present drops the job: its files are no one's
+// concern now.
+func (r *replica) stepJournal() {
+	job := r.journaling
+	if job == nil {
 		return
 	}
-	j.wait, j.waitDone = last, func() {
+	if !r.present() {
+		r.journaling = nil
+		return
+	}
+	s, j := job.state, r.journal
+	end := s.recentBase + uint64(s.recent.len())
+	if n := min(end-job.from, uint64(r.n.cfg.JournalStepEntries)); n > 0 {
+		last, err := j.appendEntries(job.from, firstN(s.recent.from(int(job.from-s.recentBase)), int(n)))
+		if err != nil {
+			r.journaling = nil
+			return // the journal failed: the process is halting
+		}
+		job.from += n
+		job.last = max(job.last, last)
+	}
+	if job.from < end {
+		return // the next tick appends more
+	}
+	r.journaling = nil
+	r.n.env.Boundary("checkpoint.after.append-window")
+	if job.last == 0 || j.log.DurableIndex() >= job.last || bugs.Active(bugs.WindowJournalUnsynced) {
+		job.done()
+		return
+	}
+	j.wait, j.waitDone = job.last, func() {
 		if r.journal == j {
-			done()
+			job.done()
 		}
 	}
 	j.log.RequestSync()
+}
+
+// firstN yields the first n values of seq.
+func firstN[T any](seq iter.Seq[T], n int) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		if n <= 0 {
+			return
+		}
+		i := 0
+		for v := range seq {
+			if !yield(v) {
+				return
+			}
+			if i++; i == n {
+				return
+			}
+		}
+	}
 }
 
 // wireState is a journaled checkpoint in the form it travels in, with

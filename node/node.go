@@ -46,6 +46,10 @@ type Config struct {
 	// replica that needs history its sender dropped: a larger state goes
 	// in chunks, each asked for by the receiver. Default 1 MiB.
 	CheckpointChunkBytes int
+	// JournalStepEntries bounds the window entries a finished checkpoint
+	// build appends to its journal in one tick (journal.go). Default
+	// 4,096: a few milliseconds of the loop.
+	JournalStepEntries int
 	// CheckpointInterval certifies a cut on a queue that confirmed
 	// anything at all since the last one this long ago, so a quiet queue
 	// is compacted too. Default 5m. Every threshold is scaled by a factor
@@ -117,6 +121,9 @@ func (c *Config) fill() {
 	}
 	if c.CheckpointChunkBytes == 0 {
 		c.CheckpointChunkBytes = 1 << 20
+	}
+	if c.JournalStepEntries == 0 {
+		c.JournalStepEntries = 4096
 	}
 	if c.CheckpointInterval == 0 {
 		c.CheckpointInterval = 5 * time.Minute
@@ -358,6 +365,9 @@ func (n *Node) OnTimer(t Timer) {
 			r.ownerTick()
 		}
 		r.rollBase()
+		// A journal that a build finishing now starts takes its first
+		// step at once and its next one on the next tick.
+		r.stepJournal()
 		r.stepCheckpoint()
 		r.compact()
 	}

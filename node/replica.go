@@ -97,6 +97,9 @@ type replica struct {
 	// it travels in, while a transfer needs it.
 	journal    *windowJournal
 	travelling wireState
+	// journaling is the window a finished build appends to the journal,
+	// a step each tick (journalWindow), until it is all there.
+	journaling *journalJob
 }
 
 // replicaStateV1Size is the size of a replica state file written before

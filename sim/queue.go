@@ -39,10 +39,14 @@ type activeOwner struct {
 // 4 KiB a simulated backlog reaches a megabyte or more, which 1 KiB
 // chunks took a thousand round trips (seconds) to copy to a
 // replacement, longer than the failover bound allows a recovery that
-// must bring that replacement in before it activates.
+// must bring that replacement in before it activates. A finished build
+// appends its window to the journal 64 entries a tick, so that the
+// simulated queues' windows of a few hundred IDs take several ticks, as
+// a busy queue's tens of thousands do, and crashes and new cuts meet a
+// journal part way written.
 func QueueNodeConfig() node.Config {
 	return node.Config{Tick: 20 * time.Millisecond, SegmentSize: 32 << 10, PageRecords: 64, PageBytes: 64 << 10,
-		CheckpointChunkBytes: 64 << 10, ReplaceAfter: 3 * time.Second}
+		CheckpointChunkBytes: 64 << 10, ReplaceAfter: 3 * time.Second, JournalStepEntries: 64}
 }
 
 // NewQueueSystem returns a queue system for one run of sc.
