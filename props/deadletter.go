@@ -3,6 +3,7 @@ package props
 import (
 	"slices"
 
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -79,17 +80,26 @@ func checkDeadLetters(ix *index) []sim.Violation {
 	return out
 }
 
+// finalReplicas lists the replicas of queue the queue's final owner
+// holds at the end of the run; none if it had no owner.
+func (ix *index) finalReplicas(queue string) []node.ReplicaDump {
+	owner, ok := ix.owners[queue]
+	if !ok {
+		return nil
+	}
+	var out []node.ReplicaDump
+	for _, r := range ix.h.Final[owner] {
+		if r.Queue == queue {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // storedAgain reports whether the log the final owner of queue holds
 // stores id again after a dead-letter record took it out of delivery.
 func (ix *index) storedAgain(queue string, id wire.MessageID) bool {
-	owner, ok := ix.owners[queue]
-	if !ok {
-		return false
-	}
-	for _, r := range ix.h.Final[owner] {
-		if r.Queue != queue {
-			continue
-		}
+	for _, r := range ix.finalReplicas(queue) {
 		moved := false
 		for _, e := range r.Entries {
 			switch {
@@ -108,15 +118,8 @@ func (ix *index) storedAgain(queue string, id wire.MessageID) bool {
 // of queue holds. A log compacted past the publish counts it through its
 // checkpoint instead, once.
 func (ix *index) logCopies(queue string, id wire.MessageID) int {
-	owner, ok := ix.owners[queue]
-	if !ok {
-		return 0
-	}
 	n := 0
-	for _, r := range ix.h.Final[owner] {
-		if r.Queue != queue {
-			continue
-		}
+	for _, r := range ix.finalReplicas(queue) {
 		for _, e := range r.Entries {
 			if e.Type == "publish" && e.ID == id {
 				n++
@@ -131,14 +134,7 @@ func (ix *index) logCopies(queue string, id wire.MessageID) int {
 
 // settledFrom reports whether the final owner's log of queue settles id.
 func (ix *index) settledFrom(queue string, id wire.MessageID) bool {
-	owner, ok := ix.owners[queue]
-	if !ok {
-		return false
-	}
-	for _, r := range ix.h.Final[owner] {
-		if r.Queue != queue {
-			continue
-		}
+	for _, r := range ix.finalReplicas(queue) {
 		for _, e := range r.Entries {
 			if e.Type == "settle" && slices.Contains(e.IDs(), id) {
 				return true
