@@ -49,6 +49,11 @@ func QueueNodeConfig() node.Config {
 		CheckpointChunkBytes: 64 << 10, ReplaceAfter: 3 * time.Second, JournalStepEntries: 64}
 }
 
+// journalStepSwarmMax is the largest checkpoint cadence the swarm draws
+// (records); runs checkpointing more rarely step their journal by the
+// cadence.
+const journalStepSwarmMax = 256
+
 // NewQueueSystem returns a queue system for one run of sc.
 func NewQueueSystem(sc Scenario) *QueueSystem {
 	return &QueueSystem{cfg: QueueConfig(sc), founders: sc.Nodes, owners: make(map[string]activeOwner)}
@@ -72,6 +77,13 @@ func QueueConfig(sc Scenario) node.Config {
 	c := sc.Checkpoint
 	if c.Records > 0 {
 		cfg.CheckpointRecords, cfg.CheckpointBytes, cfg.CheckpointInterval = c.Records, c.Bytes, c.Interval
+	}
+	if c.Records > journalStepSwarmMax {
+		// A long settled history (the failover trials') fills a window
+		// of tens of thousands of IDs: a checkpoint's worth of records a
+		// step keeps its journal within a few ticks of its build, where
+		// 64 a tick would take longer than the trial.
+		cfg.JournalStepEntries = c.Records
 	}
 	// The segment size holds with checkpoints off too, so a run can be
 	// compared with and without them on the same segments.
