@@ -32,13 +32,16 @@
 // acking everything, the throughput of each window and the confirm latency
 // of every publish, and B's figures as ratios of A's.
 //
-//	cairn-bench soak [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
+//	cairn-bench soak [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024] [--node-bin PATH] [--dir DIR] [--settings TOML] [--json]
 //
 // soak starts one fresh three-node cluster, publishes to a majority queue
 // at a steady rate while one subscriber acks everything, prints every
-// interval each node's data directory size, RSS, open files, Go heap and
-// goroutines, and ends with how fast each grew, per minute and per
-// confirmed message, and whether every confirmed message was delivered.
+// interval the end-to-end time of the messages delivered in it (from the
+// start of a publish to the first delivery: median and p99) and each
+// node's data directory size, RSS, open files, Go heap and goroutines,
+// and ends with how fast each grew, per minute and per confirmed
+// message, the end-to-end distribution of the whole run, and whether
+// every confirmed message was delivered.
 //
 //	cairn-bench drain [--messages 20000] [--rounds 3] [--ack async,sync] [--window N] [--concurrency N] [--node-bin PATH] [--peer CMD] [--cpu-profile DIR]
 //
@@ -102,11 +105,12 @@ commands:
             and B's as a ratio of A's: [--rounds 6] [--window 15s] [--in-flight 256]
             [--a-bin PATH] [--a-settings TOML] [--b-bin PATH] [--b-settings TOML]
   soak      run one fresh three-node cluster under a steady producer and an
-            acking subscriber, print each node's data directory size, RSS,
-            open files, Go heap and goroutines every interval, then their
-            growth per minute and per confirmed message, and any confirmed
-            message lost: [--rate 1000] [--duration 10m] [--interval 30s]
-            [--size 1024] [--node-bin PATH] [--dir DIR] [--json]
+            acking subscriber, print every interval the messages' end-to-end
+            times (median, p99) and each node's data directory size, RSS,
+            open files, Go heap and goroutines, then their growth per minute
+            and per confirmed message, and any confirmed message lost:
+            [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024]
+            [--node-bin PATH] [--dir DIR] [--settings TOML] [--json]
             (run "cairn-bench soak -h" for every flag)
   drain     publish a backlog and time one subscriber draining it with a handler
             that acks each delivery, per ack mode, optionally side by side with
