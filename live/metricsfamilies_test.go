@@ -189,10 +189,18 @@ func TestMetricsFamiliesOfALiveNode(t *testing.T) {
 		}
 		return false
 	})
-	waitFor(t, 10*time.Second, "the heir to report its recovery", func() bool {
+	// The owner's stop closes the others' connections to it; a node
+	// counts the close when its reader notices, which may come after the
+	// heir reports its recovery.
+	waitFor(t, 10*time.Second, "the heir to report its recovery, and a node the closed connections", func() bool {
 		fams := scrapeFamilies(t, heir.HTTPAddr())
 		maps.Copy(seen, fams)
-		return labelled(fams["cairn_recovery_seconds"], "outcome=ok") != nil
+		for _, tn := range nodes {
+			if tn != owner && tn != heir {
+				maps.Copy(seen, scrapeFamilies(t, tn.HTTPAddr()))
+			}
+		}
+		return labelled(fams["cairn_recovery_seconds"], "outcome=ok") != nil && seen["cairn_connections_closed_total"] != nil
 	})
 
 	registered := described(heir)
