@@ -118,10 +118,22 @@ func (r *replica) delivering() bool {
 // requests parked for it through the node again. An owner that still
 // outwaits an older one lets publishes in only, and says it serves
 // (queue.active) once it admits every client.
+//
+// An owner whose outwait ends while it is cut off from its quorum says
+// nothing yet: it was paused or partitioned past the silence limit, so
+// its peers may have sealed a newer epoch and activated it meanwhile
+// (seed 521082 of the long sweep: paused 2.4 s right after activating,
+// it woke to its outwait timer and said it served epoch 4 after epoch 5
+// had begun elsewhere). It says so once a quorum accepts its appends
+// again (noteCutOff), which no quorum sealed at a newer epoch does.
 func (o *ownerState) admitClients() {
 	r := o.r
 	if !o.outwaiting() {
-		r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
+		if o.noteCutOff() {
+			o.activeUnsaid = true
+		} else {
+			r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
+		}
 	}
 	o.updateCommit()
 	o.replicate()

@@ -105,3 +105,55 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 		}
 	}
 }
+
+// The same recovered owner is cut off from every peer just after it
+// begins to outwait the old one, and stays cut off past the silence
+// limit, as a paused process is. Its outwait timer fires while it has
+// heard from no quorum: by then its peers may have sealed a newer epoch
+// and activated it, so it must not say it serves (in the long sweep,
+// seed 521082: paused 2.4 s, it woke and said it served epoch 4 after
+// epoch 5 had begun). Once its quorum takes its appends again, which no
+// quorum sealed at a newer epoch would, it says it serves, in the same
+// epoch, and delivers.
+func TestAnOwnerWhoseOutwaitEndsWhileCutOffServesOnlyOnceItsQuorumAnswers(t *testing.T) {
+	c := newCluster(t)
+	leader, owner := ordersApartFromLeader(t, c)
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		if _, seal := m.(*wire.Seal); seal && to == owner {
+			return false
+		}
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	var outwaits emission
+	for step := 0; ; step++ {
+		if step > 400 {
+			t.Fatalf("no recovered owner outwaited the old one in 2s; events:\n%v", c.events)
+		}
+		c.advance(5 * time.Millisecond)
+		if e, ok := c.last(event.QueueActivationOutwaits); ok {
+			outwaits = e
+			break
+		}
+	}
+	newOwner := outwaits.node
+	c.cut[newOwner] = true
+	c.advance(100 * time.Millisecond)
+	if !c.saw(event.QueueOutwaited, by(newOwner)) || !c.saw(event.QueueQuorumLost, by(newOwner)) {
+		t.Fatalf("100ms cut off, %s neither ended its outwait nor found its quorum lost; events:\n%v", newOwner, c.events)
+	}
+	if c.saw(event.QueueActive, by(newOwner)) {
+		t.Fatalf("%s said it served while it had heard from no quorum for the silence limit; events:\n%v", newOwner, c.events)
+	}
+
+	delete(c.cut, newOwner)
+	c.advance(100 * time.Millisecond)
+	if !c.saw(event.QueueQuorumRegained, by(newOwner)) || !c.saw(event.QueueActive, by(newOwner), inEpoch(2)) {
+		t.Fatalf("reconnected, %s did not regain its quorum and say it serves epoch 2; events:\n%v", newOwner, c.events)
+	}
+	c.request(newOwner, 8, &wire.Subscribe{ReqID: 61, Queue: "orders", Window: 10, Lease: time.Second})
+	c.settle()
+	c.mustReply(61, wire.StatusOK)
+	if got := len(c.deliveries(8)); got != 3 {
+		t.Fatalf("once it served, the new owner delivered %d messages, want the 3 it recovered", got)
+	}
+}

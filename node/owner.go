@@ -80,6 +80,10 @@ type ownerState struct {
 	// (quorum.go).
 	servingFrom uint64
 	cutOffNoted bool
+	// activeUnsaid says this owner began to serve in full while cut off
+	// from its quorum, and says so (queue.active) only when it hears
+	// from one again (admitClients).
+	activeUnsaid bool
 	// activationWaits says the metadata activated this candidate while
 	// its quorum's latest acceptance was older than the silence limit, or
 	// a quorum holds its opening marker while the metadata holds its node

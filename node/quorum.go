@@ -147,6 +147,10 @@ func (o *ownerState) noteCutOff() bool {
 	case !cut && o.cutOffNoted:
 		o.cutOffNoted = false
 		o.r.n.emit(event.NewQueueQuorumRegained(o.r.name, o.r.epoch, o.quorumSilence()))
+		if o.activeUnsaid {
+			o.activeUnsaid = false
+			o.r.n.emit(event.NewQueueActive(o.r.name, o.r.epoch, o.r.inc, o.r.log.LastIndex()))
+		}
 		o.pump()
 	}
 	return cut
