@@ -491,8 +491,9 @@ func (r *replica) finishBuild(b *ckptBuild) {
 		state: b.enc.buf, stateDigest: b.enc.sum(), journaled: true, journalFrom: b.state.recentBase}
 	// The state at the cut is the base again from here, while its window
 	// and file are written: a new owner chosen meanwhile serves from it
-	// rather than decode the checkpoint (servingBase), and neither a roll
-	// nor a build changes it until the write is done (ckptBusy). The size
+	// rather than decode the checkpoint (servingBase), and it rolls on
+	// meanwhile: the journal takes a copy of its window at the cut, and
+	// no build starts until the write is done (ckptBusy). The size
 	// reported is the state's, window entries included, wherever they
 	// are kept.
 	r.ckptState, r.ckptStateDigest = b.state, b.digest

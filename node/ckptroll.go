@@ -35,12 +35,15 @@ import (
 const fillStepEntries = 8192
 
 // rollBase applies to the kept base what was confirmed since it was last
-// rolled, at most a build step's worth of records or bytes. With no base
+// rolled, at most a build step's worth of records or bytes. It rolls
+// while the last build's window and file are written too: the journal
+// writes a copy of the window at the cut (journalJob), and the file's
+// state was encoded when the build finished. With no base
 // kept it starts one only from an empty state (a log that starts at its
 // first record and no checkpoint yet): decoding a checkpoint here would
 // stall the node as long as a build's decode does.
 func (r *replica) rollBase() {
-	if r.n.cfg.CheckpointRecords < 0 || r.build != nil || r.ckptBusy || r.installing || !r.present() {
+	if r.n.cfg.CheckpointRecords < 0 || r.build != nil || r.installing || !r.present() {
 		return
 	}
 	target := min(r.commitKnown, r.log.DurableIndex())
@@ -145,15 +148,6 @@ func (r *replica) servingBase() (*queueState, string, error) {
 	r.adoptBuildState()
 	if s := r.ckptState; s != nil && s.applied >= r.ckpt.cut && s.applied <= r.log.LastIndex() {
 		s.fillMaps(-1) // a base copied lately is whole before it is copied again
-		if r.journaling != nil && r.journaling.state == s {
-			// The journal is still taking the base's window a step a
-			// tick: the base stays as it is, and the owner serves from
-			// a copy.
-			c := s.clone()
-			c.fillMaps(-1)
-			c.keepSum = false
-			return c, baseMemory, nil
-		}
 		r.ckptState = s.clone()
 		s.keepSum = false
 		return s, baseMemory, nil

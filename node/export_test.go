@@ -134,6 +134,6 @@ func Journaling(n *Node, queue string) (pending bool, left uint64) {
 	if r == nil || r.journaling == nil {
 		return false, 0
 	}
-	s := r.journaling.state
-	return true, s.recentBase + uint64(s.recent.len()) - r.journaling.from
+	job := r.journaling
+	return true, job.base + uint64(job.window.len()) - job.from
 }
