@@ -28,25 +28,7 @@ import (
 // much later, after the old owner stepped back.
 func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	c := newCluster(t)
-	leader, owner := ordersApartFromLeader(t, c)
-	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
-		if _, seal := m.(*wire.Seal); seal && to == owner {
-			return false // it serves on, not knowing of the seal
-		}
-		return !(from == owner && to == leader || from == leader && to == owner)
-	}
-	var outwaits emission
-	for step := 0; ; step++ {
-		if step > 400 {
-			t.Fatalf("no recovered owner outwaited the old one in 2s; events:\n%v", c.events)
-		}
-		c.advance(5 * time.Millisecond)
-		if e, ok := c.last(event.QueueActivationOutwaits); ok {
-			outwaits = e
-			break
-		}
-	}
-	newOwner := outwaits.node
+	owner, newOwner := recoveredOwnerOutwaiting(t, c)
 	var sealed emission
 	for _, e := range c.emitted {
 		if e.Name == event.RecoveryStage && sealedOK(e) && e.node == newOwner {
@@ -117,25 +99,7 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 // epoch, and delivers.
 func TestAnOwnerWhoseOutwaitEndsWhileCutOffServesOnlyOnceItsQuorumAnswers(t *testing.T) {
 	c := newCluster(t)
-	leader, owner := ordersApartFromLeader(t, c)
-	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
-		if _, seal := m.(*wire.Seal); seal && to == owner {
-			return false
-		}
-		return !(from == owner && to == leader || from == leader && to == owner)
-	}
-	var outwaits emission
-	for step := 0; ; step++ {
-		if step > 400 {
-			t.Fatalf("no recovered owner outwaited the old one in 2s; events:\n%v", c.events)
-		}
-		c.advance(5 * time.Millisecond)
-		if e, ok := c.last(event.QueueActivationOutwaits); ok {
-			outwaits = e
-			break
-		}
-	}
-	newOwner := outwaits.node
+	_, newOwner := recoveredOwnerOutwaiting(t, c)
 	c.cut[newOwner] = true
 	c.advance(100 * time.Millisecond)
 	if !c.saw(event.QueueOutwaited, by(newOwner)) || !c.saw(event.QueueQuorumLost, by(newOwner)) {
@@ -156,4 +120,27 @@ func TestAnOwnerWhoseOutwaitEndsWhileCutOffServesOnlyOnceItsQuorumAnswers(t *tes
 	if got := len(c.deliveries(8)); got != 3 {
 		t.Fatalf("once it served, the new owner delivered %d messages, want the 3 it recovered", got)
 	}
+}
+
+// recoveredOwnerOutwaiting cuts the owner of orders off from the metadata
+// leader only, keeps the candidate's seal from reaching it, and advances
+// until a recovered owner begins to outwait the old owner's quorum. It
+// returns the old owner and the new one.
+func recoveredOwnerOutwaiting(t *testing.T, c *cluster) (owner, newOwner node.NodeID) {
+	t.Helper()
+	leader, owner := ordersApartFromLeader(t, c)
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		if _, seal := m.(*wire.Seal); seal && to == owner {
+			return false // it serves on, not knowing of the seal
+		}
+		return !(from == owner && to == leader || from == leader && to == owner)
+	}
+	for step := 0; step <= 400; step++ {
+		c.advance(5 * time.Millisecond)
+		if e, ok := c.last(event.QueueActivationOutwaits); ok {
+			return owner, e.node
+		}
+	}
+	t.Fatalf("no recovered owner outwaited the old one in 2s; events:\n%v", c.events)
+	return 0, 0
 }
