@@ -118,7 +118,12 @@ func (o *ownerState) deliver(s *subscription, m *message) {
 // an expiry, a lost subscriber); without, it is being settled.
 func (o *ownerState) release(l *lease, requeue bool) {
 	s := l.sub
-	s.leases = slices.DeleteFunc(s.leases, func(x *lease) bool { return x == l })
+	// Acks come mostly in delivery order, so the lease is found near the
+	// front; DeleteFunc looked at every lease of the window for each ack,
+	// 6% of an owner's CPU in cairn-bench drain with a window of 512.
+	if i := slices.Index(s.leases, l); i >= 0 {
+		s.leases = slices.Delete(s.leases, i, i+1)
+	}
 	m := l.msg
 	m.lease = nil
 	if requeue && o.state.messages[m.id] == m {
