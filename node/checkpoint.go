@@ -486,7 +486,7 @@ func (r *replica) replayBuildStep(b *ckptBuild) bool {
 // window entries first, then the file that names them.
 func (r *replica) finishBuild(b *ckptBuild) {
 	b.rd.Close()
-	r.build = nil
+	r.build, r.ckptBuilt = nil, b.cut
 	c := replicaCheckpoint{cut: b.cut, cutEpoch: r.epochOf(b.cut), digest: b.digest,
 		state: b.enc.buf, stateDigest: b.enc.sum(), journaled: true, journalFrom: b.state.recentBase}
 	// The state at the cut is the base again from here, while its window

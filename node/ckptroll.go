@@ -50,6 +50,13 @@ func (r *replica) rollBase() {
 	if bugs.Active(bugs.RollPastCommit) {
 		target = r.log.DurableIndex() // planted: records a newer owner may replace
 	}
+	if want := r.ckptWant; want > max(r.ckpt.cut, r.ckptBuilt) {
+		// A cut asked for while the last build is still being written
+		// waits for it: a base rolled past that cut cannot be built from,
+		// and the build would decode the checkpoint instead, a stall as
+		// long as the window is big.
+		target = min(target, want)
+	}
 	s := r.ckptState
 	if s == nil {
 		if r.ckpt.cut != 0 || r.log.FirstIndex() > 1 || target == 0 {

@@ -137,3 +137,14 @@ func Journaling(n *Node, queue string) (pending bool, left uint64) {
 	job := r.journaling
 	return true, job.base + uint64(job.window.len()) - job.from
 }
+
+// CheckpointAsked reports, for tests, the newest cut an owner asked n's
+// replica of queue to build, the cut of its latest checkpoint, and
+// whether a checkpoint is being written.
+func CheckpointAsked(n *Node, queue string) (want, cut uint64, busy bool) {
+	r := n.queues[queue]
+	if r == nil {
+		return 0, 0, false
+	}
+	return r.ckptWant, r.ckpt.cut, r.ckptBusy
+}

@@ -78,6 +78,9 @@ type replica struct {
 	ckptAsker    NodeID
 	ckptAskEpoch uint64
 	ckptBusy     bool
+	// ckptBuilt is the cut of the latest build finished, being written
+	// or written: a newer cut asked for is still to be built (rollBase).
+	ckptBuilt uint64
 	// ckptState is the base of the next build: the queue state at ckpt's
 	// cut or, rolled forward tick by tick (ckptroll.go), at a confirmed
 	// index past it, with ckptStateDigest the history digest there. It is
