@@ -147,10 +147,13 @@ func (o *ownerState) noteCutOff() bool {
 	case !cut && o.cutOffNoted:
 		o.cutOffNoted = false
 		o.r.n.emit(event.NewQueueQuorumRegained(o.r.name, o.r.epoch, o.quorumSilence()))
-		if o.activeUnsaid {
-			o.activeUnsaid = false
+		if o.activeUnsaid && o.r.serving() {
 			o.r.n.emit(event.NewQueueActive(o.r.name, o.r.epoch, o.r.inc, o.r.log.LastIndex()))
 		}
+		// cutOff counts serving owners only, so one that stopped serving
+		// meanwhile (a candidate for a newer epoch) lands here without a
+		// quorum's answer: it says it serves once that epoch activates.
+		o.activeUnsaid = false
 		o.pump()
 	}
 	return cut
