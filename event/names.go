@@ -50,6 +50,15 @@ const (
 	// a quorum heard from one again, in the same epoch, and serves again
 	// (NewQueueQuorumRegained).
 	QueueQuorumRegained Name = "queue.quorum-regained"
+	// QueueResting: an owner whose queue has been idle, with every
+	// replica caught up, stopped sending heartbeats; it wakes at the
+	// next request or new work and serves once a quorum answers it again
+	// (NewQueueResting).
+	QueueResting Name = "queue.resting"
+	// QueueWaking: a resting owner had a request or new work and sent its
+	// followers appends again, after resting for the elapsed time
+	// (NewQueueWaking).
+	QueueWaking Name = "queue.waking"
 	// QueueActivationWaits: an owner the metadata activated after a
 	// recovery, or whose opening marker a quorum holds, last had its
 	// appends accepted by a quorum longer ago than the silence limit, or
@@ -322,7 +331,7 @@ const (
 // this file and fails if a constant is missing here.
 var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
-	QueueQuorumRegained, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
+	QueueQuorumRegained, QueueResting, QueueWaking, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

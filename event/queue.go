@@ -101,6 +101,18 @@ func NewQueueQuorumRegained(q string, epoch uint64, silence time.Duration) Event
 	return newEvent(QueueQuorumRegained, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
 }
 
+// NewQueueResting reports that q's owner of epoch, idle with every
+// replica caught up, stopped sending heartbeats.
+func NewQueueResting(q string, epoch uint64) Event {
+	return newEvent(QueueResting, str(KeyQueue, q), u64(KeyEpoch, epoch))
+}
+
+// NewQueueWaking reports that q's resting owner of epoch woke after
+// resting for rested: it sends its followers appends again.
+func NewQueueWaking(q string, epoch uint64, rested time.Duration) Event {
+	return newEvent(QueueWaking, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), rested.Microseconds()))
+}
+
 // NewQueueActivationWaits reports that q's owner of epoch, activated by
 // the metadata after a recovery or holding its opening marker on a
 // quorum, found its quorum had been silent for silence, past the limit an

@@ -115,7 +115,7 @@ func (b *statusBoard) snapshot() status.Node {
 func queueStatus(v node.QueueView) status.Queue {
 	q := status.Queue{
 		Name: v.Name, State: v.State, Role: v.Role, Owner: uint32(v.Owner), Epoch: v.Epoch,
-		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner" && !v.NoQuorum, NoQuorum: v.NoQuorum, Fenced: v.Fenced, Suspect: v.Suspect,
+		ReplicaEpoch: v.ReplicaEpoch, LastIndex: v.LastIndex, Commit: v.Commit, Active: v.Role == "owner" && (!v.NoQuorum || v.Resting), NoQuorum: v.NoQuorum && !v.Resting, Resting: v.Resting, Fenced: v.Fenced, Suspect: v.Suspect,
 		FirstIndex: v.FirstIndex, RetainedBytes: v.RetainedBytes, Segments: v.Segments,
 		CheckpointIndex: v.CheckpointIndex, CheckpointBytes: v.CheckpointBytes, CertifiedIndex: v.CertifiedIndex,
 		CheckpointAgeSeconds: v.CheckpointAge.Seconds(),

@@ -85,7 +85,7 @@ th{background:#f3f3f3}.up{color:#080}.down{color:#b00}
 <p>metadata leader: {{if .MetaLeader}}n{{.MetaLeader}} (term {{.MetaTerm}}){{else}}unknown{{end}}</p>
 <table><tr><th>queue</th><th>state</th><th>owner</th><th>epoch</th><th>replicas</th><th>this node</th><th>replica epoch</th><th>last index</th><th>commit</th></tr>
 {{range .Queues}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>n{{.Owner}}</td><td>{{.Epoch}}</td><td>{{range $i, $n := .Replicas}}{{if $i}}, {{end}}n{{$n}}{{end}}</td>
-<td>{{if .Fenced}}<span class="down">fenced: {{.Fenced}}</span>{{else if .NoQuorum}}<span class="down">owner, no quorum</span>{{else if .Active}}<span class="up">owner</span>{{else}}{{.Role}}{{end}}</td>
+<td>{{if .Fenced}}<span class="down">fenced: {{.Fenced}}</span>{{else if .NoQuorum}}<span class="down">owner, no quorum</span>{{else if .Resting}}<span class="up">owner, resting</span>{{else if .Active}}<span class="up">owner</span>{{else}}{{.Role}}{{end}}</td>
 <td>{{.ReplicaEpoch}}</td><td>{{.LastIndex}}</td><td>{{if .Active}}{{.Commit}}{{end}}</td></tr>
 {{else}}<tr><td colspan="9">no queues</td></tr>{{end}}</table>
 </body></html>

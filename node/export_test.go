@@ -148,3 +148,10 @@ func CheckpointAsked(n *Node, queue string) (want, cut uint64, busy bool) {
 	}
 	return r.ckptWant, r.ckpt.cut, r.ckptBusy
 }
+
+// RestAfter and RestHeartbeat export the resting owner's timings (rest.go)
+// for its stories.
+const (
+	RestAfter     = defaultRestAfter
+	RestHeartbeat = restHeartbeat
+)

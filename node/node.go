@@ -85,6 +85,11 @@ type Config struct {
 	// dead machine does not leave queues one failure from unavailable for
 	// long. Negative disables replacement.
 	ReplaceAfter time.Duration
+	// RestAfter is how long an owner's queue must have been idle before
+	// the owner rests: it stops keeping its quorum's grant fresh, and the
+	// next request waits one round trip while it wins the grant back
+	// (rest.go). Default 2s; negative: owners never rest.
+	RestAfter time.Duration
 	// Rejoin says this node's data directory was lost and it starts over
 	// an empty one in a cluster that already exists: its metadata member
 	// grants no vote until it has caught up with a leader, so it cannot
@@ -127,6 +132,9 @@ func (c *Config) fill() {
 	}
 	if c.CheckpointInterval == 0 {
 		c.CheckpointInterval = 5 * time.Minute
+	}
+	if c.RestAfter == 0 {
+		c.RestAfter = defaultRestAfter
 	}
 	if c.DiskFreeMin == 0 {
 		c.DiskFreeMin = 256 << 20

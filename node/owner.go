@@ -114,6 +114,13 @@ type ownerState struct {
 	// predecessor handed over, taken at activation.
 	handoff       *handoff
 	carriedCounts []wire.DeliveryCount
+	// resting says this idle owner sends no heartbeats (rest.go), since
+	// restingFrom on the lease clock; busyAt is when it last had work or
+	// a request, and wakeBy, while it waits for its quorum's first answer
+	// after a rest, when it gives up waiting.
+	resting             bool
+	restingFrom, busyAt uint64
+	wakeBy              uint64
 }
 
 // progress is the owner's view of one follower.
@@ -259,6 +266,7 @@ func (o *ownerState) append(recs ...record) uint64 {
 	if !o.built {
 		panic(fmt.Sprintf("node: queue %s appends before its owner state is built", r.name))
 	}
+	o.noteBusy()
 	entries := make([]storage.Entry, len(recs))
 	// Stamps never go back, whatever this node's clock did: the window
 	// is measured on them.
@@ -405,7 +413,7 @@ func (o *ownerState) sendTo(f *progress) {
 func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 	r := o.r
 	prev := from - 1
-	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit, Stamp: r.n.leaseClock()}
+	m := &wire.Append{Queue: r.name, Incarnation: r.inc, Epoch: r.epoch, PrevIndex: prev, PrevEpoch: r.epochOf(prev), Commit: o.commit, Stamp: r.n.leaseClock(), Rest: o.resting}
 	if r.role == roleStale {
 		return prev, false
 	}
@@ -501,6 +509,7 @@ func (o *ownerState) onAccepted(f *progress, m *wire.AppendReply) {
 	f.next = max(f.next, f.match+1)
 	o.updateCommit()
 	o.sendTo(f)
+	o.noteWakeAnswered()
 }
 
 // peerReset notes that a follower's process may have died: what it had
@@ -528,6 +537,9 @@ func (r *replica) ownerTick() {
 	}
 	if !r.serving() && !o.installing() && o.opening == 0 && !o.activationWaits {
 		return
+	}
+	if r.serving() {
+		o.restTick()
 	}
 	now := r.n.env.Now()
 	for _, f := range o.followers {
@@ -577,6 +589,12 @@ func (r *replica) ownerTick() {
 // grants can only make an owner step back sooner, never later.
 func (o *ownerState) heartbeatDue(f *progress) bool {
 	n := o.r.n
+	if o.resting {
+		// Seldom, and only to learn of a follower that restarted or was
+		// sealed by a newer epoch (rest.go).
+		now := n.leaseClock()
+		return now-min(f.sentAt, now) >= uint64(restHeartbeat)
+	}
 	if len(o.subs) > 0 || !o.r.serving() || n.appendTick[f.id] != n.tickSeq {
 		return true
 	}
@@ -634,6 +652,7 @@ func (o *ownerState) stop(owner NodeID) {
 	if o.recovery != nil {
 		o.stepRecovery(recovery.Stop{Why: "the owner stopped"})
 	}
+	o.endRest()
 }
 
 // deliveryLease is how long, on the node's monotonic clock, a quorum's

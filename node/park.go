@@ -40,6 +40,7 @@ type parkedRequest struct {
 // parkDuringFailover parks req if its queue is changing hands as this
 // node sees it, and reports whether it did.
 func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) bool {
+	n.wakeResting(queue)
 	if !n.waitsHere(queue, req) || len(n.parked) >= maxParked {
 		return false
 	}
@@ -71,7 +72,7 @@ func (n *Node) failingOver(queue string) bool {
 	}
 	switch {
 	case q.State == QueueActive && q.Owner == n.cfg.ID:
-		return r.handingOff() || r.activating()
+		return r.handingOff() || r.activating() || r.waking()
 	case q.State == QueueActive && q.Owner != n.cfg.ID:
 		return n.meta.state.down[q.Owner] || n.justReset(q.Owner) || r.ownerSilent(q)
 	case q.State == QueueRecovering && q.Owner == n.cfg.ID:
@@ -160,8 +161,8 @@ func (n *Node) notePeerHeard(peer NodeID) {
 // ownerSilent reports whether this replica follows q's owner in its
 // current epoch and has accepted nothing from it for resetParkWindow,
 // though an owner sends every follower an append at least every quarter
-// of that window (heartbeatDue): the owner
-// is stopped or cut off, and a request that reached this node (most
+// of that window (heartbeatDue) unless it said it rests (rest.go): the
+// owner is stopped or cut off, and a request that reached this node (most
 // likely a client's hedge past the silent owner) is better held here
 // until a plan names the next owner than sent back to the silent one.
 // The wait is shorter when the owner steps back sooner (eager detection:
@@ -170,7 +171,7 @@ func (n *Node) notePeerHeard(peer NodeID) {
 // between the two until their backoff grew past the failover.
 func (r *replica) ownerSilent(q *QueueMeta) bool {
 	if r == nil || r.inc != q.Incarnation || r.role != roleFollower || r.epoch != q.Epoch ||
-		r.follow.epochOwner != q.Owner || r.follow.leaseGrantedAt == 0 {
+		r.follow.epochOwner != q.Owner || r.follow.leaseGrantedAt == 0 || r.follow.ownerRests {
 		return false
 	}
 	return r.n.leaseClock()-r.follow.leaseGrantedAt > uint64(min(resetParkWindow, r.n.ownerSilenceLimit()))

@@ -140,10 +140,15 @@ func (o *ownerState) noteCutOff() bool {
 	switch {
 	case cut && !o.cutOffNoted:
 		o.cutOffNoted = true
+		if o.resting {
+			break // it let its grant lapse on purpose, with no one to send away (rest.go)
+		}
 		silence := o.quorumSilence()
 		o.r.n.emit(event.NewQueueQuorumLost(o.r.name, o.r.epoch, silence))
 		o.sendSubscribersAway(o.cutOffDetail(silence))
 		o.releaseWaiters(o.cutOffDetail(silence))
+	case !cut && o.cutOffNoted && o.resting:
+		o.cutOffNoted = false // an answer to a resting owner's seldom heartbeat (rest.go)
 	case !cut && o.cutOffNoted:
 		o.cutOffNoted = false
 		o.r.n.emit(event.NewQueueQuorumRegained(o.r.name, o.r.epoch, o.quorumSilence()))

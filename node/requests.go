@@ -56,8 +56,13 @@ func (n *Node) ownerQueue(conn ConnID, reqID uint64, queue string) *ownerState {
 		n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is starting on its owner")
 		return nil
 	}
+	r.own.noteBusy()
 	if r.own.noteCutOff() {
-		r.own.refuseCutOff(conn, reqID)
+		if r.own.waking() {
+			n.reply(conn, reqID, wire.StatusUnavailable, "queue "+queue+" is waking on its owner")
+		} else {
+			r.own.refuseCutOff(conn, reqID)
+		}
 		return nil
 	}
 	return r.own

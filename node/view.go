@@ -71,6 +71,10 @@ type QueueView struct {
 	// replicas for as long as its peers wait before replacing it: it
 	// serves no client until it hears from one again (quorum.go).
 	NoQuorum bool
+	// Resting is set on an owner whose queue is idle and that sends no
+	// heartbeats (rest.go): once its grant has lapsed it is NoQuorum too,
+	// yet serves the next request after one round trip to its quorum.
+	Resting bool
 	// Followers is what an owner or candidate knows of each other
 	// replica's log, in replica-set order; nil on every other replica.
 	Followers []FollowerView
@@ -172,7 +176,7 @@ func (n *Node) queueView(name string) QueueView {
 			// older owner's quorum has gone stale.
 			v.Role = "candidate"
 		}
-		v.Depth, v.NoQuorum = r.own.depth(), r.own.cutOff()
+		v.Depth, v.NoQuorum, v.Resting = r.own.depth(), r.own.cutOff(), r.own.resting
 		v.Followers = r.own.followerViews()
 	case roleCandidate:
 		v.Role, v.Commit = "candidate", r.own.commit

@@ -76,7 +76,7 @@ func freshestView(views []node.QueueView) (node.QueueView, bool) {
 // the epoch fresh names.
 func served(views []node.QueueView, fresh node.QueueView) bool {
 	return slices.ContainsFunc(views, func(v node.QueueView) bool {
-		return v.Role == "owner" && !v.NoQuorum && v.Incarnation == fresh.Incarnation && v.ReplicaEpoch >= fresh.Epoch
+		return v.Role == "owner" && (!v.NoQuorum || v.Resting) && v.Incarnation == fresh.Incarnation && v.ReplicaEpoch >= fresh.Epoch
 	})
 }
 

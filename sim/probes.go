@@ -81,6 +81,8 @@ const (
 	ProbeSegmentCut          = "sealed-segment-cut"
 	ProbeLostDiskRejoined    = "lost-disk-rejoined"
 	ProbeLostDiskRefilled    = "lost-disk-refilled"
+	ProbeOwnerRested         = "owner-rested"
+	ProbeRestedOwnerWoke     = "rested-owner-woke"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -130,6 +132,8 @@ var Probes = []Probe{
 	{ProbeOutwaitPublished, "a recovered owner appended publishes while it outwaited the old owner's quorum (queue.outwaited admitted>0)"},
 	{ProbeLostDiskRejoined, "a node that lost its disk caught up with the metadata over an empty data directory (meta.caught-up after a lose-disk fault)"},
 	{ProbeLostDiskRefilled, "a replica a lost disk emptied caught up and an owner verified it (queue.trusted after a lose-disk fault)"},
+	{ProbeOwnerRested, "an owner of an idle queue stopped keeping its quorum's grant fresh (queue.resting)"},
+	{ProbeRestedOwnerWoke, "a resting owner whose grant had lapsed woke for a request or new work (queue.waking after more than 100 ms)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -277,6 +281,12 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeStaleOwnerFenced]++
 	case event.QueueActivationOutwaits:
 		c.probes[ProbeOwnerOutwaited]++
+	case event.QueueResting:
+		c.probes[ProbeOwnerRested]++
+	case event.QueueWaking:
+		if e.Elapsed() > 100*time.Millisecond {
+			c.probes[ProbeRestedOwnerWoke]++
+		}
 	case event.QueueOutwaited:
 		if e.Admitted() > 0 {
 			c.probes[ProbeOutwaitPublished]++

@@ -72,7 +72,7 @@ func QueueConfig(sc Scenario) node.Config {
 		}
 		cfg.Detection.Interval = sc.DetectionInterval
 	}
-	cfg.DedupWindow, cfg.DataBytesMax = sc.Dedup, sc.Quota
+	cfg.DedupWindow, cfg.DataBytesMax, cfg.RestAfter = sc.Dedup, sc.Quota, sc.RestAfter
 	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
 	c := sc.Checkpoint
 	if c.Records > 0 {

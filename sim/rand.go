@@ -39,6 +39,9 @@ const (
 	// streamUnsubscribe draws whether a generated scenario's consumers
 	// unsubscribe now and then and, per consumer, when and from what.
 	streamUnsubscribe = "unsubscribe"
+	// streamRest draws how long a generated scenario's owners wait on an
+	// idle queue before they rest.
+	streamRest = "rest"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

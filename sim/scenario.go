@@ -65,6 +65,10 @@ type Scenario struct {
 	// disk: past it a node refuses new messages with disk-full until
 	// consumers drain and compaction gives space back.
 	Quota int64
+	// RestAfter is how long an owner's queue must have been idle before
+	// the owner rests (node.Config.RestAfter); zero means the node's
+	// default.
+	RestAfter time.Duration
 }
 
 // drawQuota draws a generated scenario's data quota from its own stream:
@@ -76,6 +80,16 @@ func drawQuota(seed uint64, c CheckpointCadence) int64 {
 		return 0
 	}
 	return pick(r, int64(96<<10), 192<<10, 384<<10)
+}
+
+// drawRestAfter draws a generated scenario's rest delay from its own
+// stream: half the seeds keep the node's default (2s), which owners
+// reach only in the quiet end or on a queue nobody uses for a while; the
+// rest rest within a few hundred milliseconds of a lull, so owners rest
+// and wake again and again while faults strike.
+func drawRestAfter(seed uint64) time.Duration {
+	r := newStream(seed, streamRest)
+	return pick(r, 0, 0, 150*time.Millisecond, 400*time.Millisecond)
 }
 
 // drawDedup draws a generated scenario's deduplication window from its
@@ -383,6 +397,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		drawQueueDedup(seed, sc.Workload)
 		drawWideWindow(seed, sc.Workload)
 		sc.Quota = drawQuota(seed, sc.Checkpoint)
+		sc.RestAfter = drawRestAfter(seed)
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)
 		drawDeadLetter(seed, sc.Workload)

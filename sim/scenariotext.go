@@ -30,6 +30,7 @@ import (
 //	classes crash,pause,crash-leader
 //	dedup 1s
 //	quota 196608
+//	rest 400ms
 //	checkpoint records=40 bytes=0 segment=4096
 //	workload producers=2 consumers=1 every=2ms..15ms payload=512 ...
 //	queue q0 majority
@@ -78,6 +79,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	}
 	if sc.Quota != 0 {
 		fmt.Fprintf(&b, "quota %d\n", sc.Quota)
+	}
+	if sc.RestAfter != 0 {
+		fmt.Fprintf(&b, "rest %v\n", sc.RestAfter)
 	}
 	if c := sc.Checkpoint; c.Records != 0 {
 		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d", c.Records, c.Bytes, c.Segment)
@@ -304,7 +308,7 @@ func (p *scenarioParser) directive(fields []string) error {
 		}
 		sc.Refusals = err == nil
 		return err
-	case "seed", "nodes", "spares", "detection", "interval", "safety", "liveness", "skew", "dedup", "quota":
+	case "seed", "nodes", "spares", "detection", "interval", "safety", "liveness", "skew", "dedup", "quota", "rest":
 		v, err := one()
 		if err != nil {
 			return err
@@ -371,6 +375,11 @@ func (p *scenarioParser) scalar(name, v string) error {
 	case "dedup":
 		if sc.Dedup, err = parseLength(v); err == nil {
 			err = wire.CheckDedupWindow(sc.Dedup)
+		}
+	case "rest":
+		sc.RestAfter, err = time.ParseDuration(v)
+		if err == nil && sc.RestAfter == 0 {
+			err = fmt.Errorf("want a duration, or a negative one for owners that never rest")
 		}
 	case "quota":
 		sc.Quota, err = strconv.ParseInt(v, 10, 64)

@@ -28,6 +28,12 @@ type Append struct {
 	// from when it asked, not from when an answer happened to arrive.
 	Stamp   uint64
 	Entries []Entry
+	// Rest says the owner has gone quiet on purpose: its queue is idle,
+	// and it sends no heartbeats until a request or new work wakes it,
+	// so a follower that stops hearing from it holds nothing back for it.
+	// It travels only when set, after the entries, so an append without
+	// it is encoded as before.
+	Rest bool
 }
 
 // Kind implements Message.
@@ -47,11 +53,14 @@ func (m *Append) AppendBody(b []byte) []byte {
 		b = AppendUint8(b, e.Type)
 		b = AppendBytes(b, e.Body)
 	}
+	if m.Rest {
+		b = AppendBool(b, true)
+	}
 	return b
 }
 
 func (m *Append) bodySizeMax() int {
-	n := 56 + len(m.Queue)
+	n := 57 + len(m.Queue)
 	for _, e := range m.Entries {
 		n += 5 + len(e.Body)
 	}
@@ -67,12 +76,19 @@ func decodeAppend(d *Decoder) *Append {
 			m.Entries[i] = Entry{Type: d.Uint8(), Body: d.Bytes()}
 		}
 	}
+	if d.More() {
+		m.Rest = d.Bool()
+	}
 	return m
 }
 
 // String describes the append without entry bodies.
 func (m *Append) String() string {
-	return fmt.Sprintf("{q=%s inc=%x epoch=%d prev=%d/%d commit=%d entries=%d}", m.Queue, m.Incarnation, m.Epoch, m.PrevIndex, m.PrevEpoch, m.Commit, len(m.Entries))
+	rest := ""
+	if m.Rest {
+		rest = " rest"
+	}
+	return fmt.Sprintf("{q=%s inc=%x epoch=%d prev=%d/%d commit=%d entries=%d%s}", m.Queue, m.Incarnation, m.Epoch, m.PrevIndex, m.PrevEpoch, m.Commit, len(m.Entries), rest)
 }
 
 // AppendReply is a follower's answer. OK says the entries (or the probe)

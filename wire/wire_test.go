@@ -38,6 +38,7 @@ var samples = []Message{
 	&SetQueueOptions{ReqID: 18, Queue: "orders", DeadLetter: "orders-dead", MaxDeliveries: 5},
 	&Delivery{Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Attempt: 2, Payload: []byte{}},
 	&Append{Queue: "orders", Epoch: 3, PrevIndex: 10, PrevEpoch: 2, Commit: 9, Entries: []Entry{{Type: 2, Body: []byte("x")}, {Type: 3, Body: []byte{}}}},
+	&Append{Queue: "idle", Epoch: 3, PrevIndex: 10, PrevEpoch: 3, Commit: 10, Stamp: 7, Rest: true},
 	&AppendReply{Queue: "orders", Incarnation: 5, Epoch: 3, OK: true, Match: 12, Last: 12, Durable: 11},
 	&AppendReply{Queue: "orders", Incarnation: 5, Epoch: 3, OK: true, Match: 12, Last: 12, Durable: 11, DiskFull: true},
 	&Raft{Data: []byte{1, 2, 3}},

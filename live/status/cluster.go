@@ -268,8 +268,11 @@ func replicaLag(id uint32, views []nodeQueue, p nodeQueue) ReplicaLag {
 		}
 		last := v.q.LastIndex
 		r.Role, r.LastIndex, r.Fenced = v.q.Role, &last, v.q.Fenced
-		if v.q.NoQuorum {
+		switch {
+		case v.q.NoQuorum:
 			r.Role = "owner, no quorum"
+		case v.q.Resting:
+			r.Role = "owner, resting"
 		}
 		if p.q.Active {
 			lag := p.q.LastIndex - min(last, p.q.LastIndex)

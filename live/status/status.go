@@ -189,6 +189,10 @@ type Queue struct {
 	// replicas for as long as its peers wait before replacing it: it
 	// refuses clients until it hears from one again, and Active is false.
 	NoQuorum bool `json:"no_quorum,omitempty"`
+	// Resting is set on an owner whose queue is idle: it sends its
+	// replicas no heartbeats, and serves the next request after one round
+	// trip to them. Active stays set.
+	Resting bool `json:"resting,omitempty"`
 	// Fenced says why a damaged replica takes no part, if it does not.
 	Fenced string `json:"fenced,omitempty"`
 	// Suspect is set while this replica, reopened from a disk an earlier

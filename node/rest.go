@@ -1,0 +1,200 @@
+package node
+
+import (
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+)
+
+// Resting owners. An owner keeps its quorum's grant fresh with an empty
+// append to each follower every quarter of its silence limit, about 50
+// a second per follower whether or not anyone uses the queue. With
+// thousands of queues that is most of a node's work (an idle node with
+// 500 queues spent a fifth of a core reading and writing heartbeats),
+// and at 4,300 queues the nodes answered pings so late that their peers
+// took them for dead.
+//
+// So an owner whose queue has been idle for Config.RestAfter, with
+// nothing unconfirmed, every follower caught up and nothing else to do
+// (no message leased or waiting for its subscribers, no waiter, delayed
+// message, dead-letter move, handoff or checkpoint attempt), rests: it sends its followers one last append
+// saying so (wire.Append.Rest), and from then on one every
+// restHeartbeat, not four per silence limit. Its grant lapses
+// after the silence limit, and with it the right to serve, exactly as if
+// it were cut off from its quorum (quorum.go): its view says so, and
+// nothing it did before can let it deliver or answer later.
+//
+// The next request, or new work of its own, wakes it: it sends every
+// follower an append at once. A request that needs the quorum's grant
+// waits on the node (park.go) until a quorum accepts one of those
+// appends in the same epoch, one round trip, and goes through again;
+// if none does within the silence limit the owner is cut off for real
+// and the request is refused as it would have been. A replica sealed by
+// a newer epoch meanwhile refuses the appends, which makes the owner
+// stale: resting never lets an owner serve where a cut-off one could
+// not, because it regains the right to serve the same way.
+//
+// The seldom heartbeats are there for what an owner learns only from its
+// followers' answers: a follower that restarted, perhaps over an empty
+// disk, answers one and is caught up (from the checkpoint if need be),
+// so a resting queue is not left on fewer full replicas than it had for
+// longer than restHeartbeat; and a follower sealed by a newer epoch
+// refuses one, which makes the owner stale before anyone asks it.
+//
+// Followers that took the resting append hold no request back for the
+// owner's silence (replica.ownerSilent): the owner is quiet by choice,
+// and a request is better sent to it, which wakes it, than held until
+// a failover that never comes. A dead resting owner is found by the
+// failure detector, which pings nodes, not queues.
+
+// defaultRestAfter is how long an owner's queue must have been idle
+// before it rests, unless the configuration says otherwise: long enough
+// that a queue in use between bursts keeps its grant (a wake costs the
+// next request a round trip), short enough that a node with thousands of
+// queues spends its time on the ones in use.
+const defaultRestAfter = 2 * time.Second
+
+// restHeartbeat is how often a resting owner still sends each follower
+// an empty append: a fiftieth of what an idle owner sends awake.
+const restHeartbeat = time.Second
+
+// quiet reports whether this owner has nothing to do that needs its
+// quorum's grant kept fresh: it may rest, or go on resting.
+func (o *ownerState) quiet() bool {
+	r := o.r
+	if !r.serving() || o.outwaiting() || o.hold.until != 0 || o.activationWaits || o.activeUnsaid ||
+		o.cutOffNoted && !o.resting || o.rebuild != nil || o.handoff != nil || o.certify != nil {
+		return false
+	}
+	if len(o.waiters) > 0 || len(o.settling) > 0 || o.replicatePending || o.pumpPending ||
+		len(o.moves) > 0 || len(o.purges.held) > 0 || len(o.state.delayed) > 0 || o.state.dead > 0 {
+		return false
+	}
+	if len(o.subs) > 0 && len(o.state.messages) > 0 {
+		return false // a subscriber holds a lease, or is owed a delivery
+	}
+	last := r.log.LastIndex()
+	if o.commit != last {
+		return false
+	}
+	for _, f := range o.followers {
+		if f.probing || f.match != last || f.next != last+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// restTick runs at every owner tick before the heartbeats: a busy owner
+// notes it is busy, an owner idle for restAfter rests, and a resting one
+// with work again wakes.
+func (o *ownerState) restTick() {
+	n := o.r.n
+	now := n.leaseClock()
+	switch {
+	case !o.quiet():
+		o.busyAt = now
+		o.wake()
+	case o.resting && o.quorumSilence() >= restHeartbeat+2*n.ownerSilenceLimit():
+		o.restCutOff()
+	case o.resting || n.cfg.RestAfter < 0:
+	case now-min(max(o.busyAt, o.servingFrom), now) >= uint64(n.cfg.RestAfter):
+		o.rest()
+	}
+	if o.wakeBy != 0 && now >= o.wakeBy {
+		// No quorum answered the wake: the owner is cut off for real,
+		// and the requests that waited for it are refused as such.
+		o.wakeBy = 0
+		o.r.n.checkParked(o.r.name)
+	}
+}
+
+// rest stops this owner's heartbeats, after one last append to each
+// follower that says it rests.
+func (o *ownerState) rest() {
+	o.resting, o.restingFrom = true, o.r.n.leaseClock()
+	o.r.n.emit(event.NewQueueResting(o.r.name, o.r.epoch))
+	for _, f := range o.followers {
+		o.sendPage(f, f.next, f.next-1)
+	}
+}
+
+// restCutOff ends the rest of an owner whose seldom heartbeats no quorum
+// answered: it is cut off for real. It becomes an owner cut off from its
+// quorum that has not said so yet, so this tick's noteCutOff says it and
+// sends its subscribers away, to look for the queue elsewhere; until now
+// a subscriber of a resting owner stayed, as it would be owed the next
+// message. The owner keeps sending appends, every few ticks again, as a
+// cut-off owner does.
+func (o *ownerState) restCutOff() {
+	o.resting, o.cutOffNoted, o.wakeBy = false, false, 0
+	o.r.n.emit(event.NewQueueWaking(o.r.name, o.r.epoch, time.Duration(o.r.n.leaseClock()-min(o.restingFrom, o.r.n.leaseClock()))))
+}
+
+// noteBusy records a request for this owner's queue: it wakes a resting
+// owner, and puts off the next rest.
+func (o *ownerState) noteBusy() {
+	o.busyAt = o.r.n.leaseClock()
+	o.wake()
+}
+
+// wake ends a rest: every follower gets an append now, and if the grant
+// has lapsed meanwhile, requests that need it wait until a quorum accepts
+// one (waking).
+func (o *ownerState) wake() {
+	if !o.resting {
+		return
+	}
+	now := o.r.n.leaseClock()
+	o.resting = false
+	o.r.n.emit(event.NewQueueWaking(o.r.name, o.r.epoch, time.Duration(now-min(o.restingFrom, now))))
+	if o.cutOff() {
+		o.wakeBy = now + uint64(o.r.n.ownerSilenceLimit())
+	}
+	last := o.r.log.LastIndex()
+	for _, f := range o.followers {
+		if f.probing || f.next <= last {
+			o.sendTo(f)
+		} else {
+			o.sendPage(f, f.next, f.next-1)
+		}
+	}
+}
+
+// endRest forgets a rest or a wake when the owner stops serving: the
+// requests that waited for its quorum go through the node again at the
+// next tick (checkParked), once the replica has settled in its new role,
+// and are sent elsewhere.
+func (o *ownerState) endRest() {
+	o.resting, o.wakeBy = false, 0
+}
+
+// waking reports whether this owner woke from a rest and waits for its
+// quorum's first answer: requests that need its grant wait on the node
+// meanwhile.
+func (o *ownerState) waking() bool { return o.wakeBy != 0 }
+
+// noteWakeAnswered lets a waking owner serve once a quorum has accepted
+// its appends again, without waiting for the next tick, and sends the
+// requests that waited for it through again.
+func (o *ownerState) noteWakeAnswered() {
+	if o.wakeBy == 0 || o.noteCutOff() {
+		return
+	}
+	o.wakeBy = 0
+	o.r.n.checkParked(o.r.name)
+}
+
+// wakeResting wakes queue's resting owner on this node, if it has one,
+// for a request that has just arrived.
+func (n *Node) wakeResting(queue string) {
+	if r := n.queues[queue]; r != nil && r.serving() && r.own != nil {
+		r.own.noteBusy()
+	}
+}
+
+// waking reports whether the replica is an owner that woke from a rest
+// and waits for its quorum's first answer.
+func (r *replica) waking() bool {
+	return r != nil && r.serving() && r.own != nil && r.own.waking()
+}
