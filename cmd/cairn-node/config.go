@@ -29,6 +29,7 @@ import (
 //	log_format = "text"           # text (logfmt) | json: one object a line
 //	detection = "heartbeat"       # heartbeat | eager
 //	replace_after = "5m"          # replace a replica down this long; "off" never
+//	rest_after = "2s"             # an owner idle this long stops heartbeating; "off" never
 //	shutdown_handoff = "10s"      # on SIGTERM, hand owned queues over first; "0s": don't
 //	checkpoint_records = 100000   # confirmed records between checkpoints; -1: off
 //	checkpoint_bytes = 33554432   # or appended bytes, whichever comes first
@@ -111,6 +112,10 @@ type fileConfig struct {
 	// before the metadata leader replaces it with a node outside the
 	// queue's replica set; "off" never replaces. Default 5m.
 	ReplaceAfter string `toml:"replace_after"`
+	// RestAfter is how long a queue must be idle before its owner rests:
+	// it stops heartbeating its replicas, and the next request waits one
+	// round trip while it wakes. "off" keeps owners awake. Default 2s.
+	RestAfter string `toml:"rest_after"`
 	// ShutdownHandoff bounds how long a stopping node (SIGTERM or
 	// Ctrl-C) spends handing the queues it owns to other replicas, still
 	// serving clients, before it drains and exits; whatever it still owns
@@ -238,6 +243,9 @@ func (fc *fileConfig) validate() error {
 		return err
 	}
 	if _, err := fc.replaceAfter(); err != nil {
+		return err
+	}
+	if _, err := fc.restAfter(); err != nil {
 		return err
 	}
 	if _, err := fc.shutdownHandoff(); err != nil {
@@ -421,15 +429,27 @@ func checkClusterName(name string) error {
 // replaceAfter parses replace_after: zero means the node's default,
 // negative means never.
 func (fc *fileConfig) replaceAfter() (time.Duration, error) {
-	switch fc.ReplaceAfter {
+	return durationOrOff("replace_after", fc.ReplaceAfter, "5m")
+}
+
+// restAfter parses rest_after: zero means the node's default, negative
+// means never.
+func (fc *fileConfig) restAfter() (time.Duration, error) {
+	return durationOrOff("rest_after", fc.RestAfter, "2s")
+}
+
+// durationOrOff parses a setting that takes a positive duration or
+// "off": empty gives zero (the default), "off" a negative duration.
+func durationOrOff(key, value, example string) (time.Duration, error) {
+	switch value {
 	case "":
 		return 0, nil
 	case "off":
 		return -1, nil
 	}
-	v, err := time.ParseDuration(fc.ReplaceAfter)
+	v, err := time.ParseDuration(value)
 	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("config: replace_after %q: want a positive duration such as 5m, or off", fc.ReplaceAfter)
+		return 0, fmt.Errorf("config: %s %q: want a positive duration such as %s, or off", key, value, example)
 	}
 	return v, nil
 }
@@ -511,12 +531,13 @@ func (fc *fileConfig) liveConfig(logger *slog.Logger) (live.Config, error) {
 	}
 	detection, _ := fc.detection()
 	replaceAfter, _ := fc.replaceAfter()
+	restAfter, _ := fc.restAfter()
 	checkpointInterval, _ := fc.checkpointInterval()
 	dedupWindow, _ := fc.dedupWindow()
 	shutdownHandoff, _ := fc.shutdownHandoff()
 	cfg := live.Config{
 		Node: node.Config{ID: node.NodeID(fc.ID), Cluster: fc.Cluster, Replicas: fc.Replication, Join: fc.Join, Detection: detection,
-			ReplaceAfter: replaceAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
+			ReplaceAfter: replaceAfter, RestAfter: restAfter, CheckpointRecords: fc.CheckpointRecords, CheckpointBytes: fc.CheckpointBytes,
 			SegmentSize: fc.SegmentBytes, DiskFreeMin: fc.MinFreeBytes, DataBytesMax: fc.MaxDataBytes,
 			CheckpointInterval: checkpointInterval, DedupWindow: dedupWindow},
 		DataDir: dataDir, Logger: logger, ShutdownHandoff: shutdownHandoff,

@@ -85,6 +85,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{"log_format = \"yaml\"\nreplication = 3", `replication = 3`, `config: log_format "yaml": want text or json`},
 		{`detection = "psychic"`, `detection = "eager"`, `config: detection "psychic"`},
 		{"detection = \"eager\"\nreplace_after = \"soon\"", `detection = "eager"`, `config: replace_after "soon"`},
+		{"detection = \"eager\"\nrest_after = \"-2s\"", `detection = "eager"`, `config: rest_after "-2s"`},
 		{"detection = \"eager\"\nshutdown_handoff = \"-1s\"", `detection = "eager"`, `config: shutdown_handoff "-1s": want a duration such as 10s, or 0s`},
 		{"detection = \"eager\"\nshutdown_handoff = \"later\"", `detection = "eager"`, `config: shutdown_handoff "later"`},
 		{"detection = \"eager\"\ncheckpoint_records = -5", `detection = "eager"`, `config: checkpoint_records -5`},
@@ -154,6 +155,14 @@ func TestReplaceAfterConfig(t *testing.T) {
 		"":                      0, // the node's default applies
 		`replace_after = "90s"`: 90 * time.Second,
 		`replace_after = "off"`: -1,
+	})
+}
+
+func TestRestAfterConfig(t *testing.T) {
+	durationSettingCases(t, func(c live.Config) time.Duration { return c.Node.RestAfter }, map[string]time.Duration{
+		"":                   0, // the node's default applies
+		`rest_after = "30s"`: 30 * time.Second,
+		`rest_after = "off"`: -1,
 	})
 }
 
