@@ -195,6 +195,11 @@ const (
 	// its base, and its next checkpoint, or the state it serves from if it
 	// becomes the owner, holds messages the queue's history does not.
 	RollPastCommit = "roll-past-commit"
+	// RestKeepsGrant: a resting owner counts its quorum's grant as held
+	// for as long as it rests, though it stopped renewing it, so while a
+	// partition keeps it from hearing that a newer owner took its queue it
+	// goes on saying it serves, and answers clients.
+	RestKeepsGrant = "rest-keeps-grant"
 )
 
 // All lists every planted bug.
@@ -206,7 +211,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
-	OutwaitServesClients}
+	OutwaitServesClients, RestKeepsGrant}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

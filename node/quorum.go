@@ -125,7 +125,7 @@ func (o *ownerState) activationGranted() bool {
 // its replicas for the silence limit. It only reads: noteCutOff acts on
 // a change.
 func (o *ownerState) cutOff() bool {
-	if !o.r.serving() || bugs.Active(bugs.ServeWithoutQuorum) {
+	if !o.r.serving() || bugs.Active(bugs.ServeWithoutQuorum) || o.resting && bugs.Active(bugs.RestKeepsGrant) {
 		return false
 	}
 	return o.quorumSilence() >= o.r.n.ownerSilenceLimit()
