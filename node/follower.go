@@ -42,9 +42,10 @@ type followerState struct {
 	// replica reports how long ago that was, so that a recovery holds the
 	// old owner's messages back no longer than its lease can last.
 	leaseGrantedAt uint64
-	// ownerRests says the owner's latest append said it rests (rest.go):
-	// its silence since is its choice, not a failure.
-	ownerRests bool
+	// restsIn is the epoch whose owner's latest append said it rests
+	// (rest.go), zero if it did not: while the replica is still in that
+	// epoch, the owner's silence is its choice, not a failure.
+	restsIn uint64
 }
 
 func (n *Node) onAppend(from NodeID, m *wire.Append) {
@@ -117,7 +118,11 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 	}
 	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))
 	if m.Stamp >= r.follow.stamp {
-		r.follow.ownerRests = m.Rest // an append that arrives late says nothing of the owner now
+		// An append that arrives late says nothing of the owner now.
+		r.follow.restsIn = 0
+		if m.Rest {
+			r.follow.restsIn = m.Epoch
+		}
 	}
 	r.follow.stamp = max(r.follow.stamp, m.Stamp)
 	r.noteCommit(min(m.Commit, r.follow.match))
@@ -130,7 +135,7 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 // refuses the older owner.
 func (r *replica) adoptEpoch(epoch uint64) {
 	r.epoch = epoch
-	r.follow.match, r.follow.reported, r.follow.stamp, r.follow.ownerRests = 0, 0, 0, false
+	r.follow.match, r.follow.reported, r.follow.stamp = 0, 0, 0
 	r.verifyArmed = false
 	r.n.env.Boundary("queue.before.persist-epoch")
 	r.persistEpoch(epoch, func() {

@@ -146,6 +146,19 @@ func (m *member) crash() {
 
 func (c *cluster) node(id node.NodeID) *member { return c.nodes[id-1] }
 
+// resetPeers tells every other running member that its connection to id
+// reset, as a real restart of id does: a resting owner learns from it
+// that a follower restarted (it would otherwise wait for its next seldom
+// heartbeat's answer), which the stories that restart nodes by hand
+// model with this.
+func (c *cluster) resetPeers(id node.NodeID) {
+	for _, m := range c.nodes {
+		if m.id != id && !m.down {
+			m.run(func() { m.n.OnDisconnect(id) })
+		}
+	}
+}
+
 // testEnv implements node.Env for one incarnation of a member.
 type testEnv struct {
 	m   *member

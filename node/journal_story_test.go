@@ -57,6 +57,7 @@ func TestTheWindowSurvivesInTheJournal(t *testing.T) {
 		}
 		c.node(f).crash()
 		c.node(f).start()
+		c.resetPeers(f)
 	}
 	c.advance(time.Second)
 	c.node(owner).crash()

@@ -367,8 +367,11 @@ func (n *Node) OnTimer(t Timer) {
 	n.scheduleTick()
 	n.checkDisk()
 	n.checkParked("")
-	for _, name := range n.names {
+	for i, name := range n.names {
 		r := n.queues[name]
+		if r.dozing() && (n.tickSeq+uint64(i))%dozeTicks != 0 {
+			continue // rest.go
+		}
 		if r.hasOwnerSide() {
 			r.ownerTick()
 		}

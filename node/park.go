@@ -171,7 +171,7 @@ func (n *Node) notePeerHeard(peer NodeID) {
 // between the two until their backoff grew past the failover.
 func (r *replica) ownerSilent(q *QueueMeta) bool {
 	if r == nil || r.inc != q.Incarnation || r.role != roleFollower || r.epoch != q.Epoch ||
-		r.follow.epochOwner != q.Owner || r.follow.leaseGrantedAt == 0 || r.follow.ownerRests {
+		r.follow.epochOwner != q.Owner || r.follow.leaseGrantedAt == 0 || r.ownerRests() {
 		return false
 	}
 	return r.n.leaseClock()-r.follow.leaseGrantedAt > uint64(min(resetParkWindow, r.n.ownerSilenceLimit()))

@@ -54,6 +54,12 @@ import (
 // queues spends its time on the ones in use.
 const defaultRestAfter = 2 * time.Second
 
+// dozeTicks is how many ticks apart the replicas of a resting queue do
+// their per-tick work (its owner's and its followers'), staggered across
+// queues: with thousands of idle queues, a pass over every replica every
+// tick was most of what an idle node still did once owners rested.
+const dozeTicks = 8
+
 // restHeartbeat is how often a resting owner still sends each follower
 // an empty append: a fiftieth of what an idle owner sends awake.
 const restHeartbeat = time.Second
@@ -95,7 +101,7 @@ func (o *ownerState) restTick() {
 	case !o.quiet():
 		o.busyAt = now
 		o.wake()
-	case o.resting && o.quorumSilence() >= restHeartbeat+2*n.ownerSilenceLimit():
+	case o.resting && o.quorumSilence() >= restHeartbeat+dozeTicks*n.cfg.Tick+2*n.ownerSilenceLimit():
 		o.restCutOff()
 	case o.resting || n.cfg.RestAfter < 0:
 	case now-min(max(o.busyAt, o.servingFrom), now) >= uint64(n.cfg.RestAfter):
@@ -191,6 +197,27 @@ func (n *Node) wakeResting(queue string) {
 	if r := n.queues[queue]; r != nil && r.serving() && r.own != nil {
 		r.own.noteBusy()
 	}
+}
+
+// dozing reports whether the replica belongs to a resting queue: its
+// owner rests, or it follows an owner that said it rests. Its per-tick
+// work then runs every dozeTicks ticks: a resting owner's seldom
+// heartbeat and its checks, and a follower's checkpoint steps, are not
+// pressed for time.
+func (r *replica) dozing() bool {
+	switch r.role {
+	case roleOwner:
+		return r.own.resting
+	case roleFollower:
+		return r.ownerRests()
+	}
+	return false
+}
+
+// ownerRests reports whether this follower's owner said it rests, in the
+// epoch the replica is in now.
+func (r *replica) ownerRests() bool {
+	return r.follow.restsIn != 0 && r.follow.restsIn == r.epoch
 }
 
 // waking reports whether the replica is an owner that woke from a rest
