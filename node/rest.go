@@ -92,7 +92,8 @@ func (o *ownerState) quiet() bool {
 }
 
 // restTick runs at every owner tick before the heartbeats: a busy owner
-// notes it is busy, an owner idle for restAfter rests, and a resting one
+// notes it is busy, an owner idle for Config.RestAfter rests, a resting
+// one whose seldom heartbeats nobody answers is cut off, and a resting one
 // with work again wakes.
 func (o *ownerState) restTick() {
 	n := o.r.n
