@@ -102,6 +102,9 @@ func (n *Node) onMoveOwner(conn ConnID, m *wire.MoveOwner) {
 		n.env.Reply(conn, &wire.Reply{ReqID: m.ReqID, Status: wire.StatusOK, Owner: m.To})
 		return
 	}
+	if n.parkWhileWaking(conn, m.Queue, m) {
+		return
+	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
 	if o == nil {
 		return

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // Resting owners. An owner keeps its quorum's grant fresh with an empty
@@ -190,6 +191,20 @@ func (o *ownerState) noteWakeAnswered() {
 	}
 	o.wakeBy = 0
 	o.r.n.checkParked(o.r.name)
+}
+
+// parkWhileWaking wakes queue's resting owner on this node, if it has
+// one, and parks req, a request that is not parked during a failover,
+// until the owner's quorum answers: an operator's question about an idle
+// queue, or a move of its owner, waits a round trip rather than being
+// refused. It reports whether it parked req.
+func (n *Node) parkWhileWaking(conn ConnID, queue string, req wire.Message) bool {
+	n.wakeResting(queue)
+	if !n.queues[queue].waking() || len(n.parked) >= maxParked {
+		return false
+	}
+	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Monotonic()})
+	return true
 }
 
 // wakeResting wakes queue's resting owner on this node, if it has one,

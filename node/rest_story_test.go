@@ -183,3 +183,17 @@ func TestARestingOwnerCutOffSendsItsSubscribersAway(t *testing.T) {
 	}
 	c.mustReply(1000, wire.StatusNotOwner)
 }
+
+// TestAQuestionAboutAnIdleQueueWakesItsOwner: asking a resting owner for
+// its queue's depth, as `cairn queue stats` does, wakes it; the question
+// waits the round trip and is answered, not refused.
+func TestAQuestionAboutAnIdleQueueWakesItsOwner(t *testing.T) {
+	c := newCluster(t)
+	names, owner, _ := restingQueues(c, 1)
+	c.request(owner, 1, &wire.QueueInfo{ReqID: 1, Queue: names[0]})
+	c.noReply(1)
+	c.settle()
+	if r := c.mustReply(1, wire.StatusOK); r.Depth == nil || r.Depth.Ready != 0 {
+		t.Fatalf("an idle queue's depth came back as %+v", r.Depth)
+	}
+}

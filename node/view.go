@@ -248,6 +248,9 @@ func (o *ownerState) depth() QueueDepth {
 // onQueueInfo answers a client with the queue's depth, as its serving
 // owner counts it: the same counts /status and /metrics show.
 func (n *Node) onQueueInfo(conn ConnID, m *wire.QueueInfo) {
+	if n.parkWhileWaking(conn, m.Queue, m) {
+		return
+	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
 	if o == nil {
 		return
