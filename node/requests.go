@@ -222,6 +222,9 @@ func (n *Node) onUnsubscribe(conn ConnID, m *wire.Unsubscribe) {
 }
 
 func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
+	if n.parkWhileWaking(conn, m.Queue, m) {
+		return
+	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)
 	if o == nil {
 		return
@@ -270,6 +273,9 @@ func (n *Node) onExtend(conn ConnID, m *wire.Extend) {
 	if m.For <= 0 || m.For > wire.MaxExtend {
 		n.reply(conn, m.ReqID, wire.StatusBadRequest, fmt.Sprintf(
 			"lease extension %v is out of range: a lease is extended by more than 0 and at most %v", m.For, wire.MaxExtend))
+		return
+	}
+	if n.parkWhileWaking(conn, m.Queue, m) {
 		return
 	}
 	o := n.liveQueue(conn, m.ReqID, m.Queue)

@@ -196,8 +196,9 @@ func (o *ownerState) noteWakeAnswered() {
 // parkWhileWaking wakes queue's resting owner on this node, if it has
 // one, and parks req, a request that is not parked during a failover,
 // until the owner's quorum answers: an operator's question about an idle
-// queue, or a move of its owner, waits a round trip rather than being
-// refused. It reports whether it parked req.
+// queue, a move of its owner, or an ack or extension that arrives as it
+// rests waits a round trip rather than being refused. It reports whether
+// it parked req.
 func (n *Node) parkWhileWaking(conn ConnID, queue string, req wire.Message) bool {
 	n.wakeResting(queue)
 	if !n.queues[queue].waking() || len(n.parked) >= maxParked {
