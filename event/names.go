@@ -55,8 +55,9 @@ const (
 	// next request or new work and serves once a quorum answers it again
 	// (NewQueueResting).
 	QueueResting Name = "queue.resting"
-	// QueueWaking: a resting owner had a request or new work and sent its
-	// followers appends again, after resting for the elapsed time
+	// QueueWaking: a resting owner stopped resting after the elapsed time:
+	// it had a request or new work and sent its followers appends again,
+	// or no quorum answered its seldom heartbeats and it is cut off
 	// (NewQueueWaking).
 	QueueWaking Name = "queue.waking"
 	// QueueActivationWaits: an owner the metadata activated after a
