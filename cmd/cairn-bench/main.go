@@ -58,6 +58,13 @@
 // reports the creation rate and each create's latency; after an idle
 // period it reports each node's RSS, Go heap, goroutines, open files and
 // data directory, and their growth per queue.
+//
+//	cairn-bench wake [--rounds 20] [--idle 3s] [--node-bin PATH]
+//
+// wake starts one fresh three-node cluster with one majority queue and
+// times, round after round, a publish sent 50 ms after the last one
+// against one sent after the queue idled long enough for its owner to
+// rest (the resting owner's wake costs the second a round trip).
 package main
 
 import (
@@ -123,6 +130,9 @@ commands:
             data directory per queue: [--queues 500] [--concurrency 1]
             [--idle 15s] [--node-bin PATH] [--cpu-profile DIR]
             (run "cairn-bench queues -h" for every flag)
+  wake      on one fresh three-node cluster, time a publish to an awake queue
+            owner against one after the queue idled long enough for its owner
+            to rest: [--rounds 20] [--idle 3s] [--node-bin PATH]
   handoff   on one three-node cluster under a steady pipelined publisher and an
             acking subscriber, move the queue's owner to the next replica in turn
             (MoveOwner), then SIGKILL (or SIGSTOP) the owner a few times, and
@@ -166,6 +176,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdQueues(ctx, args[1:], stdout, stderr)
 	case "handoff":
 		return cmdHandoff(ctx, args[1:], stdout, stderr)
+	case "wake":
+		return cmdWake(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestParseQueuesValidates(t *testing.T) {
@@ -17,6 +18,18 @@ func TestParseQueuesValidates(t *testing.T) {
 	} {
 		if _, err := parseQueues(args, io.Discard); err == nil {
 			t.Errorf("parseQueues(%q) accepted", args)
+		}
+	}
+}
+
+func TestParseWakeValidates(t *testing.T) {
+	c, err := parseWake(nil, io.Discard)
+	if err != nil || c.rounds != 20 || c.idle != 3*time.Second || c.logLevel != soakLogLevel {
+		t.Fatalf("defaults: %+v, %v", c, err)
+	}
+	for _, args := range [][]string{{"--rounds", "0"}, {"--idle", "0s"}, {"--idle", "-1s"}, {"extra"}} {
+		if _, err := parseWake(args, io.Discard); err == nil {
+			t.Errorf("parseWake(%q) accepted", args)
 		}
 	}
 }
