@@ -41,7 +41,13 @@ type parkedRequest struct {
 // node sees it, and reports whether it did.
 func (n *Node) parkDuringFailover(conn ConnID, queue string, req wire.Message) bool {
 	n.wakeResting(queue)
-	if !n.waitsHere(queue, req) || len(n.parked) >= maxParked {
+	return n.waitsHere(queue, req) && n.park(conn, queue, req)
+}
+
+// park holds req until checkParked sends it through the node again, and
+// reports whether it did: not when too many requests wait already.
+func (n *Node) park(conn ConnID, queue string, req wire.Message) bool {
+	if len(n.parked) >= maxParked {
 		return false
 	}
 	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Monotonic()})

@@ -135,8 +135,15 @@ func (o *ownerState) rest() {
 // message. The owner keeps sending appends, every few ticks again, as a
 // cut-off owner does.
 func (o *ownerState) restCutOff() {
-	o.resting, o.cutOffNoted, o.wakeBy = false, false, 0
-	o.r.n.emit(event.NewQueueWaking(o.r.name, o.r.epoch, time.Duration(o.r.n.leaseClock()-min(o.restingFrom, o.r.n.leaseClock()))))
+	o.stopResting()
+	o.cutOffNoted, o.wakeBy = false, 0
+}
+
+// stopResting ends a rest and says for how long the owner rested.
+func (o *ownerState) stopResting() {
+	now := o.r.n.leaseClock()
+	o.resting = false
+	o.r.n.emit(event.NewQueueWaking(o.r.name, o.r.epoch, time.Duration(now-min(o.restingFrom, now))))
 }
 
 // noteBusy records a request for this owner's queue: it wakes a resting
@@ -153,11 +160,9 @@ func (o *ownerState) wake() {
 	if !o.resting {
 		return
 	}
-	now := o.r.n.leaseClock()
-	o.resting = false
-	o.r.n.emit(event.NewQueueWaking(o.r.name, o.r.epoch, time.Duration(now-min(o.restingFrom, now))))
+	o.stopResting()
 	if o.cutOff() {
-		o.wakeBy = now + uint64(o.r.n.ownerSilenceLimit())
+		o.wakeBy = o.r.n.leaseClock() + uint64(o.r.n.ownerSilenceLimit())
 	}
 	last := o.r.log.LastIndex()
 	for _, f := range o.followers {
@@ -201,11 +206,7 @@ func (o *ownerState) noteWakeAnswered() {
 // it parked req.
 func (n *Node) parkWhileWaking(conn ConnID, queue string, req wire.Message) bool {
 	n.wakeResting(queue)
-	if !n.queues[queue].waking() || len(n.parked) >= maxParked {
-		return false
-	}
-	n.parked = append(n.parked, parkedRequest{conn: conn, queue: queue, req: req, at: n.env.Monotonic()})
-	return true
+	return n.queues[queue].waking() && n.park(conn, queue, req)
 }
 
 // wakeResting wakes queue's resting owner on this node, if it has one,
