@@ -32,6 +32,7 @@ func rejoinEmpty(c *cluster, lost node.NodeID) {
 	c.node(lost).loseDisk()
 	c.node(lost).rejoin = true
 	c.node(lost).start()
+	c.resetPeers(lost)
 	c.advance(3 * time.Second)
 }
 

@@ -154,4 +154,7 @@ func CheckpointAsked(n *Node, queue string) (want, cut uint64, busy bool) {
 const (
 	RestAfter     = defaultRestAfter
 	RestHeartbeat = restHeartbeat
+	// RestHeartbeatAlone is the heartbeat of a resting owner without
+	// subscribers.
+	RestHeartbeatAlone = restHeartbeatAlone
 )

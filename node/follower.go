@@ -119,6 +119,9 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 	r.follow.match = max(r.follow.match, m.PrevIndex+uint64(len(m.Entries)))
 	if m.Stamp >= r.follow.stamp {
 		// An append that arrives late says nothing of the owner now.
+		if r.follow.restsIn != 0 && !m.Rest {
+			r.n.rouse(r)
+		}
 		r.follow.restsIn = 0
 		if m.Rest {
 			r.follow.restsIn = m.Epoch

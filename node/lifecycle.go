@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/cairnmq/cairn/bugs"
@@ -94,14 +93,19 @@ func (n *Node) answerCreates(name string, inc uint64) {
 
 // reconcileAll reconciles every queue the metadata or the disk knows.
 func (n *Node) reconcileAll() {
-	names := map[string]bool{}
-	for _, name := range n.meta.state.queueNames() {
-		names[name] = true
-	}
-	for _, name := range n.names {
-		names[name] = true
-	}
-	for _, name := range slices.Sorted(maps.Keys(names)) {
+	// Both lists are sorted: walk them together, each name once. The
+	// node's list is copied, as reconciling adds and retires replicas.
+	known, held := n.meta.state.queueNames(), slices.Clone(n.names)
+	for len(known) > 0 || len(held) > 0 {
+		var name string
+		switch {
+		case len(held) == 0 || len(known) > 0 && known[0] < held[0]:
+			name, known = known[0], known[1:]
+		case len(known) == 0 || held[0] < known[0]:
+			name, held = held[0], held[1:]
+		default:
+			name, known, held = known[0], known[1:], held[1:]
+		}
 		n.reconcile(name)
 	}
 }
@@ -497,6 +501,7 @@ func (n *Node) retire(r *replica) {
 	delete(n.queues, r.name)
 	delete(n.receiving, r.name)
 	n.names = slices.DeleteFunc(n.names, func(s string) bool { return s == r.name })
+	n.slots = slices.DeleteFunc(n.slots, func(s tickSlot) bool { return s.r == r })
 	n.emit(event.NewQueueRetired(r.name, r.inc))
 }
 

@@ -31,6 +31,21 @@ const (
 	metaKeepEntries   = 256
 )
 
+// maxMetaQueues bounds the queue names the metadata keeps, live or
+// deleted: a deleted queue's entry stays, so that a later queue of the
+// same name gets a new incarnation and no replica of the old one is
+// mistaken for it. The snapshot holds every entry, is written as one
+// state file and travels to a follower that fell behind as one raft
+// message, so the bound keeps it within metaSnapshotMax and a frame
+// (wire.MaxBodySize) even when every name is as long as names may be
+// (meta_test.go). Without it, about 7,400 queues of short names made a
+// snapshot larger than a state file's default limit, and every node of
+// the cluster stopped at once when it took one.
+const maxMetaQueues = 25_000
+
+// metaSnapshotMax bounds the metadata snapshot file.
+const metaSnapshotMax = 16 << 20
+
 // metaNode drives this node's member of the metadata raft group. etcd
 // raft runs without ever seeing a clock or a goroutine: Tick is called
 // only while leading (heartbeats, check-quorum), followers run their own
@@ -139,7 +154,7 @@ func (n *Node) openMeta(done func()) {
 	m := &metaNode{n: n, proposals: make(map[proposalID]*proposal)}
 	n.meta = m
 	fs, dir := n.env.FS(), n.metaDir()
-	snap, snapData, err := storage.OpenStateFile(fs, dir, "snapshot", n.syncs)
+	snap, snapData, err := storage.OpenSizedStateFile(fs, dir, "snapshot", n.syncs, metaSnapshotMax)
 	if err != nil {
 		n.env.Halt(fmt.Sprintf("opening metadata snapshot: %v", err))
 		return

@@ -112,14 +112,25 @@ type metaState struct {
 	lastMember NodeID
 	// rebalance is set while an operator's rebalance is under way.
 	rebalance bool
+	// names caches queues' keys in sorted order (nil: not built since
+	// the last queue was added); several walks over every queue run
+	// every few ticks, and sorting thousands of names each time showed
+	// in an idle node's profile.
+	names []string
 }
 
 func newMetaState(defaults DetectionPolicy) *metaState {
 	return &metaState{queues: make(map[string]*QueueMeta), down: make(map[NodeID]bool), detection: defaults}
 }
 
-// queueNames returns queue names in sorted order.
-func (s *metaState) queueNames() []string { return slices.Sorted(maps.Keys(s.queues)) }
+// queueNames returns queue names in sorted order. The slice is shared:
+// callers must not change it.
+func (s *metaState) queueNames() []string {
+	if len(s.names) != len(s.queues) {
+		s.names = slices.Sorted(maps.Keys(s.queues))
+	}
+	return s.names
+}
 
 // Command kinds.
 const (
@@ -243,6 +254,10 @@ func (s *metaState) applyCreate(c command) result {
 		}
 		return result{detail: "exists"}
 	}
+	if _, ok := s.queues[c.queue.Name]; !ok && len(s.queues) >= maxMetaQueues {
+		return result{detail: fmt.Sprintf("the cluster keeps %d queue names (deleted ones included), its limit: "+
+			"delete queues or reuse deleted queues' names", len(s.queues)), refused: true}
+	}
 	if why := s.unplaceable(c.queue.Replicas, nil); why != "" {
 		return result{detail: why, refused: true}
 	}
@@ -251,6 +266,7 @@ func (s *metaState) applyCreate(c command) result {
 	q.Owner, q.State, q.Epoch, q.CreatedBy = q.Replicas[0], QueuePreparing, 0, c.from
 	q.Prepared, q.Activated = nil, nil
 	s.queues[q.Name] = &q
+	s.names = nil
 	return result{ok: true}
 }
 

@@ -213,7 +213,10 @@ type Node struct {
 	resetAt map[NodeID]time.Duration // on the monotonic clock
 	// names lists queue names in sorted order, so every walk over the
 	// queues is deterministic.
-	names    []string
+	names []string
+	// slots holds the replicas in names' order for the per-tick pass
+	// (rest.go).
+	slots    []tickSlot
 	disk     diskState
 	tickSeq  uint64
 	leaseSeq uint64
@@ -367,10 +370,14 @@ func (n *Node) OnTimer(t Timer) {
 	n.scheduleTick()
 	n.checkDisk()
 	n.checkParked("")
-	for i, name := range n.names {
-		r := n.queues[name]
-		if r.dozing() && (n.tickSeq+uint64(i))%dozeTicks != 0 {
+	for i := range n.slots {
+		s := &n.slots[i]
+		if s.skipUntil > n.tickSeq {
 			continue // rest.go
+		}
+		r := s.r
+		if r.dozing() {
+			s.skipUntil = n.nextDozeVisit(i)
 		}
 		if r.hasOwnerSide() {
 			r.ownerTick()
@@ -554,4 +561,5 @@ func (n *Node) addQueue(r *replica) {
 	n.queues[r.name] = r
 	i, _ := slices.BinarySearch(n.names, r.name)
 	n.names = slices.Insert(n.names, i, r.name)
+	n.slots = slices.Insert(n.slots, i, tickSlot{r: r})
 }

@@ -593,7 +593,7 @@ func (o *ownerState) heartbeatDue(f *progress) bool {
 		// Seldom, and only to learn of a follower that restarted or was
 		// sealed by a newer epoch (rest.go).
 		now := n.leaseClock()
-		return now-min(f.sentAt, now) >= uint64(restHeartbeat)
+		return now-min(f.sentAt, now) >= uint64(o.restHeartbeatEvery())
 	}
 	if len(o.subs) > 0 || !o.r.serving() || n.appendTick[f.id] != n.tickSeq {
 		return true

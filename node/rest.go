@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -20,7 +21,8 @@ import (
 // (no message leased or waiting for its subscribers, no waiter, delayed
 // message, dead-letter move, handoff or checkpoint attempt), rests: it sends its followers one last append
 // saying so (wire.Append.Rest), and from then on one every
-// restHeartbeat, not four per silence limit. Its grant lapses
+// restHeartbeatAlone (restHeartbeat if it has subscribers), not four per
+// silence limit. Its grant lapses
 // after the silence limit, and with it the right to serve, exactly as if
 // it were cut off from its quorum (quorum.go): its view says so, and
 // nothing it did before can let it deliver or answer later.
@@ -35,12 +37,15 @@ import (
 // stale: resting never lets an owner serve where a cut-off one could
 // not, because it regains the right to serve the same way.
 //
-// The seldom heartbeats are there for what an owner learns only from its
-// followers' answers: a follower that restarted, perhaps over an empty
-// disk, answers one and is caught up (from the checkpoint if need be),
-// so a resting queue is not left on fewer full replicas than it had for
-// longer than restHeartbeat; and a follower sealed by a newer epoch
-// refuses one, which makes the owner stale before anyone asks it.
+// The seldom heartbeats are there for what an owner learns from its
+// followers' answers: a follower sealed by a newer epoch refuses one,
+// which makes the owner stale before anyone asks it; and a follower that
+// restarted, perhaps over an empty disk, answers one and is caught up
+// (from the checkpoint if need be). The restart is usually known sooner:
+// the follower's node resets its connection, which puts the owner to
+// probing that follower at once (peerReset), so a resting queue is not
+// left on fewer full replicas than it had for longer than a round trip;
+// the heartbeat is the backstop.
 //
 // Followers that took the resting append hold no request back for the
 // owner's silence (replica.ownerSilent): the owner is quiet by choice,
@@ -61,9 +66,28 @@ const defaultRestAfter = 2 * time.Second
 // tick was most of what an idle node still did once owners rested.
 const dozeTicks = 8
 
-// restHeartbeat is how often a resting owner still sends each follower
-// an empty append: a fiftieth of what an idle owner sends awake.
+// restHeartbeat is how often a resting owner with subscribers still
+// sends each follower an empty append: a fiftieth of what an idle owner
+// sends awake. Its answers tell the owner soon that it is cut off, and
+// then its subscribers go and look for the queue elsewhere.
 const restHeartbeat = time.Second
+
+// restHeartbeatAlone is how often a resting owner that no subscriber
+// waits on sends one. With nobody to send away, what the heartbeats find
+// out is found out otherwise too: a follower that restarted resets its
+// connection, which puts the owner to probing it (peerReset) and so wakes
+// it; a newer epoch comes with the metadata. At 10,000 idle queues the
+// one-second heartbeats alone were tens of thousands of messages a second
+// per node.
+const restHeartbeatAlone = 10 * time.Second
+
+// restHeartbeatEvery is this resting owner's heartbeat interval.
+func (o *ownerState) restHeartbeatEvery() time.Duration {
+	if len(o.subs) > 0 {
+		return restHeartbeat
+	}
+	return restHeartbeatAlone
+}
 
 // quiet reports whether this owner has nothing to do that needs its
 // quorum's grant kept fresh: it may rest, or go on resting.
@@ -103,7 +127,7 @@ func (o *ownerState) restTick() {
 	case !o.quiet():
 		o.busyAt = now
 		o.wake()
-	case o.resting && o.quorumSilence() >= restHeartbeat+dozeTicks*n.cfg.Tick+2*n.ownerSilenceLimit():
+	case o.resting && o.quorumSilence() >= o.restHeartbeatEvery()+dozeTicks*n.cfg.Tick+2*n.ownerSilenceLimit():
 		o.restCutOff()
 	case o.resting || n.cfg.RestAfter < 0:
 	case now-min(max(o.busyAt, o.servingFrom), now) >= uint64(n.cfg.RestAfter):
@@ -143,6 +167,7 @@ func (o *ownerState) restCutOff() {
 func (o *ownerState) stopResting() {
 	now := o.r.n.leaseClock()
 	o.resting = false
+	o.r.n.rouse(o.r)
 	o.r.n.emit(event.NewQueueWaking(o.r.name, o.r.epoch, time.Duration(now-min(o.restingFrom, now))))
 }
 
@@ -214,6 +239,37 @@ func (n *Node) parkWhileWaking(conn ConnID, queue string, req wire.Message) bool
 func (n *Node) wakeResting(queue string) {
 	if r := n.queues[queue]; r != nil && r.serving() && r.own != nil {
 		r.own.noteBusy()
+	}
+}
+
+// tickSlot is a replica's place in the node's per-tick pass. The pass
+// reads a compact array and looks at a dozing replica only on the ticks
+// it is due, so a node with thousands of resting queues does not load
+// each of them from memory every tick to find that out: with 2,000
+// queues that check alone was an eighth of an idle node's time.
+type tickSlot struct {
+	r *replica
+	// skipUntil is the first tick at which the pass looks at r again
+	// (zero: every tick). It is set when the pass finds r dozing, and
+	// cleared (rouse) the moment r stops dozing, so waking never waits
+	// for the mark to run out.
+	skipUntil uint64
+}
+
+// nextDozeVisit is the next tick at which the pass looks at the dozing
+// replica in slot i again: the replicas of resting queues are spread
+// over the dozeTicks ticks by their place, so they do not all come due on
+// the same tick after resting together (a restart, a burst of creates).
+func (n *Node) nextDozeVisit(i int) uint64 {
+	return n.tickSeq + dozeTicks - (n.tickSeq+uint64(i))%dozeTicks
+}
+
+// rouse puts r back in every tick of the pass: it stopped dozing (its
+// owner woke, or it changed role).
+func (n *Node) rouse(r *replica) {
+	i, found := slices.BinarySearch(n.names, r.name)
+	if found && n.slots[i].r == r {
+		n.slots[i].skipUntil = 0
 	}
 }
 

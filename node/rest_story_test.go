@@ -43,35 +43,62 @@ func restingQueues(c *cluster, count int) (names []string, owner, follower node.
 
 // TestIdleQueuesRestAndHeartbeatSeldom: an owner whose queue has been
 // idle for a while stops keeping its quorum's grant fresh. It sends each
-// follower one empty append a second, marked as a rest, instead of one
-// every couple of ticks: with thousands of idle queues, heartbeats were
-// most of a node's work. Resting is quiet: nobody is told the quorum was
-// lost.
+// follower one empty append every ten seconds, marked as a rest, instead
+// of one every couple of ticks (one a second if a subscriber waits on
+// it, TestASubscribedRestingOwnerHeartbeatsEverySecond): with thousands
+// of idle queues, heartbeats were most of a node's work. Resting is
+// quiet: nobody is told the quorum was lost.
 func TestIdleQueuesRestAndHeartbeatSeldom(t *testing.T) {
 	c := newCluster(t)
 	names, owner, follower := restingQueues(c, 4)
-	heartbeats, awake := map[string]int{}, 0
+	heartbeats, awake := countHeartbeats(c, owner, follower)
+	const span = 25 * time.Second
+	c.advance(span)
+	for _, name := range names {
+		if got, limit := heartbeats[name], int(span/node.RestHeartbeatAlone)+1; got == 0 || got > limit {
+			t.Fatalf("resting queue %s sent %d heartbeats in %v, want 1 to %d: %v", name, got, span, limit, heartbeats)
+		}
+	}
+	if *awake > 0 {
+		t.Fatalf("%d appends of resting owners did not say they rest", *awake)
+	}
+	if c.saw(event.QueueQuorumLost, by(owner)) {
+		t.Fatalf("a resting owner reported its quorum lost; events:\n%v", c.events)
+	}
+}
+
+// countHeartbeats counts, per queue, the appends owner sends follower
+// from now on, and how many of them did not say the owner rests.
+func countHeartbeats(c *cluster, owner, follower node.NodeID) (map[string]int, *int) {
+	heartbeats, awake := map[string]int{}, new(int)
 	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
 		if a, ok := msg.(*wire.Append); ok && from == owner && to == follower {
 			heartbeats[a.Queue]++
 			if !a.Rest {
-				awake++
+				*awake++
 			}
 		}
 		return true
 	}
+	return heartbeats, awake
+}
+
+// TestASubscribedRestingOwnerHeartbeatsEverySecond: a resting owner that
+// a subscriber waits on sends its followers a heartbeat a second, so that
+// if it is cut off it finds out soon and sends the subscriber to look for
+// the queue elsewhere.
+func TestASubscribedRestingOwnerHeartbeatsEverySecond(t *testing.T) {
+	c := newCluster(t)
+	owner := subscribedRestingQueue(c, "orders")
+	_, followers := roles("orders")
+	heartbeats, awake := countHeartbeats(c, owner, followers[0])
 	const span = 3 * time.Second
 	c.advance(span)
-	for _, name := range names {
-		if got, limit := heartbeats[name], int(span/node.RestHeartbeat)+1; got == 0 || got > limit {
-			t.Fatalf("resting queue %s sent %d heartbeats in %v, want 1 to %d: %v", name, got, span, limit, heartbeats)
-		}
+	if got, limit := heartbeats["orders"], int(span/node.RestHeartbeat)+1; got < int(span/node.RestHeartbeat)-1 || got > limit {
+		t.Fatalf("a subscribed resting owner sent %d heartbeats in %v, want %d to %d", got, span, int(span/node.RestHeartbeat)-1, limit)
 	}
-	if awake > 0 {
-		t.Fatalf("%d appends of resting owners did not say they rest", awake)
-	}
-	if c.saw(event.QueueQuorumLost, by(owner)) {
-		t.Fatalf("a resting owner reported its quorum lost; events:\n%v", c.events)
+	if *awake > 0 {
+		t.Fatalf("%d appends of a resting owner did not say it rests", *awake)
 	}
 }
 

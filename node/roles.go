@@ -87,6 +87,7 @@ func (r *replica) become(to replicaRole, why string) {
 				r.follow.leaseGrantedAt = r.n.leaseClock()
 			}
 			r.role = to
+			r.n.rouse(r)
 			r.n.emit(event.NewQueueRole(r.name, from.String(), to.String(), r.epoch, why))
 			return
 		}
