@@ -154,18 +154,18 @@ func (n *Node) openMeta(done func()) {
 	m := &metaNode{n: n, proposals: make(map[proposalID]*proposal)}
 	n.meta = m
 	fs, dir := n.env.FS(), n.metaDir()
-	snap, snapData, err := storage.OpenSizedStateFile(fs, dir, "snapshot", n.syncs, metaSnapshotMax)
+	snap, snapData, err := storage.OpenSizedStateFile(fs, dir, "snapshot", ungated{n.syncs}, metaSnapshotMax)
 	if err != nil {
 		n.env.Halt(fmt.Sprintf("opening metadata snapshot: %v", err))
 		return
 	}
-	hard, hardData, err := storage.OpenStateFile(fs, dir, "hardstate", n.syncs)
+	hard, hardData, err := storage.OpenStateFile(fs, dir, "hardstate", ungated{n.syncs})
 	if err != nil {
 		n.env.Halt(fmt.Sprintf("opening metadata hard state: %v", err))
 		return
 	}
 	m.snap, m.hard = snap, hard
-	rejoin, rejoinData, err := storage.OpenStateFile(fs, dir, "rejoin", n.syncs)
+	rejoin, rejoinData, err := storage.OpenStateFile(fs, dir, "rejoin", ungated{n.syncs})
 	if err != nil {
 		n.env.Halt(fmt.Sprintf("opening the metadata rejoin mark: %v", err))
 		return

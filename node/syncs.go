@@ -1,6 +1,9 @@
 package node
 
-import "github.com/cockroachdb/pebble/v2/vfs"
+import (
+	"github.com/cairnmq/cairn/storage"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // SyncRouter turns the environment's token-based durability requests into
 // completion callbacks, which is what storage wants. It is owned by one
@@ -9,12 +12,17 @@ type SyncRouter struct {
 	env     Env
 	next    SyncToken
 	pending map[SyncToken]func(error)
+	gate    *storage.FileGate
 }
 
 // NewSyncRouter returns a router that issues syncs through env.
 func NewSyncRouter(env Env) *SyncRouter {
-	return &SyncRouter{env: env, pending: make(map[SyncToken]func(error))}
+	return &SyncRouter{env: env, pending: make(map[SyncToken]func(error)), gate: storage.NewFileGate(storage.DefaultFileGate)}
 }
+
+// FileGate implements storage.GatedHost: the node's state files take
+// turns beyond storage.DefaultFileGate writes at once.
+func (r *SyncRouter) FileGate() *storage.FileGate { return r.gate }
 
 // Sync requests durability for f and calls done with the outcome.
 func (r *SyncRouter) Sync(f vfs.File, done func(error)) {
@@ -43,3 +51,12 @@ func (r *SyncRouter) Complete(tok SyncToken, err error) bool {
 
 // Pending reports the number of syncs still in flight.
 func (r *SyncRouter) Pending() int { return len(r.pending) }
+
+// ungated is the router without its FileGate: the metadata's state files
+// (snapshot, hard state) do not wait behind thousands of queues' epoch
+// writes in a mass failover, since the metadata's progress is what those
+// failovers wait on.
+type ungated struct{ r *SyncRouter }
+
+func (u ungated) Sync(f vfs.File, done func(error)) { u.r.Sync(f, done) }
+func (u ungated) Boundary(name string)              { u.r.Boundary(name) }

@@ -36,6 +36,8 @@ type StateFile struct {
 	queued     [][]byte
 	queuedDone []func(error)
 	failed     error
+	// gate is the host's FileGate, if it has one (gate.go).
+	gate *FileGate
 }
 
 // OpenStateFile opens (creating its directory if needed) the state file
@@ -140,6 +142,24 @@ func (s *StateFile) WriteParts(parts [][]byte, done func(error)) {
 
 func (s *StateFile) start(parts [][]byte, dones []func(error)) {
 	s.inflight = true
+	if g, ok := s.host.(GatedHost); ok {
+		s.gate = g.FileGate()
+		s.gate.enter(func() { s.begin(parts, dones) })
+		return
+	}
+	s.begin(parts, dones)
+}
+
+// finish ends a write that began, successful or not: its turn at the
+// gate goes to the next.
+func (s *StateFile) finish() {
+	s.inflight = false
+	if s.gate != nil {
+		s.gate.leave()
+	}
+}
+
+func (s *StateFile) begin(parts [][]byte, dones []func(error)) {
 	s.host.Boundary("storage.before.write-state")
 	f, err := s.fs.Create(s.tempPath(), vfs.WriteCategoryUnspecified)
 	if err != nil {
@@ -196,7 +216,7 @@ func (s *StateFile) dirSynced(err error, dones []func(error)) {
 		s.fail("syncing state directory", err, dones)
 		return
 	}
-	s.inflight = false
+	s.finish()
 	s.host.Boundary("storage.after.write-state")
 	for _, done := range dones {
 		done(nil)
@@ -212,7 +232,7 @@ func (s *StateFile) fail(op string, err error, dones []func(error)) {
 	if s.failed == nil {
 		s.failed = failed(op, err)
 	}
-	s.inflight = false
+	s.finish()
 	for _, done := range append(dones, s.queuedDone...) {
 		done(s.failed)
 	}
