@@ -388,6 +388,9 @@ func (n *Node) OnTimer(t Timer) {
 		r.stepJournal()
 		r.stepCheckpoint()
 		r.compact()
+		if s.skipUntil != 0 && r.dozing() {
+			r.restFiles()
+		}
 	}
 }
 

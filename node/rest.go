@@ -273,6 +273,18 @@ func (n *Node) rouse(r *replica) {
 	}
 }
 
+// restFiles lets the logs of a dozing replica close their write handles
+// until the next append (storage.Log.Rest): a node with 10,000 resting
+// queues held 10,000 descriptors for them.
+func (r *replica) restFiles() {
+	if r.log != nil {
+		r.log.Rest()
+	}
+	if r.journal != nil && r.journal.wait == 0 {
+		r.journal.log.Rest()
+	}
+}
+
 // dozing reports whether the replica belongs to a resting queue: its
 // owner rests, or it follows an owner that said it rests. Its per-tick
 // work then runs every dozeTicks ticks: a resting owner's seldom

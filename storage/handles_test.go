@@ -86,3 +86,52 @@ func TestAnIdleLogHoldsOneHandle(t *testing.T) {
 		t.Fatalf("a closed log holds %d handles", fs.open)
 	}
 }
+
+// TestARestingLogHoldsNoHandleAndWakesOnAppend: a log whose appends are
+// all durable closes its writable tail when asked to rest, refuses while
+// a sync is in flight, and opens the tail again for the next append,
+// which lands after the records before it, durable and readable, also
+// after the log is opened again.
+func TestARestingLogHoldsNoHandleAndWakesOnAppend(t *testing.T) {
+	fs := &handleFS{FS: vfs.NewMem()}
+	host := &fakeHost{}
+	l, err := storage.Open(fs, "q/log", host, storage.Options{SegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendOne := func(body string) {
+		t.Helper()
+		if _, err := l.Append(1, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		l.RequestSync()
+	}
+	appendOne("first")
+	if l.Rest() {
+		t.Fatal("a log rested with its append's sync in flight")
+	}
+	host.drain()
+	if !l.Rest() || fs.open != 0 {
+		t.Fatalf("a resting log holds %d handles, want none", fs.open)
+	}
+	appendOne("second")
+	if fs.open != 1 {
+		t.Fatalf("a log woken by an append holds %d handles, want its tail", fs.open)
+	}
+	host.drain()
+	if l.DurableIndex() != 2 {
+		t.Fatalf("durable %d after the wake, want 2", l.DurableIndex())
+	}
+	l.Close()
+	again, err := storage.Open(fs, "q/log", host, storage.Options{SegmentSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := again.NewReader(1)
+	defer rd.Close()
+	recs, err := rd.Next(2, 10, 1<<20)
+	if err != nil || len(recs) != 2 || string(recs[0].Body) != "first" || string(recs[1].Body) != "second" {
+		t.Fatalf("after a rest and a wake the log reads %v, %v", recs, err)
+	}
+	again.Close()
+}

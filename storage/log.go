@@ -317,6 +317,38 @@ func (l *Log) startSegment(prevLength int64, prevDigest Digest) error {
 
 func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
 
+// Rest closes the active segment's write handle when everything written
+// to it is durable and established and no sync is in flight; the next
+// append opens it again. A node with thousands of idle queues otherwise
+// holds a descriptor per queue for nothing, and a mass failover, which
+// opens more files at once, then ran out of them. It reports whether the
+// log now holds no write handle.
+func (l *Log) Rest() bool {
+	if l.failed != nil || len(l.segments) == 0 {
+		return false
+	}
+	seg := l.active()
+	if seg.file == nil {
+		return true
+	}
+	if l.inflight != nil || l.syncWanted || seg.pending || seg.synced < seg.size || seg.syncing > 0 {
+		return false
+	}
+	seg.file.Close()
+	seg.file = nil
+	return true
+}
+
+// reopenActive opens the write handle of an active segment that rested.
+func (l *Log) reopenActive(seg *segment) error {
+	f, err := l.fs.OpenReadWrite(seg.path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return l.fail("reopening the active segment", err)
+	}
+	seg.file = f
+	return nil
+}
+
 // Append appends one record and returns its index.
 func (l *Log) Append(typ RecordType, body []byte) (uint64, error) {
 	return l.AppendBatch([]Entry{{Type: typ, Body: body}})
@@ -333,6 +365,11 @@ func (l *Log) AppendBatch(entries []Entry) (uint64, error) {
 		return l.lastIndex, nil
 	}
 	seg := l.active()
+	if seg.file == nil {
+		if err := l.reopenActive(seg); err != nil {
+			return 0, err
+		}
+	}
 	buf := l.scratch[:0]
 	offsets := make([]uint32, 0, len(entries))
 	digest := l.digest
