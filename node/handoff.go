@@ -325,15 +325,20 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 		drainFor = handoffDrainDefault
 	}
 	started := 0
+	var owned map[NodeID]int // counted once a queue needs it: a node still opening has no metadata
 	for _, name := range n.names {
 		r, q := n.queues[name], n.meta.state.queues[name]
 		if !r.delivering() || r.own.handoff != nil || q == nil || q.Owner != n.cfg.ID || q.State != QueueActive {
 			continue
 		}
-		to, ok := n.drainTarget(q)
+		if owned == nil {
+			owned = n.ownedCounts()
+		}
+		to, ok := n.drainTarget(q, owned)
 		if !ok {
 			continue
 		}
+		owned[to]++
 		o := r.own
 		o.beginHandoff(&handoff{to: to, unanswered: true, drainFor: drainFor})
 		started++
@@ -341,17 +346,28 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 	return started
 }
 
+// ownedCounts counts, per node, the queues the metadata names it owner
+// of, active or recovering.
+func (n *Node) ownedCounts() map[NodeID]int {
+	owned := map[NodeID]int{}
+	for _, name := range n.meta.state.queueNames() {
+		if q := n.meta.state.queues[name]; q.State == QueueActive || q.State == QueueRecovering {
+			owned[q.Owner]++
+		}
+	}
+	return owned
+}
+
 // drainTarget picks the replica of q to hand it to: one the metadata
 // holds up and undamaged, whose connection to this node has not broken
 // without a word since (a node stopping or dying at the same time),
-// owning the fewest queues, the lowest ID on a tie.
-func (n *Node) drainTarget(q *QueueMeta) (NodeID, bool) {
-	owned := map[NodeID]int{}
-	for _, name := range n.meta.state.queueNames() {
-		if other := n.meta.state.queues[name]; other.State == QueueActive || other.State == QueueRecovering {
-			owned[other.Owner]++
-		}
-	}
+// owning the fewest queues by owned, the lowest ID on a tie. DrainOwned
+// counts once and adds each queue it hands off to its target's count, so
+// a node draining thousands of queues spreads them over its peers, and
+// does not count every queue again for each (with 10,000 queues that
+// held its event loop for seconds, its pings went unanswered, and it was
+// confirmed down in the middle of its own handoff).
+func (n *Node) drainTarget(q *QueueMeta, owned map[NodeID]int) (NodeID, bool) {
 	var best NodeID
 	for _, id := range slices.Sorted(slices.Values(q.Replicas)) {
 		if _, broken := n.resetAt[id]; broken || id == n.cfg.ID {

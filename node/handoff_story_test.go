@@ -1,6 +1,7 @@
 package node_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -188,6 +189,45 @@ func TestANodeDrainsTheQueuesItOwns(t *testing.T) {
 	c.advance(200 * time.Millisecond)
 	if got := c.deliveries(7); len(got) != 2 {
 		t.Fatalf("the new owner delivered %d messages, want the 2 published", len(got))
+	}
+}
+
+// A node that drains many queues spreads them over its peers: each queue
+// goes to the peer that owns fewest counting the ones handed to it so
+// far, so neither peer takes them all.
+func TestANodeDrainingManyQueuesSpreadsThemOverItsPeers(t *testing.T) {
+	c := newCluster(t)
+	var names []string
+	owner := node.NodeID(0)
+	for i := 0; len(names) < 6; i++ {
+		name := fmt.Sprintf("q%d", i)
+		if o, _ := roles(name); owner == 0 || o == owner {
+			owner = o
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		c.createQueue(name, wire.PolicyMajority)
+	}
+	m := c.node(owner)
+	m.run(func() { m.n.DrainOwned(0) })
+	to := map[node.NodeID]int{}
+	for _, e := range c.emitted {
+		if e.Name == event.QueueHandoffStarted && e.node == owner {
+			to[node.NodeID(e.Next())]++
+		}
+	}
+	if len(to) != 2 || to[owner] != 0 {
+		t.Fatalf("the %d handoffs went to %v, want both peers", len(names), to)
+	}
+	for id, count := range to {
+		if count != len(names)/2 {
+			t.Fatalf("the %d handoffs went to %v: %s took %d, want half", len(names), to, id, count)
+		}
+	}
+	c.advance(time.Second)
+	if got := m.n.Owned(); got != 0 {
+		t.Fatalf("after the drain %s still owns %d queues", owner, got)
 	}
 }
 
