@@ -157,4 +157,6 @@ const (
 	// RestHeartbeatAlone is the heartbeat of a resting owner without
 	// subscribers.
 	RestHeartbeatAlone = restHeartbeatAlone
+	// DrainCheckpointMax is how many queues a drain may checkpoint first.
+	DrainCheckpointMax = drainCheckpointMax
 )

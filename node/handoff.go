@@ -54,6 +54,14 @@ const handoffDrainMax = 5 * time.Minute
 // checkpointed by then rebuilds from what it has.
 const handoffPrepareMax = 2 * time.Second
 
+// drainCheckpointMax is how many queues a drain may hand off with a
+// checkpoint first. A drain of more skips that step for all of them: each
+// target then claims its epoch and rebuilds from its log, a metadata round
+// more per queue, but no replica builds thousands of checkpoints at once.
+// A node stopping with 3,355 queues did, answered pings late, and was
+// confirmed down in the middle of its own drain.
+const drainCheckpointMax = 64
+
 // handoffCloseMax bounds the closing phase: an owner whose last records
 // are not confirmed within it (its followers are cut off) gives the
 // handoff up and admits publishes again, rather than park them for good.
@@ -82,6 +90,9 @@ type handoff struct {
 	// unanswered marks a handoff the node started itself (DrainOwned):
 	// no request waits for it.
 	unanswered bool
+	// noCheckpoint skips the preparing phase: one of many handoffs of a
+	// drain (drainCheckpointMax).
+	noCheckpoint bool
 	// toProcess is the target's process as its latest checkpoint receipt
 	// named it (zero: unknown). The plan names it as the next epoch's
 	// writer, which spares the target the metadata round of claiming the
@@ -146,7 +157,7 @@ func (o *ownerState) beginHandoff(h *handoff) {
 func (o *ownerState) prepareCheckpoint(h *handoff) bool {
 	r := o.r
 	q := r.n.meta.state.queues[r.name]
-	if r.n.cfg.CheckpointRecords < 0 || q == nil || len(q.Prior) > 0 {
+	if r.n.cfg.CheckpointRecords < 0 || q == nil || len(q.Prior) > 0 || h.noCheckpoint {
 		return false
 	}
 	if a := o.certify; a != nil {
@@ -324,23 +335,24 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 	if drainFor <= 0 || drainFor > handoffDrainMax {
 		drainFor = handoffDrainDefault
 	}
-	started := 0
-	var owned map[NodeID]int // counted once a queue needs it: a node still opening has no metadata
+	var owners []*ownerState
 	for _, name := range n.names {
 		r, q := n.queues[name], n.meta.state.queues[name]
-		if !r.delivering() || r.own.handoff != nil || q == nil || q.Owner != n.cfg.ID || q.State != QueueActive {
-			continue
+		if r.delivering() && r.own.handoff == nil && q != nil && q.Owner == n.cfg.ID && q.State == QueueActive {
+			owners = append(owners, r.own)
 		}
-		if owned == nil {
-			owned = n.ownedCounts()
-		}
-		to, ok := n.drainTarget(q, owned)
+	}
+	if len(owners) == 0 {
+		return 0 // a node still opening has no metadata to count owners in
+	}
+	started, owned := 0, n.ownedCounts()
+	for _, o := range owners {
+		to, ok := n.drainTarget(n.meta.state.queues[o.r.name], owned)
 		if !ok {
 			continue
 		}
 		owned[to]++
-		o := r.own
-		o.beginHandoff(&handoff{to: to, unanswered: true, drainFor: drainFor})
+		o.beginHandoff(&handoff{to: to, unanswered: true, drainFor: drainFor, noCheckpoint: len(owners) > drainCheckpointMax})
 		started++
 	}
 	return started

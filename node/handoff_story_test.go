@@ -231,6 +231,37 @@ func TestANodeDrainingManyQueuesSpreadsThemOverItsPeers(t *testing.T) {
 	}
 }
 
+// A node that drains more queues than it may checkpoint first hands them
+// off without asking for checkpoints: thousands of builds at once made a
+// stopping node too slow to answer pings. The queues still move.
+func TestALargeDrainSkipsTheCheckpointFirst(t *testing.T) {
+	c := newCluster(t)
+	var names []string
+	owner := node.NodeID(0)
+	for i := 0; len(names) <= node.DrainCheckpointMax; i++ {
+		name := fmt.Sprintf("q%d", i)
+		if o, _ := roles(name); owner == 0 || o == owner {
+			owner = o
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		c.createQueue(name, wire.PolicyMajority)
+	}
+	m := c.node(owner)
+	mark := len(c.emitted)
+	m.run(func() { m.n.DrainOwned(0) })
+	c.advance(2 * time.Second)
+	for _, e := range c.emitted[mark:] {
+		if e.Name == event.CheckpointProposed && e.node == owner {
+			t.Fatalf("a drain of %d queues asked for a checkpoint of %s first", len(names), e.Queue())
+		}
+	}
+	if got := m.n.Owned(); got != 0 {
+		t.Fatalf("after the drain %s still owns %d of %d queues", owner, got, len(names))
+	}
+}
+
 // A queue that confirmed much since its last checkpoint is checkpointed
 // before its owner drains: the target then rebuilds the state it serves
 // from that checkpoint and the few records after it, not from the whole
