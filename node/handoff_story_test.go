@@ -192,14 +192,12 @@ func TestANodeDrainsTheQueuesItOwns(t *testing.T) {
 	}
 }
 
-// A node that drains many queues spreads them over its peers: each queue
-// goes to the peer that owns fewest counting the ones handed to it so
-// far, so neither peer takes them all.
-func TestANodeDrainingManyQueuesSpreadsThemOverItsPeers(t *testing.T) {
-	c := newCluster(t)
+// createOwnedByOne creates count majority queues that one node owns, and
+// returns their names and that node.
+func createOwnedByOne(c *cluster, count int) ([]string, node.NodeID) {
 	var names []string
 	owner := node.NodeID(0)
-	for i := 0; len(names) < 6; i++ {
+	for i := 0; len(names) < count; i++ {
 		name := fmt.Sprintf("q%d", i)
 		if o, _ := roles(name); owner == 0 || o == owner {
 			owner = o
@@ -209,6 +207,15 @@ func TestANodeDrainingManyQueuesSpreadsThemOverItsPeers(t *testing.T) {
 	for _, name := range names {
 		c.createQueue(name, wire.PolicyMajority)
 	}
+	return names, owner
+}
+
+// A node that drains many queues spreads them over its peers: each queue
+// goes to the peer that owns fewest counting the ones handed to it so
+// far, so neither peer takes them all.
+func TestANodeDrainingManyQueuesSpreadsThemOverItsPeers(t *testing.T) {
+	c := newCluster(t)
+	names, owner := createOwnedByOne(c, 6)
 	m := c.node(owner)
 	m.run(func() { m.n.DrainOwned(0) })
 	to := map[node.NodeID]int{}
@@ -236,18 +243,7 @@ func TestANodeDrainingManyQueuesSpreadsThemOverItsPeers(t *testing.T) {
 // stopping node too slow to answer pings. The queues still move.
 func TestALargeDrainSkipsTheCheckpointFirst(t *testing.T) {
 	c := newCluster(t)
-	var names []string
-	owner := node.NodeID(0)
-	for i := 0; len(names) <= node.DrainCheckpointMax; i++ {
-		name := fmt.Sprintf("q%d", i)
-		if o, _ := roles(name); owner == 0 || o == owner {
-			owner = o
-			names = append(names, name)
-		}
-	}
-	for _, name := range names {
-		c.createQueue(name, wire.PolicyMajority)
-	}
+	names, owner := createOwnedByOne(c, node.DrainCheckpointMax+1)
 	m := c.node(owner)
 	mark := len(c.emitted)
 	m.run(func() { m.n.DrainOwned(0) })
