@@ -55,6 +55,9 @@ func OpenSizedStateFile(fs vfs.FS, dir, name string, host Host, maxSize int) (*S
 		panic(fmt.Sprintf("storage: state file size limit %d outside (0, 1 GiB]", maxSize))
 	}
 	s := &StateFile{fs: fs, dir: dir, name: name, host: host, maxSize: maxSize}
+	if g, ok := host.(GatedHost); ok {
+		s.gate = g.FileGate()
+	}
 	newDirs, err := ensureDir(fs, dir)
 	if err != nil {
 		return nil, nil, err
@@ -142,8 +145,7 @@ func (s *StateFile) WriteParts(parts [][]byte, done func(error)) {
 
 func (s *StateFile) start(parts [][]byte, dones []func(error)) {
 	s.inflight = true
-	if g, ok := s.host.(GatedHost); ok {
-		s.gate = g.FileGate()
+	if s.gate != nil {
 		s.gate.enter(func() { s.begin(parts, dones) })
 		return
 	}
