@@ -8,6 +8,7 @@ import (
 // ownerDrainer is a handler that can hand the queues it owns to other
 // replicas before a planned shutdown; *node.Node is one.
 type ownerDrainer interface {
+	// DrainOwned starts handoffs and returns how many are under way.
 	DrainOwned(drainFor time.Duration) int
 	Owned() int
 }
@@ -56,7 +57,6 @@ func (r *Runtime) handOff() (ownsNone bool) {
 func (r *Runtime) awaitHandedOff(d ownerDrainer, deadline time.Time) (before, owned int, why string) {
 	before, ok := onLoop(r, d.Owned)
 	owned = before
-	begun := 0 // handoffs started, including ones started again
 	for ok && owned > 0 {
 		if time.Now().After(deadline) {
 			return before, owned, "the bound (shutdown_handoff) passed"
@@ -67,24 +67,23 @@ func (r *Runtime) awaitHandedOff(d ownerDrainer, deadline time.Time) (before, ow
 		// Half the time left goes to consumers at most, leaving the rest
 		// for in-flight publishes and the next owner's recovery (and the
 		// node reads zero as its default, so at least a millisecond).
-		// Asking on every poll also starts the handoff of a queue whose
-		// first attempt gave up (its target went down) or that this node
-		// came to own meanwhile; queues being handed are skipped.
+		// The node paces the handoffs itself; asking on every poll also
+		// starts the handoff of a queue whose first attempt gave up (its
+		// target went down) or that this node came to own meanwhile.
 		drainFor := max(min(handoffConsumerDrain, time.Until(deadline)/2), time.Millisecond)
-		var started int
+		var running int
 		owned, ok = onLoop(r, func() int {
-			started = d.DrainOwned(drainFor)
+			running = d.DrainOwned(drainFor)
 			return d.Owned()
 		})
-		begun += started
 		switch {
 		case !ok:
 			return before, owned, "stopped"
 		case owned == 0:
 			return before, 0, ""
-		case started == 0 && begun <= before-owned:
-			// Every handoff begun has finished, and the queues left have
-			// no replica to go to.
+		case running == 0:
+			// No handoff is under way and none could start: the queues
+			// left have no replica to go to.
 			return before, owned, "no other replica can take the queues left"
 		}
 		select {

@@ -159,4 +159,9 @@ const (
 	RestHeartbeatAlone = restHeartbeatAlone
 	// DrainCheckpointMax is how many queues a drain may checkpoint first.
 	DrainCheckpointMax = drainCheckpointMax
+	// DrainHandoffsMax is how many handoffs a drain runs at once.
+	DrainHandoffsMax = drainHandoffsMax
+	// RecoveryPlansMax is how many recoveries the leader keeps under way
+	// per candidate.
+	RecoveryPlansMax = recoveryPlansMax
 )

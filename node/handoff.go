@@ -290,6 +290,7 @@ func (o *ownerState) abortHandoff(why string) {
 	h := o.handoff
 	o.handoff = nil
 	n := o.r.n
+	n.drainDue = true
 	n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), why))
 	if !h.unanswered {
 		n.reply(h.conn, h.reqID, wire.StatusUnavailable, fmt.Sprintf("handing queue %s to %s failed: %s", o.r.name, h.to, why))
@@ -307,6 +308,7 @@ func (o *ownerState) endHandoff(next NodeID) {
 	}
 	o.handoff = nil
 	n := o.r.n
+	n.drainDue = true
 	switch {
 	case next != h.to:
 		n.emit(event.NewQueueHandoffAborted(o.r.name, o.r.epoch, uint32(h.to), fmt.Sprintf("the owner stopped serving (next owner %s)", next)))
@@ -328,34 +330,74 @@ func (r *replica) handingOff() bool {
 // to another of its replicas, as a node does before a planned shutdown:
 // each owner drains its consumers for at most drainFor (zero: the
 // default) and proposes the replica the metadata believes up that owns
-// the fewest queues. Queues whose handoff cannot start (no replica up,
-// owner-only, a replacement pending) stay; it returns how many
-// handoffs it started. Nobody is answered: the caller watches Owned.
+// the fewest queues. At most drainHandoffsMax handoffs run at once; the
+// node starts the next ones itself as those end, on its next tick, until
+// it restarts. Queues whose handoff cannot start (no replica up,
+// owner-only, a replacement pending) stay. It returns how many handoffs
+// are under way once it has started what it may: zero while the node
+// still owns queues means none of them can go anywhere now.
 func (n *Node) DrainOwned(drainFor time.Duration) int {
 	if drainFor <= 0 || drainFor > handoffDrainMax {
 		drainFor = handoffDrainDefault
 	}
+	n.drainFor = drainFor
+	return n.continueDrain()
+}
+
+// drainHandoffsMax bounds the handoffs a drain runs at once. Each one
+// ends in a recovery on its target: a seal, an inspection and an
+// install on every replica, each with its syncs. A node that started
+// 3,355 of them at once held its event loop long enough to be confirmed
+// down in the middle of its own drain, and its peers then ran thousands
+// of recoveries side by side, each seal waiting seconds in their disks'
+// queues. A few dozen at a time keep every loop and disk responsive and
+// still hand an idle queue over every few milliseconds.
+const drainHandoffsMax = 32
+
+// continueDrain starts the handoffs a drain may run now, up to
+// drainHandoffsMax under way, and returns how many are under way, counting
+// as one an owner that has just begun to serve and may hand off once it
+// delivers.
+func (n *Node) continueDrain() int {
+	if n.drainFor == 0 {
+		return 0
+	}
 	var owners []*ownerState
+	running, soon := 0, 0
 	for _, name := range n.names {
 		r, q := n.queues[name], n.meta.state.queues[name]
-		if r.delivering() && r.own.handoff == nil && q != nil && q.Owner == n.cfg.ID && q.State == QueueActive {
+		switch {
+		case !r.serving():
+		case r.own.handoff != nil:
+			running++
+		case !r.delivering():
+			soon++
+		case q != nil && q.Owner == n.cfg.ID && q.State == QueueActive:
 			owners = append(owners, r.own)
 		}
 	}
-	if len(owners) == 0 {
-		return 0 // a node still opening has no metadata to count owners in
+	if len(owners) == 0 || running >= drainHandoffsMax {
+		return running + soon // a node still opening has no metadata to count owners in
 	}
-	started, owned := 0, n.ownedCounts()
+	// Once a drain is large, it stays so: its last queues do not each
+	// wait for a checkpoint either.
+	n.drainLarge = n.drainLarge || running+len(owners) > drainCheckpointMax
+	owned := n.ownedCounts()
 	for _, o := range owners {
 		to, ok := n.drainTarget(n.meta.state.queues[o.r.name], owned)
 		if !ok {
 			continue
 		}
 		owned[to]++
-		o.beginHandoff(&handoff{to: to, unanswered: true, drainFor: drainFor, noCheckpoint: len(owners) > drainCheckpointMax})
-		started++
+		o.beginHandoff(&handoff{to: to, unanswered: true, drainFor: n.drainFor, noCheckpoint: n.drainLarge})
+		if o.handoff != nil {
+			running++ // (one given up at once leaves its slot to the next)
+		}
+		if running == drainHandoffsMax {
+			break
+		}
 	}
-	return started
+	return running + soon
 }
 
 // ownedCounts counts, per node, the queues the metadata names it owner

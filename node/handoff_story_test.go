@@ -258,6 +258,41 @@ func TestALargeDrainSkipsTheCheckpointFirst(t *testing.T) {
 	}
 }
 
+// A node that drains more queues than it may hand off at once starts
+// the first ones, then one more each time one ends, and never has more
+// under way than its bound: thousands at once held its event loop and
+// its peers' disks for seconds. Every queue still moves.
+func TestADrainRunsABoundedNumberOfHandoffsAtOnce(t *testing.T) {
+	c := newCluster(t)
+	names, owner := createOwnedByOne(c, 2*node.DrainHandoffsMax+5)
+	m := c.node(owner)
+	mark := len(c.emitted)
+	running := 0
+	m.run(func() { running = m.n.DrainOwned(0) })
+	if running != node.DrainHandoffsMax {
+		t.Fatalf("the drain of %d queues has %d handoffs under way, want %d", len(names), running, node.DrainHandoffsMax)
+	}
+	c.advance(3 * time.Second)
+	underWay, most, started := 0, 0, 0
+	for _, e := range c.emitted[mark:] {
+		switch {
+		case e.node != owner:
+		case e.Name == event.QueueHandoffStarted:
+			underWay, started = underWay+1, started+1
+			most = max(most, underWay)
+		case e.Name == event.QueueOwnerStopped, e.Name == event.QueueHandoffAborted:
+			underWay--
+		}
+	}
+	if most != node.DrainHandoffsMax || started < len(names) {
+		t.Fatalf("the drain started %d handoffs of %d queues, at most %d at once; want every queue, at most %d at once",
+			started, len(names), most, node.DrainHandoffsMax)
+	}
+	if got := m.n.Owned(); got != 0 {
+		t.Fatalf("after the drain %s still owns %d of %d queues", owner, got, len(names))
+	}
+}
+
 // A queue that confirmed much since its last checkpoint is checkpointed
 // before its owner drains: the target then rebuilds the state it serves
 // from that checkpoint and the few records after it, not from the whole

@@ -115,6 +115,9 @@ func (n *Node) retryLifecycle() {
 		n.reconcileAll()
 		n.planFailovers()
 		n.drainIfLeaving()
+		// A drain also starts, now and then, what no handoff's end set
+		// going: a queue whose owner has only just begun to deliver.
+		n.continueDrain()
 	}
 }
 

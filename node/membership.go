@@ -112,11 +112,11 @@ func (n *Node) onMembershipApplied(c command, res result) {
 	n.planFailovers()
 }
 
-// drainIfLeaving hands every queue this node owns to another replica
-// while the metadata marks it leaving. It runs again at each lifecycle
-// pass, so a handoff that was given up is tried again.
+// drainIfLeaving starts handing every queue this node owns to another
+// replica once the metadata marks it leaving. The drain goes on at each
+// lifecycle pass, so a handoff that was given up is tried again.
 func (n *Node) drainIfLeaving() {
-	if n.started && n.isLeaving(n.cfg.ID) {
+	if n.started && n.drainFor == 0 && n.isLeaving(n.cfg.ID) {
 		n.DrainOwned(0)
 	}
 }

@@ -125,6 +125,9 @@ type metaNode struct {
 	// Config.ReplaceAfter from it. A new leader starts counting afresh,
 	// which only delays replacement.
 	downSince map[NodeID]time.Duration
+	// planned holds, on the leader, the recovery plans it keeps count of
+	// to pace them (pace.go).
+	planned map[string]plannedRecovery
 }
 
 type proposal struct {

@@ -216,10 +216,16 @@ type Node struct {
 	names []string
 	// slots holds the replicas in names' order for the per-tick pass
 	// (rest.go).
-	slots    []tickSlot
-	disk     diskState
-	tickSeq  uint64
-	leaseSeq uint64
+	slots []tickSlot
+	// drainFor is the consumer bound of the drain DrainOwned started
+	// (zero: none); drainDue says a handoff ended since the last tick,
+	// so the drain may start another; drainLarge, that it skips
+	// checkpoints (handoff.go).
+	drainFor             time.Duration
+	drainDue, drainLarge bool
+	disk                 diskState
+	tickSeq              uint64
+	leaseSeq             uint64
 	// appendTick is the tick in which this node last sent each peer an
 	// append, for heartbeatDue.
 	appendTick map[NodeID]uint64
@@ -370,6 +376,10 @@ func (n *Node) OnTimer(t Timer) {
 	n.scheduleTick()
 	n.checkDisk()
 	n.checkParked("")
+	if n.drainDue {
+		n.drainDue = false
+		n.continueDrain()
+	}
 	for i := range n.slots {
 		s := &n.slots[i]
 		if s.skipUntil > n.tickSeq {

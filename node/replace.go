@@ -29,13 +29,13 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 	s := n.meta.state
 	isDown := func(id NodeID) bool { return s.down[id] || (id != 0 && id == confirmed) }
 	if !n.meta.isLeader() {
-		n.meta.downSince = nil
+		n.meta.downSince, n.meta.planned = nil, nil
 		return
 	}
 	n.noteDownSince()
 	n.manageMembership()
 	defer n.rebalanceStep()
-	load := n.replicaLoad()
+	load, pace, now := n.replicaLoad(), n.newRecoveryPace(), n.env.Monotonic()
 	for _, name := range s.queueNames() {
 		q := s.queues[name]
 		if q.State == QueuePreparing {
@@ -56,7 +56,7 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 			continue
 		}
 		cand, ok := n.recoveryCandidate(q, ownerDown, out, isDown)
-		if !ok {
+		if !ok || !pace.admit(q, cand, now) {
 			continue
 		}
 		if replicas != nil {
