@@ -85,6 +85,14 @@ type watch struct {
 	answeredSeq uint64
 	suspected   bool
 	confirmed   bool
+	// resetAt is when the peer's connection last reset; confirmedHeard,
+	// when the peer was last heard before this leader last confirmed it
+	// down. flaps counts, decaying, how often lately a peer confirmed down
+	// answered again with no reset since it was last heard before (its
+	// process never died), and flapAt is when it last did or last decayed
+	// (detectflap.go).
+	resetAt, confirmedHeard uint64
+	flaps, flapAt           uint64
 	// synced is when this leader last proposed a correction of the
 	// metadata's liveness view for the peer.
 	synced uint64
@@ -253,6 +261,9 @@ func (d *detector) heardAgain(w *watch) {
 		return
 	}
 	n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
+	if w.confirmed && (w.resetAt == 0 || w.resetAt < w.confirmedHeard) {
+		w.flaps, w.flapAt = min(w.flaps+1, flapsMax), d.ticks
+	}
 	if w.confirmed && n.meta.isLeader() {
 		n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})
 	}
@@ -496,8 +507,11 @@ func (d *detector) check(w *watch) {
 	if d.ticks%rttDecayTicks == 0 && w.waitMax > 0 {
 		w.waitMax--
 	}
+	if w.flaps > 0 && d.ticks-w.flapAt >= flapDecayTicks {
+		w.flaps, w.flapAt = w.flaps-1, d.ticks
+	}
 	d.probeEarly(w, p, interval, grace)
-	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.quietFor(w) >= d.idleLimit(w, interval) {
+	if p.Mode == DetectEager && w.verifyBy == 0 && !w.suspected && w.awaited != 0 && d.quietFor(w) >= d.quietLimit(w, p, interval, grace) {
 		d.verifyQuiet(w) // the idle-connection monitor: zero grace
 	} else if w.verifyBy != 0 && d.ticks <= w.verifyBy && d.ticks != w.lastPing {
 		// Ping again each tick of a verification: after a reset the first
@@ -532,7 +546,7 @@ func (d *detector) check(w *watch) {
 	// verification's own. A second grace would only make a stopped owner's
 	// clients wait longer; a peer that is alive but slow answers, and a
 	// later answer clears it.
-	if !w.suspected && w.awaited != 0 && d.quietFor(w) >= heartbeatVerifyAfter(interval, grace) {
+	if !w.suspected && w.awaited != 0 && d.quietFor(w) >= d.quietLimit(w, p, interval, grace) {
 		d.suspect(w)
 		if w.verifyBy == 0 && !w.confirmed {
 			d.verifyQuiet(w)
@@ -625,7 +639,7 @@ func (d *detector) confirm(w *watch) {
 	if w.confirmed {
 		return
 	}
-	w.confirmed = true
+	w.confirmed, w.confirmedHeard = true, w.lastHeard
 	d.n.emit(event.NewDetectConfirm(uint32(w.id)))
 	d.n.meta.propose(command{kind: cmdNodeDown, node: w.id}, lifecycleTimeoutTicks, func(result) {})
 	// Plan the dead node's failovers in the same breath: the plans ride

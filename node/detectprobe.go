@@ -66,10 +66,7 @@ func (w *watch) vouchedThisSilence() bool { return w.vouched != 0 && w.vouchedHe
 // still has time to answer before the verification ends. A verification
 // that starts with no vouch in hand asks once more (verify).
 func (d *detector) probeEarly(w *watch, p DetectionPolicy, interval, grace uint64) {
-	limit := heartbeatVerifyAfter(interval, grace)
-	if p.Mode == DetectEager {
-		limit = d.idleLimit(w, interval)
-	}
+	limit := d.quietLimit(w, p, interval, grace)
 	if w.awaited == 0 || w.verifyBy != 0 || w.suspected || d.quietFor(w) != max(1, limit/2) {
 		return
 	}

@@ -21,7 +21,7 @@ func (n *Node) detectReset(peer NodeID) {
 	n.emit(event.NewDetectReset(uint32(peer)))
 	w := d.watchOf(peer)
 	if w != nil {
-		w.resetSeq = d.seq + 1
+		w.resetSeq, w.resetAt = d.seq+1, d.ticks
 	}
 	if n.meta.isLeader() {
 		if w != nil && w.verifyBy == 0 {

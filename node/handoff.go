@@ -341,6 +341,9 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 		drainFor = handoffDrainDefault
 	}
 	n.drainFor = drainFor
+	if n.meta != nil && n.meta.isLeader() && !n.meta.confPending {
+		n.handLeadershipAway()
+	}
 	return n.continueDrain()
 }
 
@@ -378,6 +381,11 @@ func (n *Node) continueDrain() int {
 	}
 	if len(owners) == 0 || running >= drainHandoffsMax {
 		return running + soon // a node still opening has no metadata to count owners in
+	}
+	if n.meta.handingLeadership() {
+		// Every plan would be dropped: start them once another leads.
+		n.drainDue = true
+		return running + soon + len(owners)
 	}
 	// Once a drain is large, it stays so: its last queues do not each
 	// wait for a checkpoint either.

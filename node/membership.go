@@ -269,14 +269,17 @@ func (d *detector) followMembers(members []NodeID) {
 }
 
 // handLeadershipAway transfers the metadata leadership from a leader the
-// metadata marks leaving to the most caught-up other voter that stays,
-// so the leader's own seat can go; it reports whether it did. A voter
-// that is leaving too would only hand the leadership back: two leaving
-// voters passed it to and fro every few ticks, and the group committed
-// nothing meanwhile.
+// metadata marks leaving, or one draining its queues before it stops, to
+// the most caught-up other voter that stays, so the leader's own seat can
+// go; it reports whether it did. A voter that is leaving too would only
+// hand the leadership back: two leaving voters passed it to and fro every
+// few ticks, and the group committed nothing meanwhile. A draining leader
+// that kept the leadership would cost the group an election when it
+// stops, and meanwhile, busy with its handoffs, it took its peers for
+// dead and planned their queues' recoveries onto itself.
 func (n *Node) handLeadershipAway() bool {
 	m := n.meta
-	if !n.isLeaving(n.cfg.ID) {
+	if !n.isLeaving(n.cfg.ID) && n.drainFor == 0 {
 		return false
 	}
 	target := m.mostCaughtUpVoter(func(id NodeID) bool { return !m.state.down[id] && !n.isLeaving(id) })

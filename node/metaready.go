@@ -365,6 +365,16 @@ func (m *metaNode) isLeader() bool {
 	return m != nil && m.rn != nil && m.rn.BasicStatus().RaftState == raft.StateLeader
 }
 
+// handingLeadership reports whether this member leads and is handing the
+// leadership to another: raft drops every proposal meanwhile.
+func (m *metaNode) handingLeadership() bool {
+	if m == nil || m.rn == nil {
+		return false
+	}
+	st := m.rn.BasicStatus()
+	return st.RaftState == raft.StateLeader && st.LeadTransferee != 0
+}
+
 // cleanLogDirs removes metadata log directories other than the one in use:
 // leftovers of a snapshot install that crashed before its cleanup.
 func (m *metaNode) cleanLogDirs() {

@@ -72,6 +72,22 @@ func limitsFor(sc sim.Scenario) progressLimits {
 	}
 }
 
+// afterFlaps widens the bounds by node.FlapSlackMax in a run where the
+// metadata leader confirmed a node down while its process ran (a pause,
+// a partition): the leader then allows that node a longer silence before
+// it confirms it down again, for a while (node/detectflap.go). A run
+// without such a confirmation keeps the tight bounds.
+func (lim progressLimits) afterFlaps(h *sim.History) progressLimits {
+	for _, e := range h.NodeEvents {
+		if e.Name == event.DetectConfirm && e.TargetUp {
+			lim.failover += node.FlapSlackMax
+			lim.silence += node.FlapSlackMax
+			break
+		}
+	}
+	return lim
+}
+
 // checkFailoverBound: in the calm phase, with a quorum of the cluster up
 // and the network calm, every queue is served (some node is its owner in
 // the newest epoch and hears from its quorum) within limits.failover of

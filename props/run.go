@@ -22,7 +22,7 @@ func RunQueue(sc sim.Scenario, trace io.Writer) Report {
 	res.Violations = append(res.Violations, violations...)
 	res.Violations = append(res.Violations, checkExpected(sc.Expect, res.History)...)
 	res.Violations = append(res.Violations, checkDedupWindow(cmp.Or(sc.Dedup, node.DefaultDedupWindow), res.History)...)
-	lim := limitsFor(sc)
+	lim := limitsFor(sc).afterFlaps(res.History)
 	res.Violations = append(res.Violations, checkFailoverBound(lim, res.History)...)
 	res.Violations = append(res.Violations, checkRedundancy(sc, lim, res.History)...)
 	res.Summary = stats.String()

@@ -123,8 +123,8 @@ type NodeEvent struct {
 	Epoch uint64
 	Inc   uint64 // queue incarnation, where the event names one
 	Term  uint64 // metadata term, for leadership events
-	// TargetUp is the ground truth for a suspicion: whether the suspected
-	// node's process was in fact running.
+	// TargetUp is the ground truth for a suspicion or a confirmation:
+	// whether the node's process was in fact running.
 	TargetUp bool
 }
 

@@ -447,7 +447,7 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	if value != nil {
 		ne.Value = value(e)
 	}
-	if e.Name == event.DetectSuspect && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
+	if (e.Name == event.DetectSuspect || e.Name == event.DetectConfirm) && ne.Value >= 1 && int(ne.Value) <= len(w.procs) {
 		ne.TargetUp = w.procs[ne.Value-1].state != stateDown
 	}
 	w.hist.NodeEvents = append(w.hist.NodeEvents, ne)

@@ -1,0 +1,47 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+)
+
+// A peer whose process stalls, and so falls silent without its
+// connections resetting, is confirmed down the first time; each time it
+// answers again with no reset it is allowed a longer silence, so stalls
+// that recur stop moving its queues to and fro. On a busy machine with
+// thousands of queues, the failovers each false confirmation set off
+// stalled the nodes again, and three nodes kept confirming one another
+// down for minutes. The story stalls a follower for 500 ms three times:
+// the first two stalls are confirmed, the third is waited out.
+func TestAPeerThatStallsAgainAndAgainIsGivenLongerToAnswer(t *testing.T) {
+	c := newCluster(t)
+	leader := c.leader()
+	peer := leader%3 + 1
+	var stalledUntil time.Time
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		return from != peer || !c.now.Before(stalledUntil)
+	}
+	confirms := func() int {
+		count := 0
+		for _, e := range c.emitted {
+			if e.Name == event.DetectConfirm && e.node == leader {
+				count++
+			}
+		}
+		return count
+	}
+	for i, want := range []int{1, 2, 2} {
+		stalledUntil = c.now.Add(500 * time.Millisecond)
+		c.advance(time.Second)
+		if got := confirms(); got != want {
+			t.Fatalf("after stall %d of 500 ms the leader confirmed %s down %d times, want %d", i+1, peer, got, want)
+		}
+		if !c.saw(event.DetectRecovered) {
+			t.Fatalf("the leader never heard %s again after stall %d", peer, i+1)
+		}
+	}
+}
