@@ -38,7 +38,9 @@ type frameConn struct {
 	// this long. Zero means no bound.
 	idleTimeout  time.Duration
 	frameTimeout time.Duration
-	out          chan []byte
+	// out holds the frames waiting for the writer; first, on a peer
+	// connection, the control frames, which go out ahead (isControl).
+	out, first chan []byte
 	// closing is closed, once, when the connection starts to close.
 	closing chan struct{}
 	once    sync.Once
@@ -54,8 +56,13 @@ type frameConn struct {
 
 func newFrameConn(nc net.Conn, br *bufio.Reader, side string, limit, queue int, log *slog.Logger, m *metrics) *frameConn {
 	remote := nc.RemoteAddr().String()
+	var first chan []byte
+	if side == sidePeer {
+		first = make(chan []byte, queue)
+	}
 	return &frameConn{
-		nc: nc, br: br, side: side, remote: remote, limit: limit,
+		first: first,
+		nc:    nc, br: br, side: side, remote: remote, limit: limit,
 		out: make(chan []byte, queue), closing: make(chan struct{}),
 		log:      log.With(slog.String("side", side), slog.String("remote", remote)),
 		in:       m.framesIn.WithLabelValues(side),
@@ -91,8 +98,20 @@ func (c *frameConn) enqueue(frame []byte) {
 	}
 }
 
+// enqueueFirst queues a control frame ahead of the others. It never
+// blocks either; the queue is as long as the other and holds only the
+// few control frames a node sends, so it fills only on a connection that
+// no longer drains.
+func (c *frameConn) enqueueFirst(frame []byte) {
+	select {
+	case c.first <- frame:
+	default:
+		c.overflow.Inc()
+	}
+}
+
 // queued reports how many frames wait to be written.
-func (c *frameConn) queued() int { return len(c.out) }
+func (c *frameConn) queued() int { return len(c.out) + len(c.first) }
 
 // close shuts the connection once, logging why at the given level.
 func (c *frameConn) close(reason string, level slog.Level, err error) {
@@ -200,7 +219,7 @@ func classifyReadError(err error) (string, slog.Level) {
 // a failed write closes it.
 func (c *frameConn) writeLoop() {
 	w := countingWriter{Conn: c.nc, written: c.bytesOut}
-	if err := session.WriteFrames(w, c.out, c.closing, writeTimeout, c.sent.Inc); err != nil {
+	if err := session.WriteFramesFirst(w, c.first, c.out, c.closing, writeTimeout, c.sent.Inc); err != nil {
 		c.close("write-failed", slog.LevelInfo, err)
 	}
 }

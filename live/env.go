@@ -77,6 +77,10 @@ func (e *env) Send(to node.NodeID, m wire.Message) {
 		e.notConnected.Inc()
 		return
 	}
+	if isControl(m) {
+		fc.enqueueFirst(wire.Encode(nil, m))
+		return
+	}
 	fc.enqueue(wire.Encode(nil, m))
 }
 

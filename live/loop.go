@@ -19,6 +19,44 @@ func (r *Runtime) post(ev func()) {
 	}
 }
 
+// postFirst queues ev on the urgent inbox, which the loop empties before
+// the other: a peer's control traffic (isControl).
+func (r *Runtime) postFirst(ev func()) {
+	select {
+	case r.urgent <- ev:
+	case <-r.loopDone:
+	}
+}
+
+// offer queues ev if the inbox has room, and reports whether it did. A
+// peer's reader offers the queue traffic it reads rather than wait for
+// room: waiting, it would read nothing more, and the control traffic
+// behind it on the connection (the raft heartbeats, the detector's pings)
+// would wait too. A node with thousands of queues, its loop behind on a
+// busy machine, then missed pings, was confirmed down, and the failovers
+// that followed put it further behind. What is dropped is lost as on the
+// network: owners send appends again, and every request is retried.
+func (r *Runtime) offer(ev func()) bool {
+	select {
+	case r.inbox <- ev:
+		return true
+	default:
+		return false
+	}
+}
+
+// isControl reports whether m is peer control traffic: the metadata
+// group's raft messages and the failure detector's pings and probes. It
+// travels ahead of queue traffic, both in the sender's queue and in the
+// receiver's inbox, and is never dropped for want of room.
+func isControl(m wire.Message) bool {
+	switch m.(type) {
+	case *wire.Raft, *wire.Ping, *wire.Pong, *wire.Probe, *wire.ProbeAck, *wire.MetaLostLog:
+		return true
+	}
+	return false
+}
+
 // runLoop is the node's goroutine: the only one that ever calls the
 // handler or touches the state the Env methods use. Timers armed with no
 // delay (an owner's end of turn, a rebuild's next step) run as soon as
@@ -28,26 +66,40 @@ func (r *Runtime) post(ev func()) {
 func (r *Runtime) runLoop() {
 	defer close(r.loopDone)
 	for {
-		// Only this goroutine takes from the inbox, so an input seen
-		// waiting is still there for the select.
-		if len(r.soon) > 0 && (len(r.inbox) == 0 || r.turn >= maxTurn) {
+		// Only this goroutine takes from the inboxes, so an input seen
+		// waiting is still there for the select. The urgent inbox goes
+		// first (postFirst).
+		if len(r.soon) > 0 && (len(r.inbox)+len(r.urgent) == 0 || r.turn >= maxTurn) {
 			if !r.runSoon() {
 				return
 			}
 			continue
 		}
-		select {
-		case <-r.loopStop:
+		ev, ok := r.next()
+		if !ok || !r.handle(ev) {
 			return
-		case ev := <-r.inbox:
-			if !r.handle(ev) {
-				return
-			}
-			if len(r.soon) > 0 {
-				r.turn++
-			}
+		}
+		if len(r.soon) > 0 {
+			r.turn++
 		}
 	}
+}
+
+// next waits for the loop's next input, from the urgent inbox if it holds
+// one; ok is false once the loop is told to stop.
+func (r *Runtime) next() (ev func(), ok bool) {
+	select {
+	case ev = <-r.urgent:
+		return ev, true
+	default:
+	}
+	select {
+	case <-r.loopStop:
+		return nil, false
+	case ev = <-r.urgent:
+	case ev = <-r.inbox:
+	}
+	return ev, true
 }
 
 // maxTurn bounds how many inputs the loop takes while timers armed with

@@ -14,6 +14,7 @@ type metrics struct {
 
 	events      *prometheus.CounterVec // node events by name
 	dropped     *prometheus.CounterVec // outgoing frames dropped, by side and reason
+	recvDropped prometheus.Counter     // a peer's queue traffic dropped on arrival for want of room
 	closed      *prometheus.CounterVec // connections closed, by side and reason class
 	refused     *prometheus.CounterVec // handshakes refused, by side
 	limited     *prometheus.CounterVec // connections refused at a limit, by side and limit
@@ -36,9 +37,11 @@ type metrics struct {
 func newMetrics() *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
-		reg:       reg,
-		events:    counterVec("cairn_node_events_total", "Events the node emitted, by name.", "event"),
-		dropped:   counterVec("cairn_send_dropped_total", "Outgoing frames dropped instead of blocking the node, by side and reason.", "side", "reason"),
+		reg:     reg,
+		events:  counterVec("cairn_node_events_total", "Events the node emitted, by name.", "event"),
+		dropped: counterVec("cairn_send_dropped_total", "Outgoing frames dropped instead of blocking the node, by side and reason.", "side", "reason"),
+		recvDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_receive_dropped_total",
+			Help: "Queue traffic from peers dropped on arrival because the node's inbox was full (control traffic is never dropped)."}),
 		closed:    counterVec("cairn_connections_closed_total", "Connections closed, by side and reason.", "side", "reason"),
 		refused:   counterVec("cairn_handshakes_refused_total", "Connections refused before authenticating (limits, TLS or the session handshake), by side.", "side"),
 		limited:   counterVec("cairn_connections_limited_total", "Connections refused because a limit was reached, by side and limit.", "side", "limit"),
@@ -55,7 +58,7 @@ func newMetrics() *metrics {
 		inbox:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_inbox_depth", Help: "Events waiting for the node's goroutine, sampled when one is handled."}),
 	}
 	m.peersUp, m.clients = m.connsOpen.WithLabelValues(sidePeer), m.connsOpen.WithLabelValues(sideClient)
-	reg.MustRegister(m.events, m.dropped, m.closed, m.refused, m.limited, m.denied, m.framesIn, m.framesOut,
+	reg.MustRegister(m.events, m.dropped, m.recvDropped, m.closed, m.refused, m.limited, m.denied, m.framesIn, m.framesOut,
 		m.bytesIn, m.bytesOut, m.connsOpen, m.syncs, m.syncErrors, m.syncSeconds, m.inbox,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -67,6 +67,7 @@ var nodeFamilies = map[string]exportedFamily{
 	"cairn_frames_sent_total":            {typ: dto.MetricType_COUNTER},
 	"cairn_connections_closed_total":     {typ: dto.MetricType_COUNTER},
 	"cairn_send_dropped_total":           {typ: dto.MetricType_COUNTER, lazy: true},
+	"cairn_receive_dropped_total":        {typ: dto.MetricType_COUNTER},
 	"cairn_handshakes_refused_total":     {typ: dto.MetricType_COUNTER, lazy: true},
 	"cairn_connections_limited_total":    {typ: dto.MetricType_COUNTER, lazy: true},
 	"cairn_requests_denied_total":        {typ: dto.MetricType_COUNTER, lazy: true},

@@ -178,7 +178,13 @@ func (r *Runtime) runPeer(l *peerLink, conn net.Conn, br *bufio.Reader) {
 		if _, ok := wire.RequestID(m); ok || isServerTraffic(m) {
 			return fmt.Errorf("peer %s sent client traffic (%s)", l.id, m.Kind())
 		}
-		r.post(func() { r.handler.OnMessage(l.id, m) })
+		ev := func() { r.handler.OnMessage(l.id, m) }
+		switch {
+		case isControl(m):
+			r.postFirst(ev)
+		case !r.offer(ev):
+			r.m.recvDropped.Inc()
+		}
 		return nil
 	})
 	if l.cur.CompareAndSwap(fc, nil) {

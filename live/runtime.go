@@ -45,9 +45,11 @@ import (
 )
 
 // inboxSize bounds the events waiting for the node's goroutine. A full
-// inbox makes connection readers wait, which pushes back on senders
-// through TCP rather than growing memory.
-const inboxSize = 4096
+// inbox makes client connection readers wait, which pushes back on
+// clients through TCP rather than growing memory; a peer's queue traffic
+// is dropped instead (offer), so the bound is set well above any burst a
+// healthy node sees.
+const inboxSize = 1 << 15
 
 // Runtime drives one node: New binds its ports and locks its data
 // directory, Run serves until its context ends and then drains.
@@ -96,7 +98,9 @@ type Runtime struct {
 	// current handler, so the links must follow the member list.
 	membersDirty bool
 
-	inbox chan func()
+	// inbox holds the events for the node's goroutine; urgent, a peer's
+	// control traffic, which the goroutine takes first (loop.go).
+	inbox, urgent chan func()
 	// soon holds the timers armed with no delay, and turn counts the
 	// inputs taken since the first of them (runLoop).
 	soon     []node.Timer
@@ -131,7 +135,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg: cfg, id: nc.ID, m: newMetrics(),
 		log:     cfg.Logger.With(slog.String("node", nc.ID.String())),
 		clients: make(map[node.ConnID]*frameConn),
-		inbox:   make(chan func(), inboxSize), loopStop: make(chan struct{}), loopDone: make(chan struct{}),
+		inbox:   make(chan func(), inboxSize), urgent: make(chan func(), inboxSize), loopStop: make(chan struct{}), loopDone: make(chan struct{}),
 		dead: make(chan struct{}),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())

@@ -23,22 +23,37 @@ const writeBuffer = 64 << 10
 // for every frame written. Nodes and clients run it on a goroutine of its
 // own per connection.
 func WriteFrames(w DeadlineWriter, out <-chan []byte, closing <-chan struct{}, timeout time.Duration, onFrame func()) error {
+	return WriteFramesFirst(w, nil, out, closing, timeout, onFrame)
+}
+
+// WriteFramesFirst is WriteFrames with a second queue, first, whose
+// frames go out ahead of out's: before the rest of a batch, and at the
+// start of every batch. A node sends its control traffic (raft, failure
+// detection) there, so that a backlog of queue traffic neither delays it
+// nor, filling out, gets it dropped. A nil first is never ready.
+func WriteFramesFirst(w DeadlineWriter, first, out <-chan []byte, closing <-chan struct{}, timeout time.Duration, onFrame func()) error {
 	bw := bufio.NewWriterSize(w, writeBuffer)
 	for {
+		var frame []byte
 		select {
-		case <-closing:
-			return nil
-		case frame := <-out:
-			if err := writeBatch(w, bw, out, frame, timeout, onFrame); err != nil {
-				return err
+		case frame = <-first:
+		default:
+			select {
+			case <-closing:
+				return nil
+			case frame = <-first:
+			case frame = <-out:
 			}
+		}
+		if err := writeBatch(w, bw, first, out, frame, timeout, onFrame); err != nil {
+			return err
 		}
 	}
 }
 
-// writeBatch writes frame and every frame already queued behind it, then
-// flushes.
-func writeBatch(w DeadlineWriter, bw *bufio.Writer, out <-chan []byte, frame []byte, timeout time.Duration, onFrame func()) error {
+// writeBatch writes frame and every frame already queued behind it, those
+// of first before those of out, then flushes.
+func writeBatch(w DeadlineWriter, bw *bufio.Writer, first, out <-chan []byte, frame []byte, timeout time.Duration, onFrame func()) error {
 	w.SetWriteDeadline(time.Now().Add(timeout))
 	for {
 		if _, err := bw.Write(frame); err != nil {
@@ -48,6 +63,13 @@ func writeBatch(w DeadlineWriter, bw *bufio.Writer, out <-chan []byte, frame []b
 			onFrame()
 		}
 		select {
+		case frame = <-first:
+			continue
+		default:
+		}
+		select {
+		case frame = <-first:
+			continue
 		case frame = <-out:
 			continue
 		default:

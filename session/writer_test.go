@@ -63,3 +63,34 @@ func TestWriteFramesReturnsTheWriteError(t *testing.T) {
 		t.Fatalf("WriteFrames = %v, want the write error", err)
 	}
 }
+
+// TestWriteFramesFirstSendsControlFramesAhead queues queue traffic, then
+// control frames: the control frames must go out first, in their own
+// order, and the rest after them in theirs.
+func TestWriteFramesFirstSendsControlFramesAhead(t *testing.T) {
+	out, first := make(chan []byte, 3), make(chan []byte, 2)
+	for _, f := range []string{"a1", "a2", "a3"} {
+		out <- []byte(f)
+	}
+	for _, f := range []string{"P1", "P2"} {
+		first <- []byte(f)
+	}
+	closing := make(chan struct{})
+	w := &recordingWriter{}
+	written := 0
+	done := make(chan error)
+	go func() {
+		done <- WriteFramesFirst(w, first, out, closing, time.Second, func() {
+			written++
+			if written == 5 {
+				close(closing)
+			}
+		})
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(w.writes) != 1 || string(w.writes[0]) != "P1P2a1a2a3" {
+		t.Fatalf("writes %q, want the control frames ahead of the rest in one write", w.writes)
+	}
+}
