@@ -277,14 +277,26 @@ func (d *detector) followMembers(members []NodeID) {
 // that kept the leadership would cost the group an election when it
 // stops, and meanwhile, busy with its handoffs, it took its peers for
 // dead and planned their queues' recoveries onto itself.
+//
+// A draining leader tries once: a target that does not take the
+// leadership within raft's transfer window (it may be stopping too) would
+// otherwise hold the drain's handoffs back until the shutdown's bound,
+// and the leader hands its queues off as leader instead.
 func (n *Node) handLeadershipAway() bool {
 	m := n.meta
-	if !n.isLeaving(n.cfg.ID) && n.drainFor == 0 {
+	leaving := n.isLeaving(n.cfg.ID)
+	if !leaving && (n.drainFor == 0 || n.drainLeaderTried) {
 		return false
 	}
-	target := m.mostCaughtUpVoter(func(id NodeID) bool { return !m.state.down[id] && !n.isLeaving(id) })
+	target := m.mostCaughtUpVoter(func(id NodeID) bool {
+		_, broken := n.resetAt[id]
+		return !m.state.down[id] && !n.isLeaving(id) && !broken
+	})
 	if target == 0 {
 		return false
+	}
+	if !leaving {
+		n.drainLeaderTried = true
 	}
 	m.rn.TransferLeader(uint64(target))
 	m.process()

@@ -220,12 +220,13 @@ type Node struct {
 	// drainFor is the consumer bound of the drain DrainOwned started
 	// (zero: none); drainDue says a handoff ended since the last tick,
 	// so the drain may start another; drainLarge, that it skips
-	// checkpoints (handoff.go).
-	drainFor             time.Duration
-	drainDue, drainLarge bool
-	disk                 diskState
-	tickSeq              uint64
-	leaseSeq             uint64
+	// checkpoints (handoff.go); drainLeaderTried, that it tried to hand
+	// the metadata leadership away (membership.go).
+	drainFor                               time.Duration
+	drainDue, drainLarge, drainLeaderTried bool
+	disk                                   diskState
+	tickSeq                                uint64
+	leaseSeq                               uint64
 	// appendTick is the tick in which this node last sent each peer an
 	// append, for heartbeatDue.
 	appendTick map[NodeID]uint64
