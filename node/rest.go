@@ -99,7 +99,7 @@ func (o *ownerState) restHeartbeatEvery() time.Duration {
 func (o *ownerState) quiet() bool {
 	r := o.r
 	if !r.serving() || o.outwaiting() || o.hold.until != 0 || o.activationWaits || o.activeUnsaid ||
-		o.cutOffNoted && !o.resting || o.rebuild != nil || o.handoff != nil || o.certify != nil {
+		o.rebuild != nil || o.handoff != nil || o.certify != nil {
 		return false
 	}
 	if len(o.waiters) > 0 || len(o.settling) > 0 || o.replicatePending || o.pumpPending ||
@@ -132,6 +132,15 @@ func (o *ownerState) restTick() {
 	case !o.quiet():
 		o.busyAt = now
 		o.wake()
+	case o.cutOffNoted && !o.resting:
+		// Idle but cut off from its quorum, it rests only once a quorum
+		// answers again. Its silence is not work, so the count toward
+		// RestAfter goes on: an idle owner whose quorum a stall cut off
+		// rests as soon as the quorum is back, rather than heartbeat for
+		// RestAfter more and lose it again in the next stall. On two busy
+		// cores with 10,000 queues, a stall left thousands of owners
+		// heartbeating one frame each every 75 ms, which made the next
+		// stall, and none of them rested again.
 	case o.resting && o.quorumSilence() >= o.restHeartbeatEvery()+dozeTicks*n.cfg.Tick+2*n.ownerSilenceLimit():
 		o.restCutOff()
 	case o.resting || n.cfg.RestAfter < 0:

@@ -224,3 +224,36 @@ func TestAQuestionAboutAnIdleQueueWakesItsOwner(t *testing.T) {
 		t.Fatalf("an idle queue's depth came back as %+v", r.Depth)
 	}
 }
+
+// An idle owner cut off from its quorum rests as soon as the quorum
+// answers again, not RestAfter later: being cut off is not work. On a
+// busy machine with thousands of queues, a stall cut owners off, each
+// went on heartbeating for RestAfter after its quorum came back, and
+// that traffic made the next stall, so none rested again.
+func TestAnIdleOwnerCutOffRestsOnceItsQuorumAnswers(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 1)
+	cut := true
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		switch m.(type) {
+		case *wire.Append, *wire.AppendReply:
+			return !cut || (from != owner && to != owner)
+		}
+		return true
+	}
+	c.advance(node.RestAfter + time.Second)
+	if !c.saw(event.QueueQuorumLost, onQueue("orders"), by(owner)) {
+		t.Fatalf("the owner cut off from its followers never lost its quorum; events:\n%v", c.events)
+	}
+	if c.saw(event.QueueResting, onQueue("orders"), by(owner)) {
+		t.Fatalf("the owner rested while cut off from its quorum")
+	}
+	cut = false
+	healed := c.now
+	c.advance(node.RestAfter)
+	e, ok := c.last(event.QueueResting)
+	if !ok || e.node != owner || e.at.Sub(healed) > 500*time.Millisecond {
+		t.Fatalf("the idle owner rested %v after its quorum answered again (ok %v), want within 500ms", e.at.Sub(healed), ok)
+	}
+}
