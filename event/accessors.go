@@ -161,6 +161,10 @@ func (e Event) Witnessed() string { return e.text(KeyWitnessed) }
 // down.
 func (e Event) WasConfirmed() bool { return e.boolean(KeyWasConfirmed) }
 
+// Flaps returns how often lately a peer was confirmed down while its
+// process ran.
+func (e Event) Flaps() int { return int(e.signed(KeyFlaps)) }
+
 // Mode returns the failure detection mode's number.
 func (e Event) Mode() int { return int(e.signed(KeyMode)) }
 

@@ -114,6 +114,7 @@ var samples = []sample{
 	{NewDetectReset(2), "detect.reset node=2", "U"},
 	{NewDetectRefused(2), "detect.refused node=2", "U"},
 	{NewDetectVouched(2, 3), "detect.vouched node=2 from=3", "U U"},
+	{NewDetectFlapped(2, 3), "detect.flapped node=2 flaps=3", "U I"},
 	{NewDetectLeaderLost(1), "detect.leader-lost node=1", "U"},
 	{NewNodeStarted(3), "node.started queues=3", "I"},
 	{NewNodeStrayDirectory("junk"), "node.stray-directory name=junk", "S"},

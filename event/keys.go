@@ -163,6 +163,10 @@ const (
 	// confirmed down (WasConfirmed).
 	KeyWasConfirmed Key = "was-confirmed"
 
+	// KeyFlaps carries how often lately a peer was confirmed down while
+	// its process ran (Flaps).
+	KeyFlaps Key = "flaps"
+
 	// KeyMode carries a failure detection mode's number (Mode).
 	KeyMode Key = "mode"
 

@@ -249,6 +249,10 @@ const (
 	// DetectVouched: another node heard from a peer this node was
 	// verifying (NewDetectVouched).
 	DetectVouched Name = "detect.vouched"
+	// DetectFlapped: a peer this node had confirmed down answered again
+	// with no connection reset, so its process never died; it is allowed
+	// a longer silence for a while (NewDetectFlapped).
+	DetectFlapped Name = "detect.flapped"
 	// DetectLeaderLost: the metadata leader fell silent
 	// (NewDetectLeaderLost).
 	DetectLeaderLost Name = "detect.leader-lost"
@@ -340,7 +344,7 @@ var names = []Name{
 	MetaLeader, MetaSnapshotInstalled, MetaApplied, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
 	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
-	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectVouched, DetectLeaderLost,
+	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectVouched, DetectFlapped, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
 	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointProposed,

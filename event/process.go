@@ -20,6 +20,13 @@ func NewDetectRecovered(id uint32, wasConfirmed bool) Event {
 	return newEvent(DetectRecovered, nodeNum(KeyNode, id), flag(KeyWasConfirmed, wasConfirmed))
 }
 
+// NewDetectFlapped reports that peer id, confirmed down while its process
+// ran, answered again: flaps counts how often lately, and the leader
+// allows it a longer silence before it verifies it again.
+func NewDetectFlapped(id uint32, flaps int) Event {
+	return newEvent(DetectFlapped, nodeNum(KeyNode, id), num(KeyFlaps, flaps))
+}
+
 // NewDetectReset reports that the connection to peer id was reset, in
 // eager detection.
 func NewDetectReset(id uint32) Event { return newEvent(DetectReset, nodeNum(KeyNode, id)) }

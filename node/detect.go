@@ -263,6 +263,7 @@ func (d *detector) heardAgain(w *watch) {
 	n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
 	if w.confirmed && (w.resetAt == 0 || w.resetAt < w.confirmedHeard) {
 		w.flaps, w.flapAt = min(w.flaps+1, flapsMax), d.ticks
+		n.emit(event.NewDetectFlapped(uint32(w.id), int(w.flaps)))
 	}
 	if w.confirmed && n.meta.isLeader() {
 		n.meta.propose(command{kind: cmdNodeUp, node: w.id}, lifecycleTimeoutTicks, func(result) {})

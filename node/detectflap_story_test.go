@@ -44,4 +44,30 @@ func TestAPeerThatStallsAgainAndAgainIsGivenLongerToAnswer(t *testing.T) {
 			t.Fatalf("the leader never heard %s again after stall %d", peer, i+1)
 		}
 	}
+	if e, ok := c.last(event.DetectFlapped); !ok || e.Flaps() != 2 {
+		t.Fatalf("the leader's last detect.flapped says %d flaps (seen %v), want the two confirmations", e.Flaps(), ok)
+	}
+}
+
+// A peer whose process is killed resets its connections: confirmed down
+// and back after a restart, it did not flap, and its next silence is
+// judged as strictly as before.
+func TestARestartedPeerDidNotFlap(t *testing.T) {
+	c := newCluster(t)
+	leader := c.leader()
+	peer := leader%3 + 1
+	c.node(peer).crash()
+	c.resetPeers(peer)
+	c.advance(time.Second)
+	if !c.saw(event.DetectConfirm) {
+		t.Fatalf("the leader never confirmed the killed %s down; events:\n%v", peer, c.events)
+	}
+	c.node(peer).start()
+	c.advance(time.Second)
+	if !c.saw(event.DetectRecovered) {
+		t.Fatalf("the leader never heard the restarted %s again; events:\n%v", peer, c.events)
+	}
+	if c.saw(event.DetectFlapped) {
+		t.Fatalf("a peer that was killed and restarted counted as a flap")
+	}
 }

@@ -47,6 +47,7 @@ const (
 	ProbeRedeliveredNoNack   = "redelivered-without-nack"
 	ProbeSuspectedRunning    = "suspected-while-running"
 	ProbeVouchedRunning      = "vouched-while-running"
+	ProbeFlapDamped          = "flap-damped"
 	ProbeCrashAtBoundary     = "crash-at-boundary"
 	ProbeHaltedItself        = "node-halted-itself"
 	ProbeTornWrite           = "torn-write-at-crash"
@@ -98,6 +99,7 @@ var Probes = []Probe{
 	{ProbeRedeliveredNoNack, "a message was sent again though no consumer nacked it: a lease expired, or a new owner resent it"},
 	{ProbeSuspectedRunning, "the failure detector suspected a node whose process was running (paused or cut off)"},
 	{ProbeVouchedRunning, "a metadata leader heard a running peer it had gone without through another node's indirect probe (detect.vouched)"},
+	{ProbeFlapDamped, "a metadata leader heard again a peer it had confirmed down while its process ran, and gave it a longer silence (detect.flapped)"},
 	{ProbeCrashAtBoundary, "a crash-at fault fired: a process died at the named boundary"},
 	{ProbeHaltedItself, "a node halted itself on a storage error it may not carry on from, and was restarted"},
 	{ProbeTornWrite, "a crash left a file holding part of its unsynced data, a torn tail the next open must set aside"},
@@ -375,6 +377,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		if t := int(e.Node()); t >= 1 && t <= len(w.procs) && w.procs[t-1].state != stateDown {
 			c.probes[ProbeVouchedRunning]++
 		}
+	case event.DetectFlapped:
+		c.probes[ProbeFlapDamped]++
 	}
 }
 
