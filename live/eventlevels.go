@@ -28,6 +28,7 @@ var eventLevels = map[event.Name]slog.Level{
 	event.QueueActive:            slog.LevelInfo,
 	event.DetectSuspect:          slog.LevelInfo,
 	event.DetectConfirm:          slog.LevelInfo,
+	event.DetectFlapped:          slog.LevelInfo,
 	event.MetaLeader:             slog.LevelInfo,
 	event.MetaActivated:          slog.LevelInfo,
 	event.MetaPlanRecovery:       slog.LevelInfo,

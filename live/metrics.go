@@ -93,6 +93,7 @@ type eventMetrics struct {
 	recoverySeconds *prometheus.HistogramVec // recovery attempts, by outcome
 	suspicions      *prometheus.CounterVec   // peers this node suspected, by peer
 	confirmations   *prometheus.CounterVec   // suspicions this node confirmed, by peer
+	flaps           *prometheus.CounterVec   // confirmed peers heard again with no reset, by peer
 	elections       prometheus.Counter       // times this node became metadata leader
 }
 
@@ -113,6 +114,8 @@ func newEventMetrics() *eventMetrics {
 		}, []string{"outcome"}),
 		suspicions:    counterVec("cairn_detector_suspicions_total", "Times this node's failure detector suspected a silent peer, by peer.", "peer"),
 		confirmations: counterVec("cairn_detector_confirmations_total", "Times this node's failure detector confirmed a suspicion, by peer.", "peer"),
+		flaps: counterVec("cairn_detector_flaps_total",
+			"Times a peer this node had confirmed down answered again with no connection reset (it stalled, it did not die), by peer; such a peer is allowed a longer silence for a while.", "peer"),
 		elections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cairn_meta_leader_elections_total",
 			Help: "Times this node became metadata leader.",
@@ -122,7 +125,7 @@ func newEventMetrics() *eventMetrics {
 
 // collectors lists the instruments, for Describe and Collect.
 func (m *eventMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.stageSeconds, m.recoverySeconds, m.suspicions, m.confirmations, m.elections}
+	return []prometheus.Collector{m.stageSeconds, m.recoverySeconds, m.suspicions, m.confirmations, m.flaps, m.elections}
 }
 
 // Describe implements prometheus.Collector.
@@ -150,6 +153,8 @@ func (m *eventMetrics) observe(ev event.Event) {
 		m.suspicions.WithLabelValues(event.NodeName(ev.Node())).Inc()
 	case event.DetectConfirm:
 		m.confirmations.WithLabelValues(event.NodeName(ev.Node())).Inc()
+	case event.DetectFlapped:
+		m.flaps.WithLabelValues(event.NodeName(ev.Node())).Inc()
 	case event.MetaLeader:
 		m.elections.Inc()
 	}

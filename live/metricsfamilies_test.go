@@ -52,6 +52,7 @@ var nodeFamilies = map[string]exportedFamily{
 	"cairn_recovery_seconds":             {typ: dto.MetricType_HISTOGRAM},
 	"cairn_detector_suspicions_total":    {typ: dto.MetricType_COUNTER, lazy: true},
 	"cairn_detector_confirmations_total": {typ: dto.MetricType_COUNTER, lazy: true},
+	"cairn_detector_flaps_total":         {typ: dto.MetricType_COUNTER, lazy: true},
 	"cairn_meta_leader_elections_total":  {typ: dto.MetricType_COUNTER},
 	"cairn_meta_role":                    {typ: dto.MetricType_GAUGE},
 	"cairn_meta_term":                    {typ: dto.MetricType_GAUGE},

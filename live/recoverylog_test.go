@@ -241,7 +241,7 @@ func TestDetectorAndElectionCounters(t *testing.T) {
 	now := time.Unix(1000, 0)
 	for _, ev := range []event.Event{
 		event.NewDetectSuspect(3, time.Second), event.NewDetectSuspect(3, 2*time.Second), event.NewDetectSuspect(2, time.Second),
-		event.NewDetectConfirm(3), event.NewMetaLeader(4, 1), event.NewMetaLeader(6, 1),
+		event.NewDetectConfirm(3), event.NewDetectFlapped(3, 1), event.NewMetaLeader(4, 1), event.NewMetaLeader(6, 1),
 	} {
 		te.emit(now, ev)
 	}
@@ -253,6 +253,7 @@ func TestDetectorAndElectionCounters(t *testing.T) {
 		{"cairn_detector_suspicions_total", 2, []string{"peer=n3"}},
 		{"cairn_detector_suspicions_total", 1, []string{"peer=n2"}},
 		{"cairn_detector_confirmations_total", 1, []string{"peer=n3"}},
+		{"cairn_detector_flaps_total", 1, []string{"peer=n3"}},
 		{"cairn_meta_leader_elections_total", 2, nil},
 	} {
 		m := series(t, te.reg, c.name, c.label...)
