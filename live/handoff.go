@@ -11,6 +11,8 @@ type ownerDrainer interface {
 	// DrainOwned starts handoffs and returns how many are under way.
 	DrainOwned(drainFor time.Duration) int
 	Owned() int
+	// HandedOff counts the queues the drain handed over.
+	HandedOff() int
 }
 
 // Shutdown handoff pacing: how often to look at what the node still
@@ -38,7 +40,8 @@ func (r *Runtime) handOff() (ownsNone bool) {
 	if why == "stopped" {
 		return false
 	}
-	attrs := []any{slog.Int("handed_off", before-owned), slog.Int("remaining", owned), slog.Duration("took", time.Since(start))}
+	handed, _ := onLoop(r, d.HandedOff)
+	attrs := []any{slog.Int("handed_off", handed), slog.Int("owned_at_start", before), slog.Int("remaining", owned), slog.Duration("took", time.Since(start))}
 	if owned > 0 {
 		r.log.Warn("shutdown handoff ended early; the queues left fail over once the node is down",
 			append(attrs, slog.String("why", why))...)

@@ -317,8 +317,16 @@ func (o *ownerState) endHandoff(next NodeID) {
 		}
 	case !h.unanswered:
 		n.env.Reply(h.conn, &wire.Reply{ReqID: h.reqID, Status: wire.StatusOK, Owner: uint32(h.to)})
+	default:
+		n.drainHanded++
 	}
 }
+
+// HandedOff returns how many queues the drain DrainOwned started has
+// handed to their targets so far. What the node owns meanwhile can grow
+// (a peer's queues fail over to it), so the count is not the difference
+// of two Owned readings.
+func (n *Node) HandedOff() int { return n.drainHanded }
 
 // handingOff reports whether requests for this replica's queue should
 // park here: its owner is closing for a handoff.

@@ -289,6 +289,9 @@ func TestADrainRunsABoundedNumberOfHandoffsAtOnce(t *testing.T) {
 	if got := m.n.Owned(); got != 0 {
 		t.Fatalf("after the drain %s still owns %d of %d queues", owner, got, len(names))
 	}
+	if got := m.n.HandedOff(); got != len(names) {
+		t.Fatalf("the drain says it handed off %d queues, want the %d it moved", got, len(names))
+	}
 }
 
 // A metadata leader that drains its queues before it stops hands the

@@ -224,6 +224,8 @@ type Node struct {
 	// the metadata leadership away (membership.go).
 	drainFor                               time.Duration
 	drainDue, drainLarge, drainLeaderTried bool
+	// drainHanded counts the queues the drain handed over (HandedOff).
+	drainHanded int
 	disk                                   diskState
 	tickSeq                                uint64
 	leaseSeq                               uint64
