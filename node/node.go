@@ -226,9 +226,9 @@ type Node struct {
 	drainDue, drainLarge, drainLeaderTried bool
 	// drainHanded counts the queues the drain handed over (HandedOff).
 	drainHanded int
-	disk                                   diskState
-	tickSeq                                uint64
-	leaseSeq                               uint64
+	disk        diskState
+	tickSeq     uint64
+	leaseSeq    uint64
 	// appendTick is the tick in which this node last sent each peer an
 	// append, for heartbeatDue.
 	appendTick map[NodeID]uint64
