@@ -87,10 +87,11 @@ type watch struct {
 	confirmed   bool
 	// resetAt is when the peer's connection last reset; confirmedHeard,
 	// when the peer was last heard before this leader last confirmed it
-	// down. flaps counts, decaying, how often lately a peer confirmed down
-	// answered again with no reset since it was last heard before (its
-	// process never died), and flapAt is when it last did or last decayed
-	// (detectflap.go).
+	// down (zero: never). flaps counts, decaying, how often lately a peer
+	// confirmed down answered again with no reset since it was last heard
+	// before (its process never died; a peer never heard before, just
+	// starting, did not flap), and flapAt is when it last did or last
+	// decayed (detectflap.go).
 	resetAt, confirmedHeard uint64
 	flaps, flapAt           uint64
 	// synced is when this leader last proposed a correction of the
@@ -261,7 +262,7 @@ func (d *detector) heardAgain(w *watch) {
 		return
 	}
 	n.emit(event.NewDetectRecovered(uint32(w.id), w.confirmed))
-	if w.confirmed && (w.resetAt == 0 || w.resetAt < w.confirmedHeard) {
+	if w.confirmed && w.resetAt < w.confirmedHeard {
 		w.flaps, w.flapAt = min(w.flaps+1, flapsMax), d.ticks
 		n.emit(event.NewDetectFlapped(uint32(w.id), int(w.flaps)))
 	}

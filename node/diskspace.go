@@ -66,16 +66,22 @@ func (n *Node) checkDisk() {
 	if n.cfg.DataBytesMax > 0 {
 		used = n.dataBytes()
 	}
+	reported := func() int64 {
+		if used < 0 {
+			return n.dataBytes()
+		}
+		return used
+	}
 	if why := n.diskShort(used, free); why != "" {
 		if !n.disk.full {
 			n.disk.full = true
-			n.emit(event.NewNodeDiskFull(max(used, n.dataBytes()), free, why))
+			n.emit(event.NewNodeDiskFull(reported(), free, why))
 		}
 		return
 	}
 	if n.disk.full && n.diskRoomy(used, free) {
 		n.disk.full = false
-		n.emit(event.NewNodeDiskOK(max(used, n.dataBytes()), free))
+		n.emit(event.NewNodeDiskOK(reported(), free))
 	}
 }
 

@@ -349,7 +349,7 @@ func (n *Node) DrainOwned(drainFor time.Duration) int {
 		drainFor = handoffDrainDefault
 	}
 	n.drainFor = drainFor
-	if n.meta != nil && n.meta.isLeader() && !n.meta.confPending {
+	if n.meta.isLeader() && !n.meta.confPending {
 		n.handLeadershipAway()
 	}
 	return n.continueDrain()
