@@ -63,9 +63,9 @@ func CheckpointStateMatches(n *Node, queue string) (kept bool, err error) {
 	// The deduplication sets are indexes the encoding leaves out (it
 	// lists the window's entries); a serving owner answers retries from
 	// them, so they must agree too.
-	if !maps.Equal(s.published, decoded.published) || !maps.Equal(s.settled, decoded.settled) {
+	if !s.known.equal(&decoded.known) {
 		return true, fmt.Errorf("the state in memory remembers %d published and %d settled IDs, the decoded checkpoint %d and %d",
-			len(s.published), len(s.settled), len(decoded.published), len(decoded.settled))
+			s.known.published, s.known.settled, decoded.known.published, decoded.known.settled)
 	}
 	return true, nil
 }

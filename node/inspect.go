@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	iofs "io/fs"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -197,7 +196,7 @@ func dumpCheckpoint(fs vfs.FS, dir, name string) (*CheckpointDump, error) {
 	for _, m := range sortedMessages(s) {
 		out.Live = append(out.Live, m.id)
 	}
-	out.Published = slices.SortedFunc(maps.Keys(s.published), compareIDs)
-	out.Settled = slices.SortedFunc(maps.Keys(s.settled), compareIDs)
+	out.Published = s.known.ids(false)
+	out.Settled = s.known.ids(true)
 	return out, nil
 }

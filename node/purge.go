@@ -75,7 +75,7 @@ func (o *ownerState) purgedAlready(conn ConnID, reqID uint64, token wire.Message
 	if token == (wire.MessageID{}) {
 		return false
 	}
-	if index, ok := o.state.settled[token]; ok {
+	if index, ok := o.state.known.settleIndex(token); ok {
 		o.wait(conn, reqID, index)
 		return true
 	}
@@ -144,7 +144,7 @@ func (s *queueState) applyPurge(index, through uint64, at int64) {
 		if m.dead {
 			s.dead-- // a purge ends a move to the dead-letter queue too
 		}
-		s.settled[m.id] = index
+		s.known.note(m.id, index, true)
 		s.remember(m.id, index, at, true)
 		if m.inHeap {
 			m.inHeap = false // the heap drops it lazily, or compactReady does

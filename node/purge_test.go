@@ -45,7 +45,7 @@ func TestAPurgeRecordSettlesWhatWasLiveAndReplaysAlike(t *testing.T) {
 		t.Fatalf("after the purge the queue holds %v, want the two messages published after it", replayed.messages)
 	}
 	for seq := uint64(2); seq <= 4; seq++ {
-		if at := replayed.settled[wire.MessageID{Producer: 3, Seq: seq}]; at != 7 {
+		if at, _ := replayed.known.settleIndex(wire.MessageID{Producer: 3, Seq: seq}); at != 7 {
 			t.Fatalf("message %d is settled at %d, want by the purge at 7", seq, at)
 		}
 	}

@@ -231,7 +231,7 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	}
 	msg, unsettled := o.state.messages[m.ID]
 	if !unsettled {
-		if index, ok := o.state.settled[m.ID]; ok && !m.Nack {
+		if index, ok := o.state.known.settleIndex(m.ID); ok && !m.Nack {
 			o.wait(conn, m.ReqID, index) // acked already: acks are idempotent
 			return
 		}

@@ -62,13 +62,12 @@ type queueState struct {
 	members  []NodeID
 	applied  uint64
 	messages map[wire.MessageID]*message // unsettled
-	// published holds the IDs published within the deduplication window
-	// (with their publish index), settled the IDs settled within it
-	// (with the settle record's index). Older ones are forgotten: a
-	// retry of a publish older than the window is a new message, and an
-	// ack of a message settled longer ago is refused as not leased.
-	published map[wire.MessageID]uint64
-	settled   map[wire.MessageID]uint64
+	// known holds the IDs published within the deduplication window
+	// (with their publish index) and those settled within it (with the
+	// settle record's index). Older ones are forgotten: a retry of a
+	// publish older than the window is a new message, and an ack of a
+	// message settled longer ago is refused as not leased.
+	known     knownIDs
 	ready     readyHeap
 	delayed   []*message // by (readyAt, index)
 	// deadInHeap counts ready-heap entries whose message was settled
@@ -127,14 +126,14 @@ type queueState struct {
 	peaks mapPeaks
 }
 
-// mapPeaks are the most entries the state's message and ID maps held
-// since each was made. Go's maps never give back the room they grew to:
+// mapPeaks are the most entries the state's message map held since it
+// was made (the ID map keeps its own, knownIDs.peak). Go's maps never give back the room they grew to:
 // a window that once held a burst of 1,000,000 publishes and acks kept
 // about 100 MB of empty map after the burst left it, so the state's
 // memory followed the largest window or backlog it ever had, not its
 // present one. shrinkMaps remakes a map once it holds under a quarter of
 // its peak.
-type mapPeaks struct{ messages, published, settled int }
+type mapPeaks struct{ messages int }
 
 // mapShrinkMin is the smallest peak worth remaking a map for. It is low
 // so that the simulator's small queues remake their maps too: a remake
@@ -147,8 +146,7 @@ const mapShrinkMin = 64
 // entries left, is at most a third of the deletions since the peak.
 func (s *queueState) shrinkMaps() {
 	s.messages = shrunk(s.messages, &s.peaks.messages)
-	s.published = shrunk(s.published, &s.peaks.published)
-	s.settled = shrunk(s.settled, &s.peaks.settled)
+	s.known.shrink()
 }
 
 // shrunk returns m, or a copy of it made at its size once it holds under
@@ -201,8 +199,7 @@ func newQueueState(name string) *queueState {
 	return &queueState{
 		name:      name,
 		messages:  make(map[wire.MessageID]*message),
-		published: make(map[wire.MessageID]uint64),
-		settled:   make(map[wire.MessageID]uint64),
+		known:    newKnownIDs(0),
 	}
 }
 
@@ -239,7 +236,7 @@ func (s *queueState) apply(index uint64, r record) {
 			// The purge's token is remembered as a settle is, for the
 			// window: a retried purge is answered with this index. (As
 			// a settle, not a publish: no message of that ID is live.)
-			s.settled[r.id] = index
+			s.known.note(r.id, index, true)
 			s.remember(r.id, index, r.at, true)
 		}
 	case recordDelete:
@@ -268,11 +265,14 @@ func (s *queueState) publishedIndex(id wire.MessageID) (uint64, bool) {
 	if m, ok := s.messages[id]; ok {
 		return m.index, true
 	}
-	if index, ok := s.published[id]; ok {
-		return index, true
+	e, ok := s.known.lookup(id)
+	if !ok {
+		return 0, false
 	}
-	index, ok := s.settled[id]
-	return index, ok
+	if e.published != 0 {
+		return e.published, true
+	}
+	return e.settled, true
 }
 
 // remember notes a stamped publish or settle, to be forgotten once it
@@ -307,13 +307,7 @@ func (s *queueState) forget() {
 		} else {
 			s.sumStale = true
 		}
-		set := s.published
-		if e.settled() {
-			set = s.settled
-		}
-		if set[e.id] == e.index() {
-			delete(set, e.id)
-		}
+		s.known.forget(e.id, e.index(), e.settled())
 	}
 }
 
@@ -329,7 +323,7 @@ func (s *queueState) applyPublish(index uint64, r record) {
 	if _, dup := s.publishedIndex(r.id); dup {
 		return // the owner deduplicates; a duplicate record changes nothing
 	}
-	s.published[r.id] = index
+	s.known.note(r.id, index, false)
 	s.remember(r.id, index, r.at, false)
 	m := &message{id: r.id, index: index, payload: r.payload, readyAt: r.readyAt}
 	s.messages[r.id] = m
@@ -365,7 +359,7 @@ func (s *queueState) applySettle(index uint64, r record) {
 	if m.dead {
 		s.dead--
 	}
-	s.settled[id] = index
+	s.known.note(id, index, true)
 	s.remember(id, index, r.at, true)
 	if m.delayed {
 		s.delayed = slices.DeleteFunc(s.delayed, func(d *message) bool { return d == m })

@@ -42,15 +42,14 @@ func (s *queueState) clone() *queueState {
 	c.members = slices.Clone(s.members)
 	c.recent = s.recent.clone()
 	if s.unstamped > 0 {
-		c.published, c.settled = maps.Clone(s.published), maps.Clone(s.settled)
+		c.known = s.known.clone()
 	} else {
 		// No size hint: a map made for a million IDs allocates and
 		// clears every slot at once (0.2 s for a two-minute window of
 		// 1,000,000 publishes and settles, in the handler that activates
 		// the new owner). Grown by fillMaps, it splits a table at a time.
-		c.published = make(map[wire.MessageID]uint64)
-		c.settled = make(map[wire.MessageID]uint64)
-		c.filling, c.filled, c.fillWant = true, 0, len(s.published)+len(s.settled)
+		c.known = newKnownIDs(0)
+		c.filling, c.filled, c.fillWant = true, 0, s.known.len()
 	}
 	// By publish index, as the encoding lists them: the order is the
 	// determinism rule's, not the copy's need.
@@ -98,15 +97,11 @@ func (s *queueState) fillMaps(n int) bool {
 		if n == 0 {
 			return false
 		}
-		if e.settled() {
-			s.settled[e.id] = e.index()
-		} else {
-			s.published[e.id] = e.index()
-		}
+		s.known.note(e.id, e.index(), e.settled())
 		s.filled++
 		n--
 	}
-	if got := len(s.published) + len(s.settled); got != s.fillWant {
+	if got := s.known.len(); got != s.fillWant {
 		panic(fmt.Sprintf("node: queue %s window of %d entries filled %d IDs, its original remembered %d", s.name, s.recent.len(), got, s.fillWant))
 	}
 	s.filling = false

@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -116,9 +115,9 @@ func TestACopiedStateAndItsOriginalChangeIndependently(t *testing.T) {
 			if got, want := encodeState(c.got), encodeState(c.want); !bytes.Equal(got, want) {
 				t.Fatalf("seed %d: %s encodes to %d bytes unlike its replay's %d", seed, c.name, len(got), len(want))
 			}
-			if !maps.Equal(c.got.published, c.want.published) || !maps.Equal(c.got.settled, c.want.settled) {
+			if !c.got.known.equal(&c.want.known) {
 				t.Fatalf("seed %d: %s remembers %d published and %d settled IDs, its replay %d and %d",
-					seed, c.name, len(c.got.published), len(c.got.settled), len(c.want.published), len(c.want.settled))
+					seed, c.name, c.got.known.published, c.got.known.settled, c.want.known.published, c.want.known.settled)
 			}
 			if got, want := c.got.recent.sum(), c.got.recentSum; got != want {
 				t.Fatalf("seed %d: %s keeps window digest %v, its entries sum to %v", seed, c.name, want, got)

@@ -168,8 +168,8 @@ func appendStateTail(b []byte, s *queueState, journaled bool) []byte {
 	whole := s.unstamped > 0
 	b = wire.AppendBool(b, whole)
 	if whole {
-		b = appendIDIndexes(b, s.published)
-		b = appendIDIndexes(b, s.settled)
+		b = appendIDIndexes(b, s.known.sorted(false))
+		b = appendIDIndexes(b, s.known.sorted(true))
 	}
 	b = wire.AppendInt64(b, s.window)
 	b = wire.AppendInt64(b, s.clock)
@@ -215,7 +215,7 @@ func encodedStateSize(s *queueState, msgs []*message, journaled bool) int {
 		n += journalEntrySize * s.recent.len()
 	}
 	if s.unstamped > 0 {
-		n += 24 * (len(s.published) + len(s.settled))
+		n += 24 * s.known.len()
 	}
 	for _, m := range msgs {
 		n += int(messageSize(m))
@@ -253,12 +253,11 @@ func compareIDs(a, b wire.MessageID) int {
 }
 
 // appendIDIndexes writes an ID-to-index map in ID order.
-func appendIDIndexes(b []byte, m map[wire.MessageID]uint64) []byte {
-	ids := slices.SortedFunc(maps.Keys(m), compareIDs)
+func appendIDIndexes(b []byte, ids []idIndex) []byte {
 	b = wire.AppendUint32(b, uint32(len(ids)))
-	for _, id := range ids {
-		b = appendID(b, id)
-		b = wire.AppendUint64(b, m[id])
+	for _, e := range ids {
+		b = appendID(b, e.id)
+		b = wire.AppendUint64(b, e.index)
 	}
 	return b
 }
@@ -302,13 +301,13 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 	slices.SortFunc(s.delayed, compareDelayed)
 	whole := v == 1 || d.Bool()
 	if whole {
-		if err := decodeIDIndexes(d, s.published); err != nil {
+		if err := decodeIDIndexes(d, &s.known, false); err != nil {
 			return nil, err
 		}
-		if err := decodeIDIndexes(d, s.settled); err != nil {
+		if err := decodeIDIndexes(d, &s.known, true); err != nil {
 			return nil, err
 		}
-		s.unstamped = len(s.published) + len(s.settled)
+		s.unstamped = s.known.len()
 	}
 	if v >= 2 {
 		s.window, s.clock = d.Int64(), d.Int64()
@@ -326,20 +325,9 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 		// each ID with its latest index, as applying the records did. The
 		// maps are sized first: growing them entry by entry costs a
 		// restarting replica more than reading the state does.
-		settled := 0
+		s.known = newKnownIDs(s.recent.len())
 		for e := range s.recent.all() {
-			if e.settled() {
-				settled++
-			}
-		}
-		s.published = make(map[wire.MessageID]uint64, s.recent.len()-settled)
-		s.settled = make(map[wire.MessageID]uint64, settled)
-		for e := range s.recent.all() {
-			if e.settled() {
-				s.settled[e.id] = e.index()
-			} else {
-				s.published[e.id] = e.index()
-			}
+			s.known.note(e.id, e.index(), e.settled())
 		}
 	}
 	if err := d.Finish(); err != nil {
@@ -420,13 +408,18 @@ func decodeMessage(d *wire.Decoder, v uint8) (*message, error) {
 	return m, nil
 }
 
-func decodeIDIndexes(d *wire.Decoder, into map[wire.MessageID]uint64) error {
+func decodeIDIndexes(d *wire.Decoder, into *knownIDs, settled bool) error {
 	for range d.Count(24) {
 		id := wire.MessageID{Producer: d.Uint64(), Seq: d.Uint64()}
-		if _, dup := into[id]; dup {
+		known, _ := into.lookup(id)
+		if (settled && known.settled != 0) || (!settled && known.published != 0) {
 			return fmt.Errorf("queue state holds ID %s twice", id)
 		}
-		into[id] = d.Uint64()
+		index := d.Uint64()
+		if index == 0 {
+			return fmt.Errorf("queue state remembers ID %s at log index 0", id)
+		}
+		into.note(id, index, settled)
 	}
 	return nil
 }

@@ -136,7 +136,7 @@ func (o *ownerState) writeSettles() {
 		}
 		// Settled before this turn ended: an ack is idempotent, and its
 		// answer waits for the record that settled the message.
-		if at, ok := o.state.settled[p.id]; ok {
+		if at, ok := o.state.known.settleIndex(p.id); ok {
 			o.wait(p.conn, p.reqID, at)
 			continue
 		}
