@@ -67,9 +67,9 @@ type queueState struct {
 	// settle record's index). Older ones are forgotten: a retry of a
 	// publish older than the window is a new message, and an ack of a
 	// message settled longer ago is refused as not leased.
-	known     knownIDs
-	ready     readyHeap
-	delayed   []*message // by (readyAt, index)
+	known   knownIDs
+	ready   readyHeap
+	delayed []*message // by (readyAt, index)
 	// deadInHeap counts ready-heap entries whose message was settled
 	// while it sat there. A replica that never delivers (a follower's
 	// checkpoint builder) settles every message in the heap, so the heap
@@ -197,8 +197,8 @@ func (e recentID) settled() bool { return e.packed&settledBit != 0 }
 
 func newQueueState(name string) *queueState {
 	return &queueState{
-		name:      name,
-		messages:  make(map[wire.MessageID]*message),
+		name:     name,
+		messages: make(map[wire.MessageID]*message),
 		known:    newKnownIDs(0),
 	}
 }
