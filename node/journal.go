@@ -77,13 +77,15 @@ func hashRecent(e recentID) [2]uint64 {
 		settled = 1
 	}
 	words := [5]uint64{e.id.Producer, e.id.Seq, e.index(), uint64(e.at), settled}
-	h := [2]uint64{0x243f6a8885a308d3, 0x13198a2e03707344}
-	for i := range h {
-		for _, w := range words {
-			h[i] = mix64(h[i] ^ w)
-		}
+	// The two lanes advance side by side: neither waits on the other, so
+	// the processor overlaps their multiplications. Hashed one lane after
+	// the other, this took a fifth of applying a record to a checkpoint
+	// base; the result is the same either way.
+	h0, h1 := uint64(0x243f6a8885a308d3), uint64(0x13198a2e03707344)
+	for _, w := range words {
+		h0, h1 = mix64(h0^w), mix64(h1^w)
 	}
-	return h
+	return [2]uint64{h0, h1}
 }
 
 // mix64 is the splitmix64 finaliser.
