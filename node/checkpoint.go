@@ -246,6 +246,7 @@ func (r *replica) resetLog() error {
 func (r *replica) openLog() error {
 	fs := r.n.env.FS()
 	dir := r.n.replicaDir(r.name, r.inc)
+	r.tail.reset() // its records were the old log's
 	var err error
 	r.log, err = storage.Open(fs, fs.PathJoin(dir, "log"), r.n.syncs, storage.Options{
 		SegmentSize: r.n.cfg.SegmentSize,

@@ -85,11 +85,14 @@ func (r *replica) rollBase() {
 		panic(fmt.Sprintf("node: queue %s base at %d lost track of its window digest", r.name, s.applied))
 	}
 	s.keepSum = true // a decoded base's digest is whole; keep it so as it rolls
-	rd := r.log.NewReader(s.applied + 1)
-	defer rd.Close()
 	grown := target - min(r.rollSeen, target)
 	r.rollSeen = target
 	records := rollStepRecords(grown, target-s.applied)
+	if r.rollFromTail(s, target, records) > 0 {
+		return // records past the tail's last batch end wait for the next roll
+	}
+	rd := r.log.NewReader(s.applied + 1)
+	defer rd.Close()
 	bytes := records * buildStepBytesPerRecord
 	for records > 0 && bytes > 0 && s.applied < target {
 		page, err := rd.Next(target, records, bytes)
@@ -106,6 +109,7 @@ func (r *replica) rollBase() {
 			r.readFailed(err)
 			return
 		}
+		r.rolled.fromLog += uint64(len(page))
 		records, bytes = records-len(page), bytes-pageBodyBytes(page)
 	}
 }

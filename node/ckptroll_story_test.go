@@ -26,6 +26,14 @@ func TestAReplicaKeepsItsNextBuildsBaseRolledForward(t *testing.T) {
 			t.Fatalf("%s's base in memory (kept %v): %v", id, kept, err)
 		}
 	}
+	// The records were in hand when each replica appended them: the bases
+	// roll from memory, not from reading the log back.
+	for _, id := range append([]node.NodeID{owner}, followers...) {
+		fromTail, fromLog := node.BaseRolls(c.node(id).n, "orders")
+		if fromTail < 9*(fromTail+fromLog)/10 {
+			t.Errorf("%s's base applied %d records from its tail and read %d from its log, want nine in ten from the tail", id, fromTail, fromLog)
+		}
+	}
 	recovered, e := rebuildAfterCrash(t, c, owner)
 	if e.Index() < 3000 || e.Base() != "memory" {
 		t.Fatalf("the recovered owner rebuilt from index %d (base %q), want from its base rolled past the 3,000 publishes: %v", e.Index(), e.Base(), e)

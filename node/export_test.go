@@ -165,3 +165,11 @@ const (
 	// per candidate.
 	RecoveryPlansMax = recoveryPlansMax
 )
+
+// BaseRolls reports, for tests, how many records queue's base on n
+// applied from the replica's tail of decoded records and how many it
+// read back from the log.
+func BaseRolls(n *Node, queue string) (fromTail, fromLog uint64) {
+	r := n.queues[queue]
+	return r.rolled.fromTail, r.rolled.fromLog
+}

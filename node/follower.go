@@ -158,6 +158,7 @@ var errDropsConfirmed = errors.New("refusing to drop a confirmed record")
 // was never confirmed, or the writer of epoch would hold it.
 func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error {
 	var fresh []storage.Entry
+	var decoded []record
 	index := prev
 	for _, e := range entries {
 		index++
@@ -183,6 +184,7 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 			r.noteTruncated(index - 1)
 		}
 		fresh = append(fresh, storage.Entry{Type: storage.RecordType(e.Type), Body: e.Body})
+		decoded = append(decoded, rec)
 	}
 	if len(fresh) == 0 {
 		return nil
@@ -193,6 +195,7 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 	}
 	for i, e := range fresh {
 		r.noteEntry(first+uint64(i), recordEpoch(e.Body))
+		r.keepInTail(first+uint64(i), decoded[i])
 	}
 	r.log.RequestSync()
 	return nil

@@ -91,8 +91,14 @@ type replica struct {
 	// taken from another replica replaces the log.
 	ckptState       *queueState
 	ckptStateDigest storage.Digest
-	// rollSeen is the index the base was last rolled toward.
+	// rollSeen is the index the base was last rolled toward; tail holds
+	// the records appended lately, decoded, for the base to roll from
+	// (ckpttail.go).
 	rollSeen   uint64
+	tail       recordTail
+	// rolled counts the records the base applied from the tail and from
+	// the log, for tests and diagnostics.
+	rolled struct{ fromTail, fromLog uint64 }
 	build      *ckptBuild
 	installing bool
 	// journal is the window journal, open while the checkpoint names it
@@ -265,6 +271,7 @@ func (r *replica) noteTruncated(k uint64) {
 		// rather than start from records the log no longer holds.
 		r.ckptState = nil
 	}
+	r.tail.truncateAfter(k)
 	i := sort.Search(len(r.runs), func(i int) bool { return r.runs[i].start > k })
 	r.runs = r.runs[:i]
 }

@@ -46,3 +46,20 @@ func (l *Log) DigestAt(index uint64) (Digest, bool) {
 func (l *Log) forgetDigestsAfter(k uint64) {
 	l.marks = slices.DeleteFunc(l.marks, func(m digestMark) bool { return m.index > k })
 }
+
+// LatestDigestThrough returns the latest record at or below index whose
+// history digest the log still remembers, and that digest. A reader that
+// holds the records by other means (a replica's decoded tail) moves its
+// digest to that record without hashing any.
+func (l *Log) LatestDigestThrough(index uint64) (uint64, Digest, bool) {
+	i, _ := slices.BinarySearchFunc(l.marks, index+1, func(m digestMark, index uint64) int {
+		if m.index < index {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return 0, Digest{}, false
+	}
+	return l.marks[i-1].index, l.marks[i-1].digest, true
+}

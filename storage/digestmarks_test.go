@@ -48,6 +48,19 @@ func TestDigestAtMatchesTheChain(t *testing.T) {
 		}
 	}
 	check("after appends")
+	// Between two batch ends, the latest remembered digest is the
+	// earlier end's.
+	for i := 1; i < len(ends); i++ {
+		for index := ends[i-1]; index < ends[i]; index++ {
+			at, got, ok := l.LatestDigestThrough(index)
+			if !ok || at != ends[i-1] || got != chain[at] {
+				t.Fatalf("the latest digest through %d is at %d (%v), want the batch end %d", index, at, ok, ends[i-1])
+			}
+		}
+	}
+	if _, _, ok := l.LatestDigestThrough(ends[0] - 1); ok {
+		t.Fatalf("the log claims a digest before its first batch end %d", ends[0])
+	}
 	for _, end := range ends {
 		if _, ok := l.DigestAt(end); !ok {
 			t.Fatalf("the log forgot the digest at batch end %d of only %d batches", end, len(ends))
