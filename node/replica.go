@@ -94,11 +94,11 @@ type replica struct {
 	// rollSeen is the index the base was last rolled toward; tail holds
 	// the records appended lately, decoded, for the base to roll from
 	// (ckpttail.go).
-	rollSeen   uint64
-	tail       recordTail
+	rollSeen uint64
+	tail     recordTail
 	// rolled counts the records the base applied from the tail and from
 	// the log, for tests and diagnostics.
-	rolled struct{ fromTail, fromLog uint64 }
+	rolled     struct{ fromTail, fromLog uint64 }
 	build      *ckptBuild
 	installing bool
 	// journal is the window journal, open while the checkpoint names it
