@@ -47,9 +47,10 @@ func (t *recordTail) add(index uint64, rec record) {
 	}
 }
 
-// tailRecordBytes is what a record keeps alive in the tail, roughly.
+// tailRecordBytes is what a record keeps alive in the tail, roughly: the
+// record itself (about 200 bytes) and what its slices hold.
 func tailRecordBytes(rec record) int {
-	return 64 + len(rec.payload) + 16*len(rec.ids) + len(rec.to)
+	return 256 + len(rec.payload) + 16*len(rec.ids) + len(rec.to)
 }
 
 // after returns up to n records from index from+1 through to, or false if
@@ -106,9 +107,12 @@ func (t *recordTail) reset() {
 }
 
 // keepInTail keeps the record just appended at index for the base to
-// roll from, when this node keeps checkpoints.
+// roll from, while there is a base to roll. Without one (a replica
+// restarted and not yet built, or one that never built) nothing would
+// take the records out, and each busy queue's tail would sit at its
+// bounds; the base, once there, reads what it lacks from the log.
 func (r *replica) keepInTail(index uint64, rec record) {
-	if r.n.cfg.CheckpointRecords >= 0 {
+	if r.n.cfg.CheckpointRecords >= 0 && (r.ckptState != nil || r.build != nil) {
 		r.tail.add(index, rec)
 	}
 }
