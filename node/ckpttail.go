@@ -97,11 +97,24 @@ func (t *recordTail) truncateAfter(index uint64) {
 	}
 }
 
-// reset forgets every record.
+// tailKeptCap is the most room an empty tail keeps for the next tick's
+// records; past it the room goes back to the collector.
+const tailKeptCap = 4096
+
+// reset forgets every record. An empty tail keeps its room, at most
+// tailKeptCap records of it, for the next tick's records.
 func (t *recordTail) reset() {
 	clear(t.recs)
 	*t = recordTail{recs: t.recs[:0]}
-	if cap(t.recs) > 2*tailRecordsMax {
+	if cap(t.recs) > tailKeptCap {
+		t.recs = nil
+	}
+}
+
+// release gives an empty tail's room back: its queue rests, and a node
+// with thousands of resting queues should not keep room for each.
+func (t *recordTail) release() {
+	if len(t.recs) == 0 {
 		t.recs = nil
 	}
 }

@@ -93,4 +93,24 @@ func TestARecordTailKeepsConsecutiveRecordsWithinItsBounds(t *testing.T) {
 	if tail.bytes > tailBytesMax || tail.end() != 65 {
 		t.Fatalf("the tail holds %d bytes ending at %d, want at most %d ending at 65", tail.bytes, tail.end(), tailBytesMax)
 	}
+	// Emptied, it keeps room for a tick's records only, and none once
+	// its queue rests.
+	tail.reset()
+	for i := uint64(1); i <= 2*tailKeptCap; i++ {
+		tail.add(i, publish(i, 0))
+	}
+	tail.dropThrough(2 * tailKeptCap)
+	if len(tail.recs) != 0 || cap(tail.recs) > tailKeptCap {
+		t.Fatalf("an emptied tail holds %d records in room for %d, want none in at most %d", len(tail.recs), cap(tail.recs), tailKeptCap)
+	}
+	tail.add(1, publish(1, 0))
+	tail.release()
+	if len(tail.recs) != 1 {
+		t.Fatal("release dropped records the base has not applied")
+	}
+	tail.reset()
+	tail.release()
+	if tail.recs != nil {
+		t.Fatalf("a released empty tail keeps room for %d records", cap(tail.recs))
+	}
 }

@@ -289,8 +289,10 @@ func (n *Node) rouse(r *replica) {
 
 // restFiles lets the logs of a dozing replica close their write handles
 // until the next append (storage.Log.Rest): a node with 10,000 resting
-// queues held 10,000 descriptors for them.
+// queues held 10,000 descriptors for them. Its empty record tail gives
+// its room back too.
 func (r *replica) restFiles() {
+	r.tail.release()
 	if r.log != nil {
 		r.log.Rest()
 	}
