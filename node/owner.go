@@ -287,7 +287,7 @@ func (o *ownerState) append(recs ...record) uint64 {
 	for i, rec := range recs {
 		r.noteEntry(first+uint64(i), r.epoch)
 		o.state.apply(first+uint64(i), rec)
-		r.keepInTail(first+uint64(i), rec)
+		r.keepEncodedInTail(first+uint64(i), entries[i])
 		o.appendedBytes += int64(len(entries[i].Body))
 		o.appendedChanges += int64(max(1, len(rec.ids)))
 	}
