@@ -140,7 +140,8 @@ func (r *replica) keepInTail(index uint64, rec record) {
 // applies. The record as built did not serve, though it equalled its
 // decoded bytes when written: in seed 3525 the owner's base, rolled from
 // built records a tick later, reached another state than a follower's at
-// the same cut (what changed the built record meanwhile is not traced).
+// the same cut. Why is not traced: printed field by field, the records
+// it applied equalled their decoded bytes then too.
 func (r *replica) keepEncodedInTail(index uint64, e storage.Entry) {
 	if r.n.cfg.CheckpointRecords < 0 || (r.ckptState == nil && r.build == nil) {
 		return
