@@ -130,9 +130,15 @@ func (t *recordTail) release() {
 // take the records out, and each busy queue's tail would sit at its
 // bounds; the base, once there, reads what it lacks from the log.
 func (r *replica) keepInTail(index uint64, rec record) {
-	if r.n.cfg.CheckpointRecords >= 0 && (r.ckptState != nil || r.build != nil) {
+	if r.keepsTail() {
 		r.tail.add(index, rec)
 	}
+}
+
+// keepsTail reports whether the replica keeps its appended records: it
+// keeps checkpoints, and has a base or a build to roll them into.
+func (r *replica) keepsTail() bool {
+	return r.n.cfg.CheckpointRecords >= 0 && (r.ckptState != nil || r.build != nil)
 }
 
 // keepEncodedInTail is keepInTail for a record the owner wrote: it keeps
@@ -143,7 +149,7 @@ func (r *replica) keepInTail(index uint64, rec record) {
 // the same cut. Why is not traced: printed field by field, the records
 // it applied equalled their decoded bytes then too.
 func (r *replica) keepEncodedInTail(index uint64, e storage.Entry) {
-	if r.n.cfg.CheckpointRecords < 0 || (r.ckptState == nil && r.build == nil) {
+	if !r.keepsTail() {
 		return
 	}
 	rec, err := decodeRecord(e.Type, e.Body)

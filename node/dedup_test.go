@@ -27,7 +27,7 @@ func TestDedupWindow(t *testing.T) {
 		t.Fatal("a settle inside the window is not remembered")
 	}
 	apply(record{typ: recordPublish, id: id(2), at: sec(20), payload: []byte("b")})
-	if _, ok := s.known.publishIndex(id(1)); ok {
+	if e, _ := s.known.lookup(id(1)); e.published != 0 {
 		t.Error("an ID published 19s ago is still remembered with a 10s window")
 	}
 	if _, ok := s.known.settleIndex(id(1)); ok {

@@ -36,12 +36,6 @@ func newKnownIDs(hint int) knownIDs {
 // publishes and one of settles, would hold between them.
 func (k *knownIDs) len() int { return k.published + k.settled }
 
-// publishIndex is the index of id's remembered publish record.
-func (k *knownIDs) publishIndex(id wire.MessageID) (uint64, bool) {
-	e := k.byID[id]
-	return e.published, e.published != 0
-}
-
 // settleIndex is the index of id's remembered settle record.
 func (k *knownIDs) settleIndex(id wire.MessageID) (uint64, bool) {
 	e := k.byID[id]
