@@ -32,6 +32,15 @@ func NewCheckpointDurable(q string, inc, index uint64, digest string) Event {
 	return newEvent(CheckpointDurable, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index), str(KeyDigest, digest))
 }
 
+// NewCheckpointAsked reports that q's owner in epoch asks its replicas
+// for a checkpoint at index, and why that cut: "commit" (its commit
+// index), "reused" (a cut an owner of an earlier epoch asked for, which
+// this replica holds or builds) or "raised" (a later cut a replica
+// answered with).
+func NewCheckpointAsked(q string, index, epoch uint64, why string) Event {
+	return newEvent(CheckpointAsked, str(KeyQueue, q), u64(KeyIndex, index), u64(KeyEpoch, epoch), str(KeyWhy, why))
+}
+
 // NewCheckpointProposed reports that q's owner in epoch asks the metadata
 // to certify incarnation inc's checkpoint at index, naming the replicas
 // whose receipts it counted.

@@ -32,6 +32,7 @@ var samples = []sample{
 	{NewCheckpointRefused("orders", 40, "beyond the commit"), "checkpoint.refused q=orders index=40 why=beyond the commit", "S U S"},
 	{NewCheckpointMismatch("orders", 40, 3), "checkpoint.mismatch q=orders index=40 from=n3", "S U S"},
 	{NewCheckpointDurable("orders", 5, 40, "ab12"), "checkpoint.durable q=orders inc=5 index=40 digest=ab12", "S U U S"},
+	{NewCheckpointAsked("orders", 40, 2, "reused"), "checkpoint.asked q=orders index=40 epoch=2 why=reused", "S U U S"},
 	{NewCheckpointProposed("orders", 5, 40, 2, []uint32{1, 2, 3}), "checkpoint.proposed q=orders inc=5 index=40 epoch=2 members=1,2,3", "S U U U S"},
 	{NewCheckpointCertified("orders", 5, 40, 2, []uint32{1, 2, 3}), "checkpoint.certified q=orders inc=5 index=40 epoch=2 members=1,2,3", "S U U U S"},
 	{NewQueueCompacted("orders", 5, 33), "queue.compacted q=orders inc=5 index=33", "S U U"},

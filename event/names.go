@@ -317,6 +317,9 @@ const (
 	// CheckpointDurable: a replica holds a durable checkpoint, built,
 	// taken or found at open (NewCheckpointDurable).
 	CheckpointDurable Name = "checkpoint.durable"
+	// CheckpointAsked: an owner asked its replicas for a checkpoint at
+	// a cut (NewCheckpointAsked).
+	CheckpointAsked Name = "checkpoint.asked"
 	// CheckpointProposed: an owner proposed a certificate for a cut
 	// (NewCheckpointProposed).
 	CheckpointProposed Name = "checkpoint.proposed"
@@ -347,7 +350,7 @@ var names = []Name{
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectVouched, DetectFlapped, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,
 	CounterOpen, CounterFenced, CounterAcked, CounterConfirmed, CounterDisconnect,
-	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointProposed,
+	CheckpointBuilt, CheckpointInstalled, CheckpointRefused, CheckpointMismatch, CheckpointDurable, CheckpointAsked, CheckpointProposed,
 	CheckpointCertified, QueueCompacted, QueueRebuilt,
 }
 

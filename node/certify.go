@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/cairnmq/cairn/bugs"
@@ -68,7 +69,8 @@ func (o *ownerState) maybeCertify() {
 	// certified no replica may compact below it, and replicas that hold
 	// it answer at once or build on from it at the cost of the records
 	// since. An attempt that gives up is followed by the next.
-	pending := r.ckpt.cut > q.CheckpointCut && o.commit >= r.ckpt.cut
+	held := max(r.ckpt.cut, r.ckptWant)
+	pending := held > q.CheckpointCut && o.commit >= held
 	base := max(q.CheckpointCut, o.lastCertifyCut)
 	if o.commit <= base && !pending {
 		return
@@ -87,7 +89,36 @@ func (o *ownerState) maybeCertify() {
 	if !due {
 		return
 	}
-	o.startCertify()
+	cut, why := o.certifyCut(q)
+	o.startCertify(cut, why)
+}
+
+// certifyCut picks the cut of the next attempt: the owner's commit index,
+// unless this replica holds or builds a checkpoint past the certified cut,
+// less than a checkpoint's worth of records behind the commit index, that
+// no attempt of this epoch has asked for yet. Then that cut: every
+// replica was asked for it by an owner of an earlier epoch, so most hold
+// it already or are building it, and a certificate there needs only the
+// receipts of those that do not. Asking for the commit index instead
+// makes every replica build again at each epoch change: in cairn-bench
+// history, whose owner failed every 2 to 3 s, the replicas ended the run
+// holding checkpoints at three different cuts, none certified for over a
+// minute, and the log since the last certificate was kept whole. An
+// attempt at a reused cut that gives up is followed by one at the commit
+// index, so a cut no replica can reach any more stalls nothing for longer
+// than one attempt. A cut further behind is not reused: building anew
+// costs less than certifying a cut whose log still holds a checkpoint's
+// worth, which the next attempt would ask to build at once anyway.
+func (o *ownerState) certifyCut(q *QueueMeta) (uint64, string) {
+	r := o.r
+	if !o.reusedCut {
+		held := max(r.ckpt.cut, r.ckptWant)
+		if held > q.CheckpointCut && held <= o.commit && o.commit-held < uint64(r.n.cfg.CheckpointRecords) {
+			o.reusedCut = true
+			return held, "reused"
+		}
+	}
+	return o.commit, "commit"
 }
 
 // reclaimsSpace reports whether a checkpoint at the commit index would
@@ -133,17 +164,22 @@ func (r *replica) keptBytes() int64 {
 	return kept
 }
 
-// startCertify begins certifying a cut at the owner's commit index.
-func (o *ownerState) startCertify() {
+// startCertify begins certifying cut, at most the owner's commit index;
+// why says where the cut comes from (event.NewCheckpointAsked).
+func (o *ownerState) startCertify(cut uint64, why string) {
 	r := o.r
+	if cut > o.commit {
+		panic(fmt.Sprintf("node: queue %s certifies cut %d past its commit index %d", r.name, cut, o.commit))
+	}
 	now := r.n.env.Now()
-	o.lastCertifyCut, o.appendedBytes, o.appendedChanges, o.lastCertifyAt = o.commit, 0, 0, now
+	o.lastCertifyCut, o.appendedBytes, o.appendedChanges, o.lastCertifyAt = max(o.lastCertifyCut, cut), 0, 0, now
 	o.certifyFactor = jitterFactor(r.n.env.Rand().Float64())
 	members := certifyMembers(r.members, r.n.meta.state.queues[r.name])
 	if bugs.Active(bugs.CertifyWaitsForLost) {
 		members = slices.Clone(r.members) // planted: a fenced replica's receipt is awaited
 	}
-	o.certify = &certifyAttempt{cut: o.commit, members: members, started: o.ticks}
+	o.certify = &certifyAttempt{cut: cut, members: members, started: o.ticks}
+	r.n.emit(event.NewCheckpointAsked(r.name, cut, r.epoch, why))
 	o.askCheckpoints()
 }
 
@@ -208,8 +244,13 @@ func (o *ownerState) certifyTick() {
 // answers again once the quorum is back.
 func (o *ownerState) noteReceipt(from NodeID, cut uint64, digest [32]byte) {
 	r, a := o.r, o.certify
-	if a == nil || a.proposed || o.cutOff() || cut != a.cut || !slices.Contains(a.members, from) ||
-		slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == from }) {
+	if a == nil || a.proposed || o.cutOff() || !slices.Contains(a.members, from) {
+		return
+	}
+	if cut > a.cut && cut <= o.commit {
+		a = o.raiseCut(cut)
+	}
+	if cut != a.cut || slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == from }) {
 		return
 	}
 	a.receipts = append(a.receipts, certReceipt{from: from, digest: digest})
@@ -243,12 +284,31 @@ func (o *ownerState) noteReceipt(from NodeID, cut uint64, digest [32]byte) {
 	})
 }
 
+// raiseCut moves the attempt up to cut, the later checkpoint a replica
+// reported holding when asked for an earlier one. A checkpoint only ever
+// moves forward, so that replica cannot answer for the earlier cut, and
+// an attempt waiting for it would give up; the others can all build
+// forward to the later one. The receipts counted so far are for the old
+// cut and are dropped.
+func (o *ownerState) raiseCut(cut uint64) *certifyAttempt {
+	a := o.certify
+	o.r.n.emit(event.NewCheckpointAsked(o.r.name, cut, o.r.epoch, "raised"))
+	a.cut, a.receipts, a.started = cut, nil, o.ticks
+	o.lastCertifyCut = max(o.lastCertifyCut, cut)
+	if h := o.handoff; h != nil && h.preparing {
+		h.ckptCut = cut // the handoff waits for this attempt, whatever its cut
+	}
+	o.askCheckpoints()
+	return a
+}
+
 // askCheckpoint records that the owner asker wants this replica's
-// checkpoint at cut, and builds it if it can; a replica already holding
-// that checkpoint answers at once.
+// checkpoint at cut, and builds it if it can. A replica already holding
+// that checkpoint, or a later one, answers at once: with a later one,
+// the owner moves its attempt up to it (raiseCut).
 func (r *replica) askCheckpoint(asker NodeID, cut uint64) {
 	r.ckptAsker, r.ckptAskEpoch = asker, r.epoch
-	if cut == r.ckpt.cut {
+	if cut <= r.ckpt.cut {
 		r.sendReceipt()
 		return
 	}

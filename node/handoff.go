@@ -167,7 +167,7 @@ func (o *ownerState) prepareCheckpoint(h *handoff) bool {
 	if o.commit <= max(q.CheckpointCut, o.lastCertifyCut) {
 		return false
 	}
-	o.startCertify()
+	o.startCertify(o.commit, "commit") // the target starts from the latest cut, not a reused one
 	h.ckptCut = o.certify.cut
 	return true
 }

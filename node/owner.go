@@ -48,8 +48,11 @@ type ownerState struct {
 	// record bytes appended since it started, appendedChanges the records
 	// (a settles record once per message it settles). ticks counts owner
 	// ticks.
-	certify         *certifyAttempt
-	lastCertifyCut  uint64
+	certify        *certifyAttempt
+	lastCertifyCut uint64
+	// reusedCut says an attempt of this epoch asked for a cut built
+	// before it rather than for the commit index (certifyCut).
+	reusedCut       bool
 	appendedBytes   int64
 	appendedChanges int64
 	ticks           uint64
