@@ -199,7 +199,7 @@ func newQueueState(name string) *queueState {
 	return &queueState{
 		name:     name,
 		messages: make(map[wire.MessageID]*message),
-		known:    newKnownIDs(0),
+		known:    newKnownIDs(),
 	}
 }
 

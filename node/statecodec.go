@@ -322,10 +322,8 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 	}
 	if !whole {
 		// Every remembered ID is in recent; replaying it in order leaves
-		// each ID with its latest index, as applying the records did. The
-		// maps are sized first: growing them entry by entry costs a
-		// restarting replica more than reading the state does.
-		s.known = newKnownIDs(s.recent.len())
+		// each ID with its latest index, as applying the records did.
+		s.known = newKnownIDs()
 		for e := range s.recent.all() {
 			s.known.note(e.id, e.index(), e.settled())
 		}
