@@ -27,12 +27,15 @@ import (
 // appends), the build decodes its base from the checkpoint instead.
 
 // fillStepEntries is how many window entries a tick puts into the ID maps
-// of a base copied for a new owner (stateclone.go): 2.3 ms at the median,
-// up to 20-30 ms when the maps grow a table or the collector catches up,
-// for a window of 2,000,000 entries filled in 243 steps (about 5 s of
-// 20 ms ticks). 32,768 entries took 11 ms at the median and 30-40 ms at
-// the slowest, every tick for over a second after a failover.
-const fillStepEntries = 8192
+// of a base copied for a new owner (stateclone.go). A new owner builds
+// no checkpoint until they are whole, and in cairn-bench history, whose
+// owner failed every 3 s with a window of 2,400,000 entries, 8,192 a
+// tick (about 6 s to fill) meant no owner ever reported its own receipt
+// and no cut was certified after the first failovers. Since 1b4b218 a
+// step of 8,192 takes 0.34 ms (1.7 ms before, with one map of every ID;
+// `go test -run '^$' -bench FillMapsStep ./node`), so a step of 65,536
+// fills that window in under 40 ticks, at about 3 ms a tick.
+const fillStepEntries = 65536
 
 // rollBase applies to the kept base what was confirmed since it was last
 // rolled, at most a build step's worth of records or bytes. It rolls

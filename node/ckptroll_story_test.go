@@ -55,8 +55,8 @@ func TestACutAskedWhileTheBaseFillsIsBuiltOnceItIsWhole(t *testing.T) {
 		_, receipt := msg.(*wire.CheckpointReceipt)
 		return receipts || !receipt
 	}
-	// 10,000 IDs in the window: more than a tick fills.
-	c.publishConfirmed(owner, "orders", 10_000)
+	// 70,000 IDs in the window: more than a tick fills.
+	c.publishConfirmed(owner, "orders", 70_000)
 	c.advance(time.Second)
 	c.node(owner).crash()
 	receipts = true
@@ -96,7 +96,7 @@ func TestACutAskedWhileTheBaseFillsIsBuiltOnceItIsWhole(t *testing.T) {
 	if kept, err := node.CheckpointStateMatches(c.node(recovered).n, "orders"); !kept || err != nil {
 		t.Fatalf("%s's base after the build (kept %v): %v", recovered, kept, err)
 	}
-	c.mustDeliverAll(recovered, "orders", 10_000, "after a cut built on a refilled base")
+	c.mustDeliverAll(recovered, "orders", 70_000, "after a cut built on a refilled base")
 }
 
 // sawSince reports whether a node emitted an event named name after the
