@@ -114,3 +114,22 @@ func TestARecordTailKeepsConsecutiveRecordsWithinItsBounds(t *testing.T) {
 		t.Fatalf("a released empty tail keeps room for %d records", cap(tail.recs))
 	}
 }
+
+// A build that starts far behind its cut (a replica restarted over an
+// old checkpoint, then asked for a cut well past it) takes the big steps
+// a roll of the base would, while a quiet log alone would give it the
+// smallest; one a few records short of its cut keeps the small step.
+func TestABuildFarBehindItsCutTakesBigSteps(t *testing.T) {
+	far := &ckptBuild{cut: 100_000, state: &queueState{applied: 2_000}, seenLast: 500_000}
+	if got := far.stepRecords(500_010); got != buildStepRecordsMax {
+		t.Errorf("a build 98,000 records short of its cut steps %d records, want %d", got, buildStepRecordsMax)
+	}
+	near := &ckptBuild{cut: 100_000, state: &queueState{applied: 99_000}, seenLast: 500_000}
+	if got := near.stepRecords(500_010); got != buildStepRecordsMin {
+		t.Errorf("a build 1,000 records short of its cut on a quiet log steps %d records, want %d", got, buildStepRecordsMin)
+	}
+	busy := &ckptBuild{cut: 100_000, state: &queueState{applied: 99_000}, seenLast: 500_000}
+	if got := busy.stepRecords(503_000); got != 6_000 {
+		t.Errorf("a build on a log that grew 3,000 records steps %d records, want twice that", got)
+	}
+}
