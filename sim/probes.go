@@ -84,6 +84,8 @@ const (
 	ProbeLostDiskRefilled    = "lost-disk-refilled"
 	ProbeOwnerRested         = "owner-rested"
 	ProbeRestedOwnerWoke     = "rested-owner-woke"
+	ProbeCutReused           = "checkpoint-cut-reused"
+	ProbeCutRaised           = "checkpoint-cut-raised"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -136,6 +138,8 @@ var Probes = []Probe{
 	{ProbeLostDiskRefilled, "a replica a lost disk emptied caught up and an owner verified it (queue.trusted after a lose-disk fault)"},
 	{ProbeOwnerRested, "an owner of an idle queue stopped keeping its quorum's grant fresh (queue.resting)"},
 	{ProbeRestedOwnerWoke, "a resting owner whose grant had lapsed woke for a request or new work (queue.waking after more than 100 ms)"},
+	{ProbeCutReused, "a new owner asked for a checkpoint cut an owner of an earlier epoch had asked for (checkpoint.asked why=reused)"},
+	{ProbeCutRaised, "a replica answered an ask with a later checkpoint and the owner moved its attempt up to it (checkpoint.asked why=raised)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -285,6 +289,13 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeOwnerOutwaited]++
 	case event.QueueResting:
 		c.probes[ProbeOwnerRested]++
+	case event.CheckpointAsked:
+		switch e.Why() {
+		case "reused":
+			c.probes[ProbeCutReused]++
+		case "raised":
+			c.probes[ProbeCutRaised]++
+		}
 	case event.QueueWaking:
 		if e.Elapsed() > 100*time.Millisecond {
 			c.probes[ProbeRestedOwnerWoke]++
