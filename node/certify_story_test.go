@@ -18,12 +18,7 @@ func TestANewOwnerFinishesACheckpointItsPredecessorLeftUncertified(t *testing.T)
 	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
 		CheckpointRecords: 50})
 	owner := c.createQueue("orders", wire.PolicyMajority)
-	receipts := true
-	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
-		_, receipt := msg.(*wire.CheckpointReceipt)
-		return receipts || !receipt
-	}
-	receipts = false
+	receipts := passReceipts(c, false)
 	c.publishConfirmed(owner, "orders", 60)
 	c.advance(time.Second)
 	if c.saw(event.CheckpointCertified, onQueue("orders")) {
@@ -33,7 +28,7 @@ func TestANewOwnerFinishesACheckpointItsPredecessorLeftUncertified(t *testing.T)
 		t.Fatalf("no replica built the checkpoint its owner asked for; events:\n%v", c.events)
 	}
 	c.node(owner).crash()
-	receipts = true
+	*receipts = true
 	c.advance(5 * time.Second)
 	recovered := recoveredOwner(t, c)
 	// A certificate needs every replica's receipt: the old owner comes

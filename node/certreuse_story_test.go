@@ -19,11 +19,7 @@ func TestANewOwnerCertifiesTheCutItsPredecessorAskedFor(t *testing.T) {
 	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
 		CheckpointRecords: 50})
 	owner := c.createQueue("orders", wire.PolicyMajority)
-	receipts := false
-	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
-		_, receipt := msg.(*wire.CheckpointReceipt)
-		return receipts || !receipt
-	}
+	receipts := passReceipts(c, false)
 	// The first cut is asked for while the publishes are still being
 	// confirmed; once that attempt gives up, the next is at the commit
 	// index, past them all.
@@ -42,7 +38,7 @@ func TestANewOwnerCertifiesTheCutItsPredecessorAskedFor(t *testing.T) {
 	// The old owner comes back as a follower soon after the failover,
 	// before the new owner's first attempt would give up on its receipt.
 	c.node(owner).crash()
-	receipts = true
+	*receipts = true
 	c.emitted = nil
 	c.advance(time.Second)
 	recovered := recoveredOwner(t, c)
@@ -131,4 +127,15 @@ func TestAnAttemptMovesUpToALaterCheckpointAReplicaHolds(t *testing.T) {
 // atIndex is a condition of saw: the event names index.
 func atIndex(index uint64) func(emission) bool {
 	return func(e emission) bool { return e.Index() == index }
+}
+
+// passReceipts makes the cluster pass checkpoint receipts while the flag
+// it returns is true, and drop them while it is false; every other
+// message passes.
+func passReceipts(c *cluster, pass bool) *bool {
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		_, receipt := msg.(*wire.CheckpointReceipt)
+		return pass || !receipt
+	}
+	return &pass
 }

@@ -50,16 +50,12 @@ func TestAReplicaKeepsItsNextBuildsBaseRolledForward(t *testing.T) {
 func TestACutAskedWhileTheBaseFillsIsBuiltOnceItIsWhole(t *testing.T) {
 	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 50 * time.Millisecond, CheckpointRecords: 8_000})
 	owner := c.createQueue("orders", wire.PolicyMajority)
-	receipts := false
-	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
-		_, receipt := msg.(*wire.CheckpointReceipt)
-		return receipts || !receipt
-	}
+	receipts := passReceipts(c, false)
 	// 70,000 IDs in the window: more than a tick fills.
 	c.publishConfirmed(owner, "orders", 70_000)
 	c.advance(time.Second)
 	c.node(owner).crash()
-	receipts = true
+	*receipts = true
 	var recovered node.NodeID
 	for range 1000 {
 		if e, ok := c.last(event.QueueActive); ok && e.node != owner {
