@@ -248,7 +248,11 @@ func (o *ownerState) noteReceipt(from NodeID, cut uint64, digest [32]byte) {
 		return
 	}
 	if cut > a.cut && cut <= o.commit {
-		a = o.raiseCut(cut)
+		// raiseCut asks this replica too, which may answer at once and
+		// settle the attempt before this receipt is counted.
+		if a = o.raiseCut(cut); a.proposed || o.certify != a {
+			return
+		}
 	}
 	if cut != a.cut || slices.ContainsFunc(a.receipts, func(c certReceipt) bool { return c.from == from }) {
 		return
