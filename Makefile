@@ -138,3 +138,14 @@ bench-drain:
 	GOBIN="$(BENCH_BIN)" $(GO) install github.com/nats-io/nats-server/v2@v2.15.2
 	cd bench && $(GO) build -o "$(BENCH_BIN)/jetstream-peer" ./jetstream
 	$(GO) run ./cmd/cairn-bench drain --ack async,sync --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"
+
+# Pipelined confirmed publishing (256 in flight), then one publish at a
+# time, on cairn and, window for window, on the same JetStream cluster
+# shape; cairn's rate and confirm latency are printed as ratios of
+# JetStream's.
+.PHONY: bench-throughput-peer
+bench-throughput-peer:
+	GOBIN="$(BENCH_BIN)" $(GO) install github.com/nats-io/nats-server/v2@v2.15.2
+	cd bench && $(GO) build -o "$(BENCH_BIN)/jetstream-peer" ./jetstream
+	$(GO) run ./cmd/cairn-bench throughput --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"
+	$(GO) run ./cmd/cairn-bench throughput --in-flight 1 --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"

@@ -14,11 +14,15 @@
 //	failover <backlog messages> <payload bytes> [<timeout seconds>]
 //	{"first_publish_seconds": 4.1, "first_delivery_seconds": 4.2}   or   {"error": "..."}
 //
-// Drains share one cluster, started at the first drain; each failover
-// starts a fresh cluster and stops it before answering. cairn-bench starts
-// the harness with "cairn-bench drain --peer CMD" or "cairn-bench failover
-// --peer CMD". At the end of its input, or on SIGINT or SIGTERM, it stops
-// its servers, removes its files and exits 0.
+//	publish <window seconds> <warmup seconds> <in flight> <payload bytes>
+//	{"confirmed_per_second": 31000, "latency_p50_seconds": 0.008, ...}   or   {"error": "..."}
+//
+// Drains and publish windows share one cluster, started at the first of
+// them; each failover starts a fresh cluster and stops it before
+// answering. cairn-bench starts the harness with "cairn-bench drain
+// --peer CMD", "cairn-bench failover --peer CMD" or "cairn-bench
+// throughput --peer CMD". At the end of its input, or on SIGINT or
+// SIGTERM, it stops its servers, removes its files and exits 0.
 package main
 
 import (
@@ -59,7 +63,7 @@ const readyTimeout = 30 * time.Second
 // usageText is printed by -h and after a flag error.
 const usageText = `usage: %s [--nats-server PATH] [--keep]
 
-A peer harness for "cairn-bench drain" and "cairn-bench failover": it runs
+A peer harness for "cairn-bench drain", "failover" and "throughput": it runs
 their workloads on NATS JetStream, so that cairn's figures can be compared
 with those of another replicated, fsyncing broker on the same machine. It is
 not meant to be run alone, but it can be, by typing commands.
@@ -82,6 +86,16 @@ answers each with one JSON line on standard output:
       created after the kill (each within the timeout, 30 s by default);
       answers {"first_publish_seconds": S, "first_delivery_seconds": S} or
       {"error": "..."}, and stops the cluster
+
+  publish <window seconds> <warmup seconds> <in flight> <payload bytes>
+      on the drains' cluster, creates a fresh three-replica stream with a
+      consumer that acks every message, publishes for the window with that
+      many publishes awaiting their acknowledgement at once, and answers
+      {"confirmed_per_second": R, "latency_p50_seconds": S,
+      "latency_p99_seconds": S, "latency_max_seconds": S, "confirmed": N,
+      "failed": N, "lost": N}: the rate counts acknowledgements after the
+      warmup, the latencies are of publishes started after it, and lost
+      counts acknowledged messages the consumer never received
 
 At the end of its input, or on SIGINT or SIGTERM, it stops its servers,
 removes its temporary directory and exits 0. Diagnostics go to standard
@@ -240,6 +254,8 @@ func (p *peer) serve(ctx context.Context, line string) []byte {
 		return p.serveDrain(ctx, line)
 	case "failover":
 		return p.serveFailover(ctx, line)
+	case "publish":
+		return p.servePublish(ctx, line)
 	}
 	return protocol.Error(protocol.Unknown(line))
 }
@@ -259,6 +275,22 @@ func (p *peer) serveDrain(ctx context.Context, line string) []byte {
 		return protocol.Error(err)
 	}
 	return protocol.Line(protocol.DrainAnswer{Handled: res.handled.Seconds(), Settled: res.settled.Seconds()})
+}
+
+// servePublish answers a publish command on the drains' cluster.
+func (p *peer) servePublish(ctx context.Context, line string) []byte {
+	req, err := protocol.ParsePublish(line)
+	if err != nil {
+		return protocol.Error(err)
+	}
+	if err := p.start(ctx); err != nil {
+		return protocol.Error(err)
+	}
+	ans, err := p.publishWindow(ctx, req)
+	if err != nil {
+		return protocol.Error(err)
+	}
+	return protocol.Line(ans)
 }
 
 // serveFailover answers a failover command.

@@ -18,7 +18,15 @@ import (
 const (
 	DrainUsage    = "drain <messages> <payload bytes> <async|sync>"
 	FailoverUsage = "failover <backlog messages> <payload bytes> [<timeout seconds>]"
+	PublishUsage  = "publish <window seconds> <warmup seconds> <in flight> <payload bytes>"
 )
+
+// maxPublishWindow bounds the window a publish command may ask for.
+const maxPublishWindow = 10 * time.Minute
+
+// maxPublishInFlight bounds the publishes a publish command may keep
+// outstanding at once.
+const maxPublishInFlight = 1 << 16
 
 // DefaultFailoverTimeout is how long from the kill a failover may take to
 // show both of its instants when the command names no timeout.
@@ -41,6 +49,28 @@ type Failover struct {
 	Timeout time.Duration // how long from the kill both instants may take
 }
 
+// Publish is a parsed publish command: pipelined confirmed publishes to a
+// fresh stream or queue for one window, with a consumer acking everything.
+type Publish struct {
+	Window   time.Duration // how long publishes are started
+	Warmup   time.Duration // the start of the window, not counted
+	InFlight int           // publishes awaiting their confirmation at once
+	Size     int           // payload bytes of each message
+}
+
+// PublishAnswer is the answer to a publish: the rate of confirmations
+// completed in the counted part of the window, the confirm latency of the
+// publishes started in it, and the outcome of every publish of the window.
+type PublishAnswer struct {
+	Rate      float64 `json:"confirmed_per_second"`
+	P50       float64 `json:"latency_p50_seconds"`
+	P99       float64 `json:"latency_p99_seconds"`
+	Max       float64 `json:"latency_max_seconds"`
+	Confirmed int     `json:"confirmed"`
+	Failed    int     `json:"failed"`
+	Lost      int     `json:"lost"` // confirmed, yet never delivered to the consumer
+}
+
 // DrainAnswer is the answer to a drain: both times from just before the
 // consumer starts.
 type DrainAnswer struct {
@@ -54,7 +84,7 @@ type FailoverAnswer struct {
 	FirstDelivery float64 `json:"first_delivery_seconds"`
 }
 
-// Command returns a line's command word: "drain", "failover", or anything
+// Command returns a line's command word: "drain", "failover", "publish", or anything
 // else a harness does not know.
 func Command(line string) string {
 	f := strings.Fields(line)
@@ -113,9 +143,35 @@ func ParseFailover(line string) (Failover, error) {
 	return req, nil
 }
 
+// ParsePublish parses "publish <window seconds> <warmup seconds> <in
+// flight> <payload bytes>".
+func ParsePublish(line string) (Publish, error) {
+	f := strings.Fields(line)
+	if len(f) != 5 || f[0] != "publish" {
+		return Publish{}, fmt.Errorf("%q: want %q", line, PublishUsage)
+	}
+	var req Publish
+	window, err := strconv.ParseFloat(f[1], 64)
+	if err != nil || window <= 0 || window > maxPublishWindow.Seconds() {
+		return req, fmt.Errorf("%q: the window must be a number of seconds above 0 and at most %v", line, maxPublishWindow.Seconds())
+	}
+	warmup, err := strconv.ParseFloat(f[2], 64)
+	if err != nil || warmup < 0 || warmup >= window {
+		return req, fmt.Errorf("%q: the warmup must be a number of seconds of at least 0 and below the window", line)
+	}
+	req.Window, req.Warmup = time.Duration(window*float64(time.Second)), time.Duration(warmup*float64(time.Second))
+	if req.InFlight, err = strconv.Atoi(f[3]); err != nil || req.InFlight < 1 || req.InFlight > maxPublishInFlight {
+		return req, fmt.Errorf("%q: publishes in flight must be a whole number from 1 to %d", line, maxPublishInFlight)
+	}
+	if req.Size, err = strconv.Atoi(f[4]); err != nil || req.Size < 0 {
+		return req, fmt.Errorf("%q: payload bytes must be a whole number of at least 0", line)
+	}
+	return req, nil
+}
+
 // Unknown is the error for a line that is no known command.
 func Unknown(line string) error {
-	return fmt.Errorf("unknown command %q: want %q or %q", line, DrainUsage, FailoverUsage)
+	return fmt.Errorf("unknown command %q: want %q, %q or %q", line, DrainUsage, FailoverUsage, PublishUsage)
 }
 
 // Error renders a failure as the protocol's error line.

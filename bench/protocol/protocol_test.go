@@ -39,6 +39,23 @@ func TestParseFailover(t *testing.T) {
 	}
 }
 
+func TestParsePublish(t *testing.T) {
+	got, err := ParsePublish("publish 15 3 256 1024")
+	want := Publish{Window: 15 * time.Second, Warmup: 3 * time.Second, InFlight: 256, Size: 1024}
+	if err != nil || got != want {
+		t.Fatalf("ParsePublish = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := ParsePublish("publish 0.5 0 1 0"); err != nil || got.Window != 500*time.Millisecond || got.InFlight != 1 {
+		t.Errorf("ParsePublish of a one-at-a-time half second = %+v, %v", got, err)
+	}
+	for _, line := range []string{"publish", "publish 15 3 256", "publish 0 0 1 1", "publish 15 15 1 1", "publish 15 -1 1 1",
+		"publish 15 3 0 1", "publish 15 3 100000 1", "publish 15 3 1 -1", "publish 601 3 1 1", "publish x 3 1 1", "publish 15 3 1 1 1", "drain 1 1 async"} {
+		if _, err := ParsePublish(line); err == nil {
+			t.Errorf("ParsePublish(%q) accepted", line)
+		}
+	}
+}
+
 func TestAnswersAreOneLine(t *testing.T) {
 	for _, b := range [][]byte{
 		Error(errors.New("want \"drain <messages>\"")),
@@ -54,6 +71,9 @@ func TestAnswersAreOneLine(t *testing.T) {
 	}
 	if got := string(Error(errors.New("<x>"))); got != "{\"error\":\"<x>\"}\n" {
 		t.Errorf("error answer = %q", got)
+	}
+	if got := string(Line(PublishAnswer{Rate: 100, P50: 0.001, Confirmed: 3})); got != "{\"confirmed_per_second\":100,\"latency_p50_seconds\":0.001,\"latency_p99_seconds\":0,\"latency_max_seconds\":0,\"confirmed\":3,\"failed\":0,\"lost\":0}\n" {
+		t.Errorf("publish answer = %q", got)
 	}
 	if Command("  failover 1 2") != "failover" || Command("") != "" {
 		t.Error("Command")

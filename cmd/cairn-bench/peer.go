@@ -26,7 +26,10 @@ import (
 // seconds>", and the harness starts a fresh cluster, kills the leader of
 // a stream holding the backlog, and answers
 // {"first_publish_seconds": ..., "first_delivery_seconds": ...}, or
-// {"error": "..."}.
+// {"error": "..."}; or it writes "publish <window seconds> <warmup
+// seconds> <in flight> <payload bytes>", and the harness publishes to a
+// fresh stream for the window with a consumer acking everything, and
+// answers with the confirmation rate and latency (peerAnswer).
 type peerHarness struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
@@ -47,6 +50,15 @@ type peerAnswer struct {
 	FirstPublish  *float64 `json:"first_publish_seconds"`
 	FirstDelivery *float64 `json:"first_delivery_seconds"`
 	Error         string   `json:"error"`
+
+	// A publish window's answer.
+	Rate      float64 `json:"confirmed_per_second"`
+	P50       float64 `json:"latency_p50_seconds"`
+	P99       float64 `json:"latency_p99_seconds"`
+	Max       float64 `json:"latency_max_seconds"`
+	Confirmed int     `json:"confirmed"`
+	Failed    int     `json:"failed"`
+	Lost      int     `json:"lost"`
 }
 
 // startPeer starts the harness command line (split on spaces); its

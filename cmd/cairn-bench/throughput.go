@@ -20,6 +20,7 @@ type throughputConfig struct {
 	warmup   time.Duration // the start of each window, not counted
 	inFlight int           // publishes outstanding at once, over all producers
 	sides    [2]sideConfig
+	peer     string // a peer harness command: side B is then that system
 }
 
 // sideConfig is one side of the comparison: a node binary and settings
@@ -44,10 +45,13 @@ func parseThroughput(args []string, stderr io.Writer) (throughputConfig, error) 
 		fs.StringVar(&c.sides[i].bin, side+"-bin", "", "side "+side+"'s cairn-node binary (default: build it from this module)")
 		fs.StringVar(&c.sides[i].settings, side+"-settings", "", "TOML lines added to side "+side+"'s node configurations, e.g. 'checkpoint_records = -1'")
 	}
+	fs.StringVar(&c.peer, "peer", "", "a peer harness command (see bench/): side B is then that system, driven with the same windows, instead of a second cairn cluster")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	switch {
+	case c.peer != "" && (c.sides[1].bin != "" || c.sides[1].settings != ""):
+		return c, fmt.Errorf("--peer replaces side B: it cannot go with --b-bin or --b-settings")
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case c.rounds < 1:
@@ -82,6 +86,9 @@ func cmdThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return rep.failed(err)
 	}
 	defer os.RemoveAll(tmp)
+	if cfg.peer != "" {
+		return throughputAgainstPeer(ctx, cfg, tmp, stdout, stderr)
+	}
 	var sides [2]*abSide
 	for i, sc := range cfg.sides {
 		if sc.bin, err = nodeBinary(ctx, sc.bin, tmp); err != nil {
