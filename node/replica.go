@@ -91,7 +91,7 @@ type replica struct {
 	// taken from another replica replaces the log.
 	ckptState       *queueState
 	ckptStateDigest storage.Digest
-	// rollSeen is the index the base was last rolled toward; tail holds
+	// rollSeen is the index the base could roll to at the last tick; tail holds
 	// the records appended lately, decoded, for the base to roll from
 	// (ckpttail.go).
 	rollSeen uint64
