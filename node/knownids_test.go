@@ -147,24 +147,88 @@ func TestKnownIDsBehaveAsOneMap(t *testing.T) {
 }
 
 // TestARunFindsEverySequenceItHolds holds find to a binary search over
-// runs with gaps, emptied entries and a dropped front, for every
-// sequence in and around them.
+// runs with gaps, emptied entries and a dropped front, across blocks, for
+// every sequence in and around them.
 func TestARunFindsEverySequenceItHolds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var p producerIDs
 		seq := rapid.Uint64Range(0, 5).Draw(t, "first")
-		for range rapid.IntRange(0, 300).Draw(t, "entries") {
-			p.run = append(p.run, seqIndexes{seq: seq, idIndexes: idIndexes{published: seq + 1}})
+		entries := rapid.IntRange(0, 2).Draw(t, "blocks")*runBlockLen + rapid.IntRange(0, runBlockLen-1).Draw(t, "more")
+		for range entries {
+			p.push(seqIndexes{seq: seq, idIndexes: idIndexes{published: seq + 1}})
 			seq += rapid.Uint64Range(1, rapid.Uint64Range(1, 40).Draw(t, "spread")).Draw(t, "gap")
 		}
-		p.head = rapid.IntRange(0, len(p.run)).Draw(t, "head")
-		live := p.run[p.head:]
+		for i := range rapid.IntRange(0, p.n).Draw(t, "dropped") {
+			p.at(i).idIndexes = idIndexes{}
+		}
+		p.dropFront()
+		live := slices.Collect(p.entries)
+		if len(live) != p.n {
+			t.Fatalf("the run lists %d entries and counts %d", len(live), p.n)
+		}
 		for s := uint64(0); s <= seq+2; s++ {
 			at, want := slices.BinarySearchFunc(live, s, func(e seqIndexes, s uint64) int { return cmp.Compare(e.seq, s) })
 			i, ok := p.find(s)
-			if ok != want || (ok && i != p.head+at) {
-				t.Fatalf("find(%d) = %d, %v; want %d, %v", s, i, ok, p.head+at, want)
+			if ok != want || (ok && i != at) {
+				t.Fatalf("find(%d) = %d, %v; want %d, %v", s, i, ok, at, want)
 			}
+		}
+	})
+}
+
+// TestAWindowOfManyBlocksBehavesAsOneMap runs a long window of one
+// producer, IDs in order with acks and forgets behind them, far enough
+// that its run fills and drops many blocks, and holds it to the model.
+func TestAWindowOfManyBlocksBehavesAsOneMap(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		k, m := newKnownIDs(), modelIDs{}
+		type noted struct {
+			id      wire.MessageID
+			index   uint64
+			settled bool
+		}
+		var window []noted
+		seq, index := uint64(0), uint64(0)
+		keep := rapid.IntRange(1, 3*runBlockLen).Draw(t, "window")
+		for range rapid.IntRange(runBlockLen, 6*runBlockLen).Draw(t, "steps") {
+			index++
+			var e noted
+			if len(window) > 0 && rapid.IntRange(0, 3).Draw(t, "ack") == 0 {
+				e = noted{window[rapid.IntRange(max(0, len(window)-50), len(window)-1).Draw(t, "acked")].id, index, true}
+			} else {
+				seq += rapid.Uint64Range(1, 2).Draw(t, "gap")
+				e = noted{wire.MessageID{Producer: 7, Seq: seq}, index, false}
+			}
+			k.note(e.id, e.index, e.settled)
+			m.note(e.id, e.index, e.settled)
+			window = append(window, e)
+			for len(window) > keep {
+				f := window[0]
+				window = window[1:]
+				k.forget(f.id, f.index, f.settled)
+				m.forget(f.id, f.index, f.settled)
+			}
+			k.shrink()
+		}
+		for s := uint64(0); s <= seq+1; s++ {
+			id := wire.MessageID{Producer: 7, Seq: s}
+			got, ok := k.lookup(id)
+			want, wantOK := m[id]
+			if got != want || ok != wantOK {
+				t.Fatalf("lookup %s: got %+v %v, want %+v %v", id, got, ok, want, wantOK)
+			}
+		}
+		for _, settled := range []bool{false, true} {
+			if got, want := k.sorted(settled), m.sorted(settled); !slices.Equal(got, want) {
+				t.Fatalf("sorted(%v) differs from the model's: %d entries against %d", settled, len(got), len(want))
+			}
+		}
+		if p := k.producers[7]; p != nil && len(p.blocks) > p.n/runBlockLen+2 {
+			t.Fatalf("a run of %d entries holds %d blocks", p.n, len(p.blocks))
+		}
+		c := k.clone()
+		if !c.equal(&k) || !k.equal(&c) {
+			t.Fatal("a clone is not equal to its original")
 		}
 	})
 }
