@@ -59,6 +59,14 @@ func (m modelIDs) sorted(settled bool) []idIndex {
 	return out
 }
 
+// noted is one record a test's window noted, oldest first, as a state's
+// window lists them.
+type noted struct {
+	id      wire.MessageID
+	index   uint64
+	settled bool
+}
+
 // TestKnownIDsBehaveAsOneMap drives knownIDs and the map model with the
 // same notes and forgets, drawn as a window makes them (IDs noted in
 // order, forgotten oldest first) and out of order too (sequences that go
@@ -67,11 +75,6 @@ func (m modelIDs) sorted(settled bool) []idIndex {
 func TestKnownIDsBehaveAsOneMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k, m := newKnownIDs(), modelIDs{}
-		type noted struct {
-			id      wire.MessageID
-			index   uint64
-			settled bool
-		}
 		var window []noted // what was noted, oldest first, as a state's window lists it
 		next := map[uint64]uint64{}
 		index := uint64(0)
@@ -182,11 +185,6 @@ func TestARunFindsEverySequenceItHolds(t *testing.T) {
 func TestAWindowOfManyBlocksBehavesAsOneMap(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		k, m := newKnownIDs(), modelIDs{}
-		type noted struct {
-			id      wire.MessageID
-			index   uint64
-			settled bool
-		}
 		var window []noted
 		seq, index := uint64(0), uint64(0)
 		keep := rapid.IntRange(1, 3*runBlockLen).Draw(t, "window")

@@ -91,10 +91,7 @@ func cmdThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	var sides [2]*abSide
 	for i, sc := range cfg.sides {
-		if sc.bin, err = nodeBinary(ctx, sc.bin, tmp); err != nil {
-			return rep.failed(err)
-		}
-		s, err := startSide(ctx, sc, filepath.Join(tmp, sc.name))
+		s, err := startBuiltSide(ctx, sc, tmp)
 		if err != nil {
 			return rep.failed(err)
 		}
@@ -123,6 +120,16 @@ func cmdThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	return throughputReport(stdout, sides)
+}
+
+// startBuiltSide builds the side's node binary unless it names one, and
+// starts its cluster in a directory of its own under tmp.
+func startBuiltSide(ctx context.Context, sc sideConfig, tmp string) (*abSide, error) {
+	var err error
+	if sc.bin, err = nodeBinary(ctx, sc.bin, tmp); err != nil {
+		return nil, err
+	}
+	return startSide(ctx, sc, filepath.Join(tmp, sc.name))
 }
 
 // startSide starts one side's cluster under dir, creates its queue and

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -52,12 +51,7 @@ func (w windowFigures) summary() string {
 // ratios of the peer's.
 func throughputAgainstPeer(ctx context.Context, cfg throughputConfig, tmp string, stdout, stderr io.Writer) int {
 	rep := reporter{name: "cairn-bench throughput", w: stderr}
-	sc := cfg.sides[0]
-	var err error
-	if sc.bin, err = nodeBinary(ctx, sc.bin, tmp); err != nil {
-		return rep.failed(err)
-	}
-	s, err := startSide(ctx, sc, filepath.Join(tmp, sc.name))
+	s, err := startBuiltSide(ctx, cfg.sides[0], tmp)
 	if err != nil {
 		return rep.failed(err)
 	}
