@@ -58,7 +58,7 @@ type peer struct {
 	cl        *cluster   // the drains' cluster, once started
 	nc        *nats.Conn // for stream and consumer management and publishing
 	urls      string     // the drains' servers' client URLs, for each drain's consumer connection
-	drains    int        // drains started, which numbers each drain's stream
+	drains    int        // drains and publish windows started, which numbers each one's stream
 	failovers int        // failovers started, which numbers each one's directory
 }
 
@@ -124,16 +124,7 @@ func (p *peer) drain(ctx context.Context, req protocol.Drain) (drainResult, erro
 	if err != nil {
 		return drainResult{}, fmt.Errorf("creating stream %s: %w", stream, err)
 	}
-	defer func() {
-		// The drain's own context may be what ended it, so the deletion
-		// gets a fresh one: a stream left behind would weigh on the next
-		// drains.
-		dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer dcancel()
-		if err := js.DeleteStream(dctx, stream); err != nil {
-			fmt.Fprintf(p.stderr, "%s: deleting stream %s: %v\n", prog, stream, err)
-		}
-	}()
+	defer p.deleteStream(js, stream)
 
 	if err := publish(ctx, p.nc, subject, req.Messages, req.Size); err != nil {
 		return drainResult{}, err

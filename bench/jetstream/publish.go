@@ -145,8 +145,9 @@ func (p *peer) publishFor(ctx context.Context, js jetstream.JetStream, subject s
 	return t
 }
 
-// deleteStream deletes a window's stream with a context of its own, as
-// the window's may be what ended it.
+// deleteStream deletes a drain's or a window's stream with a context of
+// its own, as theirs may be what ended them: a stream left behind would
+// weigh on the next ones.
 func (p *peer) deleteStream(js jetstream.JetStream, stream string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
