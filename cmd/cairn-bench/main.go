@@ -29,7 +29,8 @@
 // throughput compares two configurations (a node binary and lines added to
 // every node's configuration each) on two clusters driven in turn, so that
 // both meet the same machine noise: pipelined publishes and a subscriber
-// acking everything, the throughput of each window and the confirm latency
+// acking everything with Ack (as a JetStream consumer's Ack, nobody waits
+// for the outcome), the throughput of each window and the confirm latency
 // of every publish, and B's figures as ratios of A's.
 //
 //	cairn-bench soak [--rate 1000] [--duration 10m] [--interval 30s] [--size 1024] [--node-bin PATH] [--dir DIR] [--settings TOML] [--json]

@@ -21,6 +21,11 @@ type throughputConfig struct {
 	inFlight int           // publishes outstanding at once, over all producers
 	sides    [2]sideConfig
 	peer     string // a peer harness command: side B is then that system
+	// profile is where side A's nodes' and this process's CPU profiles of
+	// side A's first window (from the end of its warmup, for profileFor)
+	// go; empty for none.
+	profile    string
+	profileFor time.Duration
 }
 
 // sideConfig is one side of the comparison: a node binary and settings
@@ -46,10 +51,18 @@ func parseThroughput(args []string, stderr io.Writer) (throughputConfig, error) 
 		fs.StringVar(&c.sides[i].settings, side+"-settings", "", "TOML lines added to side "+side+"'s node configurations, e.g. 'checkpoint_records = -1'")
 	}
 	fs.StringVar(&c.peer, "peer", "", "a peer harness command (see bench/): side B is then that system, driven with the same windows, instead of a second cairn cluster")
+	fs.StringVar(&c.profile, "cpu-profile", "", "write side A's nodes' and this process's (the clients') CPU profiles of side A's first window, from the end of its warmup, into this directory")
+	fs.DurationVar(&c.profileFor, "profile-for", 10*time.Second, "how long --cpu-profile records")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if c.profile != "" {
+		// Go's profiles are served to the admin only.
+		c.sides[0].settings = fmt.Sprintf("admin_secret = %q\n%s", benchAdminSecret, c.sides[0].settings)
+	}
 	switch {
+	case c.profile != "" && (c.profileFor < time.Second || c.warmup+c.profileFor > c.window):
+		return c, fmt.Errorf("--profile-for %v: need at least a second, and within the window after the warmup (%v)", c.profileFor, c.window-c.warmup)
 	case c.peer != "" && (c.sides[1].bin != "" || c.sides[1].settings != ""):
 		return c, fmt.Errorf("--peer replaces side B: it cannot go with --b-bin or --b-settings")
 	case fs.NArg() > 0:
@@ -72,6 +85,9 @@ type abSide struct {
 	sub     *client.Client
 	col     *collector
 	windows []windowResult
+	// profiled is set once the side's window has been profiled
+	// (--cpu-profile profiles one window).
+	profiled bool
 }
 
 // cmdThroughput runs the A/B throughput benchmark.
@@ -100,7 +116,7 @@ func cmdThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "cairn-bench throughput: two clusters of 3 cairn-node processes on loopback (info logs), one majority queue each, "+
 		"driven in turn: %d rounds of %v per side (the first %v of each not counted), A then B in even rounds and B then A in odd ones; "+
-		"%d pipelined publishes of %d B outstanding, one subscriber acking everything; %d CPUs\n",
+		"%d pipelined publishes of %d B outstanding, one subscriber acking everything with Ack (fire and forget); %d CPUs\n",
 		cfg.rounds, cfg.window, cfg.warmup, cfg.inFlight, payloadSize, runtime.NumCPU())
 	for _, s := range sides {
 		fmt.Fprintf(stdout, "  %s: %s, settings %q\n", s.name, s.bin, s.settings)
@@ -158,7 +174,7 @@ func startSide(ctx context.Context, sc sideConfig, dir string) (*abSide, error) 
 		s.close()
 		return nil, fmt.Errorf("side %s: %w", sc.name, err)
 	}
-	s.col = subscribe(ctx, s.sub, benchQueue)
+	s.col = subscribeFiring(ctx, s.sub, benchQueue)
 	return s, nil
 }
 

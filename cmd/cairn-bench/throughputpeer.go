@@ -63,7 +63,7 @@ func throughputAgainstPeer(ctx context.Context, cfg throughputConfig, tmp string
 	defer peer.close()
 	fmt.Fprintf(stdout, "cairn-bench throughput: 3 cairn-node processes on loopback (info logs, one majority queue) and the peer %q, "+
 		"driven in turn: %d rounds of %v per side (the first %v of each not counted), cairn first in even rounds; "+
-		"%d pipelined publishes of %d B outstanding, one consumer acking everything; %d CPUs\n  cairn: %s, settings %q\n",
+		"%d pipelined publishes of %d B outstanding, one consumer each acking everything fire-and-forget (cairn Ack, JetStream Ack); %d CPUs\n  cairn: %s, settings %q\n",
 		cfg.peer, cfg.rounds, cfg.window, cfg.warmup, cfg.inFlight, payloadSize, runtime.NumCPU(), s.bin, s.settings)
 	var cairn, other []windowFigures
 	for r := range cfg.rounds {

@@ -45,3 +45,21 @@ func TestPeerThroughputReport(t *testing.T) {
 		t.Errorf("a message lost on the peer: report = %d, want %d", code, exitLost)
 	}
 }
+
+func TestThroughputProfileFlags(t *testing.T) {
+	c, err := parseThroughput([]string{"--cpu-profile", "prof", "--profile-for", "5s"}, io.Discard)
+	if err != nil || c.profile != "prof" || c.profileFor != 5*time.Second {
+		t.Fatalf("parseThroughput with --cpu-profile = %+v, %v", c, err)
+	}
+	if !strings.Contains(c.sides[0].settings, "admin_secret") || strings.Contains(c.sides[1].settings, "admin_secret") {
+		t.Errorf("only side A's nodes serve profiles to the bench: settings %q and %q", c.sides[0].settings, c.sides[1].settings)
+	}
+	for _, args := range [][]string{
+		{"--cpu-profile", "prof", "--profile-for", "500ms"},
+		{"--cpu-profile", "prof", "--window", "10s", "--warmup", "3s", "--profile-for", "8s"},
+	} {
+		if _, err := parseThroughput(args, io.Discard); err == nil {
+			t.Errorf("parseThroughput(%q) accepted", args)
+		}
+	}
+}

@@ -64,6 +64,10 @@ func (s *abSide) drive(ctx context.Context, cfg throughputConfig) windowResult {
 	t := &windowTally{countFrom: began.Add(cfg.warmup), end: began.Add(cfg.window)}
 	slots := make(chan struct{}, cfg.inFlight)
 	var wg conc.WaitGroup
+	if cfg.profile != "" && s.name == cfg.sides[0].name && !s.profiled {
+		s.profiled = true
+		wg.Go(func() { s.profileWindow(ctx, cfg) })
+	}
 	for ctx.Err() == nil && time.Now().Before(t.end) {
 		slots <- struct{}{}
 		started := time.Now()
@@ -79,8 +83,20 @@ func (s *abSide) drive(ctx context.Context, cfg throughputConfig) windowResult {
 	t.res.rate = float64(t.counted) / (cfg.window - cfg.warmup).Seconds()
 	t.res.confirmed = len(t.confirmed)
 	t.res.lost = s.col.awaitAll(ctx, t.confirmed, time.Now().Add(time.Minute))
-	s.col.awaitAcks(ctx, time.Now().Add(10*time.Second))
+	s.col.awaitSettled(ctx, s.sub, benchQueue, time.Now().Add(10*time.Second))
 	return t.res
+}
+
+// profileWindow records the CPU profiles of the side's nodes and of this
+// process (its publishing and subscribing clients) from the end of the
+// window's warmup, for cfg.profileFor.
+func (s *abSide) profileWindow(ctx context.Context, cfg throughputConfig) {
+	if sleep(ctx, cfg.warmup) != nil {
+		return
+	}
+	nodes := profileCluster(ctx, s.cl, cfg.profile, "publish", cfg.profileFor)
+	profileSelf(cfg.profile, "publish", cfg.profileFor)()
+	nodes.Wait()
 }
 
 // summary describes a window in a line.

@@ -224,6 +224,12 @@ type collector struct {
 	// start of its publish to the handler's call.
 	stamped  bool
 	endToEnd []time.Duration
+	// fire says the collector acks with Ack, handing each ack to the
+	// client without waiting for its outcome (as a JetStream consumer's
+	// Ack does), rather than with AckSync on a goroutine per delivery;
+	// acked and ackFailed then stay zero, and awaitSettled asks the
+	// queue's owner instead.
+	fire bool
 }
 
 // deliveryCounts is what a collector has seen so far.
@@ -248,6 +254,12 @@ func subscribeStamped(ctx context.Context, c *client.Client, queue string) *coll
 	return subscribeCollector(ctx, c, queue, &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1), stamped: true})
 }
 
+// subscribeFiring is subscribe with acks handed over by Ack, whose
+// outcomes nobody waits for.
+func subscribeFiring(ctx context.Context, c *client.Client, queue string) *collector {
+	return subscribeCollector(ctx, c, queue, &collector{got: make(map[client.MessageID]bool), wake: make(chan struct{}, 1), fire: true})
+}
+
 func subscribeCollector(ctx context.Context, c *client.Client, queue string, col *collector) *collector {
 	go func() {
 		_, err := c.Subscribe(ctx, queue, col.handle, client.WithWindow(512), client.WithLease(10*time.Second))
@@ -269,6 +281,12 @@ func (col *collector) handle(ctx context.Context, d *client.Delivery) {
 	}
 	// Acks go out without holding up the next delivery. A lost ack only
 	// means a redelivery, which the collector absorbs.
+	if col.fire {
+		if err := d.Ack(ctx); err != nil && ctx.Err() == nil {
+			col.acked1(d.ID, err)
+		}
+		return
+	}
 	go func() {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -362,6 +380,24 @@ func (col *collector) awaitAll(ctx context.Context, want []client.MessageID, dea
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
 		}
+	}
+}
+
+// awaitSettled waits, for a collector that fires its acks, until c has
+// sent every ack handed to it and the queue's owner counts no message
+// ready or leased, or the deadline passes.
+func (col *collector) awaitSettled(ctx context.Context, c *client.Client, queue string, deadline time.Time) {
+	fctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if c.Flush(fctx) != nil {
+		return
+	}
+	for {
+		d, err := c.Depth(fctx, queue)
+		if err == nil && d.Backlog() == 0 || fctx.Err() != nil {
+			return
+		}
+		sleep(fctx, 20*time.Millisecond)
 	}
 }
 
