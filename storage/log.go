@@ -70,7 +70,12 @@ type Log struct {
 	digest    Digest
 	durable   uint64
 	failed    error
-	scratch   []byte
+	// unwritten holds the frames appended to the active segment and not
+	// yet handed to its file: they end at the segment's size. Appends
+	// gather here and go out in one write when a sync starts, a read
+	// needs them, the segment rolls or they pass writeBehindMax, so a
+	// group commit costs one write rather than one per append (write.go).
+	unwritten []byte
 
 	inflight   *syncBatch
 	syncWanted bool
@@ -296,6 +301,10 @@ func (l *Log) prepareActive() error {
 
 // startSegment creates a pending segment for the next record.
 func (l *Log) startSegment(prevLength int64, prevDigest Digest) error {
+	// What the segment before gathered belongs in its file, not this one's.
+	if err := l.writeOut(); err != nil {
+		return err
+	}
 	first := l.lastIndex + 1
 	h := segmentHeader{firstIndex: first, prevLength: prevLength, prevDigest: prevDigest, gen: l.gen}
 	path := l.fs.PathJoin(l.dir, pendingName(first))
@@ -354,9 +363,10 @@ func (l *Log) Append(typ RecordType, body []byte) (uint64, error) {
 	return l.AppendBatch([]Entry{{Type: typ, Body: body}})
 }
 
-// AppendBatch appends records with one write and returns the index of the
-// last. The records are not durable until a sync requested after this call
-// completes.
+// AppendBatch appends records and returns the index of the last. The
+// records reach the segment's file with the next write-out (at the latest
+// when a sync starts) and are not durable until a sync requested after
+// this call completes.
 func (l *Log) AppendBatch(entries []Entry) (uint64, error) {
 	if l.failed != nil {
 		return 0, l.failed
@@ -365,12 +375,7 @@ func (l *Log) AppendBatch(entries []Entry) (uint64, error) {
 		return l.lastIndex, nil
 	}
 	seg := l.active()
-	if seg.file == nil {
-		if err := l.reopenActive(seg); err != nil {
-			return 0, err
-		}
-	}
-	buf := l.scratch[:0]
+	buf := l.unwritten
 	offsets := make([]uint32, 0, len(entries))
 	digest := l.digest
 	for i, e := range entries {
@@ -381,22 +386,23 @@ func (l *Log) AppendBatch(entries []Entry) (uint64, error) {
 			return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrRecordTooLarge, len(e.Body), l.opts.MaxRecordSize)
 		}
 		index := l.lastIndex + 1 + uint64(i)
-		offsets = append(offsets, uint32(seg.size+int64(len(buf))))
+		offsets = append(offsets, uint32(seg.size+int64(len(buf)-len(l.unwritten))))
 		buf = appendFrame(buf, index, e.Type, e.Body, uint32(seg.synced))
 		digest = digest.Next(index, e.Type, e.Body)
 	}
-	if _, err := seg.file.WriteAt(buf, seg.size); err != nil {
-		return 0, l.fail("appending", err)
-	}
-	if cap(buf) <= 1<<20 {
-		l.scratch = buf
-	}
+	added := int64(len(buf) - len(l.unwritten))
+	l.unwritten = buf
 	seg.offsets = append(seg.offsets, offsets...)
-	seg.size += int64(len(buf))
+	seg.size += added
 	seg.endDigest = digest
 	l.digest = digest
 	l.lastIndex += uint64(len(entries))
 	l.markDigest(l.lastIndex, digest)
+	if len(l.unwritten) >= writeBehindMax {
+		if err := l.writeOut(); err != nil {
+			return 0, err
+		}
+	}
 	if seg.size >= l.opts.SegmentSize && !seg.pending {
 		if err := l.startSegment(seg.size, l.digest); err != nil {
 			return 0, err

@@ -68,8 +68,8 @@ func (r *Reader) Next(upTo uint64, maxRecords, maxBytes int) ([]Record, error) {
 		r.buf = make([]byte, end-start)
 	}
 	buf := r.buf[:end-start]
-	if n, err := r.file.ReadAt(buf, start); n < len(buf) {
-		return nil, fmt.Errorf("storage: reading %s at %d: %w", seg.path, start, err)
+	if err := r.l.readAt(seg, r.file, buf, start); err != nil {
+		return nil, err
 	}
 	r.records = r.records[:0]
 	for i := first; i <= last; i++ {

@@ -31,6 +31,9 @@ func (l *Log) RequestSync() {
 		l.syncWanted = true
 		return
 	}
+	if l.writeOut() != nil {
+		return
+	}
 	b := &syncBatch{}
 	for _, seg := range l.segments {
 		if seg.file != nil && (seg.synced < seg.size || seg.pending) {
@@ -216,6 +219,15 @@ func (l *Log) computeDurable() uint64 {
 // wherever the operating system has them; a sync in flight completes
 // unheeded, so a closed log never reports durability again.
 func (l *Log) Close() error {
+	if l.failed == nil && len(l.unwritten) > 0 && len(l.segments) > 0 && l.active().file != nil {
+		// The gathered frames go where written frames go, into the
+		// operating system's cache, as they would have without the
+		// gathering; they were never durable, so a failed write changes
+		// nothing a reader may rely on.
+		seg := l.active()
+		_, _ = seg.file.WriteAt(l.unwritten, seg.size-int64(len(l.unwritten)))
+	}
+	l.unwritten = nil
 	l.inflight = nil
 	// A handle with a sync in flight stays open until that sync is done:
 	// the host may still be using it.

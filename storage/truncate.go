@@ -23,6 +23,10 @@ func (l *Log) TruncateAfter(k uint64) error {
 	if k >= l.lastIndex {
 		return nil
 	}
+	// The cut reads its segment back from the file.
+	if err := l.writeOut(); err != nil {
+		return err
+	}
 	if first := l.FirstIndex(); k+1 < first {
 		return fmt.Errorf("%w: cannot truncate to %d, first retained index is %d", ErrCompacted, k, first)
 	}
