@@ -66,6 +66,23 @@ func ReadFrame(r *bufio.Reader, limit int) ([]byte, error) {
 	return frame, err
 }
 
+// FrameBuffered reports whether r's buffer already holds the whole next
+// frame, so that ReadFrame returns it without waiting on the stream. A
+// reader may hand frames over in batches while this holds, and hand over
+// what it has before it reads a frame that has not fully arrived. A
+// malformed header counts as buffered: ReadFrame reports it at once.
+func FrameBuffered(r *bufio.Reader) bool {
+	if r.Buffered() < wire.HeaderSize {
+		return false
+	}
+	header, err := r.Peek(wire.HeaderSize)
+	if err != nil {
+		return false
+	}
+	n, err := wire.FrameLength(header)
+	return err != nil || r.Buffered() >= n
+}
+
 // firstChunk is the most ReadFrame allocates for a frame before any of
 // its body has arrived.
 const firstChunk = 64 << 10

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"runtime"
 	"testing"
 
@@ -29,5 +30,41 @@ func TestReadFrameGrowsWithTheBody(t *testing.T) {
 	got, err := ReadFrame(bufio.NewReader(bytes.NewReader(whole)), 2<<20)
 	if err != nil || !bytes.Equal(got, whole) {
 		t.Fatalf("a 300 KiB frame read in growing steps: %v", err)
+	}
+}
+
+// FrameBuffered holds only while the next frame has wholly arrived: a
+// reader that batches on it never waits with frames in hand.
+func TestFrameBufferedSeesOnlyWholeFrames(t *testing.T) {
+	frame := wire.Encode(nil, &wire.Ping{Seq: 7})
+	pr, pw := io.Pipe()
+	br := bufio.NewReaderSize(pr, 4096)
+	if FrameBuffered(br) {
+		t.Fatal("an empty buffer holds a frame")
+	}
+	go func() {
+		pw.Write(frame[:wire.HeaderSize+1])
+	}()
+	if _, err := br.Peek(wire.HeaderSize + 1); err != nil {
+		t.Fatal(err)
+	}
+	if FrameBuffered(br) {
+		t.Fatalf("%d of a %d-byte frame count as the whole frame", br.Buffered(), len(frame))
+	}
+	go func() {
+		pw.Write(frame[wire.HeaderSize+1:])
+		pw.Write(frame[:3])
+	}()
+	if _, err := br.Peek(len(frame) + 3); err != nil {
+		t.Fatal(err)
+	}
+	if !FrameBuffered(br) {
+		t.Fatal("a whole buffered frame is not seen")
+	}
+	if _, err := ReadFrame(br, wire.MaxBodySize); err != nil {
+		t.Fatal(err)
+	}
+	if FrameBuffered(br) {
+		t.Fatal("three bytes of the next frame count as a frame")
 	}
 }
