@@ -44,3 +44,16 @@ func TestReportExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHistoryEmptyTraffic(t *testing.T) {
+	c, err := parseHistory(nil, io.Discard)
+	if err != nil || c.emptyTraffic != "touched" {
+		t.Fatalf("parseHistory() = %+v, %v: the empty cluster is touched by default", c, err)
+	}
+	if c, err := parseHistory([]string{"--empty-traffic", "idle"}, io.Discard); err != nil || c.emptyTraffic != "idle" {
+		t.Fatalf("--empty-traffic idle = %+v, %v", c, err)
+	}
+	if _, err := parseHistory([]string{"--empty-traffic", "busy"}, io.Discard); err == nil {
+		t.Error("--empty-traffic busy accepted")
+	}
+}

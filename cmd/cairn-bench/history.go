@@ -22,6 +22,13 @@ type historyConfig struct {
 	nodeBin     string
 	keep        bool
 	logLevel    string // the nodes' log level: info, or debug for the stage breakdown
+	// emptyTraffic is what the empty cluster's queue sees before each
+	// kill: "touched" (a few messages published and settled, so its owner
+	// is as freshly busy as the history cluster's, whose backlog is
+	// published just before the kill) or "idle" (nothing: its owner may
+	// have rested, and a rested owner's successor need not wait out its
+	// grant).
+	emptyTraffic string
 }
 
 // parseHistory parses the history command's flags.
@@ -37,12 +44,15 @@ func parseHistory(args []string, stderr io.Writer) (historyConfig, error) {
 	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
 	fs.BoolVar(&c.keep, "keep", false, "keep both clusters' data and logs, printing where they are")
 	fs.StringVar(&c.logLevel, "log-level", "info", "the nodes' log level: info (as in production) or debug (each cluster's failover stage breakdown, read from the survivors' logs)")
+	fs.StringVar(&c.emptyTraffic, "empty-traffic", "touched", "before each kill of the empty cluster's owner: touched (a few messages published and settled, so the owner is as freshly busy as the history cluster's) or idle (nothing, so the owner may have rested)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	switch {
 	case fs.NArg() > 0:
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case c.emptyTraffic != "touched" && c.emptyTraffic != "idle":
+		return c, fmt.Errorf("--empty-traffic %q: want touched or idle", c.emptyTraffic)
 	case c.trials < 1:
 		return c, fmt.Errorf("--trials %d: need at least one", c.trials)
 	case c.settled < 0 || c.backlog < 0:
@@ -72,6 +82,7 @@ type longCluster struct {
 	cl       *cluster
 	te       *trialEnv
 	backlog  int
+	touch    int // messages published and settled just before each kill
 	setup    *client.Client
 	results  []trialResult
 	restarts []restartResult
@@ -108,15 +119,18 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return rep.failed(err)
 	}
 	fmt.Fprintf(stdout, "cairn-bench history: two clusters of 3 cairn-node processes on loopback (%s, %s logs, checkpoints %s), "+
-		"one majority queue each. empty: no history, no backlog. history: %d x %d B published and acked first, then %d left unconsumed before each kill. "+
+		"one majority queue each. empty: no history, no backlog (%s before each kill). history: %d x %d B published and acked first, then %d left unconsumed before each kill. "+
 		"%d rounds; each round kills the owner of each cluster in turn (SIGKILL; fresh subscriber and probe publisher at the kill), "+
 		"waits until every confirmed message is delivered, then restarts the killed node and waits until it has caught up as a follower; "+
-		"timeout %v; %d CPUs\n", bin, cfg.logLevel, cfg.checkpoints, cfg.settled, payloadSize, cfg.backlog, cfg.trials, cfg.timeout, runtime.NumCPU())
+		"timeout %v; %d CPUs\n", bin, cfg.logLevel, cfg.checkpoints, cfg.emptyTraffic, cfg.settled, payloadSize, cfg.backlog, cfg.trials, cfg.timeout, runtime.NumCPU())
 	empty, err := startLong(ctx, "empty", bin, tmp, cfg, 0)
 	if err != nil {
 		return rep.failed(err)
 	}
 	defer empty.close()
+	if cfg.emptyTraffic == "touched" {
+		empty.touch = touchMessages
+	}
 	hist, err := startLong(ctx, "history", bin, tmp, cfg, cfg.backlog)
 	if err != nil {
 		return rep.failed(err)

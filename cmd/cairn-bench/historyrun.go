@@ -108,6 +108,11 @@ func (lc *longCluster) round(ctx context.Context, bin string) (trialResult, rest
 	if lc.backlog > 0 {
 		o = publishBacklog(ctx, lc.setup, benchQueue, lc.backlog, 512)
 	}
+	if lc.touch > 0 {
+		if err := touchQueue(ctx, lc.setup, lc.touch); err != nil {
+			return trialResult{failure: err.Error()}, restartResult{failure: "no node was killed"}
+		}
+	}
 	// A killed process's sockets are reset only once the kernel has
 	// taken back its memory (about 35 ms for 300 MB here), so the
 	// survivors learn of the kill later from a bigger process.
@@ -129,6 +134,34 @@ func (lc *longCluster) round(ctx context.Context, bin string) (trialResult, rest
 	lc.results = append(lc.results, res)
 	lc.restarts = append(lc.restarts, rr)
 	return res, rr
+}
+
+// touchMessages is how many messages the empty cluster's queue takes and
+// settles just before each kill, when its traffic is "touched".
+const touchMessages = 16
+
+// touchQueue publishes n messages and settles them, leaving the queue as
+// empty as it was, with its owner as freshly busy as one that just took
+// a backlog.
+func touchQueue(ctx context.Context, c *client.Client, n int) error {
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if o := publishBacklog(tctx, c, benchQueue, n, n); o.refused+o.unknown > 0 {
+		return fmt.Errorf("touching the empty queue: %d of %d publishes not confirmed", o.refused+o.unknown, n)
+	}
+	for settled := 0; settled < n; {
+		ds, err := c.Fetch(tctx, benchQueue, n-settled, time.Second)
+		if err != nil {
+			return fmt.Errorf("touching the empty queue: %w", err)
+		}
+		for _, d := range ds {
+			if err := d.AckSync(tctx); err != nil {
+				return fmt.Errorf("touching the empty queue: %w", err)
+			}
+			settled++
+		}
+	}
+	return nil
 }
 
 // restart starts m again and measures how long it takes to answer health
