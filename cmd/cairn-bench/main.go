@@ -15,11 +15,13 @@
 // kills the leader of its own stream in turn, and the report gives the
 // peer's times as ratios of cairn's.
 //
-//	cairn-bench history [--settled 1000000] [--backlog 10000] [--trials 30] [--checkpoints on|off] [--node-bin PATH] [--keep]
+//	cairn-bench history [--settled 1000000] [--backlog 10000] [--trials 30] [--checkpoints on|off] [--empty-traffic touched|idle] [--node-bin PATH] [--keep]
 //
 // history runs two long-lived three-node clusters side by side: one whose
 // queue is empty and one whose queue first carried a long settled history
-// and then holds a backlog before every kill. Each round kills the owner
+// and then holds a backlog before every kill. The empty queue takes and
+// settles a few messages before each kill, so both owners are as freshly
+// busy (unless --empty-traffic idle). Each round kills the owner
 // of each cluster in turn, measures the recovery as failover does,
 // restarts the killed node and measures how long it takes to catch up;
 // the report gives both distributions and their ratios.
@@ -105,8 +107,8 @@ commands:
             empty queue and one whose queue carried a long settled history and
             holds a backlog, restart each killed node, and report both
             recoveries, their ratios and the restart times: [--settled 1000000]
-            [--backlog 10000] [--trials 30] [--checkpoints on|off] [--node-bin PATH]
-            [--keep] (run "cairn-bench history -h" for every flag)
+            [--backlog 10000] [--trials 30] [--checkpoints on|off]
+            [--empty-traffic touched|idle] [--node-bin PATH] [--keep] (run "cairn-bench history -h" for every flag)
   throughput drive two clusters in turn (side A and side B: a node binary and
             configuration lines each) with pipelined publishes and an acking
             subscriber, and report each side's throughput and confirm latency
