@@ -224,8 +224,7 @@ func (l *Log) Close() error {
 		// operating system's cache, as they would have without the
 		// gathering; they were never durable, so a failed write changes
 		// nothing a reader may rely on.
-		seg := l.active()
-		_, _ = seg.file.WriteAt(l.unwritten, seg.size-int64(len(l.unwritten)))
+		_ = l.writeGathered(l.active())
 	}
 	l.unwritten = nil
 	l.inflight = nil

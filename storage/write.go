@@ -1,6 +1,10 @@
 package storage
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // writeBehindMax is how many bytes of appended frames the log gathers
 // before it writes them out without waiting for a sync to start. Under
@@ -28,7 +32,7 @@ func (l *Log) writeOut() error {
 			return err
 		}
 	}
-	if _, err := seg.file.WriteAt(l.unwritten, seg.size-int64(len(l.unwritten))); err != nil {
+	if err := l.writeGathered(seg); err != nil {
 		return l.fail("appending", err)
 	}
 	if cap(l.unwritten) <= writeBehindKeep {
@@ -39,12 +43,17 @@ func (l *Log) writeOut() error {
 	return nil
 }
 
+// writeGathered writes the gathered frames where they belong in seg, the
+// active segment.
+func (l *Log) writeGathered(seg *segment) error {
+	_, err := seg.file.WriteAt(l.unwritten, seg.size-int64(len(l.unwritten)))
+	return err
+}
+
 // readAt fills buf with seg's bytes from off: from the frames still
 // gathered in memory when they hold all of it, from file otherwise (after
 // writing out gathered frames the read reaches into).
-func (l *Log) readAt(seg *segment, file interface {
-	ReadAt(p []byte, off int64) (int, error)
-}, buf []byte, off int64) error {
+func (l *Log) readAt(seg *segment, file vfs.File, buf []byte, off int64) error {
 	if seg == l.active() && len(l.unwritten) > 0 {
 		written := seg.size - int64(len(l.unwritten))
 		if off >= written {
