@@ -200,6 +200,10 @@ const (
 	// partition keeps it from hearing that a newer owner took its queue it
 	// goes on saying it serves, and answers clients.
 	RestKeepsGrant = "rest-keeps-grant"
+	// SyncSkipsWriteOut: a log starts a sync without first writing out
+	// the frames it gathered in memory, and counts them durable once the
+	// sync completes, though the file never held them.
+	SyncSkipsWriteOut = "sync-skips-write-out"
 )
 
 // All lists every planted bug.
@@ -211,7 +215,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
-	OutwaitServesClients, RestKeepsGrant}
+	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
