@@ -255,6 +255,7 @@ func (o *ownerState) finishOpening() {
 	}
 	o.activationWaits = false
 	o.opening = 0
+	o.activeUnsaid = false // this opening says it serves itself, just below
 	r.becomeOwner("a quorum holds its epoch marker")
 	r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
 	o.pump()

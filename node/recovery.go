@@ -270,6 +270,12 @@ func (o *ownerState) activateRecovered(a recovery.Activate) {
 	}
 	o.policy = a.Policy
 	o.commit = max(o.commit, a.Marker)
+	// An earlier epoch's unsaid start is moot: this activation says it
+	// serves on its own, once its outwait is over (admitClients). Left
+	// set, the first answer of the quorum would say it for this epoch
+	// while it still outwaits, and again when the outwait ends (seed
+	// 622915 of the long sweep).
+	o.activeUnsaid = false
 	o.startHold(a.HoldUntil, a.Marker)
 	o.takeDeliveryCounts(o.carriedCounts)
 	o.carriedCounts = nil

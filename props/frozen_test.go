@@ -96,3 +96,53 @@ func TestConvergenceForgivesTheDigestOfALogARotEmptied(t *testing.T) {
 		}
 	}
 }
+
+// The final owner of an idle queue lost its only record to a rot no read
+// met, so its log reads back empty (seed 634238 of the long sweep): the
+// queue's history is then a replica no rot struck, and the rotted owner
+// is judged against it, as a rotted replica is. With no rot the owner's
+// log stands, even beside a replica that reaches further, and a node the
+// cluster removed is never taken.
+func TestFinalLogsPassOverARottedOwner(t *testing.T) {
+	mark := node.LogEntry{Index: 1, Type: "epoch-mark", Epoch: 1}
+	ckpt := &node.CheckpointDump{Cut: 1, CutEpoch: 1}
+	full := node.ReplicaDump{Queue: "q", Entries: []node.LogEntry{mark}, Checkpoint: ckpt, Digest: storage.Digest{1}}
+	longer := node.ReplicaDump{Queue: "q", Entries: []node.LogEntry{mark, {Index: 2, Type: "publish", Epoch: 1}}, Digest: storage.Digest{2}}
+	emptied := node.ReplicaDump{Queue: "q", Checkpoint: ckpt}
+	history := func(rot bool, removed ...node.NodeID) *sim.History {
+		h := &sim.History{
+			NodeEvents: []sim.NodeEvent{{Node: 5, Name: event.QueueActive, Queue: "q", Epoch: 1}},
+			Final: map[node.NodeID][]node.ReplicaDump{
+				1: {full}, 2: {full}, 3: {longer}, 5: {emptied},
+			},
+			Removed: make(map[node.NodeID]time.Duration),
+		}
+		if rot {
+			h.NodeEvents = append(h.NodeEvents, sim.NodeEvent{At: time.Second, Node: 5, Name: sim.EventRot, Queue: "q"})
+		}
+		for _, id := range removed {
+			h.Removed[id] = time.Second
+		}
+		return h
+	}
+	for _, c := range []struct {
+		name string
+		h    *sim.History
+		want node.NodeID
+	}{
+		{"no rot", history(false), 5},
+		{"owner rotted", history(true), 3},
+		{"owner rotted, furthest removed", history(true, 3), 1},
+	} {
+		if got := finalLogs(c.h)["q"]; got != c.want {
+			t.Errorf("%s: finalLogs took %s, want %s", c.name, got, c.want)
+		}
+	}
+	reps := map[node.NodeID]node.ReplicaDump{1: full, 2: full, 5: emptied}
+	if v := compareReplicas("q", 1, reps, nil, map[node.NodeID]bool{5: true}, nil); len(v) != 0 {
+		t.Errorf("the rotted owner's emptied log was judged against the history: %v", v)
+	}
+	if v := compareReplicas("q", 5, reps, nil, map[node.NodeID]bool{5: true}, nil); len(v) == 0 {
+		t.Errorf("taking the emptied log as the history should fail convergence, as seed 634238 did")
+	}
+}

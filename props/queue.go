@@ -58,19 +58,27 @@ func finalOwners(h *sim.History) map[string]node.NodeID {
 
 // finalLogs names, per queue, the replica whose log the checkers take as
 // the queue's history at the end: the final owner's, unless a rot fault
-// broke that replica where no read met it (the owner went on serving
-// from what it had read before, unaware, and what a power loss leaves of
-// its log reads as damage). Then it is the readable replica that reaches
-// furthest; a restart would have failed the queue over to one of those.
+// struck that replica. The owner may never have read what decayed (it
+// went on serving from what it had read before, unaware), and what is
+// left on its disk then reads as damage, or, when the decayed record was
+// the last, as a torn tail: the log reads clean but short, even empty
+// (seed 634238 of the long sweep: the owner of an idle queue lost its
+// only record to a rot and its log read empty). The history is then the
+// readable replica, of those no rot struck, that reaches furthest; a
+// restart would have failed the queue over to one of those. Only when
+// none is readable does the rotted owner's log stand.
 func finalLogs(h *sim.History) map[string]node.NodeID {
 	logs := finalOwners(h)
 	rotted := nodesByEvent(h, sim.EventRot)
 	for _, q := range slices.Sorted(maps.Keys(logs)) {
-		if owner := logs[q]; !rotted[q][owner] || readable(h, owner, q) {
+		if owner := logs[q]; !rotted[q][owner] {
 			continue
 		}
 		var best uint64
 		for _, id := range sortedNodes(h.Final) {
+			if _, gone := h.Removed[id]; gone {
+				continue // the cluster let it go: nothing kept its replica current
+			}
 			for _, r := range h.Final[id] {
 				if r.Queue == q && r.Err == nil && !rotted[q][id] && lastIndex(r) > best {
 					logs[q], best = id, lastIndex(r)
@@ -79,17 +87,6 @@ func finalLogs(h *sim.History) map[string]node.NodeID {
 		}
 	}
 	return logs
-}
-
-// readable reports whether node id's final replica of q reads without
-// error.
-func readable(h *sim.History, id node.NodeID, q string) bool {
-	for _, r := range h.Final[id] {
-		if r.Queue == q {
-			return r.Err == nil
-		}
-	}
-	return false
 }
 
 func newIndex(h *sim.History) *index {
