@@ -120,8 +120,11 @@ func (conn *nodeConn) close() {
 // while it holds others, so batching adds no delay.
 func (c *Client) readLoop(conn *nodeConn) {
 	var batch []wire.Message
+	// Each frame is decoded, into memory of its own, before the next is
+	// read, so all are read into one buffer.
+	scratch := make([]byte, readScratchSize)
 	for {
-		frame, err := session.ReadFrame(conn.br, wire.MaxBodySize)
+		frame, err := session.ReadFrameInto(conn.br, wire.MaxBodySize, scratch)
 		if err == nil {
 			var m wire.Message
 			if m, err = wire.Decode(frame); err == nil {
@@ -143,6 +146,10 @@ func (c *Client) readLoop(conn *nodeConn) {
 
 // readBatchMax bounds the frames a reader hands the loop at once.
 const readBatchMax = 128
+
+// readScratchSize is the buffer the reader reads frames into; larger
+// frames get memory of their own.
+const readScratchSize = 64 << 10
 
 // handOver gives the loop the messages read from conn, in order.
 func (c *Client) handOver(conn *nodeConn, msgs []wire.Message) {

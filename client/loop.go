@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client/core"
+	"github.com/cairnmq/cairn/session"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -98,7 +99,7 @@ func (c *Client) sendTo(to uint32, m wire.Message) {
 		c.core.OnDisconnect(time.Now(), to)
 		return
 	}
-	frame := wire.Encode(nil, m)
+	frame := wire.Encode(session.FrameBuffer(), m)
 	if e.conn != nil {
 		c.enqueue(e, frame)
 		return

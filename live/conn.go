@@ -138,8 +138,11 @@ func (c *frameConn) serve(accept func(wire.Message) error) {
 }
 
 func (c *frameConn) readLoop(accept func(wire.Message) error) {
+	// Frames are read into one buffer, each decoded (into memory of its
+	// own) before the next is read.
+	scratch := make([]byte, readScratchSize)
 	for {
-		frame, err := c.readFrame()
+		frame, err := c.readFrame(scratch)
 		if err != nil {
 			reason, level := classifyReadError(err)
 			c.close(reason, level, err)
@@ -159,6 +162,12 @@ func (c *frameConn) readLoop(accept func(wire.Message) error) {
 	}
 }
 
+// readScratchSize is the buffer a connection reads frames into: every
+// frame up to it (deliveries, publishes and acks of payloads up to tens of
+// kilobytes, every control frame) is read without an allocation of its
+// own; larger ones get their own memory.
+const readScratchSize = 64 << 10
+
 // Errors for connections closed by a read bound.
 var (
 	errIdle    = errors.New("no frame began within the idle timeout")
@@ -169,7 +178,7 @@ var (
 // frame must begin within idleTimeout and, once begun, arrive whole
 // within frameTimeout. A sender that stalls in mid-frame so holds the
 // frame's memory for a bounded time only.
-func (c *frameConn) readFrame() ([]byte, error) {
+func (c *frameConn) readFrame(scratch []byte) ([]byte, error) {
 	c.nc.SetReadDeadline(deadline(c.idleTimeout))
 	if _, err := c.br.Peek(1); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -178,7 +187,7 @@ func (c *frameConn) readFrame() ([]byte, error) {
 		return nil, err
 	}
 	c.nc.SetReadDeadline(deadline(c.frameTimeout))
-	frame, err := session.ReadFrame(c.br, c.limit)
+	frame, err := session.ReadFrameInto(c.br, c.limit, scratch)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil, fmt.Errorf("%w: %v", errStalled, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/session"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,10 +79,10 @@ func (e *env) Send(to node.NodeID, m wire.Message) {
 		return
 	}
 	if isControl(m) {
-		fc.enqueueFirst(wire.Encode(nil, m))
+		fc.enqueueFirst(wire.Encode(session.FrameBuffer(), m))
 		return
 	}
-	fc.enqueue(wire.Encode(nil, m))
+	fc.enqueue(wire.Encode(session.FrameBuffer(), m))
 }
 
 // Reply implements node.Env. A reply to a connection that has closed is
@@ -96,7 +97,7 @@ func (e *env) Reply(conn node.ConnID, m wire.Message) {
 		return
 	}
 	e.r.traffic.reply(m)
-	fc.enqueue(wire.Encode(nil, m))
+	fc.enqueue(wire.Encode(session.FrameBuffer(), m))
 }
 
 // FS implements node.Env: the OS file system, whose removals under

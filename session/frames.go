@@ -45,6 +45,14 @@ var (
 // between frames yields io.EOF; one that ends inside a frame yields
 // ErrTruncated.
 func ReadFrame(r *bufio.Reader, limit int) ([]byte, error) {
+	return ReadFrameInto(r, limit, nil)
+}
+
+// ReadFrameInto is ReadFrame reading into buf's memory when the frame
+// fits its capacity, so a reader that decodes each frame before it reads
+// the next (wire.Decode never aliases the frame) allocates nothing per
+// frame. The frame returned is valid until buf's memory is used again.
+func ReadFrameInto(r *bufio.Reader, limit int, buf []byte) ([]byte, error) {
 	var header [wire.HeaderSize]byte
 	if _, err := io.ReadFull(r, header[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -59,7 +67,14 @@ func ReadFrame(r *bufio.Reader, limit int) ([]byte, error) {
 	if body := n - wire.HeaderSize; body > limit {
 		return nil, fmt.Errorf("%w: %d bytes announced, limit %d", ErrFrameTooLarge, body, limit)
 	}
-	frame, err := readBody(r, header[:], n)
+	var frame []byte
+	if n <= cap(buf) {
+		frame = buf[:n]
+		copy(frame, header[:])
+		_, err = io.ReadFull(r, frame[wire.HeaderSize:])
+	} else {
+		frame, err = readBody(r, header[:], n)
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("%w: body of %d bytes", ErrTruncated, n-wire.HeaderSize)
 	}

@@ -68,3 +68,36 @@ func TestFrameBufferedSeesOnlyWholeFrames(t *testing.T) {
 		t.Fatal("three bytes of the next frame count as a frame")
 	}
 }
+
+// TestReadFrameIntoReusesItsBuffer reads frames that fit a scratch
+// buffer into it, one after the other, and a larger one into memory of
+// its own; a frame cut off inside the scratch is still reported as
+// truncated.
+func TestReadFrameIntoReusesItsBuffer(t *testing.T) {
+	small := wire.Encode(nil, &wire.Publish{ReqID: 1, Queue: "q", Payload: []byte("first")})
+	other := wire.Encode(nil, &wire.Publish{ReqID: 2, Queue: "q", Payload: []byte("second one")})
+	large := wire.Encode(nil, &wire.Publish{ReqID: 3, Queue: "q", Payload: bytes.Repeat([]byte("x"), 4<<10)})
+	var in []byte
+	for _, f := range [][]byte{small, other, large} {
+		in = append(in, f...)
+	}
+	in = append(in, small[:len(small)-2]...)
+	r := bufio.NewReader(bytes.NewReader(in))
+	scratch := make([]byte, 1<<10)
+	for i, want := range [][]byte{small, other, large} {
+		got, err := ReadFrameInto(r, 1<<20, scratch)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("frame %d reads back as %x, want %x", i, got, want)
+		}
+		inScratch := len(got) > 0 && &got[0] == &scratch[0]
+		if fits := len(want) <= cap(scratch); inScratch != fits {
+			t.Fatalf("frame %d of %d bytes: read into the scratch %v, want %v", i, len(want), inScratch, fits)
+		}
+	}
+	if _, err := ReadFrameInto(r, 1<<20, scratch); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("a frame cut off inside the scratch: %v, want ErrTruncated", err)
+	}
+}

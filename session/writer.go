@@ -21,7 +21,8 @@ const writeBuffer = 64 << 10
 // flushed once, so one system call carries as much as is ready; a batch
 // that takes longer than timeout fails. onFrame, when not nil, is called
 // for every frame written. Nodes and clients run it on a goroutine of its
-// own per connection.
+// own per connection. A frame belongs to the writer once it is queued:
+// the writer hands its buffer back for reuse (FrameBuffer) when written.
 func WriteFrames(w DeadlineWriter, out <-chan []byte, closing <-chan struct{}, timeout time.Duration, onFrame func()) error {
 	return WriteFramesFirst(w, nil, out, closing, timeout, onFrame)
 }
@@ -59,6 +60,7 @@ func writeBatch(w DeadlineWriter, bw *bufio.Writer, first, out <-chan []byte, fr
 		if _, err := bw.Write(frame); err != nil {
 			return err
 		}
+		releaseFrame(frame)
 		if onFrame != nil {
 			onFrame()
 		}
