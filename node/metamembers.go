@@ -37,7 +37,7 @@ func (m *metaNode) startJoining(done func()) {
 	m.state = newMetaState(m.n.cfg.Detection)
 	m.conf = &pb.ConfState{}
 	m.logDir = "log.1"
-	m.ms = raft.NewMemoryStorage()
+	m.ms, m.snapMembers = raft.NewMemoryStorage(), nil
 	var err error
 	if m.log, err = m.openLog(1); err != nil {
 		m.n.env.Halt(fmt.Sprintf("opening the metadata log to join: %v", err))
@@ -138,14 +138,24 @@ func (m *metaNode) emitMembership(c command, res result) {
 // until the next periodic snapshot the leader would resend the old one
 // without end and the new member would never catch up.
 func (m *metaNode) snapshotMissesMember() bool {
-	s, err := m.ms.Snapshot()
-	if err != nil {
-		return false
+	if m.snapMembers == nil {
+		s, err := m.ms.Snapshot()
+		if err != nil {
+			return false
+		}
+		cs := s.GetMetadata().GetConfState()
+		m.snapMembers = append(slices.Clone(cs.GetVoters()), cs.GetLearners()...)
+		if m.snapMembers == nil {
+			m.snapMembers = []uint64{} // read, and empty: a storage with no snapshot yet
+		}
 	}
-	cs := s.GetMetadata().GetConfState()
-	have := append(slices.Clone(cs.GetVoters()), cs.GetLearners()...)
-	for _, id := range append(slices.Clone(m.conf.GetVoters()), m.conf.GetLearners()...) {
-		if !slices.Contains(have, id) {
+	for _, id := range m.conf.GetVoters() {
+		if !slices.Contains(m.snapMembers, id) {
+			return true
+		}
+	}
+	for _, id := range m.conf.GetLearners() {
+		if !slices.Contains(m.snapMembers, id) {
 			return true
 		}
 	}

@@ -116,6 +116,7 @@ func (m *metaNode) persistSnapshot(rd raft.Ready, next func()) {
 				return
 			}
 			m.ms.ApplySnapshot(s)
+			m.snapMembers = nil
 			m.adoptSnapshotState(state, s)
 			old.Close()
 			fs.RemoveAll(fs.PathJoin(m.n.metaDir(), oldDir))
@@ -275,6 +276,7 @@ func (m *metaNode) maybeSnapshot() {
 	if err != nil {
 		return // raft already holds a newer snapshot
 	}
+	m.snapMembers = nil
 	m.snapIdx = applied
 	m.writeSnapshot(s, func() {
 		if applied > metaKeepEntries {
