@@ -108,7 +108,7 @@ func (iq *installedQuorum) check(w *sim.World, e event.Event) {
 // reports whether its history (its log, or the checkpoint an empty log
 // goes on from) reaches epoch.
 func holdsEpoch(w *sim.World, i int, queue string, inc, epoch uint64) bool {
-	d, ok := node.DumpReplica(w.DurableFS(i), "", queue, inc, 256, 1<<20)
+	d, ok := node.DumpReplicaTail(w.DurableFS(i), "", queue, inc)
 	if !ok {
 		return false
 	}
