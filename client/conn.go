@@ -147,9 +147,10 @@ func (c *Client) readLoop(conn *nodeConn) {
 // readBatchMax bounds the frames a reader hands the loop at once.
 const readBatchMax = 128
 
-// readScratchSize is the buffer the reader reads frames into; larger
-// frames get memory of their own.
-const readScratchSize = 64 << 10
+// readScratchSize is the buffer the reader reads frames into (a
+// delivery of a payload up to about 16 KiB fits); larger frames get
+// memory of their own.
+const readScratchSize = 16 << 10
 
 // handOver gives the loop the messages read from conn, in order.
 func (c *Client) handOver(conn *nodeConn, msgs []wire.Message) {

@@ -163,10 +163,12 @@ func (c *frameConn) readLoop(accept func(wire.Message) error) {
 }
 
 // readScratchSize is the buffer a connection reads frames into: every
-// frame up to it (deliveries, publishes and acks of payloads up to tens of
-// kilobytes, every control frame) is read without an allocation of its
-// own; larger ones get their own memory.
-const readScratchSize = 64 << 10
+// frame up to it (publishes and deliveries of payloads up to a few
+// kilobytes, acks, every control frame) is read without an allocation of
+// its own; larger ones (pages of records, big payloads) get their own
+// memory. It is small because a node may hold thousands of client
+// connections, each with its 64 KiB read and write buffers already.
+const readScratchSize = 8 << 10
 
 // Errors for connections closed by a read bound.
 var (
