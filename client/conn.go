@@ -121,13 +121,15 @@ func (conn *nodeConn) close() {
 func (c *Client) readLoop(conn *nodeConn) {
 	var batch []wire.Message
 	// Each frame is decoded, into memory of its own, before the next is
-	// read, so all are read into one buffer.
-	scratch := make([]byte, readScratchSize)
+	// read, so all are read into one buffer, which grows to the largest
+	// frame seen up to readScratchMax.
+	var scratch []byte
 	for {
 		frame, err := session.ReadFrameInto(conn.br, wire.MaxBodySize, scratch)
 		if err == nil {
 			var m wire.Message
 			if m, err = wire.Decode(frame); err == nil {
+				scratch = session.NextScratch(scratch, frame, readScratchMax)
 				batch = append(batch, m)
 				if len(batch) < readBatchMax && session.FrameBuffered(conn.br) {
 					continue
@@ -147,10 +149,9 @@ func (c *Client) readLoop(conn *nodeConn) {
 // readBatchMax bounds the frames a reader hands the loop at once.
 const readBatchMax = 128
 
-// readScratchSize is the buffer the reader reads frames into (a
-// delivery of a payload up to about 16 KiB fits); larger frames get
-// memory of their own.
-const readScratchSize = 16 << 10
+// readScratchMax bounds the buffer the reader reads frames into; larger
+// frames get memory of their own.
+const readScratchMax = 64 << 10
 
 // handOver gives the loop the messages read from conn, in order.
 func (c *Client) handOver(conn *nodeConn, msgs []wire.Message) {

@@ -139,8 +139,9 @@ func (c *frameConn) serve(accept func(wire.Message) error) {
 
 func (c *frameConn) readLoop(accept func(wire.Message) error) {
 	// Frames are read into one buffer, each decoded (into memory of its
-	// own) before the next is read.
-	scratch := make([]byte, readScratchSize)
+	// own) before the next is read; the buffer grows to the largest frame
+	// seen, up to readScratchMax.
+	var scratch []byte
 	for {
 		frame, err := c.readFrame(scratch)
 		if err != nil {
@@ -153,6 +154,7 @@ func (c *frameConn) readLoop(accept func(wire.Message) error) {
 			c.close("malformed", slog.LevelWarn, err)
 			return
 		}
+		scratch = session.NextScratch(scratch, frame, readScratchMax)
 		c.in.Inc()
 		c.bytesIn.Add(float64(len(frame)))
 		if err := accept(m); err != nil {
@@ -162,13 +164,13 @@ func (c *frameConn) readLoop(accept func(wire.Message) error) {
 	}
 }
 
-// readScratchSize is the buffer a connection reads frames into: every
-// frame up to it (publishes and deliveries of payloads up to a few
-// kilobytes, acks, every control frame) is read without an allocation of
-// its own; larger ones (pages of records, big payloads) get their own
-// memory. It is small because a node may hold thousands of client
-// connections, each with its 64 KiB read and write buffers already.
-const readScratchSize = 8 << 10
+// readScratchMax bounds the buffer a connection reads frames into: it
+// grows to the largest frame the connection has carried up to this, so a
+// connection that carries publishes and acks allocates nothing per frame,
+// while the thousands of connections a node may hold, mostly quiet or
+// small, keep small buffers beside their 64 KiB read and write buffers.
+// Larger frames (pages of records, big payloads) get memory of their own.
+const readScratchMax = 64 << 10
 
 // Errors for connections closed by a read bound.
 var (

@@ -81,6 +81,18 @@ func ReadFrameInto(r *bufio.Reader, limit int, buf []byte) ([]byte, error) {
 	return frame, err
 }
 
+// NextScratch returns the buffer to read the next frame into, once frame,
+// read by ReadFrameInto into scratch, is decoded: frame's own memory when
+// it was too large for scratch but not for max. So a reader's buffer grows
+// to the largest frame it has carried, up to max, and a connection that
+// carries only small frames keeps a small one.
+func NextScratch(scratch, frame []byte, max int) []byte {
+	if cap(frame) > cap(scratch) && cap(frame) <= max {
+		return frame[:cap(frame)]
+	}
+	return scratch
+}
+
 // FrameBuffered reports whether r's buffer already holds the whole next
 // frame, so that ReadFrame returns it without waiting on the stream. A
 // reader may hand frames over in batches while this holds, and hand over

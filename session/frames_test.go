@@ -101,3 +101,30 @@ func TestReadFrameIntoReusesItsBuffer(t *testing.T) {
 		t.Fatalf("a frame cut off inside the scratch: %v, want ErrTruncated", err)
 	}
 }
+
+// TestNextScratchGrowsToTheLargestFrameUpToItsBound keeps a reader's
+// buffer as small as the frames it has carried: a frame too large for
+// the buffer becomes the buffer, unless it is larger than the bound, and
+// a smaller frame never shrinks it.
+func TestNextScratchGrowsToTheLargestFrameUpToItsBound(t *testing.T) {
+	const bound = 4 << 10
+	var scratch []byte
+	for i, c := range []struct {
+		payload int
+		grows   bool
+	}{{100, true}, {50, false}, {2 << 10, true}, {8 << 10, false}, {1 << 10, false}} {
+		f := wire.Encode(nil, &wire.Publish{ReqID: uint64(i), Queue: "q", Payload: make([]byte, c.payload)})
+		frame, err := ReadFrameInto(bufio.NewReader(bytes.NewReader(f)), 1<<20, scratch)
+		if err != nil || !bytes.Equal(frame, f) {
+			t.Fatalf("frame %d: %v, or it reads back wrong", i, err)
+		}
+		before := cap(scratch)
+		scratch = NextScratch(scratch, frame, bound)
+		if grew := cap(scratch) > before; grew != c.grows {
+			t.Fatalf("frame %d of %d bytes: the buffer grew from %d to %d, want growth %v", i, len(f), before, cap(scratch), c.grows)
+		}
+		if cap(scratch) > bound {
+			t.Fatalf("frame %d: the buffer grew to %d, past its bound %d", i, cap(scratch), bound)
+		}
+	}
+}
