@@ -105,13 +105,7 @@ func DumpReplicas(fs vfs.FS, dataDir string, pageRecords, pageBytes int) []Repli
 // A checker that asks about one replica while the run goes on reads only
 // that one.
 func DumpReplica(fs vfs.FS, dataDir, queue string, inc uint64, pageRecords, pageBytes int) (d ReplicaDump, ok bool) {
-	dir := fs.PathJoin(dataDir, queuesDir, replicaDirName(queue, inc))
-	if _, err := fs.Stat(dir); err != nil {
-		return ReplicaDump{}, false
-	}
-	d = dumpReplica(fs, dir, queue, pageRecords, pageBytes)
-	d.Incarnation = inc
-	return d, true
+	return dumpOne(fs, dataDir, queue, inc, (*storage.Log).FirstIndex, pageRecords, pageBytes)
 }
 
 // DumpReplicaTail is DumpReplica with only the last entry of the log in
@@ -120,11 +114,18 @@ func DumpReplica(fs vfs.FS, dataDir, queue string, inc uint64, pageRecords, page
 // verifies every frame all the same, so a damaged log fails here as it
 // does in DumpReplica.
 func DumpReplicaTail(fs vfs.FS, dataDir, queue string, inc uint64) (d ReplicaDump, ok bool) {
+	last := func(l *storage.Log) uint64 { return max(l.FirstIndex(), l.LastIndex()) }
+	return dumpOne(fs, dataDir, queue, inc, last, 1, math.MaxInt32)
+}
+
+// dumpOne reads incarnation inc of queue under dataDir, its log from the
+// index from picks on; ok is false when fs holds no such replica.
+func dumpOne(fs vfs.FS, dataDir, queue string, inc uint64, from func(*storage.Log) uint64, pageRecords, pageBytes int) (d ReplicaDump, ok bool) {
 	dir := fs.PathJoin(dataDir, queuesDir, replicaDirName(queue, inc))
 	if _, err := fs.Stat(dir); err != nil {
 		return ReplicaDump{}, false
 	}
-	d = readReplica(fs, dir, queue, func(l *storage.Log) uint64 { return max(l.FirstIndex(), l.LastIndex()) }, 1, 1<<30)
+	d = readReplica(fs, dir, queue, from, pageRecords, pageBytes)
 	d.Incarnation = inc
 	return d, true
 }

@@ -212,17 +212,16 @@ func (wl *Workload) windowForCapacity() uint32 {
 }
 
 // streamWideWindow draws which generated scenarios' consumers subscribe
-// with the Go client's default window.
+// with a wide window (drawWideWindow).
 const streamWideWindow = "wide-window"
 
 // drawWideWindow gives, in an eighth of the generated queue scenarios, the
 // consumers a wide window of 512 (the Go client's default when this was
 // written; 1,024 since) rather than the few drawn with the workload: a
-// subscriber that finds a backlog (a late
-// consumer, or a new owner's resubscribed ones) is then owed more
-// deliveries than one pump of the owner hands out, and the rest must
-// follow at the ends of its turns. It draws from its own stream, so that
-// no other draw moves.
+// subscriber that finds a backlog (a late consumer, or a new owner's
+// resubscribed ones) is then owed more deliveries than one pump of the
+// owner hands out, and the rest must follow at the ends of its turns. It
+// draws from its own stream, so that no other draw moves.
 func drawWideWindow(seed uint64, wl *Workload) {
 	if newStream(seed, streamWideWindow).IntN(8) == 0 {
 		wl.Window = 512
