@@ -18,7 +18,7 @@ import (
 // empty RedrivePolicy then removes it: GetQueueAttributes names none,
 // and a message handed back twice stays in its queue.
 func testSetRedrive(t *testing.T, app *sqs.Client) {
-	ctx := ctxFor(t, 60*time.Second)
+	ctx := ctxFor(t, 150*time.Second)
 	deadURL := createQueue(t, app, "later-dlq")
 	url := createQueue(t, app, "later")
 	dead, err := app.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(deadURL),
@@ -43,13 +43,22 @@ func testSetRedrive(t *testing.T, app *sqs.Client) {
 		}
 		return got.Attributes["RedrivePolicy"]
 	}
+	// receive long-polls until a message comes or 30 s pass. One 3 s
+	// poll was not always enough: on a loaded machine a hand-back and
+	// the move to the dead-letter queue can take longer than that to
+	// commit, and an empty answer then says nothing about the redrive.
 	receive := func(url string) []types.Message {
 		t.Helper()
-		out, err := app.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 3, VisibilityTimeout: 30})
-		if err != nil {
-			t.Fatal(err)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			out, err := app.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 3, VisibilityTimeout: 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Messages) > 0 || time.Now().After(deadline) {
+				return out.Messages
+			}
 		}
-		return out.Messages
 	}
 	handBack := func(m types.Message) {
 		t.Helper()
