@@ -152,7 +152,7 @@ func (s *queueState) applyPurge(index, through uint64, at int64) {
 		}
 	}
 	s.delayed = slices.DeleteFunc(s.delayed, func(m *message) bool { return m.index <= through })
-	if s.deadInHeap > 1024 && s.deadInHeap > len(s.ready)/2 {
+	if s.deadInHeap > 1024 && s.deadInHeap > s.ready.len()/2 {
 		s.compactReady()
 	}
 }

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"container/heap"
 	"fmt"
 	"maps"
 	"slices"
@@ -71,7 +70,7 @@ type queueState struct {
 	// publish older than the window is a new message, and an ack of a
 	// message settled longer ago is refused as not leased.
 	known   knownIDs
-	ready   readyHeap
+	ready   readyQueue
 	delayed []*message // by (readyAt, index)
 	// deadInHeap counts ready-heap entries whose message was settled
 	// while it sat there. A replica that never delivers (a follower's
@@ -370,7 +369,7 @@ func (s *queueState) applySettle(index uint64, r record) {
 	if m.inHeap {
 		m.inHeap = false // the heap drops it lazily, or compactReady does
 		s.deadInHeap++
-		if s.deadInHeap > 1024 && s.deadInHeap > len(s.ready)/2 {
+		if s.deadInHeap > 1024 && s.deadInHeap > s.ready.len()/2 {
 			s.compactReady()
 		}
 	}
@@ -397,23 +396,20 @@ func (s *queueState) applyDeadLetter(index uint64, id wire.MessageID, to string)
 	}
 }
 
-// compactReady drops the dead entries from the ready heap at once. The
+// compactReady drops the dead entries from the ready queue at once. The
 // order messages come out in depends only on their keys, which are
-// unique, so rebuilding the heap changes nothing a replica does.
+// unique, so rebuilding the queue changes nothing a replica does.
 func (s *queueState) compactReady() {
-	live := s.ready[:0]
-	for _, m := range s.ready {
+	s.ready.compact(func(m *message) bool {
 		if !m.inHeap {
-			continue
+			return false
 		}
 		if s.messages[m.id] != m {
 			panic(fmt.Sprintf("node: queue %s holds message %s ready after it left the state", s.name, m.id))
 		}
-		live = append(live, m)
-	}
-	clear(s.ready[len(live):])
-	s.ready = live
-	heap.Init(&s.ready)
+		return true
+	})
+	s.ready.checkOrder(s.name)
 	s.deadInHeap = 0
 }
 
@@ -441,51 +437,33 @@ func (s *queueState) nextDue() (int64, bool) {
 
 func (s *queueState) pushReady(m *message) {
 	if m.inHeap {
-		panic(fmt.Sprintf("node: message %s pushed twice into the ready heap", m.id))
+		panic(fmt.Sprintf("node: message %s pushed twice into the ready queue", m.id))
 	}
 	m.inHeap = true
-	heap.Push(&s.ready, m)
+	s.ready.push(m)
 }
 
-// peekReady returns the first ready message, dropping stale heap entries.
+// peekReady returns the first ready message, dropping stale entries.
 func (s *queueState) peekReady() *message {
-	for s.ready.Len() > 0 {
+	for {
 		// No look in the message map: a drain peeks at every delivery,
 		// and that lookup in a map of the whole backlog was an eighth of
 		// a draining owner's CPU.
-		m := s.ready[0]
-		if m.inHeap {
+		m, _ := s.ready.first()
+		if m == nil || m.inHeap {
 			return m
 		}
-		heap.Pop(&s.ready)
+		s.ready.pop()
 		s.deadInHeap = max(0, s.deadInHeap-1)
 	}
-	return nil
 }
 
 // popReady removes and returns the first ready message.
 func (s *queueState) popReady() *message {
 	m := s.peekReady()
 	if m != nil {
-		heap.Pop(&s.ready)
+		s.ready.pop()
 		m.inHeap = false
 	}
-	return m
-}
-
-// readyHeap is a min-heap of messages by readyKey. Entries whose message
-// left the heap logically (settled, leased) are dropped when they reach
-// the top.
-type readyHeap []*message
-
-func (h readyHeap) Len() int           { return len(h) }
-func (h readyHeap) Less(i, j int) bool { return h[i].key.less(h[j].key) }
-func (h readyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *readyHeap) Push(x any)        { *h = append(*h, x.(*message)) }
-func (h *readyHeap) Pop() any {
-	old := *h
-	m := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
 	return m
 }

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"container/heap"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,13 +63,9 @@ func (s *queueState) clone() *queueState {
 	// The heap keeps only live entries: dead ones are dropped lazily
 	// anyway, and the order messages come out in depends on their unique
 	// keys alone (compactReady).
-	c.ready = make(readyHeap, 0, len(s.ready)-s.deadInHeap)
-	for _, m := range s.ready {
-		if m.inHeap && s.messages[m.id] == m {
-			c.ready = append(c.ready, c.messages[m.id])
-		}
-	}
-	heap.Init(&c.ready)
+	c.ready = s.ready.copyMapped(
+		func(m *message) bool { return m.inHeap && s.messages[m.id] == m },
+		func(m *message) *message { return c.messages[m.id] })
 	c.deadInHeap = 0
 	c.delayed = make([]*message, len(s.delayed))
 	for i, m := range s.delayed {
