@@ -318,6 +318,6 @@ func (n *Node) onDeadLetterReply(_ NodeID, m *wire.DeadLetterReply) {
 		return // answered already
 	}
 	o.moves = slices.Delete(o.moves, i, i+1)
-	o.settling = append(o.settling, pendingSettle{id: m.ID, moved: true})
+	o.settling = append(o.settling, pendingSettle{id: m.ID, msg: o.state.messages[m.ID], moved: true})
 	n.scheduleFlush()
 }

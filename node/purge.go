@@ -140,6 +140,7 @@ func (s *queueState) applyPurge(index, through uint64, at int64) {
 			break
 		}
 		delete(s.messages, m.id)
+		m.gone = true
 		s.messageBytes -= messageSize(m)
 		if m.dead {
 			s.dead-- // a purge ends a move to the dead-letter queue too

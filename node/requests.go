@@ -259,7 +259,7 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	if msg.lease != nil {
 		o.release(msg.lease, false)
 	}
-	o.settleSoon(conn, m.ReqID, m.ID)
+	o.settleSoon(conn, m.ReqID, msg)
 }
 
 // onExtend keeps a delivery leased for longer: the lease runs out For

@@ -51,6 +51,12 @@ type message struct {
 	// to the dead-letter queue (movedin.go); zero in a state decoded from
 	// a checkpoint written before checkpoints kept it.
 	deadIndex uint64
+	// gone says the message left the state (settled or purged), so that
+	// what holds it still (an ack taken this turn) can tell without a
+	// look in the message map. settling marks it while its owner writes
+	// the turn's settles record (turn.go).
+	gone     bool
+	settling bool
 }
 
 // queueState is the deterministic state a queue's log applies to. Every
@@ -357,6 +363,7 @@ func (s *queueState) applySettle(index uint64, r record) {
 		return // already settled, or never published
 	}
 	delete(s.messages, id)
+	m.gone = true
 	s.messageBytes -= messageSize(m)
 	if m.dead {
 		s.dead--

@@ -26,6 +26,10 @@ type pendingSettle struct {
 	conn  ConnID
 	reqID uint64
 	id    wire.MessageID
+	// msg is the message the ack or the move found unsettled, so the end
+	// of the turn need not look it up again in a map of the whole
+	// backlog; nil for a move of a message that was already settled.
+	msg   *message
 	moved bool
 }
 
@@ -63,8 +67,8 @@ func (o *ownerState) replicateSoon() {
 
 // settleSoon takes an ack of an unsettled message whose lease was already
 // released; the record that settles it is written at the end of the turn.
-func (o *ownerState) settleSoon(conn ConnID, reqID uint64, id wire.MessageID) {
-	o.settling = append(o.settling, pendingSettle{conn: conn, reqID: reqID, id: id})
+func (o *ownerState) settleSoon(conn ConnID, reqID uint64, msg *message) {
+	o.settling = append(o.settling, pendingSettle{conn: conn, reqID: reqID, id: msg.id, msg: msg})
 	o.r.n.scheduleFlush()
 }
 
@@ -101,14 +105,21 @@ func (o *ownerState) writeSettles() {
 		}
 		return
 	}
+	// Each message is settled once, however many acks of it the turn
+	// took: the first marks it, and the marks are cleared at the end.
 	ids := make([]wire.MessageID, 0, len(pending))
-	seen := make(map[wire.MessageID]bool, len(pending))
+	msgs := make([]*message, 0, len(pending))
 	for _, p := range pending {
-		if _, live := o.state.messages[p.id]; live && !seen[p.id] {
-			seen[p.id] = true
-			ids = append(ids, p.id)
+		if m := p.msg; m != nil && !m.gone && !m.settling {
+			m.settling = true
+			ids, msgs = append(ids, p.id), append(msgs, m)
 		}
 	}
+	defer func() {
+		for _, m := range msgs {
+			m.settling = false
+		}
+	}()
 	if bugs.Active(bugs.AckBatchDropsOne) && len(ids) > 1 {
 		ids = ids[:len(ids)-1]
 	}
@@ -117,8 +128,8 @@ func (o *ownerState) writeSettles() {
 	// lease before the turn ended. Settling it ends that lease too: left
 	// on its subscription it would never be settled or expire, and would
 	// hold a place in the subscriber's window for good.
-	for _, id := range ids {
-		if l := o.state.messages[id].lease; l != nil {
+	for _, m := range msgs[:len(ids)] {
+		if l := m.lease; l != nil {
 			o.release(l, false)
 		}
 	}
@@ -130,7 +141,7 @@ func (o *ownerState) writeSettles() {
 		if p.moved {
 			continue
 		}
-		if seen[p.id] {
+		if p.msg.settling {
 			o.wait(p.conn, p.reqID, index)
 			continue
 		}
