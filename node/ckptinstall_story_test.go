@@ -112,3 +112,46 @@ func TestALostCheckpointChunkIsSentAgain(t *testing.T) {
 	c.advance(5 * time.Second)
 	c.mustDeliverAll(recoveredOwner(t, c), "orders", 200, "after a chunk was lost and the owner died")
 }
+
+// Checkpoint chunks can outlive the replica they were sent to: the queue
+// is gone from the node, or its replica there was dropped and made anew
+// under another incarnation. A follower that lost its disk is sent the
+// owner's checkpoint; just before the first chunk, it is handed one for a
+// queue it does not hold and a whole, garbled one for another incarnation
+// of its replica. It ignores both, installs the owner's, and loses
+// nothing when the owner dies.
+func TestCheckpointChunksForAnotherReplicaAreIgnored(t *testing.T) {
+	c, owner, lost := chunkedCluster(t)
+	strays := 0
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		m, ok := msg.(*wire.Checkpoint)
+		if !ok || to != lost || m.Offset != 0 || strays > 0 {
+			return true
+		}
+		elsewhere := *m
+		elsewhere.Queue = "elsewhere"
+		garbled := *m
+		garbled.Incarnation++
+		garbled.State = []byte("not a checkpoint of any queue")
+		garbled.Total = uint64(len(garbled.State))
+		l := c.node(lost)
+		for _, stray := range []*wire.Checkpoint{&elsewhere, &garbled} {
+			l.run(func() { l.n.OnMessage(from, stray) })
+			strays++
+		}
+		return true
+	}
+	rejoinEmpty(c, lost)
+	if strays != 2 {
+		t.Fatalf("%d stray checkpoints handed over, want 2", strays)
+	}
+	if c.saw(event.QueueFenced, by(lost)) {
+		t.Fatalf("%s fenced a replica over a checkpoint meant for another; events:\n%v", lost, c.events)
+	}
+	if !c.saw(event.CheckpointInstalled, by(lost), onQueue("orders")) {
+		t.Fatalf("%s never installed the owner's checkpoint; events:\n%v", lost, c.events)
+	}
+	c.node(owner).crash()
+	c.advance(5 * time.Second)
+	c.mustDeliverAll(recoveredOwner(t, c), "orders", 200, "after stray checkpoints and the owner's death")
+}
