@@ -173,3 +173,10 @@ func BaseRolls(n *Node, queue string) (fromTail, fromLog uint64) {
 	r := n.queues[queue]
 	return r.rolled.fromTail, r.rolled.fromLog
 }
+
+// MetaProgress returns, for tests, the metadata term n is in and, when n
+// leads, how far it counts follower's log as matching its own.
+func MetaProgress(n *Node, follower NodeID) (term, match uint64) {
+	st := n.meta.rn.Status()
+	return st.GetTerm(), st.Progress[uint64(follower)].Match
+}

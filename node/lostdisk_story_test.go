@@ -220,3 +220,32 @@ func raftType(t *testing.T, msg wire.Message) raftpb.MessageType {
 	}
 	return m.GetType()
 }
+
+// A follower's report that its log lost entries makes the leader hand the
+// leadership away, since raft never lowers a follower's match; a report
+// the leader's count already agrees with (a copy the network duplicated,
+// or one sent again) changes nothing, and the leadership stays.
+func TestALeaderIgnoresALostLogReportItAlreadyAgreesWith(t *testing.T) {
+	c := newCluster(t)
+	leader := c.leader()
+	c.createQueue("orders", wire.PolicyMajority)
+	follower := node.NodeID(1)
+	if follower == leader {
+		follower = 2
+	}
+	l := c.node(leader)
+	term, match := node.MetaProgress(l.n, follower)
+	if match == 0 {
+		t.Fatalf("%s counts nothing of %s's log matching after a create", leader, follower)
+	}
+	l.run(func() { l.n.OnMessage(follower, &wire.MetaLostLog{Term: term, Last: match, Commit: match}) })
+	c.advance(time.Second)
+	if c.saw(event.MetaFollowerLostLog, by(leader)) || c.leader() != leader {
+		t.Fatalf("a report of a log ending at %s's match %d moved the leadership from %s to %s; events:\n%v", follower, match, leader, c.leader(), c.events)
+	}
+	l.run(func() { l.n.OnMessage(follower, &wire.MetaLostLog{Term: term, Last: match - 1, Commit: match - 1}) })
+	c.advance(time.Second)
+	if !c.saw(event.MetaFollowerLostLog, by(leader)) {
+		t.Fatalf("a report of a log ending below %s's match %d went unheard; events:\n%v", follower, match, c.events)
+	}
+}
