@@ -150,12 +150,13 @@ func Find(name string, src []byte) ([]Site, error) {
 type span struct{ from, to token.Pos }
 
 // plantedSpans lists the code that runs only with a planted bug switched
-// on: the body of an if whose condition requires bugs.Active, and the
-// rest of a function whose first statement after its opening assignments
-// returns unless bugs.Active holds. Mutants there change nothing in the build the sweep judges, so
-// they would only count as survivors nobody can kill. The conditions
-// themselves stay: a mutated one can take the planted branch without the
-// bug.
+// on: the body of an if whose condition requires bugs.Active, the terms
+// such a condition joins to bugs.Active with &&, and the rest of a
+// function whose first statement after its opening assignments returns
+// unless bugs.Active holds. Mutants there change nothing in the build the
+// sweep judges, so they would only count as survivors nobody can kill.
+// The operators that join a condition's terms stay: a mutated one can
+// take the planted branch without the bug.
 func plantedSpans(f *ast.File) []span {
 	var out []span
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -163,6 +164,7 @@ func plantedSpans(f *ast.File) []span {
 		case *ast.IfStmt:
 			if requiresBug(n.Cond) {
 				out = append(out, span{n.Body.Pos(), n.Body.End()})
+				out = append(out, termsBesideBug(n.Cond)...)
 			}
 		case *ast.FuncDecl:
 			if n.Body == nil {
@@ -193,6 +195,24 @@ func requiresBug(cond ast.Expr) bool {
 		return c.Op == token.LAND && (requiresBug(c.X) || requiresBug(c.Y))
 	}
 	return false
+}
+
+// termsBesideBug lists the terms of cond, a condition that requires a
+// planted bug, that && joins to the bug's requirement: whatever a mutant
+// makes of such a term (a comparison's edge, a negation), the condition
+// still holds only with the bug on. The && between them is not listed.
+func termsBesideBug(cond ast.Expr) []span {
+	c, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok || c.Op != token.LAND {
+		return nil
+	}
+	switch {
+	case requiresBug(c.X):
+		return append(termsBesideBug(c.X), span{c.Y.Pos(), c.Y.End()})
+	case requiresBug(c.Y):
+		return append(termsBesideBug(c.Y), span{c.X.Pos(), c.X.End()})
+	}
+	return nil
 }
 
 // returnsUnlessBug reports whether s is `if !bugs.Active(..) || ... {
