@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -319,9 +320,38 @@ func (o *ownerState) park(w waiter) {
 		o.answer(w, wire.StatusOK, 0, "")
 		return
 	}
-	i, _ := slices.BinarySearchFunc(o.waiters, w, func(a, b waiter) int { return int(a.index) - int(b.index) })
+	i, _ := slices.BinarySearchFunc(o.waiters, w, compareWaiters)
 	o.waiters = slices.Insert(o.waiters, i, w)
 }
+
+// parkAll parks ws, requests that all wait for one index, as park would
+// one after another: each goes before those already waiting for that
+// index, so they end up in reverse order. A turn's acks all wait for its
+// settles record, and parking each alone moved every one parked before
+// it (a thousand acks a turn in cairn-bench drain: 4% of the owner's
+// CPU); parkAll moves them once.
+func (o *ownerState) parkAll(ws []waiter) {
+	if len(ws) == 0 {
+		return
+	}
+	if index := ws[0].index; index == 0 || index <= o.commit {
+		for _, w := range ws {
+			o.park(w)
+		}
+		return
+	}
+	for _, w := range ws {
+		if w.index != ws[0].index {
+			panic(fmt.Sprintf("node: queue %s parks requests for indexes %d and %d together", o.r.name, ws[0].index, w.index))
+		}
+	}
+	slices.Reverse(ws)
+	i, _ := slices.BinarySearchFunc(o.waiters, ws[0], compareWaiters)
+	o.waiters = slices.Insert(o.waiters, i, ws...)
+}
+
+// compareWaiters orders waiters by the index they wait for.
+func compareWaiters(a, b waiter) int { return cmp.Compare(a.index, b.index) }
 
 // quorum is how many replicas, the owner included, must hold a record;
 // the recovery core owns the definition, since its seal quorum is derived

@@ -137,12 +137,13 @@ func (o *ownerState) writeSettles() {
 	if len(ids) > 0 {
 		index = o.append(record{typ: recordSettles, ids: ids})
 	}
+	var written []waiter
 	for _, p := range pending {
 		if p.moved {
 			continue
 		}
 		if p.msg.settling {
-			o.wait(p.conn, p.reqID, index)
+			written = append(written, waiter{conn: p.conn, reqID: p.reqID, index: index})
 			continue
 		}
 		// Settled before this turn ended: an ack is idempotent, and its
@@ -153,6 +154,7 @@ func (o *ownerState) writeSettles() {
 		}
 		o.r.n.reply(p.conn, p.reqID, wire.StatusNotLeased, "no unsettled message "+p.id.String())
 	}
+	o.parkAll(written)
 }
 
 // settlingCount counts the distinct messages acked this turn that are
