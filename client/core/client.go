@@ -127,7 +127,7 @@ type Client struct {
 	live     []*operation
 	doneLive int
 	// wakes files the live operations' wake times (wakes.go).
-	wakes wakeHeap
+	wakes wakeQueue
 	// attempts maps every registered ReqID to its attempt.
 	attempts map[uint64]attempt
 

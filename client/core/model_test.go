@@ -358,7 +358,7 @@ func (m *model) checkWakes() {
 		if earliest.IsZero() || at.Before(earliest) {
 			earliest = at
 		}
-		if !slices.ContainsFunc(m.c.wakes, func(e wakeEntry) bool { return e.op == op && e.current() && e.at.Equal(at) }) {
+		if !m.c.wakes.contains(func(e wakeEntry) bool { return e.op == op && e.current() && e.at.Equal(at) }) {
 			m.t.Fatalf("op %d (%s) wakes at %v, and the heap files no current entry for that", op.id, op.phase, at)
 		}
 	}
