@@ -23,7 +23,7 @@ import (
 // exemptions: the production environment lives apart, in live/, and the
 // connection handshake, which needs crypto randomness, in session/.
 var deterministicPatterns = []string{
-	"./node/...", "./wire/...", "./latency/...", "./storage/...", "./netsim/...", "./sim/...", "./props/...", "./trials/...", "./shrink/...", "./client/core/...", "./bugs/...",
+	"./node/...", "./wire/...", "./latency/...", "./storage/...", "./netsim/...", "./sim/...", "./props/...", "./trials/...", "./shrink/...", "./client/core/...", "./bugs/...", "./fifoheap/...",
 	"./event/...",
 }
 

@@ -98,7 +98,7 @@ func TestSettledMessagesLeaveTheReadyHeap(t *testing.T) {
 		s.apply(uint64(2*i+1), record{typ: recordPublish, id: id, payload: []byte("x")})
 		s.apply(uint64(2*i+2), record{typ: recordSettle, id: id})
 	}
-	if n := s.ready.len(); n > 3000 {
+	if n := s.ready.Len(); n > 3000 {
 		t.Fatalf("the ready heap holds %d entries after every message was settled", n)
 	}
 	s.apply(200_001, record{typ: recordPublish, id: wire.MessageID{Producer: 2, Seq: 1}})

@@ -153,7 +153,7 @@ func (s *queueState) applyPurge(index, through uint64, at int64) {
 		}
 	}
 	s.delayed = slices.DeleteFunc(s.delayed, func(m *message) bool { return m.index <= through })
-	if s.deadInHeap > 1024 && s.deadInHeap > s.ready.len()/2 {
+	if s.deadInHeap > 1024 && s.deadInHeap > s.ready.Len()/2 {
 		s.compactReady()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/cairnmq/cairn/bugs"
+	"github.com/cairnmq/cairn/fifoheap"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -25,6 +26,9 @@ func (k readyKey) less(o readyKey) bool {
 	return k.index < o.index
 }
 
+// Before orders ready messages by their keys (fifoheap.Ordered).
+func (m *message) Before(o *message) bool { return m.key.less(o.key) }
+
 // message is an unsettled message in a queue's applied state.
 type message struct {
 	id      wire.MessageID
@@ -33,7 +37,7 @@ type message struct {
 	readyAt int64 // Unix nanoseconds; 0 for an immediate message
 	delayed bool  // waiting for a promote record
 	key     readyKey
-	// inHeap says the message sits in the ready heap. Leasing takes it
+	// inHeap says the message sits in the ready queue. Leasing takes it
 	// out; nack and lease expiry put it back. Whatever takes the message
 	// out of the state (a settle, a purge) or out of delivery (a
 	// dead-letter record) clears it, so a heap entry with it set is live
@@ -76,7 +80,7 @@ type queueState struct {
 	// publish older than the window is a new message, and an ack of a
 	// message settled longer ago is refused as not leased.
 	known   knownIDs
-	ready   readyQueue
+	ready   fifoheap.Queue[*message]
 	delayed []*message // by (readyAt, index)
 	// deadInHeap counts ready-heap entries whose message was settled
 	// while it sat there. A replica that never delivers (a follower's
@@ -376,7 +380,7 @@ func (s *queueState) applySettle(index uint64, r record) {
 	if m.inHeap {
 		m.inHeap = false // the heap drops it lazily, or compactReady does
 		s.deadInHeap++
-		if s.deadInHeap > 1024 && s.deadInHeap > s.ready.len()/2 {
+		if s.deadInHeap > 1024 && s.deadInHeap > s.ready.Len()/2 {
 			s.compactReady()
 		}
 	}
@@ -407,7 +411,7 @@ func (s *queueState) applyDeadLetter(index uint64, id wire.MessageID, to string)
 // order messages come out in depends only on their keys, which are
 // unique, so rebuilding the queue changes nothing a replica does.
 func (s *queueState) compactReady() {
-	s.ready.compact(func(m *message) bool {
+	s.ready.Filter(func(m *message) bool {
 		if !m.inHeap {
 			return false
 		}
@@ -416,7 +420,9 @@ func (s *queueState) compactReady() {
 		}
 		return true
 	})
-	s.ready.checkOrder(s.name)
+	if !s.ready.InOrder() {
+		panic(fmt.Sprintf("node: queue %s ready messages out of key order", s.name))
+	}
 	s.deadInHeap = 0
 }
 
@@ -447,7 +453,7 @@ func (s *queueState) pushReady(m *message) {
 		panic(fmt.Sprintf("node: message %s pushed twice into the ready queue", m.id))
 	}
 	m.inHeap = true
-	s.ready.push(m)
+	s.ready.Push(m)
 }
 
 // peekReady returns the first ready message, dropping stale entries.
@@ -456,11 +462,11 @@ func (s *queueState) peekReady() *message {
 		// No look in the message map: a drain peeks at every delivery,
 		// and that lookup in a map of the whole backlog was an eighth of
 		// a draining owner's CPU.
-		m, _ := s.ready.first()
-		if m == nil || m.inHeap {
+		m, ok := s.ready.First()
+		if !ok || m.inHeap {
 			return m
 		}
-		s.ready.pop()
+		s.ready.Pop()
 		s.deadInHeap = max(0, s.deadInHeap-1)
 	}
 }
@@ -469,7 +475,7 @@ func (s *queueState) peekReady() *message {
 func (s *queueState) popReady() *message {
 	m := s.peekReady()
 	if m != nil {
-		s.ready.pop()
+		s.ready.Pop()
 		m.inHeap = false
 	}
 	return m

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/cairnmq/cairn/fifoheap"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -60,12 +61,15 @@ func (s *queueState) clone() *queueState {
 		copied := *m
 		c.messages[m.id] = &copied
 	}
-	// The heap keeps only live entries: dead ones are dropped lazily
-	// anyway, and the order messages come out in depends on their unique
-	// keys alone (compactReady).
-	c.ready = s.ready.copyMapped(
-		func(m *message) bool { return m.inHeap && s.messages[m.id] == m },
-		func(m *message) *message { return c.messages[m.id] })
+	// The copy's ready queue keeps only live entries: dead ones are
+	// dropped lazily anyway, and the order messages come out in depends on
+	// their unique keys alone, not on the order they are pushed in.
+	c.ready = fifoheap.Queue[*message]{}
+	for m := range s.ready.All() {
+		if m.inHeap && s.messages[m.id] == m {
+			c.ready.Push(c.messages[m.id])
+		}
+	}
 	c.deadInHeap = 0
 	c.delayed = make([]*message, len(s.delayed))
 	for i, m := range s.delayed {

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnmq/cairn/fifoheap"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -127,7 +128,7 @@ type Client struct {
 	live     []*operation
 	doneLive int
 	// wakes files the live operations' wake times (wakes.go).
-	wakes wakeQueue
+	wakes fifoheap.Queue[wakeEntry]
 	// attempts maps every registered ReqID to its attempt.
 	attempts map[uint64]attempt
 

@@ -358,7 +358,14 @@ func (m *model) checkWakes() {
 		if earliest.IsZero() || at.Before(earliest) {
 			earliest = at
 		}
-		if !m.c.wakes.contains(func(e wakeEntry) bool { return e.op == op && e.current() && e.at.Equal(at) }) {
+		filed := false
+		for e := range m.c.wakes.All() {
+			if e.op == op && e.current() && e.at.Equal(at) {
+				filed = true
+				break
+			}
+		}
+		if !filed {
 			m.t.Fatalf("op %d (%s) wakes at %v, and the heap files no current entry for that", op.id, op.phase, at)
 		}
 	}

@@ -2,10 +2,11 @@ package core
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/cairnmq/cairn/fifoheap"
 )
 
 // A client with many operations outstanding (a producer that publishes
@@ -14,9 +15,9 @@ import (
 // to find its next deadline, and again at each tick to find what is due:
 // work that grows with the square of what is outstanding. Instead every
 // change to an operation's wake time (an attempt sent or landed, a
-// backoff, a hedge given up) files the new time in a heap. An entry goes
+// backoff, a hedge given up) files the new time in a queue (fifoheap). An entry goes
 // stale when its operation changes again or finishes; stale entries are
-// dropped as they reach the top, and the heap is rebuilt from the live
+// dropped as they reach the front, and the queue is rebuilt from the live
 // operations once they are most of it.
 
 // wakeEntry is an operation's wake time as of its gen-th change.
@@ -26,103 +27,18 @@ type wakeEntry struct {
 	gen uint64
 }
 
-// wakeBefore orders entries by time, then by OpID: the order Tick handles
-// due work in.
-func wakeBefore(a, b wakeEntry) bool {
-	if c := a.at.Compare(b.at); c != 0 {
+// Before orders wake entries by time, then by OpID: the order Tick
+// handles due work in (fifoheap.Ordered). Most entries come in that order
+// already (an attempt sent now waits the same timeout as the one sent
+// before it, and operations are numbered as they start), so they wait in
+// the queue's ordered slice; a subscriber acking every delivery files one
+// entry per ack, and taking each out of one heap of them all was a
+// sixteenth of its CPU.
+func (e wakeEntry) Before(o wakeEntry) bool {
+	if c := e.at.Compare(o.at); c != 0 {
 		return c < 0
 	}
-	return cmp.Less(a.op.id, b.op.id)
-}
-
-// wakeQueue holds the entries in wakeBefore order. Most come in that
-// order already: an attempt sent now waits the same timeout as the one
-// sent before it, and operations are numbered as they start. Those go to
-// the back of fresh, a slice in order, and come out from its head; the
-// others (a backoff, a hedge, an operation filed again) wait in a heap,
-// back. The earliest entry is the earlier of the two heads. A subscriber
-// acking every delivery files one entry per ack, and taking each out of
-// one heap of them all was a sixteenth of its CPU.
-type wakeQueue struct {
-	fresh []wakeEntry // fresh[head:] in wakeBefore order
-	head  int
-	back  wakeHeap
-}
-
-// freshSlack is how many taken entries fresh keeps ahead of its head
-// before it moves the rest down.
-const freshSlack = 256
-
-func (q *wakeQueue) len() int { return len(q.fresh) - q.head + len(q.back) }
-
-func (q *wakeQueue) push(e wakeEntry) {
-	if n := len(q.fresh); n == q.head || wakeBefore(q.fresh[n-1], e) {
-		q.fresh = append(q.fresh, e)
-		return
-	}
-	heap.Push(&q.back, e)
-}
-
-// first returns the earliest entry, current or stale, and whether it sits
-// in fresh.
-func (q *wakeQueue) first() (e wakeEntry, inFresh, ok bool) {
-	hasFresh, hasBack := q.head < len(q.fresh), len(q.back) > 0
-	switch {
-	case hasFresh && (!hasBack || wakeBefore(q.fresh[q.head], q.back[0])):
-		return q.fresh[q.head], true, true
-	case hasBack:
-		return q.back[0], false, true
-	}
-	return wakeEntry{}, false, false
-}
-
-// pop removes the entry first returns.
-func (q *wakeQueue) pop() {
-	if _, inFresh, _ := q.first(); !inFresh {
-		heap.Pop(&q.back)
-		return
-	}
-	q.fresh[q.head] = wakeEntry{}
-	q.head++
-	if q.head == len(q.fresh) {
-		q.fresh, q.head = q.fresh[:0], 0
-	} else if q.head >= freshSlack && 2*q.head >= len(q.fresh) {
-		n := copy(q.fresh, q.fresh[q.head:])
-		clear(q.fresh[n:])
-		q.fresh, q.head = q.fresh[:n], 0
-	}
-}
-
-// refill replaces every entry with es, in any order.
-func (q *wakeQueue) refill(es []wakeEntry) {
-	slices.SortFunc(es, func(a, b wakeEntry) int {
-		if wakeBefore(a, b) {
-			return -1
-		}
-		return 1
-	})
-	clear(q.fresh)
-	q.fresh, q.head, q.back = es, 0, q.back[:0]
-}
-
-// contains reports whether an entry match accepts is held.
-func (q *wakeQueue) contains(match func(wakeEntry) bool) bool {
-	return slices.ContainsFunc(q.fresh[q.head:], match) || slices.ContainsFunc(q.back, match)
-}
-
-// wakeHeap is a min-heap of entries in wakeBefore order.
-type wakeHeap []wakeEntry
-
-func (h wakeHeap) Len() int           { return len(h) }
-func (h wakeHeap) Less(i, j int) bool { return wakeBefore(h[i], h[j]) }
-func (h wakeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *wakeHeap) Push(x any)        { *h = append(*h, x.(wakeEntry)) }
-func (h *wakeHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = wakeEntry{}
-	*h = old[:len(old)-1]
-	return e
+	return cmp.Less(e.op.id, o.op.id)
 }
 
 // current reports whether e is still op's wake time.
@@ -138,10 +54,10 @@ func (c *Client) rewake(op *operation) {
 	if op.phase != phaseBackoff && op.phase != phaseAwaiting {
 		return
 	}
-	if c.wakes.len() > 2*len(c.live)+64 {
+	if c.wakes.Len() > 2*len(c.live)+64 {
 		c.rebuildWakes()
 	}
-	c.wakes.push(wakeEntry{at: op.wake(), op: op, gen: op.wakeGen})
+	c.wakes.Push(wakeEntry{at: op.wake(), op: op, gen: op.wakeGen})
 }
 
 // rebuildWakes files every live operation's wake time afresh, dropping
@@ -153,14 +69,25 @@ func (c *Client) rebuildWakes() {
 			es = append(es, wakeEntry{at: op.wake(), op: op, gen: op.wakeGen})
 		}
 	}
-	c.wakes.refill(es) // in order by their unique keys, whatever order the map gave
+	// Sorted by their unique keys first, whatever order the map gave, so
+	// they all go to the queue's ordered slice.
+	slices.SortFunc(es, func(a, b wakeEntry) int {
+		if a.Before(b) {
+			return -1
+		}
+		return 1
+	})
+	c.wakes = fifoheap.Queue[wakeEntry]{}
+	for _, e := range es {
+		c.wakes.Push(e)
+	}
 }
 
 // nextWake drops stale entries from the top and returns the earliest
 // current one.
 func (c *Client) nextWake() (wakeEntry, bool) {
 	for {
-		e, _, ok := c.wakes.first()
+		e, ok := c.wakes.First()
 		if !ok {
 			return wakeEntry{}, false
 		}
@@ -168,7 +95,7 @@ func (c *Client) nextWake() (wakeEntry, bool) {
 			c.checkBetweenInputs(e.op)
 			return e, true
 		}
-		c.wakes.pop()
+		c.wakes.Pop()
 	}
 }
 
@@ -181,7 +108,7 @@ func (c *Client) popDue(now time.Time) []*operation {
 		if !ok || e.at.After(now) {
 			return due
 		}
-		c.wakes.pop()
+		c.wakes.Pop()
 		due = append(due, e.op)
 	}
 }
