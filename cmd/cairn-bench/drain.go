@@ -240,14 +240,13 @@ func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode, phase s
 // drainHandler is the subscriber's handler: it acks every delivery, as
 // the README's example does, and notes when it has seen every message.
 type drainHandler struct {
-	want int
 	sync bool
 
 	// The messages a round published come from one client, numbered in
 	// one run, so the handler counts them by sequence number in a slice,
 	// as the JetStream harness counts by stream sequence: a map of IDs
 	// cost the subscriber an eighth of its CPU, which JetStream's side
-	// did not pay. Published is the run's producer, first its first
+	// did not pay. producer is the run's producer, first its first
 	// number.
 	producer, first uint64
 
@@ -262,7 +261,7 @@ type drainHandler struct {
 // newDrainHandler is a handler for a drain of the messages published,
 // which one client published in one run of sequence numbers.
 func newDrainHandler(published []client.MessageID, sync bool) (*drainHandler, error) {
-	h := &drainHandler{want: len(published), sync: sync, seen: make([]bool, len(published)), all: make(chan struct{})}
+	h := &drainHandler{sync: sync, seen: make([]bool, len(published)), all: make(chan struct{})}
 	if len(published) > 0 {
 		h.producer = published[0].Producer
 		h.first = slices.MinFunc(published, func(a, b client.MessageID) int { return cmp.Compare(a.Seq, b.Seq) }).Seq
@@ -300,7 +299,7 @@ func (h *drainHandler) note(id client.MessageID) {
 	}
 	if !h.seen[i] {
 		h.seen[i] = true
-		if h.distinct++; h.distinct == h.want {
+		if h.distinct++; h.distinct == len(h.seen) {
 			close(h.all)
 		}
 	}
