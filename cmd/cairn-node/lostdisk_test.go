@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,8 +70,8 @@ func dataDirOf(nd *procNode) string {
 func refuseForeignDirectory(t *testing.T, pc *procCluster, nd, other *procNode) {
 	t.Helper()
 	copyDir := filepath.Join(t.TempDir(), "copy")
-	if out, err := exec.Command("cp", "-a", dataDirOf(other), copyDir).CombinedOutput(); err != nil {
-		t.Fatalf("copying n%d's data directory: %v\n%s", other.id, err, out)
+	if err := copyLiveDir(dataDirOf(other), copyDir); err != nil {
+		t.Fatalf("copying n%d's data directory: %v", other.id, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -79,4 +81,36 @@ func refuseForeignDirectory(t *testing.T, pc *procCluster, nd, other *procNode) 
 		t.Fatalf("n%d on n%d's data directory: %v, output:\n%s\nwant an exit naming it (%s)", nd.id, other.id, err, out, want)
 	}
 	t.Logf("n%d refused n%d's data directory", nd.id, other.id)
+}
+
+// copyLiveDir copies the directory tree src, which a running node is
+// writing, to dst. A file that goes away between the listing and the copy
+// (a state file's temporary, renamed meanwhile) is left out, as an
+// operator's copy of a live directory would race it: cp -a failed the
+// test on such a file once.
+func copyLiveDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
 }
