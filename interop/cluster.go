@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/cairnmq/cairn/live"
 	cairnsqs "github.com/cairnmq/cairn/live/sqs"
 	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/loopback"
 	"github.com/cairnmq/cairn/node"
 )
 
@@ -50,26 +50,11 @@ type Cluster struct {
 	done      []chan error
 }
 
-// loopbackAddrs reserves n loopback ports by binding and releasing them,
-// so the nodes' configurations can name each other before any starts.
-func loopbackAddrs(n int) ([]string, error) {
-	var out []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer ln.Close()
-		out = append(out, ln.Addr().String())
-	}
-	return out, nil
-}
-
 // StartCluster runs three nodes with data under dir and an SQS endpoint
 // beside each; Stop ends them.
 func StartCluster(dir string, logger *slog.Logger) (*Cluster, error) {
 	const n = 3
-	addrs, err := loopbackAddrs(3 * n)
+	addrs, err := loopback.Addrs(3 * n)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/loopback"
 )
 
 // nodeLog keeps the latest warnings the nodes logged, so that a failed
@@ -125,10 +126,11 @@ func sdkAt(addr, keyID, secret string) *sqs.Client {
 	})
 }
 
-// freeAddrs reserves n loopback ports.
+// freeAddrs reserves n loopback addresses outside the ephemeral port
+// range, so the members can name each other before any node starts.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	addrs, err := loopbackAddrs(n)
+	addrs, err := loopback.Addrs(n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/loopback"
 	"github.com/cairnmq/cairn/node"
 )
 
@@ -49,24 +49,15 @@ type testNode struct {
 	done   chan error
 }
 
-// freeAddrs reserves n loopback ports by binding and releasing them, so
-// a cluster's configuration can name its peers before any node starts.
+// freeAddrs reserves n loopback addresses outside the ephemeral port
+// range, so the members can name each other before any node starts.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
+	addrs, err := loopback.Addrs(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
+	return addrs
 }
 
 // clusterConfigs returns configurations for an n-node cluster on

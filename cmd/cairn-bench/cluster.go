@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/loopback"
 )
 
 // benchSecret authenticates the benchmark's clients to its clusters, and
@@ -43,28 +43,6 @@ type cluster struct {
 	members []*member
 }
 
-// reservePorts finds n free loopback ports by binding and releasing
-// them. Another program could take one in between; a trial that cannot
-// start its cluster then fails, and says why.
-func reservePorts(n int) ([]string, error) {
-	var out []string
-	var listeners []net.Listener
-	defer func() {
-		for _, ln := range listeners {
-			ln.Close()
-		}
-	}()
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, ln)
-		out = append(out, ln.Addr().String())
-	}
-	return out, nil
-}
-
 // startCluster writes the configurations of an n-node cluster under dir
 // and starts one process per node, logging at logLevel. The failover
 // benchmark asks for debug, so that every node event (suspicions,
@@ -73,7 +51,7 @@ func reservePorts(n int) ([]string, error) {
 // message does not weigh on what it measures. extra is appended to every
 // node's configuration (settings such as checkpoint_records).
 func startCluster(bin, dir string, n int, logLevel, extra string) (*cluster, error) {
-	addrs, err := reservePorts(3 * n)
+	addrs, err := loopback.Addrs(3 * n)
 	if err != nil {
 		return nil, err
 	}

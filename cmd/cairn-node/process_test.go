@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/loopback"
 )
 
 // The process clusters' secrets, one per role. processSecret is the
@@ -66,19 +66,15 @@ type procCluster struct {
 	nodes []*procNode
 }
 
-// freeAddrs reserves n loopback ports by binding and releasing them.
+// freeAddrs reserves n loopback addresses outside the ephemeral port
+// range, so the members can name each other before any node starts.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	var out []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		out = append(out, ln.Addr().String())
+	addrs, err := loopback.Addrs(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return addrs
 }
 
 // buildBinaries compiles the commands under test into dir.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cairnmq/cairn/live"
 	"github.com/cairnmq/cairn/live/status"
+	"github.com/cairnmq/cairn/loopback"
 	"github.com/cairnmq/cairn/node"
 )
 
@@ -22,24 +22,15 @@ const (
 	testAdminSecret = "cli-test-admin-secret-0123"
 )
 
-// freeAddrs reserves n loopback ports by binding and releasing them, so
-// the members can name each other before any node starts.
+// freeAddrs reserves n loopback addresses outside the ephemeral port
+// range, so the members can name each other before any node starts.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().String())
+	addrs, err := loopback.Addrs(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
+	return addrs
 }
 
 // startCluster serves an n-node cluster placing each queue on replicas
