@@ -118,6 +118,21 @@ func TestRedundancyChecker(t *testing.T) {
 		{"replaced soon after it fell due", func(h *sim.History, _ *sim.Scenario) {
 			h.Deficits = deficit(5400*ms, false)
 		}, ""},
+		{"a slow network widens the bound by the replacement's hops", func(h *sim.History, _ *sim.Scenario) {
+			// Seed 666754: every message between nodes from 4.5s on took
+			// up to 100ms, so each of the 15 hops may have: the bound is
+			// 1s + 15 x 100ms.
+			slowNetwork(h, 4500*ms, 7*time.Second, 100*ms)
+			h.Deficits = deficit(6900*ms, false)
+		}, ""},
+		{"it is still a bound", func(h *sim.History, _ *sim.Scenario) {
+			slowNetwork(h, 4500*ms, 8*time.Second, 100*ms)
+			h.Deficits = deficit(7100*ms, false)
+		}, "later still had not restored it (bound 2.5s)"},
+		{"a network slow only before the replacement fell due widens nothing", func(h *sim.History, _ *sim.Scenario) {
+			slowNetwork(h, 0, 4300*ms, 100*ms)
+			h.Deficits = deficit(6900*ms, false)
+		}, "later still had not restored it (bound 1s)"},
 		{"never replaced", func(h *sim.History, _ *sim.Scenario) {
 			h.Deficits = deficit(8*time.Second, false)
 		}, "queue q0 lost replica n1 at 1s while a node outside its set was up, and was restored at 8s: the replacement was due by 4.5s"},
@@ -288,5 +303,13 @@ func TestProgressLimits(t *testing.T) {
 	// receipts after 25 ticks and gives a cut up after 250.
 	if want := 7900 * ms; ckptProgressBound(hb) != want {
 		t.Fatalf("checkpoint-progress bound %v, want %v (5s give-up, 0.5s resend, 1.4s settle, 1s margin)", ckptProgressBound(hb), want)
+	}
+}
+
+// slowNetwork records that messages between nodes sent in [from, until)
+// took d to arrive.
+func slowNetwork(h *sim.History, from, until, d time.Duration) {
+	for at := from; at < until; at += 10 * ms {
+		h.NotePeerDelay(at, at+d)
 	}
 }

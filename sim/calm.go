@@ -192,3 +192,33 @@ func (w *World) closeProgress() {
 		}
 	}
 }
+
+// delayBucket is the span of virtual time History.PeerDelays keeps one
+// maximum for.
+const delayBucket = 100 * time.Millisecond
+
+// NotePeerDelay records that a message one node sent another at sent
+// arrives at arrival.
+func (h *History) NotePeerDelay(sent, arrival time.Duration) {
+	i := int(sent / delayBucket)
+	for len(h.PeerDelays) <= i {
+		h.PeerDelays = append(h.PeerDelays, 0)
+	}
+	h.PeerDelays[i] = max(h.PeerDelays[i], arrival-sent)
+}
+
+// PeerDelayMax is the longest any message between nodes sent in [from,
+// until] took to arrive (to the bucket: a message sent up to delayBucket
+// before from may count). The network's links keep their messages in
+// order, so a message drawn from a latency tail holds up every message
+// behind it on its link: a link that carries a message every few
+// milliseconds, with a tail drawn for a few percent of them, is slow for
+// most of the time, and this maximum is about what each hop of a
+// protocol round paid.
+func (h *History) PeerDelayMax(from, until time.Duration) time.Duration {
+	var longest time.Duration
+	for i := max(0, int(from/delayBucket)); i < len(h.PeerDelays) && time.Duration(i)*delayBucket <= until; i++ {
+		longest = max(longest, h.PeerDelays[i])
+	}
+	return longest
+}

@@ -182,6 +182,10 @@ type History struct {
 	// Processes lists every process start and stop, in order: the ground
 	// truth of which nodes were up when.
 	Processes []ProcessChange
+	// PeerDelays is, per delayBucket of virtual time, the longest a
+	// message from one node to another sent in that bucket took to
+	// arrive (see PeerDelayMax).
+	PeerDelays []time.Duration
 	// Unserved and Deficits are the spans in which a queue went
 	// unserved (in the calm phase) or short of a replica that could be
 	// replaced (see calm.go).

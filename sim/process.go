@@ -228,6 +228,7 @@ func (p *process) Send(to node.NodeID, m wire.Message) {
 	p.tracef("send to=%s %s copies=%d", to, desc, len(arrivals))
 	for _, at := range arrivals {
 		from := p.id
+		p.w.hist.NotePeerDelay(p.w.now, at)
 		p.w.schedule(at, idx, dest.inc, func() { dest.deliver(from, frame, desc) })
 	}
 }
