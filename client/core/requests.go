@@ -39,8 +39,11 @@ func (p phase) String() string {
 // outcome. Everything needed to build a fresh attempt lives here, so a
 // retry is the same request under a new ReqID.
 type operation struct {
-	// wakeGen counts the changes to its wake time (see wakes.go).
+	// wakeGen counts the changes to its wake time (see wakes.go); filed
+	// says its current entry waits in the queue, due at filedAt.
 	wakeGen uint64
+	filed   bool
+	filedAt time.Time
 	id      OpID
 	kind    OpKind
 	queue   string

@@ -49,15 +49,31 @@ func (e wakeEntry) current() bool {
 // rewake files op's wake time after a change to it. An operation that is
 // done, or resolved and about to be decided on, has none; whatever
 // decides it files the next.
+//
+// A change that leaves the wake time where its entry already waits files
+// nothing: the entry stands. Tick files every operation it handled again
+// after handling it, and a reply that lands one of two attempts leaves
+// the other's deadline as it was; pushing a copy of the same entry each
+// time made the queue twice as long, with every copy to skip.
 func (c *Client) rewake(op *operation) {
-	op.wakeGen++
 	if op.phase != phaseBackoff && op.phase != phaseAwaiting {
+		op.wakeGen++
+		op.filed = false
 		return
 	}
-	if c.wakes.Len() > 2*len(c.live)+64 {
-		c.rebuildWakes()
+	at := op.wake()
+	if op.filed && at.Equal(op.filedAt) {
+		return
 	}
-	c.wakes.Push(wakeEntry{at: op.wake(), op: op, gen: op.wakeGen})
+	op.wakeGen++
+	op.filed = false
+	if c.wakes.Len() > 2*len(c.live)+64 {
+		c.rebuildWakes() // files op too, if it is live
+	}
+	if !op.filed {
+		c.wakes.Push(wakeEntry{at: at, op: op, gen: op.wakeGen})
+		op.filed, op.filedAt = true, at
+	}
 }
 
 // rebuildWakes files every live operation's wake time afresh, dropping
@@ -67,6 +83,7 @@ func (c *Client) rebuildWakes() {
 	for _, op := range c.live {
 		if op.phase == phaseBackoff || op.phase == phaseAwaiting {
 			es = append(es, wakeEntry{at: op.wake(), op: op, gen: op.wakeGen})
+			op.filed, op.filedAt = true, es[len(es)-1].at
 		}
 	}
 	// Sorted by their unique keys first, whatever order the map gave, so
@@ -109,6 +126,7 @@ func (c *Client) popDue(now time.Time) []*operation {
 			return due
 		}
 		c.wakes.Pop()
+		e.op.filed = false
 		due = append(due, e.op)
 	}
 }
