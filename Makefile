@@ -139,6 +139,14 @@ bench-drain:
 	cd bench && $(GO) build -o "$(BENCH_BIN)/jetstream-peer" ./jetstream
 	$(GO) run ./cmd/cairn-bench drain --ack async,sync --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"
 
+# Queue creation side by side with JetStream R3 stream creation: three
+# rounds of 2,000, 16 creators, each system on fresh clusters in turn.
+.PHONY: bench-queues-peer
+bench-queues-peer:
+	GOBIN="$(BENCH_BIN)" $(GO) install github.com/nats-io/nats-server/v2@v2.15.2
+	cd bench && $(GO) build -o "$(BENCH_BIN)/jetstream-peer" ./jetstream
+	$(GO) run ./cmd/cairn-bench queues --queues 2000 --concurrency 16 --idle 1s --rounds 3 --peer "$(BENCH_BIN)/jetstream-peer --nats-server $(BENCH_BIN)/nats-server"
+
 # Pipelined confirmed publishing (256 in flight), then one publish at a
 # time, on cairn and, window for window, on the same JetStream cluster
 # shape; cairn's rate and confirm latency are printed as ratios of

@@ -60,6 +60,7 @@ type peer struct {
 	urls      string     // the drains' servers' client URLs, for each drain's consumer connection
 	drains    int        // drains and publish windows started, which numbers each one's stream
 	failovers int        // failovers started, which numbers each one's directory
+	creates   int        // create runs started, which numbers each one's directory
 }
 
 // start starts the drains' cluster, unless it runs already, and waits

@@ -17,9 +17,12 @@
 //	publish <window seconds> <warmup seconds> <in flight> <payload bytes>
 //	{"confirmed_per_second": 31000, "latency_p50_seconds": 0.008, ...}   or   {"error": "..."}
 //
+//	create <streams> <concurrency>
+//	{"created_per_second": 85.2, "create_p50_seconds": 0.18, ...}   or   {"error": "..."}
+//
 // Drains and publish windows share one cluster, started at the first of
-// them; each failover starts a fresh cluster and stops it before
-// answering. cairn-bench starts the harness with "cairn-bench drain
+// them; each failover and each create run starts a fresh cluster and
+// stops it before answering. cairn-bench starts the harness with "cairn-bench drain
 // --peer CMD", "cairn-bench failover --peer CMD" or "cairn-bench
 // throughput --peer CMD". At the end of its input, or on SIGINT or
 // SIGTERM, it stops its servers, removes its files and exits 0.
@@ -63,7 +66,7 @@ const readyTimeout = 30 * time.Second
 // usageText is printed by -h and after a flag error.
 const usageText = `usage: %s [--nats-server PATH] [--keep]
 
-A peer harness for "cairn-bench drain", "failover" and "throughput": it runs
+A peer harness for "cairn-bench drain", "failover", "throughput" and "queues": it runs
 their workloads on NATS JetStream, so that cairn's figures can be compared
 with those of another replicated, fsyncing broker on the same machine. It is
 not meant to be run alone, but it can be, by typing commands.
@@ -96,6 +99,14 @@ answers each with one JSON line on standard output:
       "failed": N, "lost": N}: the rate counts acknowledgements after the
       warmup, the latencies are of publishes started after it, and lost
       counts acknowledged messages the consumer never received
+
+  create <streams> <concurrency>
+      starts a fresh cluster and creates that many three-replica file
+      streams with that many creators at once, each waiting for its create
+      before the next, and answers {"created_per_second": R,
+      "create_p50_seconds": S, "create_p95_seconds": S,
+      "create_max_seconds": S, "created": N}; it stops the cluster before
+      answering
 
 At the end of its input, or on SIGINT or SIGTERM, it stops its servers,
 removes its temporary directory and exits 0. Diagnostics go to standard
@@ -256,6 +267,8 @@ func (p *peer) serve(ctx context.Context, line string) []byte {
 		return p.serveFailover(ctx, line)
 	case "publish":
 		return p.servePublish(ctx, line)
+	case "create":
+		return p.serveCreate(ctx, line)
 	}
 	return protocol.Error(protocol.Unknown(line))
 }
@@ -304,4 +317,17 @@ func (p *peer) serveFailover(ctx context.Context, line string) []byte {
 		return protocol.Error(err)
 	}
 	return protocol.Line(protocol.FailoverAnswer{FirstPublish: res.publish.Seconds(), FirstDelivery: res.delivery.Seconds()})
+}
+
+// serveCreate answers a create command, on a cluster of its own.
+func (p *peer) serveCreate(ctx context.Context, line string) []byte {
+	req, err := protocol.ParseCreate(line)
+	if err != nil {
+		return protocol.Error(err)
+	}
+	ans, err := p.create(ctx, req)
+	if err != nil {
+		return protocol.Error(err)
+	}
+	return protocol.Line(ans)
 }

@@ -19,7 +19,11 @@ const (
 	DrainUsage    = "drain <messages> <payload bytes> <async|sync>"
 	FailoverUsage = "failover <backlog messages> <payload bytes> [<timeout seconds>]"
 	PublishUsage  = "publish <window seconds> <warmup seconds> <in flight> <payload bytes>"
+	CreateUsage   = "create <streams> <concurrency>"
 )
+
+// maxCreate bounds the streams or queues a create command may ask for.
+const maxCreate = 100000
 
 // maxPublishWindow bounds the window a publish command may ask for.
 const maxPublishWindow = 10 * time.Minute
@@ -69,6 +73,24 @@ type PublishAnswer struct {
 	Confirmed int     `json:"confirmed"`
 	Failed    int     `json:"failed"`
 	Lost      int     `json:"lost"` // confirmed, yet never delivered to the consumer
+}
+
+// Create is a parsed create command: that many replicated streams (or
+// queues) made on a fresh cluster by Concurrency creators, each waiting
+// for its create before it starts the next.
+type Create struct {
+	Streams     int
+	Concurrency int
+}
+
+// CreateAnswer is the answer to a create: the rate over the whole run,
+// and each create's latency.
+type CreateAnswer struct {
+	Rate    float64 `json:"created_per_second"`
+	P50     float64 `json:"create_p50_seconds"`
+	P95     float64 `json:"create_p95_seconds"`
+	Max     float64 `json:"create_max_seconds"`
+	Created int     `json:"created"`
 }
 
 // DrainAnswer is the answer to a drain: both times from just before the
@@ -169,9 +191,26 @@ func ParsePublish(line string) (Publish, error) {
 	return req, nil
 }
 
+// ParseCreate parses "create <streams> <concurrency>".
+func ParseCreate(line string) (Create, error) {
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "create" {
+		return Create{}, fmt.Errorf("%q: want %q", line, CreateUsage)
+	}
+	var req Create
+	var err error
+	if req.Streams, err = strconv.Atoi(f[1]); err != nil || req.Streams < 1 || req.Streams > maxCreate {
+		return req, fmt.Errorf("%q: streams must be a whole number from 1 to %d", line, maxCreate)
+	}
+	if req.Concurrency, err = strconv.Atoi(f[2]); err != nil || req.Concurrency < 1 || req.Concurrency > req.Streams {
+		return req, fmt.Errorf("%q: the concurrency must be a whole number from 1 to the number of streams", line)
+	}
+	return req, nil
+}
+
 // Unknown is the error for a line that is no known command.
 func Unknown(line string) error {
-	return fmt.Errorf("unknown command %q: want %q, %q or %q", line, DrainUsage, FailoverUsage, PublishUsage)
+	return fmt.Errorf("unknown command %q: want %q, %q, %q or %q", line, DrainUsage, FailoverUsage, PublishUsage, CreateUsage)
 }
 
 // Error renders a failure as the protocol's error line.

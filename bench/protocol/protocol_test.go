@@ -56,6 +56,18 @@ func TestParsePublish(t *testing.T) {
 	}
 }
 
+func TestParseCreate(t *testing.T) {
+	got, err := ParseCreate("create 2000 16")
+	if err != nil || got != (Create{Streams: 2000, Concurrency: 16}) {
+		t.Fatalf("ParseCreate = %+v, %v", got, err)
+	}
+	for _, line := range []string{"create", "create 10", "create 0 1", "create 10 0", "create 10 11", "create 100001 1", "create x 1", "create 10 1 1", "drain 1 1 async"} {
+		if _, err := ParseCreate(line); err == nil {
+			t.Errorf("ParseCreate(%q) accepted", line)
+		}
+	}
+}
+
 func TestAnswersAreOneLine(t *testing.T) {
 	for _, b := range [][]byte{
 		Error(errors.New("want \"drain <messages>\"")),

@@ -29,7 +29,10 @@ import (
 // {"error": "..."}; or it writes "publish <window seconds> <warmup
 // seconds> <in flight> <payload bytes>", and the harness publishes to a
 // fresh stream for the window with a consumer acking everything, and
-// answers with the confirmation rate and latency (peerAnswer).
+// answers with the confirmation rate and latency (peerAnswer); or it
+// writes "create <streams> <concurrency>", and the harness creates that
+// many streams on a fresh cluster and answers with the rate and each
+// create's latency.
 type peerHarness struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
@@ -59,6 +62,13 @@ type peerAnswer struct {
 	Confirmed int     `json:"confirmed"`
 	Failed    int     `json:"failed"`
 	Lost      int     `json:"lost"`
+
+	// A create run's answer.
+	CreateRate float64 `json:"created_per_second"`
+	CreateP50  float64 `json:"create_p50_seconds"`
+	CreateP95  float64 `json:"create_p95_seconds"`
+	CreateMax  float64 `json:"create_max_seconds"`
+	Created    int     `json:"created"`
 }
 
 // startPeer starts the harness command line (split on spaces); its

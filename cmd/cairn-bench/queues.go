@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +28,8 @@ type queuesConfig struct {
 	profile     string // where the nodes' CPU profiles of the creation go; empty for none
 	profileFor  time.Duration
 	logLevel    string
+	peer        string // a peer harness command; empty for none
+	rounds      int    // with a peer: rounds of cairn then the peer
 }
 
 // benchAdminSecret is the admin credential of the clusters that need
@@ -47,6 +51,8 @@ func parseQueues(args []string, stderr io.Writer) (queuesConfig, error) {
 	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's CPU profiles of the first --profile-for of the creation and of the idle, and its heap profile after the idle, into this directory")
 	fs.StringVar(&c.logLevel, "log-level", soakLogLevel, "the nodes' log level (debug logs every node event with its time)")
 	fs.DurationVar(&c.profileFor, "profile-for", 20*time.Second, "how long the CPU profiles run")
+	fs.StringVar(&c.peer, "peer", "", "a peer harness command (bench/README.md): after each cairn round, it creates as many streams with as many creators on a fresh cluster of its own")
+	fs.IntVar(&c.rounds, "rounds", 1, "rounds, each a fresh cairn cluster and then, with --peer, the peer's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -61,22 +67,101 @@ func parseQueues(args []string, stderr io.Writer) (queuesConfig, error) {
 		return c, errors.New("--idle must not be negative")
 	case c.profileFor < time.Second:
 		return c, fmt.Errorf("--profile-for %v: need at least a second", c.profileFor)
+	case c.rounds < 1:
+		return c, fmt.Errorf("--rounds %d: need at least one", c.rounds)
+	case c.rounds > 1 && c.dir != "":
+		return c, errors.New("--dir keeps one cluster: use it with --rounds 1")
 	}
 	return c, nil
 }
 
-// cmdQueues runs the many-queues benchmark: create, idle, measure.
+// cmdQueues runs the many-queues benchmark: create, idle, measure; with
+// a peer, each round is followed by the peer's creation of as many
+// streams, and the rates are compared at the end.
 func cmdQueues(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep := reporter{name: "cairn-bench queues", w: stderr}
 	cfg, err := parseQueues(args, stderr)
 	if err != nil {
 		return rep.usage(err)
 	}
+	var peer *peerHarness
+	if cfg.peer != "" {
+		if peer, err = startPeer(ctx, cfg.peer, stderr); err != nil {
+			return rep.failed(err)
+		}
+		defer peer.close()
+	}
+	var ours, theirs []float64
+	for round := 1; round <= cfg.rounds; round++ {
+		if cfg.rounds > 1 {
+			fmt.Fprintf(stdout, "round %d of %d\n", round, cfg.rounds)
+		}
+		rate, code := queuesRound(ctx, cfg, stdout, stderr)
+		if code != exitOK {
+			return code
+		}
+		ours = append(ours, rate)
+		if peer == nil {
+			continue
+		}
+		a, err := peer.request(ctx, fmt.Sprintf("create %d %d", cfg.queues, cfg.concurrency), peerCreateTimeout(cfg.queues))
+		if err != nil {
+			return rep.failed(err)
+		}
+		fmt.Fprintf(stdout, "peer: created %d streams at %.1f/s with %d creators; per-create latency: median %.1f ms, p95 %.1f ms, max %.1f ms\n",
+			a.Created, a.CreateRate, cfg.concurrency, 1000*a.CreateP50, 1000*a.CreateP95, 1000*a.CreateMax)
+		theirs = append(theirs, a.CreateRate)
+	}
+	if peer != nil {
+		printCreateRatio(stdout, ours, theirs)
+	}
+	return exitOK
+}
+
+// peerCreateTimeout bounds a peer's create run of n streams: a generous
+// 10 streams a second, plus its cluster's start and stop.
+func peerCreateTimeout(n int) time.Duration {
+	return time.Duration(n)*100*time.Millisecond + 2*time.Minute
+}
+
+// printCreateRatio prints the rounds' creation rates side by side and
+// the ratio of their medians.
+func printCreateRatio(w io.Writer, ours, theirs []float64) {
+	fmt.Fprintf(w, "creation rates, cairn: %s queues/s; peer: %s streams/s\n", rateList(ours), rateList(theirs))
+	a, b := medianOf(ours), medianOf(theirs)
+	if b > 0 {
+		fmt.Fprintf(w, "median %.1f against %.1f: cairn / peer = %.2f\n", a, b, a/b)
+	}
+}
+
+// rateList lists rates with one decimal.
+func rateList(rs []float64) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%.1f", r))
+	}
+	return strings.Join(out, ", ")
+}
+
+// medianOf is the median of rs (the lower middle of an even count).
+func medianOf(rs []float64) float64 {
+	if len(rs) == 0 {
+		return 0
+	}
+	s := slices.Clone(rs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// queuesRound runs one round on a fresh cluster and returns its creation
+// rate and the exit code so far.
+func queuesRound(ctx context.Context, cfg queuesConfig, stdout, stderr io.Writer) (float64, int) {
+	rep := reporter{name: "cairn-bench queues", w: stderr}
 	extra := fmt.Sprintf("admin_secret = %q\n%s", benchAdminSecret, cfg.settings)
 	bin, dir, cl, cleanup, err := freshCluster(ctx, cfg.nodeBin, cfg.dir, cfg.logLevel, extra)
 	defer cleanup()
 	if err != nil {
-		return rep.failed(err)
+		return 0, rep.failed(err)
 	}
 	fmt.Fprintf(stdout, "cairn-bench queues: a fresh cluster of 3 cairn-node processes on loopback (%s, in %s); "+
 		"%d majority queues created by %d concurrent creators, then %v idle; %d CPUs\n",
@@ -87,14 +172,13 @@ func cmdQueues(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "cairn-bench queues: data, configurations and logs kept in %s\n", dir)
 	}
 	if err != nil {
-		return rep.failed(err)
+		return 0, rep.failed(err)
 	}
 	res.print(stdout)
-	switch {
-	case res.failed > 0 || !clean:
-		return exitIncomplete
+	if res.failed > 0 || !clean {
+		return 0, exitIncomplete
 	}
-	return exitOK
+	return res.rate(), exitOK
 }
 
 // queuesResult is what one run measured.
@@ -226,10 +310,13 @@ func createMany(ctx context.Context, c *client.Client, n, concurrency int) ([]ti
 	return lat, failed, firstErr
 }
 
+// rate is the run's creation rate, in queues a second.
+func (res queuesResult) rate() float64 { return float64(len(res.latencies)) / res.took.Seconds() }
+
 // print writes the creation figures and each node's footprint.
 func (res queuesResult) print(w io.Writer) {
 	d := latency.Summarize(res.latencies)
-	rate := float64(len(res.latencies)) / res.took.Seconds()
+	rate := res.rate()
 	fmt.Fprintf(w, "created %d of %d queues in %.2f s: %.1f queues/s with %d creators\n",
 		len(res.latencies), res.n, res.took.Seconds(), rate, res.concurrency)
 	if d.N > 0 {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,6 +16,7 @@ func TestParseQueuesValidates(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"--queues", "0"}, {"--concurrency", "0"}, {"--idle", "-1s"}, {"--profile-for", "10ms"}, {"extra"},
+		{"--rounds", "0"}, {"--rounds", "2", "--dir", "d"},
 	} {
 		if _, err := parseQueues(args, io.Discard); err == nil {
 			t.Errorf("parseQueues(%q) accepted", args)
@@ -60,5 +62,17 @@ func TestPerQueueDividesTheGrowth(t *testing.T) {
 	}
 	if got := perQueue(reading{}, known(5), 1, ""); got != "-" {
 		t.Fatalf("perQueue without a before = %q", got)
+	}
+}
+
+// TestCreateRatioComparesMedians prints the rounds' rates and the ratio
+// of their medians, the lower middle for an even count.
+func TestCreateRatioComparesMedians(t *testing.T) {
+	var b strings.Builder
+	printCreateRatio(&b, []float64{120, 150, 130, 90}, []float64{60, 50, 70, 55})
+	want := "creation rates, cairn: 120.0, 150.0, 130.0, 90.0 queues/s; peer: 60.0, 50.0, 70.0, 55.0 streams/s\n" +
+		"median 120.0 against 55.0: cairn / peer = 2.18\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
