@@ -30,7 +30,7 @@ func (n namingFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File,
 	if err == nil {
 		n.d.unlinkRots(name)
 	}
-	return f, err
+	return appending(f, err)
 }
 
 // Remove unlinks name.
@@ -69,7 +69,13 @@ func (n namingFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteC
 	if err == nil {
 		n.d.renameRots(oldname, newname)
 	}
-	return f, err
+	return appending(f, err)
+}
+
+// OpenReadWrite opens name for reading and writing, creating it if it is
+// missing.
+func (n namingFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	return appending(n.FS.OpenReadWrite(name, category, opts...))
 }
 
 // Link gives the file oldname a second name, newname; its decayed bits
