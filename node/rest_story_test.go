@@ -257,3 +257,31 @@ func TestAnIdleOwnerCutOffRestsOnceItsQuorumAnswers(t *testing.T) {
 		t.Fatalf("the idle owner rested %v after its quorum answered again (ok %v), want within 500ms", e.at.Sub(healed), ok)
 	}
 }
+
+// TestAnOwnerHoldingOnlyADelayedMessageStaysAwake: a message published
+// with a delay is work the owner must do at its time, even when nothing
+// else is pending, so an owner holding one does not rest, and the
+// subscriber gets the message within a tick of its delay rather than at
+// a resting owner's seldom visit.
+func TestAnOwnerHoldingOnlyADelayedMessageStaysAwake(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.request(owner, 7, &wire.Subscribe{ReqID: 1000, Queue: "orders", Window: 10})
+	c.settle()
+	c.mustReply(1000, wire.StatusOK)
+	delay := node.RestAfter + time.Second
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("later"), Delay: delay})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	c.advance(delay - 50*time.Millisecond)
+	if c.saw(event.QueueResting, onQueue("orders"), by(owner)) {
+		t.Fatalf("the owner rested while it held a message due in %v", 50*time.Millisecond)
+	}
+	if got := c.deliveries(7); len(got) != 0 {
+		t.Fatalf("the delayed message was delivered early: %v", got)
+	}
+	c.advance(50*time.Millisecond + 2*c.cfg.Tick)
+	if got := c.deliveries(7); len(got) != 1 || got[0].ID != msgID(1) {
+		t.Fatalf("two ticks past its delay the subscriber got %v, want the delayed message", got)
+	}
+}
