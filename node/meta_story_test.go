@@ -129,3 +129,42 @@ func TestALeaderTheMetadataHoldsDownMarksItselfUp(t *testing.T) {
 		}
 	}
 }
+
+// A leader whose raft messages stop for longer than the detection
+// policy's grace, while it still answers pings, is verified by its
+// followers and keeps its place. The first ping of each verification is
+// lost (a ping can find no connection to travel on): the follower pings
+// again each tick until its verification runs out, the leader answers
+// one of those, and nobody campaigns.
+func TestASilentLeaderThatAnswersItsVerificationKeepsItsPlace(t *testing.T) {
+	c := newCluster(t)
+	lead := c.leader()
+	quietFrom := c.now
+	quiet := true
+	lostPing := map[node.NodeID]bool{}
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		if _, isRaft := msg.(*wire.Raft); isRaft && quiet && from == lead {
+			return false
+		}
+		if _, isPing := msg.(*wire.Ping); isPing && to == lead && !lostPing[from] && c.now.Sub(quietFrom) >= 250*time.Millisecond {
+			lostPing[from] = true
+			return false
+		}
+		return true
+	}
+	// Past the grace (300ms) and the verification's three ticks, within
+	// raft's check-quorum window (500ms), which would depose the leader
+	// on its own.
+	c.advance(400 * time.Millisecond)
+	quiet = false
+	c.advance(500 * time.Millisecond)
+	if len(lostPing) == 0 {
+		t.Fatal("no follower pinged the silent leader: nothing was verified")
+	}
+	if _, lost := c.last(event.DetectLeaderLost); lost {
+		t.Fatalf("a follower found the leader lost though it answered its pings; events:\n%v", c.events)
+	}
+	if now := c.leader(); now != lead || c.leaderships() != 1 {
+		t.Fatalf("the leadership moved to n%d (%d announcements) though n%d answered", now, c.leaderships(), lead)
+	}
+}
