@@ -126,3 +126,33 @@ func lateAnswerEndsVerification(t *testing.T, mode uint8) {
 		t.Fatalf("the leader n%d took the live n%d for dead; events:\n%v", leader, peer, c.events)
 	}
 }
+
+// A leader whose only other follower it already confirmed down still
+// confirms a follower that falls silent: with no live peer left to
+// compare with, its own silence towards everyone says nothing about
+// itself (hearsOthers), and it is not left waiting.
+func TestALeaderWithNoOtherLivePeerStillConfirmsASilentOne(t *testing.T) {
+	c := newCluster(t)
+	leader := c.leader()
+	var first, second node.NodeID
+	for _, m := range c.nodes {
+		switch {
+		case m.id == leader:
+		case first == 0:
+			first = m.id
+		default:
+			second = m.id
+		}
+	}
+	c.node(first).crash()
+	c.resetPeers(first)
+	c.advance(500 * time.Millisecond)
+	if !c.saw(event.DetectConfirm, by(leader), func(e emission) bool { return node.NodeID(e.Node()) == first }) {
+		t.Fatalf("the leader n%d never confirmed the crashed n%d down; events:\n%v", leader, first, c.events)
+	}
+	c.cut[second] = true // silent, with no reset
+	c.advance(time.Second)
+	if !c.saw(event.DetectConfirm, by(leader), func(e emission) bool { return node.NodeID(e.Node()) == second }) {
+		t.Fatalf("the leader n%d never confirmed the silent n%d down; events:\n%v", leader, second, c.events)
+	}
+}
