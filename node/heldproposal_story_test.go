@@ -14,16 +14,8 @@ import (
 // passes it on. The create it carried commits once the transfer ends,
 // not after its proposer's timeout.
 func TestAProposalForwardedDuringALeadershipTransferCommitsOnceItEnds(t *testing.T) {
-	c := newCluster(t)
-	c.createQueue("warm", wire.PolicyMajority)
-	leader := c.leader()
-	var follower node.NodeID
-	for _, m := range c.nodes {
-		if m.id != leader {
-			follower = m.id
-			break
-		}
-	}
+	c, leader, followers := warmCluster(t)
+	follower := followers[0]
 	// The leader's raft messages stop reaching its peers, so the transfer
 	// a drain starts stays under way while the follower forwards.
 	holding := true
@@ -51,15 +43,8 @@ func TestAProposalForwardedDuringALeadershipTransferCommitsOnceItEnds(t *testing
 // caught up as the live one, and the leader would pick it on a tie; a
 // transfer to it would fail, and a draining leader tries only once.
 func TestADrainingLeaderHandsItsLeadershipToAVoterItCanReach(t *testing.T) {
-	c := newCluster(t)
-	c.createQueue("warm", wire.PolicyMajority)
-	leader := c.leader()
-	var lost node.NodeID
-	for _, m := range c.nodes {
-		if m.id != leader {
-			lost = max(lost, m.id) // the later voter wins a tie
-		}
-	}
+	c, leader, followers := warmCluster(t)
+	lost := followers[len(followers)-1] // the later voter wins a tie
 	c.node(lost).crash()
 	c.resetPeers(lost)
 	m := c.node(leader)
@@ -68,4 +53,19 @@ func TestADrainingLeaderHandsItsLeadershipToAVoterItCanReach(t *testing.T) {
 	if now := c.leader(); now == leader || now == lost {
 		t.Fatalf("the leadership is with n%d, not with the voter the draining n%d can reach", now, leader)
 	}
+}
+
+// warmCluster starts a three-node cluster with one queue made, and
+// returns its metadata leader and the other members in ID order.
+func warmCluster(t *testing.T) (*cluster, node.NodeID, []node.NodeID) {
+	c := newCluster(t)
+	c.createQueue("warm", wire.PolicyMajority)
+	leader := c.leader()
+	var followers []node.NodeID
+	for _, m := range c.nodes {
+		if m.id != leader {
+			followers = append(followers, m.id)
+		}
+	}
+	return c, leader, followers
 }
