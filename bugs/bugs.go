@@ -173,6 +173,11 @@ const (
 	// changes committed, so after a lost hard-state write it counts votes
 	// by a configuration two changes old.
 	ConfCommitLags = "conf-commit-lags"
+	// CommitNotTold: a metadata member asked for its vote tells the
+	// candidate nothing of what it knows to be committed, as etcd raft
+	// alone does, so a candidate whose commit lags a configuration change
+	// may count votes by a configuration the group has left and never win.
+	CommitNotTold = "commit-not-told"
 	// LeaseNumbersRestart: every owner process numbers its leases from 1,
 	// so a consumer's nack or extension of a lease granted by an earlier
 	// process (before a restart or a failover) can name a lease this one
@@ -214,7 +219,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	LeaseClockCountsTicks, SealAnswerBeforeEpochSync, ReplaceNeverDue, RestartOwnerWaits, DeadLetterTwice,
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
-	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
+	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
@@ -251,6 +256,10 @@ var SwarmBlind = map[string]string{
 	ConfCommitLags: "it needs a member's hard-state write to fail after its log took two configuration changes, and an " +
 		"election it can win by the old configuration: the long sweep found the defect at seed 123899, and that seed's " +
 		"scenario is its corpus file",
+	CommitNotTold: "it needs a demotion committed with the demoted member's acknowledgement, the other voters' " +
+		"hard-state writes failing before they record it, the demoted member holding a longer log than they do, and " +
+		"the leader never coming back whole: the long sweep found it at seed 712932, and that seed's scenario is its " +
+		"corpus file",
 }
 
 // Known reports whether name is a planted bug.

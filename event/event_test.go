@@ -96,6 +96,7 @@ var samples = []sample{
 	{NewMetaCaughtUp(31), "meta.caught-up commit=31", "U"},
 	{NewMetaCampaign("leader silent", 5), "meta.campaign why=leader silent term=5", "S U"},
 	{NewMetaBadMessage(3), "meta.bad-message from=n3", "S"},
+	{NewMetaCommitLearned(1, 74), "meta.commit-learned from=n1 commit=74", "S U"},
 	{NewMetaFollowerLostLog(3, 10, 12, 2), "meta.follower-lost-log node=n3 last=10 counted=12 transfer-to=2", "S U U U"},
 	{NewMetaActivated("orders", 5), "meta.activated q=orders inc=5", "S U"},
 	{NewMetaRecoveryActivated("orders", 5, 2, []uint32{1, 3}), "meta.recovery-activated q=orders inc=5 epoch=2 members=1,3", "S U U S"},

@@ -52,6 +52,13 @@ func NewMetaBadMessage(from uint32) Event {
 	return newEvent(MetaBadMessage, nodeStr(KeyFrom, from))
 }
 
+// NewMetaCommitLearned reports that this member, without a leader, raised
+// its commit index to commit on the word of from, whose log holds the
+// same entry there and counts it committed.
+func NewMetaCommitLearned(from uint32, commit uint64) Event {
+	return newEvent(MetaCommitLearned, nodeStr(KeyFrom, from), u64(KeyCommit, commit))
+}
+
 // NewMetaFollowerLostLog reports that follower's metadata log ends at
 // last although the leader counted it through counted; the leader hands
 // leadership to transferTo (zero for no one).

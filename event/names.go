@@ -196,6 +196,9 @@ const (
 	// MetaFollowerLostLog: the leader heard that a follower lost log
 	// entries (NewMetaFollowerLostLog).
 	MetaFollowerLostLog Name = "meta.follower-lost-log"
+	// MetaCommitLearned: a member without a leader raised its commit
+	// index to what a peer reported committed (NewMetaCommitLearned).
+	MetaCommitLearned Name = "meta.commit-learned"
 	// MetaActivated: a node applied a queue's first activation
 	// (NewMetaActivated).
 	MetaActivated Name = "meta.activated"
@@ -345,7 +348,7 @@ var names = []Name{
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
 	MetaLeader, MetaSnapshotInstalled, MetaApplied, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
-	MetaFollowerLostLog, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
+	MetaFollowerLostLog, MetaCommitLearned, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectVouched, DetectFlapped, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,

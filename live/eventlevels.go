@@ -41,6 +41,7 @@ var eventLevels = map[event.Name]slog.Level{
 	event.RecoveryUnsupported:    slog.LevelWarn,
 	event.MetaCatchingUp:         slog.LevelWarn,
 	event.MetaFollowerLostLog:    slog.LevelWarn,
+	event.MetaCommitLearned:      slog.LevelInfo,
 	event.NodeDiskFull:           slog.LevelWarn,
 	event.NodeDiskOK:             slog.LevelInfo,
 	event.CheckpointMismatch:     slog.LevelWarn,

@@ -19,6 +19,7 @@ func TestControlTrafficIsRaftAndFailureDetection(t *testing.T) {
 		{&wire.Probe{}, true},
 		{&wire.ProbeAck{}, true},
 		{&wire.MetaLostLog{}, true},
+		{&wire.MetaCommitted{}, true},
 		{&wire.Append{}, false},
 		{&wire.AppendReply{}, false},
 		{&wire.Seal{}, false},

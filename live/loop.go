@@ -51,7 +51,7 @@ func (r *Runtime) offer(ev func()) bool {
 // receiver's inbox, and is never dropped for want of room.
 func isControl(m wire.Message) bool {
 	switch m.(type) {
-	case *wire.Raft, *wire.Ping, *wire.Pong, *wire.Probe, *wire.ProbeAck, *wire.MetaLostLog:
+	case *wire.Raft, *wire.Ping, *wire.Pong, *wire.Probe, *wire.ProbeAck, *wire.MetaLostLog, *wire.MetaCommitted:
 		return true
 	}
 	return false

@@ -505,6 +505,7 @@ func (m *metaNode) step(from NodeID, data []byte) {
 		if m.silentTicks >= metaElectionTicks && m.rn.BasicStatus().RaftState == raft.StateFollower {
 			m.rn.ForgetLeader()
 		}
+		m.tellCommitted(from, msg)
 	case pb.MessageType_MsgAppResp:
 		if msg.GetReject() && m.rejectsAcknowledged(from, msg.GetIndex()) {
 			// The follower lost entries it acknowledged (onLostLog hands

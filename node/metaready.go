@@ -217,6 +217,9 @@ func (m *metaNode) finishReady(rd raft.Ready) {
 
 func (m *metaNode) send(msgs []*pb.Message) {
 	for _, msg := range msgs {
+		if isLearnedCommitAnswer(msg) {
+			continue
+		}
 		data, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
 		if err != nil {
 			panic(fmt.Sprintf("node: marshalling a raft message: %v", err))

@@ -416,6 +416,9 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		if l, ok := m.(*wire.MetaLostLog); ok && n.meta != nil {
 			n.meta.onLostLog(from, l)
 		}
+		if c, ok := m.(*wire.MetaCommitted); ok && n.meta != nil {
+			n.meta.learnCommit(from, c)
+		}
 		return
 	}
 	n.notePeerHeard(from)
@@ -435,6 +438,10 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 	case *wire.MetaLostLog:
 		if n.meta != nil {
 			n.meta.onLostLog(from, m)
+		}
+	case *wire.MetaCommitted:
+		if n.meta != nil {
+			n.meta.learnCommit(from, m)
 		}
 	case *wire.Ping:
 		n.env.Send(from, &wire.Pong{Seq: m.Seq})

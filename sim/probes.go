@@ -86,6 +86,7 @@ const (
 	ProbeRestedOwnerWoke     = "rested-owner-woke"
 	ProbeCutReused           = "checkpoint-cut-reused"
 	ProbeCutRaised           = "checkpoint-cut-raised"
+	ProbeCommitLearned       = "commit-learned"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -140,6 +141,7 @@ var Probes = []Probe{
 	{ProbeRestedOwnerWoke, "a resting owner whose grant had lapsed woke for a request or new work (queue.waking after more than 100 ms)"},
 	{ProbeCutReused, "a new owner asked for a checkpoint cut an owner of an earlier epoch had asked for (checkpoint.asked why=reused)"},
 	{ProbeCutRaised, "a replica answered an ask with a later checkpoint and the owner moved its attempt up to it (checkpoint.asked why=raised)"},
+	{ProbeCommitLearned, "a metadata member without a leader raised its commit index to what a member it asked for a vote counted committed (meta.commit-learned)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -327,6 +329,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		}
 	case event.QueueCompacted:
 		c.probes[ProbeCompacted]++
+	case event.MetaCommitLearned:
+		c.probes[ProbeCommitLearned]++
 	case event.MetaCaughtUp:
 		if c.rejoining[id] {
 			delete(c.rejoining, id)

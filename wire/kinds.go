@@ -29,6 +29,9 @@ const (
 	// KindProbe and KindProbeAck check on a peer through another node.
 	KindProbe    Kind = 34
 	KindProbeAck Kind = 35
+	// KindMetaCommitted: a metadata member tells a peer how far its log
+	// is known to be committed.
+	KindMetaCommitted Kind = 36
 
 	KindSeal       Kind = 50
 	KindSealReply  Kind = 51
@@ -87,6 +90,7 @@ var kindNames = map[Kind]string{
 	KindMetaLostLog:       "MetaLostLog",
 	KindProbe:             "Probe",
 	KindProbeAck:          "ProbeAck",
+	KindMetaCommitted:     "MetaCommitted",
 	KindSeal:              "Seal",
 	KindSealReply:         "SealReply",
 	KindFetch:             "Fetch",
@@ -155,6 +159,8 @@ func decodeBody(kind Kind, d *Decoder) (Message, error) {
 		return decodeProbe(d), nil
 	case KindProbeAck:
 		return decodeProbeAck(d), nil
+	case KindMetaCommitted:
+		return decodeMetaCommitted(d), nil
 	case KindSeal:
 		return decodeSeal(d), nil
 	case KindSealReply:

@@ -222,3 +222,26 @@ func (m *MetaLostLog) AppendBody(b []byte) []byte {
 func decodeMetaLostLog(d *Decoder) *MetaLostLog {
 	return &MetaLostLog{Term: d.Uint64(), Last: d.Uint64(), Commit: d.Uint64()}
 }
+
+// MetaCommitted tells a metadata member that asked for a vote that the
+// sender's log is committed through Index, whose entry has term Term.
+// etcd raft takes a commit index only from a leader; a member left
+// without one, whose durable commit lags its log, may otherwise count
+// votes by a configuration the group has already left (see the node's
+// learnCommit).
+type MetaCommitted struct {
+	Index uint64
+	Term  uint64
+}
+
+// Kind implements Message.
+func (*MetaCommitted) Kind() Kind { return KindMetaCommitted }
+
+// AppendBody implements Message.
+func (m *MetaCommitted) AppendBody(b []byte) []byte {
+	return AppendUint64(AppendUint64(b, m.Index), m.Term)
+}
+
+func decodeMetaCommitted(d *Decoder) *MetaCommitted {
+	return &MetaCommitted{Index: d.Uint64(), Term: d.Uint64()}
+}

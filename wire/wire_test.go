@@ -46,6 +46,7 @@ var samples = []Message{
 	&Pong{Seq: 4},
 	&Probe{Seq: 5, Target: 3},
 	&ProbeAck{Seq: 5, Target: 3},
+	&MetaCommitted{Index: 74, Term: 4},
 	&SetDetection{ReqID: 9, Mode: 2, Interval: 100e6, Grace: 0},
 	&Seal{Queue: "orders", Incarnation: 5, Epoch: 4},
 	&SealReply{Queue: "orders", Incarnation: 5, Epoch: 4, OK: true, First: 1, Last: 9, LastEpoch: 3, Digest: []byte{1, 2}, HistoryID: 6, Instance: 7, Owner: 2, LeaseGrantAgo: 5e6},

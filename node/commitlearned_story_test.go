@@ -1,0 +1,132 @@
+package node_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
+	"github.com/cairnmq/cairn/wire"
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// A voter is removed: the leader promotes the learner that joined to
+// take its seat, then demotes the removed voter, and the demotion is
+// committed by the leader, the removed voter and the promoted learner.
+// The promoted member never hears that it was (its commit stays below
+// the demotion), the third voter was cut off all along, and the demoted
+// member receives entries after the demotion that nobody else does.
+// Then the leader dies for good. Both voters left count the demoted
+// member as a voter, as their commit indexes say, and need three votes
+// of four; the demoted member refuses both, its uncommitted tail longer
+// than their logs. Raft alone would never elect a leader again (seed
+// 712932, where the leader came back over an empty disk instead). The
+// demoted member tells the candidate that asks for its vote that its
+// log is committed through the demotion; the candidate holds that entry,
+// applies the demotion, and wins with the third voter's vote, as voters
+// {leader, third, promoted} allow.
+func TestACandidateLearnsFromAPeerThatItsConfigurationChanged(t *testing.T) {
+	c := newCluster(t)
+	lead := c.leader()
+	var others []node.NodeID
+	for _, id := range []node.NodeID{1, 2, 3} {
+		if id != lead {
+			others = append(others, id)
+		}
+	}
+	removed, third := others[0], others[1]
+	promoted := c.startJoiner(4).id
+	c.request(lead, 9, &wire.AddNode{ReqID: 71, Node: uint32(promoted), Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+
+	// From here the third voter hears nothing, and the promoted member
+	// hears no commit at or past the demotion of removed.
+	c.cut[third] = true
+	var demotion uint64
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		if from != lead || to != promoted {
+			return true
+		}
+		r, ok := msg.(*wire.Raft)
+		if !ok {
+			return true
+		}
+		m := &pb.Message{}
+		if err := proto.Unmarshal(r.Data, m); err != nil {
+			t.Fatalf("a raft message does not decode: %v", err)
+		}
+		for _, e := range m.GetEntries() {
+			if demotes(t, e, removed) && demotion == 0 {
+				demotion = e.GetIndex()
+			}
+		}
+		if demotion != 0 && m.GetCommit() >= demotion {
+			m.Commit = new(demotion - 1)
+			data, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatalf("re-encoding a raft message: %v", err)
+			}
+			r.Data = data
+		}
+		return true
+	}
+	c.request(lead, 9, &wire.RemoveNode{ReqID: 72, Node: uint32(removed)})
+	for i := 0; i < 100 && !c.saw(event.MetaMembership, by(removed), demoted(removed)); i++ {
+		c.advance(20 * time.Millisecond)
+	}
+	if !c.saw(event.MetaMembership, by(removed), demoted(removed)) {
+		t.Fatalf("%s never applied its own demotion; events:\n%v", removed, c.events)
+	}
+	if c.saw(event.MetaMembership, by(promoted), demoted(removed)) {
+		t.Fatalf("%s applied the demotion of %s although no commit told it", promoted, removed)
+	}
+
+	// Entries after the demotion reach only the demoted member: nothing
+	// more commits, and its log outgrows the promoted member's.
+	previous := c.intercept
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		if from == lead && to == promoted && raftType(t, msg) == pb.MessageType_MsgApp {
+			return false
+		}
+		return previous(from, to, msg)
+	}
+	c.request(lead, 9, &wire.CreateQueue{ReqID: 73, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(300 * time.Millisecond)
+	c.node(lead).crash()
+	c.intercept = nil
+	delete(c.cut, third)
+	leaderships := c.leaderships()
+	c.advance(10 * time.Second)
+
+	if c.leaderships() == leaderships {
+		t.Fatalf("no metadata leader was elected after %s died; events:\n%v", lead, c.events)
+	}
+	if !c.saw(event.MetaCommitLearned, by(promoted), func(e emission) bool { return e.Commit() >= demotion }) {
+		t.Fatalf("%s never learned that the demotion at %d was committed; events:\n%v", promoted, demotion, c.events)
+	}
+	winner := c.leader()
+	if winner != promoted && winner != third {
+		t.Fatalf("%s leads, not one of the voters {%s, %s} left", winner, promoted, third)
+	}
+	c.checkVoterFloor()
+}
+
+// demotes reports whether e is the configuration change that makes id a
+// learner.
+func demotes(t *testing.T, e *pb.Entry, id node.NodeID) bool {
+	if e.GetType() != pb.EntryType_EntryConfChange {
+		return false
+	}
+	cc := &pb.ConfChange{}
+	if err := proto.Unmarshal(e.GetData(), cc); err != nil {
+		t.Fatalf("a configuration change does not decode: %v", err)
+	}
+	return cc.GetType() == pb.ConfChangeType_ConfChangeAddLearnerNode && cc.GetNodeId() == uint64(id)
+}
+
+// demoted matches a membership event that demotes id.
+func demoted(id node.NodeID) func(emission) bool {
+	return func(e emission) bool { return e.Kind() == "demote" && e.Node() == uint32(id) }
+}
