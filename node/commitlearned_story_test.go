@@ -130,3 +130,79 @@ func demotes(t *testing.T, e *pb.Entry, id node.NodeID) bool {
 func demoted(id node.NodeID) func(emission) bool {
 	return func(e emission) bool { return e.Kind() == "demote" && e.Node() == uint32(id) }
 }
+
+// A follower holds entries its leader committed, but never heard the
+// commit, and the leader dies. A peer's word that the log is committed
+// through the follower's last entry is taken only for the entry the
+// follower holds: named with another term it moves nothing, named with
+// the follower's own term the follower applies the entries; and a member
+// that hears from a leader takes the leader's word alone.
+func TestACommitIsLearnedOnlyForTheEntryThisLogHolds(t *testing.T) {
+	c := newCluster(t)
+	lead := c.leader()
+	var others []node.NodeID
+	for _, id := range []node.NodeID{1, 2, 3} {
+		if id != lead {
+			others = append(others, id)
+		}
+	}
+	f, peer := c.node(others[0]), others[1]
+	frozen := uint64(0)
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		if from != lead || to != f.id || raftType(t, msg) < 0 {
+			return true
+		}
+		r := msg.(*wire.Raft)
+		m := &pb.Message{}
+		if err := proto.Unmarshal(r.Data, m); err != nil {
+			t.Fatalf("a raft message does not decode: %v", err)
+		}
+		if frozen == 0 {
+			frozen = max(m.GetCommit(), 1)
+		}
+		if m.GetCommit() > frozen {
+			m.Commit = new(frozen)
+			data, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatalf("re-encoding a raft message: %v", err)
+			}
+			r.Data = data
+		}
+		return true
+	}
+	c.request(lead, 9, &wire.CreateQueue{ReqID: 70, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(500 * time.Millisecond)
+	var last, term uint64
+	for _, e := range c.emitted {
+		if e.Name == event.MetaApplied && e.node == lead {
+			last, term = e.Index(), e.Term()
+		}
+	}
+	if last <= frozen {
+		t.Fatalf("the leader applied nothing past the follower's commit %d; events:\n%v", frozen, c.events)
+	}
+
+	// While the leader lives, the follower follows only it.
+	tell := func(index, term uint64) {
+		f.run(func() { f.n.OnMessage(peer, &wire.MetaCommitted{Index: index, Term: term}) })
+		c.settle()
+	}
+	tell(last, term)
+	if c.saw(event.MetaCommitLearned, by(f.id)) {
+		t.Fatalf("%s took a commit from %s while its leader %s was alive", f.id, peer, lead)
+	}
+	c.node(lead).crash()
+	c.cut[peer] = true
+	c.advance(2 * time.Second) // the follower finds its leader gone and campaigns, alone
+	tell(last, term+1)
+	if c.saw(event.MetaCommitLearned, by(f.id)) {
+		t.Fatalf("%s took a commit for an entry of term %d its log does not hold", f.id, term+1)
+	}
+	tell(last, term)
+	if !c.saw(event.MetaCommitLearned, by(f.id), func(e emission) bool { return e.Commit() == last }) {
+		t.Fatalf("%s did not take the commit %d its log holds at term %d; events:\n%v", f.id, last, term, c.events)
+	}
+	if !c.saw(event.MetaApplied, by(f.id), func(e emission) bool { return e.Index() == last }) {
+		t.Fatalf("%s learned the commit %d but did not apply it", f.id, last)
+	}
+}
