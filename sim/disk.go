@@ -215,9 +215,20 @@ func walkFiles(fs vfs.FS, dir string) []string {
 // file (a rename whose directory sync never happened), and blocks of one
 // file never appear in another.
 func (d *Disk) tear(clone *vfs.MemFS, path string) {
-	cur, err := readAll(d.mem, path)
+	curInfo, err := d.mem.Stat(path)
 	if err != nil {
 		return // the file no longer exists under this name
+	}
+	syncedInfo, err := clone.Stat(path)
+	if err != nil {
+		panic(fmt.Sprintf("sim: stat %q in a crash clone: %v", path, err))
+	}
+	if curInfo.Size() <= syncedInfo.Size() {
+		return // nothing appended since the last sync: most files, read for nothing before
+	}
+	cur, err := readAll(d.mem, path)
+	if err != nil {
+		return
 	}
 	synced, err := readAll(clone, path)
 	if err != nil {
@@ -280,13 +291,22 @@ func (d *Disk) flip(fs *vfs.MemFS) {
 	writeAll(fs, path, data)
 }
 
+// readAll reads a whole file into a buffer of its size.
 func readAll(fs vfs.FS, path string) ([]byte, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // writeAll replaces a file's content in a crash clone and marks it
