@@ -29,12 +29,7 @@ import (
 func TestACandidateLearnsFromAPeerThatItsConfigurationChanged(t *testing.T) {
 	c := newCluster(t)
 	lead := c.leader()
-	var others []node.NodeID
-	for _, id := range []node.NodeID{1, 2, 3} {
-		if id != lead {
-			others = append(others, id)
-		}
-	}
+	others := othersThan(lead)
 	removed, third := others[0], others[1]
 	promoted := c.startJoiner(4).id
 	c.request(lead, 9, &wire.AddNode{ReqID: 71, Node: uint32(promoted), Addr: "n4:7400"})
@@ -49,27 +44,16 @@ func TestACandidateLearnsFromAPeerThatItsConfigurationChanged(t *testing.T) {
 		if from != lead || to != promoted {
 			return true
 		}
-		r, ok := msg.(*wire.Raft)
-		if !ok {
-			return true
-		}
-		m := &pb.Message{}
-		if err := proto.Unmarshal(r.Data, m); err != nil {
-			t.Fatalf("a raft message does not decode: %v", err)
-		}
-		for _, e := range m.GetEntries() {
-			if demotes(t, e, removed) && demotion == 0 {
-				demotion = e.GetIndex()
+		rewriteRaft(t, msg, func(m *pb.Message) {
+			for _, e := range m.GetEntries() {
+				if demotes(t, e, removed) && demotion == 0 {
+					demotion = e.GetIndex()
+				}
 			}
-		}
-		if demotion != 0 && m.GetCommit() >= demotion {
-			m.Commit = new(demotion - 1)
-			data, err := proto.Marshal(m)
-			if err != nil {
-				t.Fatalf("re-encoding a raft message: %v", err)
+			if demotion != 0 && m.GetCommit() >= demotion {
+				m.Commit = new(demotion - 1)
 			}
-			r.Data = data
-		}
+		})
 		return true
 	}
 	c.request(lead, 9, &wire.RemoveNode{ReqID: 72, Node: uint32(removed)})
@@ -113,6 +97,25 @@ func TestACandidateLearnsFromAPeerThatItsConfigurationChanged(t *testing.T) {
 	c.checkVoterFloor()
 }
 
+// rewriteRaft lets change edit msg if it carries a raft message, and
+// puts the edited message in its place.
+func rewriteRaft(t *testing.T, msg wire.Message, change func(*pb.Message)) {
+	r, ok := msg.(*wire.Raft)
+	if !ok {
+		return
+	}
+	m := &pb.Message{}
+	if err := proto.Unmarshal(r.Data, m); err != nil {
+		t.Fatalf("a raft message does not decode: %v", err)
+	}
+	change(m)
+	data, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatalf("re-encoding a raft message: %v", err)
+	}
+	r.Data = data
+}
+
 // demotes reports whether e is the configuration change that makes id a
 // learner.
 func demotes(t *testing.T, e *pb.Entry, id node.NodeID) bool {
@@ -140,34 +143,19 @@ func demoted(id node.NodeID) func(emission) bool {
 func TestACommitIsLearnedOnlyForTheEntryThisLogHolds(t *testing.T) {
 	c := newCluster(t)
 	lead := c.leader()
-	var others []node.NodeID
-	for _, id := range []node.NodeID{1, 2, 3} {
-		if id != lead {
-			others = append(others, id)
-		}
-	}
+	others := othersThan(lead)
 	f, peer := c.node(others[0]), others[1]
 	frozen := uint64(0)
 	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
-		if from != lead || to != f.id || raftType(t, msg) < 0 {
+		if from != lead || to != f.id {
 			return true
 		}
-		r := msg.(*wire.Raft)
-		m := &pb.Message{}
-		if err := proto.Unmarshal(r.Data, m); err != nil {
-			t.Fatalf("a raft message does not decode: %v", err)
-		}
-		if frozen == 0 {
-			frozen = max(m.GetCommit(), 1)
-		}
-		if m.GetCommit() > frozen {
-			m.Commit = new(frozen)
-			data, err := proto.Marshal(m)
-			if err != nil {
-				t.Fatalf("re-encoding a raft message: %v", err)
+		rewriteRaft(t, msg, func(m *pb.Message) {
+			if frozen == 0 {
+				frozen = max(m.GetCommit(), 1)
 			}
-			r.Data = data
-		}
+			m.Commit = new(min(m.GetCommit(), frozen))
+		})
 		return true
 	}
 	c.request(lead, 9, &wire.CreateQueue{ReqID: 70, Queue: "orders", Policy: wire.PolicyMajority})

@@ -361,6 +361,17 @@ func (c *cluster) leader() node.NodeID {
 	return 0
 }
 
+// othersThan lists the founding members other than id, in ID order.
+func othersThan(id node.NodeID) []node.NodeID {
+	var out []node.NodeID
+	for _, m := range []node.NodeID{1, 2, 3} {
+		if m != id {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // leaderships counts announcements of metadata leadership.
 func (c *cluster) leaderships() int {
 	n := 0

@@ -161,12 +161,7 @@ func TestARejoiningNodeThatRestartsBeforeCatchingUpStillCatchesUp(t *testing.T) 
 func TestALeaderDoesNotProbeAFollowerThatLostItsLogWithoutRest(t *testing.T) {
 	c := newCluster(t)
 	leader := c.leader()
-	var others []node.NodeID
-	for _, id := range []node.NodeID{1, 2, 3} {
-		if id != leader {
-			others = append(others, id)
-		}
-	}
+	others := othersThan(leader)
 	down, lost := c.node(others[0]), c.node(others[1])
 	// The lost follower's acknowledgments vanish, so the leader counts
 	// entries in flight to it beyond its match.
