@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/cairnmq/cairn/storage"
 )
 
 // CheckpointStateMatches reports, for tests, whether the state n keeps in
@@ -179,4 +181,12 @@ func BaseRolls(n *Node, queue string) (fromTail, fromLog uint64) {
 func MetaProgress(n *Node, follower NodeID) (term, match uint64) {
 	st := n.meta.rn.Status()
 	return st.GetTerm(), st.Progress[uint64(follower)].Match
+}
+
+// FenceReplica fences queue's replica on n as damage found in its storage
+// would, for tests that need the damage at a chosen moment.
+func FenceReplica(n *Node, queue string) {
+	if r := n.queues[queue]; r != nil {
+		r.fence(fmt.Errorf("%w: planted by a test", storage.ErrCorrupt))
+	}
 }
