@@ -50,7 +50,7 @@ func (m *metaNode) tellCommitted(candidate NodeID, req *pb.Message) {
 	}
 	index := min(m.rn.BasicStatus().GetCommit(), req.GetIndex())
 	if index <= m.snapIdx {
-		return // every member holds a snapshot's index as committed
+		return // compacted into this member's snapshot: no entry is left to name
 	}
 	term, err := m.ms.Term(index)
 	if err != nil {
