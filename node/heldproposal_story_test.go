@@ -61,11 +61,5 @@ func warmCluster(t *testing.T) (*cluster, node.NodeID, []node.NodeID) {
 	c := newCluster(t)
 	c.createQueue("warm", wire.PolicyMajority)
 	leader := c.leader()
-	var followers []node.NodeID
-	for _, m := range c.nodes {
-		if m.id != leader {
-			followers = append(followers, m.id)
-		}
-	}
-	return c, leader, followers
+	return c, leader, othersThan(leader)
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
@@ -87,17 +88,23 @@ func (m *metaNode) learnCommit(peer NodeID, msg *wire.MetaCommitted) {
 		return
 	}
 	st := m.rn.BasicStatus()
-	if st.RaftState == raft.StateLeader || st.Lead != 0 || msg.Index <= st.GetCommit() {
+	if st.RaftState == raft.StateLeader || st.Lead != 0 {
 		return // a leader's word is the one to follow
+	}
+	if msg.Index <= st.GetCommit() {
+		return // nothing this member does not know
 	}
 	if term, err := m.ms.Term(msg.Index); err != nil || term != msg.Term {
 		return // this log does not hold the entry the peer counts
 	}
-	m.n.emit(event.NewMetaCommitLearned(uint32(peer), msg.Index))
-	_ = m.rn.Step(&pb.Message{
+	err := m.rn.Step(&pb.Message{
 		Type: pb.MessageType_MsgHeartbeat.Enum(), From: new(uint64(peer)), To: new(uint64(m.n.cfg.ID)),
 		Term: new(st.GetTerm()), Commit: new(msg.Index), Context: learnedCommitContext,
 	})
+	if commit := m.rn.BasicStatus().GetCommit(); err != nil || commit != msg.Index {
+		panic(fmt.Sprintf("node: raft took a heartbeat at its own term to commit %d as commit %d (%v)", msg.Index, commit, err))
+	}
+	m.n.emit(event.NewMetaCommitLearned(uint32(peer), msg.Index))
 	m.rn.ForgetLeader()
 	m.process()
 }

@@ -407,30 +407,10 @@ func (n *Node) OnTimer(t Timer) {
 	}
 }
 
-// OnMessage implements Handler: one handler per peer message type.
-func (n *Node) OnMessage(from NodeID, m wire.Message) {
-	if !n.started {
-		if r, ok := m.(*wire.Raft); ok && n.meta != nil {
-			n.meta.step(from, r.Data) // metadata runs before the queues open
-		}
-		if l, ok := m.(*wire.MetaLostLog); ok && n.meta != nil {
-			n.meta.onLostLog(from, l)
-		}
-		if c, ok := m.(*wire.MetaCommitted); ok && n.meta != nil {
-			n.meta.learnCommit(from, c)
-		}
-		return
-	}
-	n.notePeerHeard(from)
+// onMetaMessage hands m to the metadata member if it is one of its
+// messages, and reports whether it was.
+func (n *Node) onMetaMessage(from NodeID, m wire.Message) bool {
 	switch m := m.(type) {
-	case *wire.Append:
-		n.onAppend(from, m)
-	case *wire.AppendReply:
-		n.onAppendReply(from, m)
-	case *wire.DeadLetter:
-		n.onDeadLetter(from, m)
-	case *wire.DeadLetterReply:
-		n.onDeadLetterReply(from, m)
 	case *wire.Raft:
 		if n.meta != nil {
 			n.meta.step(from, m.Data)
@@ -443,6 +423,31 @@ func (n *Node) OnMessage(from NodeID, m wire.Message) {
 		if n.meta != nil {
 			n.meta.learnCommit(from, m)
 		}
+	default:
+		return false
+	}
+	return true
+}
+
+// OnMessage implements Handler: one handler per peer message type.
+func (n *Node) OnMessage(from NodeID, m wire.Message) {
+	if !n.started {
+		n.onMetaMessage(from, m) // metadata runs before the queues open
+		return
+	}
+	n.notePeerHeard(from)
+	if n.onMetaMessage(from, m) {
+		return
+	}
+	switch m := m.(type) {
+	case *wire.Append:
+		n.onAppend(from, m)
+	case *wire.AppendReply:
+		n.onAppendReply(from, m)
+	case *wire.DeadLetter:
+		n.onDeadLetter(from, m)
+	case *wire.DeadLetterReply:
+		n.onDeadLetterReply(from, m)
 	case *wire.Ping:
 		n.env.Send(from, &wire.Pong{Seq: m.Seq})
 	case *wire.Pong:

@@ -224,7 +224,7 @@ func (d *Disk) tear(clone *vfs.MemFS, path string) {
 		panic(fmt.Sprintf("sim: stat %q in a crash clone: %v", path, err))
 	}
 	if curInfo.Size() <= syncedInfo.Size() {
-		return // nothing appended since the last sync: most files, read for nothing before
+		return // nothing appended since the last sync, as for most files: neither copy need be read
 	}
 	cur, err := readAll(d.mem, path)
 	if err != nil {
