@@ -37,6 +37,49 @@ func (d *Delivery) AckSync(ctx context.Context) error {
 	return err
 }
 
+// AckSyncAll settles every delivery of ds for good, as AckSync does, and
+// waits for every outcome. The acks start together, so those for one
+// node and queue travel in one frame and the owner settles them in one
+// durable write: acking a batch costs about what acking one does, where
+// AckSync from one goroutine per delivery costs a goroutine, a hand-over
+// and a wake each. The i-th error is ds[i]'s outcome, as AckSync would
+// report it; a delivery made by hand (one that names no node) gets a
+// *StatusError with StatusBadRequest and is not sent. ds may mix
+// deliveries of several clients.
+func AckSyncAll(ctx context.Context, ds []*Delivery) []error {
+	errs := make([]error, len(ds))
+	pending := make([]*pendingOp, len(ds))
+	byClient := make(map[*Client][]int)
+	var order []*Client
+	for i, d := range ds {
+		if detail, ok := core.CheckSettle(d.d); !ok {
+			errs[i] = &StatusError{Op: core.OpAck.String(), Queue: d.d.Queue, Status: StatusBadRequest, Detail: detail}
+			continue
+		}
+		if _, seen := byClient[d.c]; !seen {
+			order = append(order, d.c)
+		}
+		byClient[d.c] = append(byClient[d.c], i)
+	}
+	for _, c := range order {
+		idx := byClient[c]
+		starts := make([]func(now time.Time) core.OpID, len(idx))
+		for j, i := range idx {
+			d := ds[i]
+			starts[j] = d.settling(func(now time.Time) core.OpID { return c.core.Ack(now, d.d) })
+		}
+		for j, p := range c.beginAll(ctx, starts) {
+			pending[idx[j]] = p
+		}
+	}
+	for i, p := range pending {
+		if p != nil {
+			_, errs[i] = p.wait(ctx)
+		}
+	}
+	return errs
+}
+
 // Flush waits until every ack handed over by Ack before the call has an
 // outcome (settled, refused, or given up on after Options.RetryFor), or
 // until ctx is done, and returns ctx's error then. It says nothing about

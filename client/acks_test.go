@@ -90,3 +90,51 @@ func TestCloseWaitsForHandedOverAcks(t *testing.T) {
 		t.Fatalf("Ack on a closed client: %v, want ErrClosed", err)
 	}
 }
+
+// AckSyncAll starts its acks together, so the node gets them in one
+// frame, and reports each delivery's own outcome in its place: a lease
+// the node no longer holds fails alone, and a delivery made by hand is
+// refused without being sent.
+func TestAckSyncAllSendsOneFrameAndReportsEachOutcome(t *testing.T) {
+	nodes := fakeCluster(t, 1, func(_ uint32, m wire.Message) wire.Message {
+		s, ok := m.(*wire.Settle)
+		switch {
+		case !ok:
+			return &wire.Reply{ReqID: reqID(m), Status: wire.StatusOK}
+		case s.ID.Seq == 3:
+			return &wire.Reply{ReqID: s.ReqID, Status: wire.StatusNotLeased}
+		}
+		return &wire.Reply{ReqID: s.ReqID, Status: wire.StatusOK}
+	})
+	ctx, c := dialTest(t, nodes[0].addr())
+	ds := []*Delivery{delivery(c, 1), delivery(c, 2), delivery(c, 3), {Queue: "q"}, delivery(c, 5)}
+	errs := AckSyncAll(ctx, ds)
+	for i, err := range errs {
+		var se *StatusError
+		switch i {
+		case 2:
+			if !errors.As(err, &se) || se.Status != StatusNotLeased {
+				t.Errorf("delivery %d, whose lease the node lost: %v, want StatusNotLeased", i, err)
+			}
+		case 3:
+			if !errors.As(err, &se) || se.Status != StatusBadRequest {
+				t.Errorf("delivery %d, made by hand: %v, want StatusBadRequest", i, err)
+			}
+		default:
+			if err != nil {
+				t.Errorf("delivery %d: %v, want settled", i, err)
+			}
+		}
+	}
+	nodes[0].mu.Lock()
+	defer nodes[0].mu.Unlock()
+	settles := 0
+	for _, m := range nodes[0].seen {
+		if _, ok := m.(*wire.Settle); ok {
+			settles++
+		}
+	}
+	if settles != 4 || nodes[0].settleFrames != 1 {
+		t.Fatalf("the node got %d settles in %d frames, want 4 in one", settles, nodes[0].settleFrames)
+	}
+}

@@ -28,6 +28,9 @@ type fakeNode struct {
 	mu    sync.Mutex
 	seen  []wire.Message
 	conns int
+	// settleFrames counts the frames that carried settles (one Settle, or
+	// a SettleBatch of several).
+	settleFrames int
 	// acceptDelay holds each connection before its handshake, as a slow
 	// or distant node would.
 	acceptDelay time.Duration
@@ -89,6 +92,12 @@ func (f *fakeNode) handle(nc net.Conn, infos []session.NodeInfo) {
 		}
 		// A node takes a batch of settles as the settles it carries.
 		reqs := []wire.Message{m}
+		switch m.(type) {
+		case *wire.Settle, *wire.SettleBatch:
+			f.mu.Lock()
+			f.settleFrames++
+			f.mu.Unlock()
+		}
 		if b, ok := m.(*wire.SettleBatch); ok {
 			reqs = reqs[:0]
 			for _, s := range b.Settles() {

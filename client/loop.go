@@ -212,6 +212,28 @@ func (c *Client) begin(ctx context.Context, start func(now time.Time) core.OpID)
 	return p
 }
 
+// beginAll starts the operations of starts on the loop in one turn, in
+// their order, so that what they send goes out together.
+func (c *Client) beginAll(ctx context.Context, starts []func(now time.Time) core.OpID) []*pendingOp {
+	ps := make([]*pendingOp, len(starts))
+	for i := range ps {
+		ps[i] = &pendingOp{c: c, ch: make(chan core.Event, 1)}
+	}
+	err := ctx.Err()
+	if err == nil && !c.post(func() {
+		now := time.Now()
+		for i, start := range starts {
+			c.waiters[start(now)] = ps[i].ch
+		}
+	}) {
+		err = ErrClosed
+	}
+	for _, p := range ps {
+		p.posted, p.err = err == nil, err
+	}
+	return ps
+}
+
 // wait collects the outcome. An operation that never started fails
 // plainly (with ctx's error or ErrClosed); one that started and was not
 // seen to finish is ambiguous.

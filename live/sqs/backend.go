@@ -29,11 +29,17 @@ type Backend interface {
 	// Send stores payload and returns once the queue's confirmation
 	// policy is met, with the message's ID.
 	Send(ctx context.Context, queue string, payload []byte, delay time.Duration) (MessageID, error)
+	// SendBatch stores each entry as Send does, all of them at once, and
+	// returns each one's outcome in the order of entries.
+	SendBatch(ctx context.Context, queue string, entries []SendEntry) []SendResult
 	// Receive returns up to max messages leased for visibility, waiting
 	// up to wait for the first one.
 	Receive(ctx context.Context, queue string, max int, visibility, wait time.Duration) ([]Received, error)
 	// Delete settles the delivery lease names, durably.
 	Delete(ctx context.Context, queue string, lease uint64) error
+	// DeleteBatch settles each lease as Delete does, all of them at once,
+	// and returns each one's outcome in the order of leases.
+	DeleteBatch(ctx context.Context, queue string, leases []uint64) []error
 	// Release hands the delivery lease names back to the queue at once,
 	// to be delivered again.
 	Release(ctx context.Context, queue string, lease uint64) error
@@ -50,6 +56,19 @@ type Backend interface {
 type MessageID struct {
 	Producer uint64
 	Seq      uint64
+}
+
+// SendEntry is one message of a SendBatch.
+type SendEntry struct {
+	Payload []byte
+	Delay   time.Duration
+}
+
+// SendResult is the outcome of one entry of a SendBatch, as Send reports
+// it: the message's ID once it is confirmed, or why it is not.
+type SendResult struct {
+	ID  MessageID
+	Err error
 }
 
 // Received is one delivery handed out by Receive.

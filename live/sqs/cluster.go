@@ -286,28 +286,65 @@ func statsFrom(d *status.Depth) QueueStats {
 
 // Send publishes and waits for the confirmation.
 func (b *ClusterBackend) Send(ctx context.Context, queue string, payload []byte, delay time.Duration) (MessageID, error) {
-	var opts []client.PublishOption
-	if delay > 0 {
-		opts = append(opts, client.WithDelay(delay))
-	}
-	id, err := b.main.Publish(ctx, queue, payload, opts...)
-	return MessageID{Producer: id.Producer, Seq: id.Seq}, clientError(err)
+	r := b.SendBatch(ctx, queue, []SendEntry{{Payload: payload, Delay: delay}})[0]
+	return r.ID, r.Err
 }
 
-// Delete acks the delivery and waits until the settle is durable. An ack
-// whose outcome is unknown (the owner failed over meanwhile) may have
-// settled the message or not, so its handle is kept for a retry: cairn
-// answers a repeated ack of a settled message with success.
+// SendBatch publishes every entry and waits for each confirmation. The
+// publishes start one after another from this goroutine, without one
+// goroutine each, so the client hands them to the owner together and
+// they ride the same appends and replication rounds.
+func (b *ClusterBackend) SendBatch(ctx context.Context, queue string, entries []SendEntry) []SendResult {
+	pubs := make([]*client.Publishing, len(entries))
+	for i, e := range entries {
+		var opts []client.PublishOption
+		if e.Delay > 0 {
+			opts = append(opts, client.WithDelay(e.Delay))
+		}
+		pubs[i] = b.main.PublishAsync(ctx, queue, e.Payload, opts...)
+	}
+	out := make([]SendResult, len(entries))
+	for i, p := range pubs {
+		id, err := p.Wait()
+		out[i] = SendResult{ID: MessageID{Producer: id.Producer, Seq: id.Seq}, Err: clientError(err)}
+	}
+	return out
+}
+
+// Delete acks the delivery and waits until the settle is durable.
 func (b *ClusterBackend) Delete(ctx context.Context, queue string, lease uint64) error {
-	h, err := b.take(queue, lease)
-	if err != nil {
-		return err
+	return b.DeleteBatch(ctx, queue, []uint64{lease})[0]
+}
+
+// DeleteBatch acks every delivery the leases name, together (one frame
+// and one durable write on the owner for those it holds), and waits
+// until each settle is durable. An ack whose outcome is unknown (the
+// owner failed over meanwhile) may have settled the message or not, so
+// its handle is kept for a retry: cairn answers a repeated ack of a
+// settled message with success.
+func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, leases []uint64) []error {
+	errs := make([]error, len(leases))
+	taken := make([]*handedOut, len(leases))
+	var ds []*client.Delivery
+	var at []int
+	for i, lease := range leases {
+		h, err := b.take(queue, lease)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		taken[i] = h
+		ds = append(ds, h.d)
+		at = append(at, i)
 	}
-	err = clientError(h.d.AckSync(ctx))
-	if errors.Is(err, ErrUnknownOutcome) {
-		b.restore(lease, h)
+	for j, err := range client.AckSyncAll(ctx, ds) {
+		i := at[j]
+		errs[i] = clientError(err)
+		if errors.Is(errs[i], ErrUnknownOutcome) {
+			b.restore(leases[i], taken[i])
+		}
 	}
-	return err
+	return errs
 }
 
 // restore puts back a handed-out delivery that take removed.

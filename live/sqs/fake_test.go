@@ -93,6 +93,14 @@ func (f *fakeBackend) Send(_ context.Context, queue string, payload []byte, _ ti
 	return id, nil
 }
 
+func (f *fakeBackend) SendBatch(ctx context.Context, queue string, entries []SendEntry) []SendResult {
+	out := make([]SendResult, len(entries))
+	for i, e := range entries {
+		out[i].ID, out[i].Err = f.Send(ctx, queue, e.Payload, e.Delay)
+	}
+	return out
+}
+
 func (f *fakeBackend) Receive(_ context.Context, queue string, max int, _, _ time.Duration) ([]Received, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -143,6 +151,14 @@ func (f *fakeBackend) Purge(_ context.Context, queue string) error {
 
 func (f *fakeBackend) Delete(_ context.Context, queue string, lease uint64) error {
 	return f.settle(queue, lease, false)
+}
+
+func (f *fakeBackend) DeleteBatch(_ context.Context, queue string, leases []uint64) []error {
+	out := make([]error, len(leases))
+	for i, l := range leases {
+		out[i] = f.settle(queue, l, false)
+	}
+	return out
 }
 
 func (f *fakeBackend) Release(_ context.Context, queue string, lease uint64) error {

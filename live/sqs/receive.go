@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -166,11 +165,24 @@ func deleteMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError
 		return nil, aerr
 	}
 	errs := make([]*apiError, len(in.Entries))
-	var wg sync.WaitGroup
+	// The entries whose handles open are deleted together, so their acks
+	// travel in one frame and settle in one durable write on the owner.
+	var leases []uint64
+	var at []int
 	for i, e := range in.Entries {
-		wg.Go(func() { errs[i] = s.settle(ctx, queue, e.ReceiptHandle) })
+		r, aerr := s.handles.open(e.ReceiptHandle, queue)
+		if aerr != nil {
+			errs[i] = aerr
+			continue
+		}
+		leases = append(leases, r.Lease)
+		at = append(at, i)
 	}
-	wg.Wait()
+	for j, err := range s.cfg.Backend.DeleteBatch(ctx, queue, leases) {
+		if err != nil {
+			errs[at[j]] = backendError(err, queue)
+		}
+	}
 	out := deleteBatchOutput{Successful: []idEntry{}, Failed: []batchError{}}
 	for i, e := range in.Entries {
 		if errs[i] != nil {

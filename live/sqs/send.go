@@ -2,7 +2,6 @@ package sqs
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -49,11 +48,16 @@ func (s *Server) store(ctx context.Context, queue string, m outgoing) (sendOutpu
 	if err != nil {
 		return sendOutput{}, backendError(err, queue)
 	}
+	return m.stored(id), nil
+}
+
+// stored is SendMessage's answer for m, stored as id.
+func (m outgoing) stored(id MessageID) sendOutput {
 	return sendOutput{
 		MessageId:              messageIDString(id),
 		MD5OfMessageBody:       md5Hex(m.env.Body),
 		MD5OfMessageAttributes: attributesMD5(m.env.Attributes),
-	}, nil
+	}
 }
 
 func sendMessage(ctx context.Context, s *Server, c *call) (any, *apiError) {
@@ -159,28 +163,28 @@ func sendMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError) 
 	if total > messageBytesMax {
 		return nil, errBatchTooLong(total)
 	}
-	results := make([]sendOutput, len(in.Entries))
-	errs := make([]*apiError, len(in.Entries))
-	// The entries are stored side by side: each waits for its own
+	// The valid entries are stored together: each waits for its own
 	// confirmation, and they ride the same replication rounds.
-	var wg sync.WaitGroup
+	var entries []SendEntry
 	for i := range in.Entries {
+		if valid[i] {
+			entries = append(entries, SendEntry{Payload: ready[i].env.encode(), Delay: ready[i].delay})
+		}
+	}
+	results := s.cfg.Backend.SendBatch(ctx, queue, entries)
+	for i, e := range in.Entries {
 		if !valid[i] {
 			continue
 		}
-		wg.Go(func() { results[i], errs[i] = s.store(ctx, queue, ready[i]) })
-	}
-	wg.Wait()
-	for i, e := range in.Entries {
-		switch {
-		case !valid[i]:
-		case errs[i] != nil:
-			out.Failed = append(out.Failed, entryError(e.Id, errs[i]))
-		default:
-			r := results[i]
-			out.Successful = append(out.Successful, sendResultEntry{Id: e.Id, MessageId: r.MessageId,
-				MD5OfMessageBody: r.MD5OfMessageBody, MD5OfMessageAttributes: r.MD5OfMessageAttributes})
+		r := results[0]
+		results = results[1:]
+		if r.Err != nil {
+			out.Failed = append(out.Failed, entryError(e.Id, backendError(r.Err, queue)))
+			continue
 		}
+		o := ready[i].stored(r.ID)
+		out.Successful = append(out.Successful, sendResultEntry{Id: e.Id, MessageId: o.MessageId,
+			MD5OfMessageBody: o.MD5OfMessageBody, MD5OfMessageAttributes: o.MD5OfMessageAttributes})
 	}
 	return out, nil
 }

@@ -215,6 +215,11 @@ func TestReceiptHandles(t *testing.T) {
 	if _, aerr := s.open(h, "other"); aerr == nil {
 		t.Fatal("a handle opened for another queue")
 	}
+	// Base64 decoders skip line breaks, so a handle with one decodes to
+	// the same bytes; it is still not the handle that was minted.
+	if _, aerr := s.open(h[:10]+"\n"+h[10:], "q"); aerr == nil {
+		t.Fatal("a handle with a line break in it opened")
+	}
 	b := []byte(h)
 	b[10] ^= 1
 	if _, aerr := s.open(string(b), "q"); aerr == nil || aerr.code != "ReceiptHandleIsInvalid" {
