@@ -39,6 +39,8 @@ type drainConfig struct {
 	// profile is where each node's and the subscriber's CPU profiles of
 	// the first second of every cairn drain go; empty for none.
 	profile string
+	// profileFor is how long each profile runs from the drain's start.
+	profileFor time.Duration
 }
 
 // drainModes are the ways a handler can ack.
@@ -59,7 +61,8 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 	fs.StringVar(&c.settings, "settings", "", "TOML lines added to every node's configuration, e.g. 'checkpoint_records = -1'")
 	fs.StringVar(&c.peer, "peer", "", "a peer harness command that drains the same workload on another system (see bench/)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the cluster's directory (configurations, data, logs) and print its path")
-	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's and the subscriber's CPU profile of the first second of every cairn drain into this directory")
+	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's and the subscriber's CPU profile of the start of every cairn drain (see --profile-for) into this directory")
+	fs.DurationVar(&c.profileFor, "profile-for", time.Second, "how long each --cpu-profile runs from the drain's start")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -80,6 +83,8 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 		return c, fmt.Errorf("--concurrency %d: need at least zero", c.concurrency)
 	case c.window > 1<<20:
 		return c, fmt.Errorf("--window %d: at most %d", c.window, 1<<20)
+	case c.profileFor < time.Second:
+		return c, fmt.Errorf("--profile-for %v: need at least 1s (a node profiles whole seconds)", c.profileFor)
 	}
 	return c, nil
 }
@@ -209,9 +214,9 @@ func drainCairn(ctx context.Context, cfg drainConfig, cl *cluster, mode, phase s
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	profiles := profileCluster(ctx, cl, cfg.profile, phase, time.Second)
+	profiles := profileCluster(ctx, cl, cfg.profile, phase, cfg.profileFor)
 	defer profiles.Wait()
-	stopSelf := profileSelf(cfg.profile, phase, time.Second)
+	stopSelf := profileSelf(cfg.profile, phase, cfg.profileFor)
 	defer stopSelf()
 	cpuBefore := drainCPU(cl)
 	start := time.Now()
