@@ -356,7 +356,12 @@ func compareWaiters(a, b waiter) int { return cmp.Compare(a.index, b.index) }
 // quorum is how many replicas, the owner included, must hold a record;
 // the recovery core owns the definition, since its seal quorum is derived
 // from it.
-func quorum(p wire.Policy, members int) int { return recovery.Quorum(p, members) }
+func quorum(p wire.Policy, members int) int {
+	if bugs.Active(bugs.MajorityOfTwo) && p == wire.PolicyMajority && members > 2 {
+		return 2 // Planted: a majority of three, whatever the set's size.
+	}
+	return recovery.Quorum(p, members)
+}
 
 // updateCommit moves the confirmed index to the largest index held
 // durably by a quorum that includes the owner.

@@ -28,16 +28,28 @@ import (
 //     recovery or replacement that names it among a queue's replicas: a
 //     removed node holds no replica, and placing one on it would leave
 //     the queue a member short.
+//   - leave-keeps-replicas: once a node has applied the creation of a
+//     queue, no leave it applies keeps fewer staying members (members
+//     not leaving) than the run's queues have replicas: a leaving
+//     member's replicas are replaced elsewhere, and with too few members
+//     left there is nowhere to put them.
 //
-// Both judge events as the nodes emit them, in each node's apply order.
-// A node that restarts applies again from its snapshot, so the second
-// rule forgets what a node learned when it starts a new incarnation.
+// They judge events as the nodes emit them, in each node's apply order.
+// A node that restarts applies again from its snapshot, so the rules
+// that remember forget what a node learned when it starts a new
+// incarnation: it may then count a leaving member as staying, which
+// can hide a violation but never report a false one.
 
 // memberWatch holds the membership rules to the events as they happen.
 type memberWatch struct {
 	// removed holds, per node, the members it applied the removal of in
 	// its current incarnation.
 	removed map[node.NodeID][]uint32
+	// leaving holds, per node, the members it applied the leave of and
+	// not yet their removal, in its current incarnation; queued holds
+	// the nodes that applied a queue's creation in theirs.
+	leaving map[node.NodeID][]uint32
+	queued  map[node.NodeID]bool
 	// rebalancing holds, per node, whether the last rebalance event it
 	// applied was a start.
 	rebalancing map[node.NodeID]bool
@@ -46,19 +58,32 @@ type memberWatch struct {
 }
 
 // restarted forgets what node id learned in its last incarnation.
-func (mw *memberWatch) restarted(id node.NodeID) { delete(mw.removed, id) }
+func (mw *memberWatch) restarted(id node.NodeID) {
+	delete(mw.removed, id)
+	delete(mw.leaving, id)
+	delete(mw.queued, id)
+}
 
 // observe judges one node event.
 func (mw *memberWatch) observe(w *sim.World, id node.NodeID, e event.Event) {
 	switch e.Name {
 	case event.MetaMembership:
 		mw.checkFloor(w, id, e)
-		if e.Kind() == "remove" {
+		switch e.Kind() {
+		case "remove":
 			if mw.removed == nil {
 				mw.removed = make(map[node.NodeID][]uint32)
 			}
 			mw.removed[id] = append(mw.removed[id], e.Node())
+			mw.leaving[id] = slices.DeleteFunc(mw.leaving[id], func(n uint32) bool { return n == e.Node() })
+		case "leave":
+			mw.checkLeave(w, id, e)
 		}
+	case event.MetaActivated:
+		if mw.queued == nil {
+			mw.queued = make(map[node.NodeID]bool)
+		}
+		mw.queued[id] = true
 	case event.MetaRebalance:
 		if mw.rebalancing == nil {
 			mw.rebalancing = make(map[node.NodeID]bool)
@@ -79,6 +104,27 @@ func (mw *memberWatch) checkFloor(w *sim.World, id node.NodeID, e event.Event) {
 	if floor := min(3, voters+learners); voters < floor {
 		mw.fail(w, "voter-floor", fmt.Sprintf("the %s of n%d left %d voters %v and %d learners %v, below the floor of %d",
 			e.Kind(), e.Node(), voters, e.Voters(), learners, e.Learners(), floor), id)
+	}
+}
+
+// checkLeave records an applied leave and holds it to the replica count.
+func (mw *memberWatch) checkLeave(w *sim.World, id node.NodeID, e event.Event) {
+	if mw.leaving == nil {
+		mw.leaving = make(map[node.NodeID][]uint32)
+	}
+	if !slices.Contains(mw.leaving[id], e.Node()) {
+		mw.leaving[id] = append(mw.leaving[id], e.Node())
+	}
+	members := append(slices.Clone(e.Voters()), e.Learners()...)
+	staying := 0
+	for _, m := range members {
+		if !slices.Contains(mw.leaving[id], m) {
+			staying++
+		}
+	}
+	if replicas := w.Scenario().ReplicaCount(); mw.queued[id] && staying < replicas {
+		mw.fail(w, "leave-keeps-replicas", fmt.Sprintf("the leave of n%d kept %d staying members of %v (leaving %v), fewer than a queue's %d replicas",
+			e.Node(), staying, members, mw.leaving[id], replicas), id)
 	}
 }
 

@@ -42,6 +42,10 @@ func drawScenario(t *rapid.T) sim.Scenario {
 			sc.Swarm.Classes = append(sc.Swarm.Classes, f.Kind)
 		}
 	}
+	if sc.Nodes == 5 {
+		// Drawn last, so the cases drawn before it still decode alike.
+		sc.Replicas = rapid.SampledFrom([]int{0, 5}).Draw(t, "replicas")
+	}
 	return sc
 }
 

@@ -17,7 +17,7 @@ import (
 // run walks through a whole failover.
 func BoundaryBaseline(seed uint64) sim.Scenario {
 	sc := sim.QueueScenario(seed)
-	sc.Nodes = 3
+	sc.Nodes, sc.Replicas = 3, 0
 	d := &sc.Swarm.Disk
 	d.SyncErrorRate, d.WriteErrorRate, d.ReadErrorRate = 0, 0, 0
 	sc.Workload.Queues[0].Policy = 0 // majority: an owner-only queue waits for its owner

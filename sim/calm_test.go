@@ -58,6 +58,7 @@ func TestWorldRecordsProgress(t *testing.T) {
 	}
 	sc.Workload.Queues = sc.Workload.Queues[:1]
 	sc.Workload.Queues[0].Policy = wire.PolicyMajority
+	sc.Replicas = 0 // three, so two nodes stand outside the set
 	sc.Faults = []Fault{{At: time.Second, Kind: FaultCrashOwner, Length: 6 * time.Second}}
 	h := NewWorld(sc, NewQueueSystem(sc), nil).Run().History
 	if !h.Live || h.LivenessAt != sc.Safety {

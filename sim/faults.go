@@ -284,7 +284,7 @@ func (w *World) firstQueueOwner() *process {
 		return nil
 	}
 	name := w.sc.Workload.Queues[0].Name
-	owner := node.Placement{Nodes: w.Founders(), Replicas: 3}.Owner(name)
+	owner := node.Placement{Nodes: w.Founders(), Replicas: w.sc.ReplicaCount()}.Owner(name)
 	if t, ok := w.sys.(Targets); ok {
 		if id, ok := t.QueueOwner(name); ok {
 			owner = id
@@ -445,7 +445,7 @@ func (w *World) breakableLogs(p *process, damage bool) []replicaLog {
 			// the policy. The fault model leaves such queues alone.
 			continue
 		}
-		if damage && policy == wire.PolicyAll && (len(w.placeable()) <= 3 || w.removesNodes()) {
+		if damage && policy == wire.PolicyAll && (len(w.placeable()) <= w.sc.ReplicaCount() || w.removesNodes()) {
 			// Damage fences the replica for good, and with no member
 			// outside the set to replace it (spares not yet admitted and
 			// members leaving do not count), a queue that confirms only

@@ -31,17 +31,13 @@ const MaxNodes = 16
 // are created and the producers have begun.
 const membershipFrom = 1500 * time.Millisecond
 
-// memberReplicas is the replica count of the simulated queues: a removal
-// that would leave fewer members is refused by the nodes, so the swarm
-// does not ask for one.
-const memberReplicas = 3
-
 // drawMembership gives a third of the generated scenarios one or two
 // spares and two to six membership changes at drawn times in the safety
 // phase. Spares are admitted in ID order (a new member's ID must exceed
 // every ID the cluster used); each change is an add while a spare waits,
 // or with even chance a removal of a drawn member, drawn only while the
-// cluster would keep a queue's replica count of members that stay. Each
+// cluster would keep a queue's replica count of members that stay (a
+// removal that would leave fewer is refused by the nodes). Each
 // spare also crashes once with even chance, so that the learner a
 // removal needs is sometimes down or behind; and half the scenarios ask
 // for a rebalance at a drawn time.
@@ -60,14 +56,14 @@ func drawMembership(sc *Scenario) {
 	for i := range members {
 		members[i] = i
 	}
-	next := sc.Nodes
+	next, replicas := sc.Nodes, sc.ReplicaCount()
 	for _, at := range times {
 		f := Fault{At: at, Kind: FaultAddNode, Node: next}
 		switch {
-		case next < sc.Nodes+sc.Spares && (r.IntN(2) == 0 || len(members) <= memberReplicas):
+		case next < sc.Nodes+sc.Spares && (r.IntN(2) == 0 || len(members) <= replicas):
 			members = append(members, next)
 			next++
-		case len(members) > memberReplicas:
+		case len(members) > replicas:
 			i := r.IntN(len(members))
 			f = Fault{At: at, Kind: FaultRemoveNode, Node: members[i]}
 			members = slices.Delete(members, i, i+1)
@@ -87,6 +83,28 @@ func drawMembership(sc *Scenario) {
 	if r.IntN(2) == 0 {
 		sc.Faults = append(sc.Faults, Fault{At: membershipFrom + time.Duration(r.Int64N(int64(sc.Safety-membershipFrom))), Kind: FaultRebalance})
 	}
+	drawUnplannedRemoval(sc)
+}
+
+// streamUnplannedRemoval draws the removal a generated scenario asks for
+// without counting members first.
+const streamUnplannedRemoval = "unplanned-removal"
+
+// drawUnplannedRemoval gives half the scenarios with membership changes
+// one more removal, of a drawn founder at a drawn time, asked for without
+// counting what the cluster would keep, as an operator may: when it
+// would leave fewer staying members than a queue has replicas, or fewer
+// than the metadata group's voter floor, the nodes must refuse it and
+// change nothing (the checker leave-keeps-replicas holds them to it);
+// otherwise it is one more removal. From a stream of its own, so the
+// draws above are those of the seeds before it.
+func drawUnplannedRemoval(sc *Scenario) {
+	r := newStream(sc.Seed, streamUnplannedRemoval)
+	if r.IntN(2) != 0 {
+		return
+	}
+	sc.Faults = append(sc.Faults, Fault{At: membershipFrom + time.Duration(r.Int64N(int64(sc.Safety-membershipFrom))),
+		Kind: FaultRemoveNode, Node: r.IntN(sc.Nodes)})
 }
 
 // validateMembershipFault checks a membership change against the

@@ -87,6 +87,7 @@ const (
 	ProbeCutReused           = "checkpoint-cut-reused"
 	ProbeCutRaised           = "checkpoint-cut-raised"
 	ProbeCommitLearned       = "commit-learned"
+	ProbeFiveReplicaRecovery = "five-replica-recovery"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -142,6 +143,7 @@ var Probes = []Probe{
 	{ProbeCutReused, "a new owner asked for a checkpoint cut an owner of an earlier epoch had asked for (checkpoint.asked why=reused)"},
 	{ProbeCutRaised, "a replica answered an ask with a later checkpoint and the owner moved its attempt up to it (checkpoint.asked why=raised)"},
 	{ProbeCommitLearned, "a metadata member without a leader raised its commit index to what a member it asked for a vote counted committed (meta.commit-learned)"},
+	{ProbeFiveReplicaRecovery, "a recovery of a queue with five replicas completed, its seal and install quorums three of five (recovery.done in a scenario with replicas 5)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -280,6 +282,9 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		}
 		if e.Attempt() > 1 {
 			c.probes[ProbeRecoveryRetried]++
+		}
+		if w.sc.ReplicaCount() == 5 {
+			c.probes[ProbeFiveReplicaRecovery]++
 		}
 		c.endRecovery(w.now, id, e.Queue())
 	case event.RecoveryAbandoned:

@@ -73,6 +73,7 @@ func QueueConfig(sc Scenario) node.Config {
 		cfg.Detection.Interval = sc.DetectionInterval
 	}
 	cfg.DedupWindow, cfg.DataBytesMax, cfg.RestAfter = sc.Dedup, sc.Quota, sc.RestAfter
+	cfg.Replicas = sc.Replicas
 	cfg.CheckpointRecords, cfg.CheckpointBytes = -1, 0
 	c := sc.Checkpoint
 	if c.Records > 0 {
@@ -187,7 +188,7 @@ func (s *QueueSystem) LivenessStart(*World) {}
 // disk into the history, for props to judge.
 func (s *QueueSystem) Check(w *World) []Violation {
 	h := w.hist
-	place := node.Placement{Nodes: w.Founders(), Replicas: 3}
+	place := node.Placement{Nodes: w.Founders(), Replicas: w.sc.ReplicaCount()}
 	for i, id := range w.NodeIDs() {
 		h.Final[id] = node.DumpReplicas(w.DurableFS(i), "", s.cfg.PageRecords, s.cfg.PageBytes)
 	}

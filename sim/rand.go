@@ -42,6 +42,8 @@ const (
 	// streamRest draws how long a generated scenario's owners wait on an
 	// idle queue before they rest.
 	streamRest = "rest"
+	// streamReplicas draws a generated scenario's replica count.
+	streamReplicas = "replicas"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

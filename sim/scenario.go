@@ -69,6 +69,31 @@ type Scenario struct {
 	// the owner rests (node.Config.RestAfter); zero means the node's
 	// default.
 	RestAfter time.Duration
+	// Replicas is how many replicas each queue the nodes create has
+	// (node.Config.Replicas); zero means three, the default.
+	Replicas int
+}
+
+// ReplicaCount is how many replicas each of sc's queues has.
+func (sc Scenario) ReplicaCount() int {
+	if sc.Replicas == 0 {
+		return 3
+	}
+	return sc.Replicas
+}
+
+// drawReplicas draws, from its own stream, five replicas per queue for a
+// third of the five-node scenarios (every node then holds every queue, so
+// recoveries seal three of five and nothing stands outside a replica set)
+// and the default of three for the rest. An operator may configure any
+// count up to the cluster's size; five is the other count the design
+// names, and the one whose quorums differ from three's.
+func drawReplicas(seed uint64, nodes int) int {
+	r := newStream(seed, streamReplicas)
+	if nodes != 5 || r.IntN(3) != 0 {
+		return 0
+	}
+	return 5
 }
 
 // drawQuota draws a generated scenario's data quota from its own stream:
@@ -369,6 +394,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
 	}
 	if o.Workload {
+		sc.Replicas = drawReplicas(seed, sc.Nodes)
 		drawDiskTrouble(&sc)
 		drawOwnerPauses(&sc)
 	}
@@ -454,7 +480,7 @@ func oneLyingDisk(sc *Scenario) {
 		return
 	}
 	if sc.Seed%2 == 0 && sc.Workload != nil && len(sc.Workload.Queues) > 0 {
-		liar = int(node.Placement{Nodes: NodeIDs(sc.Nodes), Replicas: 3}.Owner(sc.Workload.Queues[0].Name)) - 1
+		liar = int(node.Placement{Nodes: NodeIDs(sc.Nodes), Replicas: sc.ReplicaCount()}.Owner(sc.Workload.Queues[0].Name)) - 1
 	}
 	for i, f := range sc.Faults {
 		if lyingDisk(f) {

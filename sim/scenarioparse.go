@@ -417,6 +417,8 @@ func (sc Scenario) Validate() error {
 		return fmt.Errorf("scenario: safety and liveness must be positive (got %v, %v)", sc.Safety, sc.Liveness)
 	case sc.Detection > 2:
 		return fmt.Errorf("scenario: detection=%d: want 1 (heartbeat) or 2 (eager)", sc.Detection)
+	case sc.Replicas < 0 || sc.Replicas > sc.Nodes:
+		return fmt.Errorf("scenario: replicas=%d: want 1 to the %d founding nodes (0 for three)", sc.Replicas, sc.Nodes)
 	}
 	for i, f := range sc.Faults {
 		bad := f.Node < 0 || f.Node >= procs || f.Peer < 0 || f.Peer >= procs || f.At < 0 || f.Length < 0

@@ -83,6 +83,9 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 	if sc.RestAfter != 0 {
 		fmt.Fprintf(&b, "rest %v\n", sc.RestAfter)
 	}
+	if sc.Replicas != 0 {
+		fmt.Fprintf(&b, "replicas %d\n", sc.Replicas)
+	}
 	if c := sc.Checkpoint; c.Records != 0 {
 		fmt.Fprintf(&b, "checkpoint records=%d bytes=%d segment=%d", c.Records, c.Bytes, c.Segment)
 		if c.Interval != 0 {
@@ -308,7 +311,7 @@ func (p *scenarioParser) directive(fields []string) error {
 		}
 		sc.Refusals = err == nil
 		return err
-	case "seed", "nodes", "spares", "detection", "interval", "safety", "liveness", "skew", "dedup", "quota", "rest":
+	case "seed", "nodes", "spares", "detection", "interval", "safety", "liveness", "skew", "dedup", "quota", "rest", "replicas":
 		v, err := one()
 		if err != nil {
 			return err
@@ -380,6 +383,11 @@ func (p *scenarioParser) scalar(name, v string) error {
 		sc.RestAfter, err = time.ParseDuration(v)
 		if err == nil && sc.RestAfter == 0 {
 			err = fmt.Errorf("want a duration, or a negative one for owners that never rest")
+		}
+	case "replicas":
+		sc.Replicas, err = strconv.Atoi(v)
+		if err == nil && sc.Replicas < 1 {
+			err = fmt.Errorf("want 1 or more")
 		}
 	case "quota":
 		sc.Quota, err = strconv.ParseInt(v, 10, 64)

@@ -81,6 +81,8 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		{"dedup 100ms", "deduplication window 100ms is outside"},
 		{"teleport n1", "unknown directive"},
 		{"interval 5ms", "want 10ms or more"},
+		{"replicas 0", "want 1 or more"},
+		{"replicas 9", "replicas=9: want 1 to the 5 founding nodes"},
 
 		// Each kind takes exactly the keys it prints: a key it ignores
 		// would be dropped the next time the scenario is saved.
@@ -156,14 +158,16 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		text := string(base) + c.edit + "\n"
 		_, err := sim.ParseScenario([]byte(text))
 		// Errors of a line name it; those of the whole scenario (a node
-		// outside the cluster) name the fault instead.
+		// outside the cluster, more replicas than nodes) name the fault
+		// or the setting instead.
 		line := fmt.Sprintf("scenario line %d (%s): ", strings.Count(string(base), "\n")+1, c.edit)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q: unexpected error %v", c.edit, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%q: error %v, want one mentioning %q", c.edit, err, c.want)
-		case err != nil && !strings.HasPrefix(err.Error(), line) && !strings.HasPrefix(err.Error(), "scenario: fault "):
+		case err != nil && !strings.HasPrefix(err.Error(), line) && !strings.HasPrefix(err.Error(), "scenario: fault ") &&
+			!strings.HasPrefix(err.Error(), "scenario: replicas="):
 			t.Errorf("%q: error %v, want one starting %q", c.edit, err, line)
 		}
 	}

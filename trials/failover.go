@@ -102,7 +102,7 @@ func FailoverScenario(seed uint64, c FailoverCase, mode uint8) sim.Scenario {
 	// Losing the owner and the metadata leader together costs two nodes:
 	// with three, the metadata group loses its quorum (unless the owner
 	// leads it), so that case runs on five nodes, three of them replicas.
-	sc.Nodes = 3
+	sc.Nodes, sc.Replicas = 3, 0
 	if c.WithLeader {
 		sc.Nodes = 5
 	}
