@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,38 +10,74 @@ import (
 )
 
 // The swarm's membership changes admit spares in ID order, each once,
-// and never ask to remove a member when fewer than a queue's three
-// replicas of members would stay: the nodes would refuse it, and the run
-// would test nothing.
-func TestDrawnMembershipKeepsThreeMembers(t *testing.T) {
-	drew := 0
+// and the removals it plans never leave fewer members than a queue has
+// replicas: the nodes would refuse them, and the run would test nothing
+// else. At most one removal more is unplanned, of a founder, asked for
+// without counting, so that the nodes' refusals are put to the test too.
+func TestDrawnMembershipKeepsAQueuesReplicas(t *testing.T) {
+	drew, unplannedShort := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		sc := sim.QueueScenario(rapid.Uint64().Draw(t, "seed"))
-		staying, next := sc.Nodes, sc.Nodes
-		gone := make(map[int]bool)
-		for _, f := range sc.Faults {
-			switch f.Kind {
-			case sim.FaultAddNode:
-				if f.Node != next || f.Node >= sc.Nodes+sc.Spares {
-					t.Fatalf("add-node n%d, want spare n%d next (spares n%d..n%d)", f.Node+1, next+1, sc.Nodes+1, sc.Nodes+sc.Spares)
-				}
-				next++
-				staying++
-				drew++
-			case sim.FaultRemoveNode:
-				if f.Node >= next || gone[f.Node] {
-					t.Fatalf("remove-node n%d names no member (admitted up to n%d, removed %v)", f.Node+1, next, gone)
-				}
-				gone[f.Node] = true
-				if staying--; staying < 3 {
-					t.Fatalf("remove-node n%d leaves %d members", f.Node+1, staying)
-				}
+		var removals []int
+		for i, f := range sc.Faults {
+			if f.Kind == sim.FaultRemoveNode {
+				removals = append(removals, i)
 			}
 		}
+		// Some choice of the unplanned removal (or none) leaves the rest
+		// a plan that keeps the replica count.
+		var why string
+		for skip := -1; skip < len(removals); skip++ {
+			if skip >= 0 && sc.Faults[removals[skip]].Node >= sc.Nodes {
+				continue // an unplanned removal names a founder
+			}
+			if why = plannedMembership(sc, skip, &drew); why == "" {
+				if skip >= 0 && plannedMembership(sc, -1, new(int)) != "" {
+					unplannedShort++
+				}
+				return
+			}
+		}
+		t.Fatal(why)
 	})
 	if drew == 0 {
 		t.Fatal("no seed drew a membership change")
 	}
+	if unplannedShort == 0 {
+		t.Fatal("no seed asked for a removal the nodes must refuse")
+	}
+}
+
+// plannedMembership checks sc's membership changes with the skip-th
+// removal left out (-1: none), counting the adds into drew, and says
+// what breaks the plan, or "".
+func plannedMembership(sc sim.Scenario, skip int, drew *int) string {
+	staying, next := sc.Nodes, sc.Nodes
+	gone := make(map[int]bool)
+	removal := -1
+	for _, f := range sc.Faults {
+		switch f.Kind {
+		case sim.FaultAddNode:
+			if f.Node != next || f.Node >= sc.Nodes+sc.Spares {
+				return fmt.Sprintf("add-node n%d, want spare n%d next (spares n%d..n%d)", f.Node+1, next+1, sc.Nodes+1, sc.Nodes+sc.Spares)
+			}
+			next++
+			staying++
+			*drew++
+		case sim.FaultRemoveNode:
+			if removal++; removal == skip {
+				continue
+			}
+			if f.Node >= next || gone[f.Node] {
+				return fmt.Sprintf("remove-node n%d names no member (admitted up to n%d, removed %v)", f.Node+1, next, gone)
+			}
+			gone[f.Node] = true
+			if staying--; staying < sc.ReplicaCount() {
+				return fmt.Sprintf("remove-node n%d leaves %d members, fewer than %d replicas", f.Node+1, staying, sc.ReplicaCount())
+			}
+		}
+	}
+	return ""
 }
 
 // Spares and membership changes are written out, read back, and checked:
