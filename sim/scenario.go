@@ -87,10 +87,16 @@ func (sc Scenario) ReplicaCount() int {
 // recoveries seal three of five and nothing stands outside a replica set)
 // and the default of three for the rest. An operator may configure any
 // count up to the cluster's size; five is the other count the design
-// names, and the one whose quorums differ from three's.
-func drawReplicas(seed uint64, nodes int) int {
+// names, and the one whose quorums differ from three's. A scenario that
+// draws a long outage keeps three: the outage is there to make a
+// replacement fall due, and five replicas on five nodes leave it nowhere
+// to go.
+func drawReplicas(seed uint64, nodes int, o GenerateOptions) int {
 	r := newStream(seed, streamReplicas)
 	if nodes != 5 || r.IntN(3) != 0 {
+		return 0
+	}
+	if _, outage := drawOutage(seed, nodes, o); outage {
 		return 0
 	}
 	return 5
@@ -394,7 +400,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Faults = append(sc.Faults, drawFault(r, sc, o))
 	}
 	if o.Workload {
-		sc.Replicas = drawReplicas(seed, sc.Nodes)
+		sc.Replicas = drawReplicas(seed, sc.Nodes, o)
 		drawDiskTrouble(&sc)
 		drawOwnerPauses(&sc)
 	}
