@@ -16,7 +16,7 @@ sim:
 MUTANTS ?= 40
 MUTATE_SEED ?= 1
 mutate:
-	$(GO) run ./cmd/cairn-mutate --sample $(MUTANTS) --seed $(MUTATE_SEED) --tests ./node,./storage
+	$(GO) run ./cmd/cairn-mutate --sample $(MUTANTS) --seed $(MUTATE_SEED) --tests ./node,./node/recovery,./storage
 
 # Formatting, vet, every test, the SQS endpoint's tests with real SQS
 # clients (interop/, a module of its own so cairn's gains no AWS
