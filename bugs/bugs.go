@@ -214,6 +214,10 @@ const (
 	// five-replica queue confirms what two of them hold, and a recovery,
 	// sealing three of five, can miss it.
 	MajorityOfTwo = "majority-of-two"
+	// LeaveIgnoresReplicas: the metadata lets a member leave though the
+	// members that stay are fewer than a queue's replicas, so the
+	// leaving member's replicas have nowhere to go.
+	LeaveIgnoresReplicas = "leave-ignores-replicas"
 )
 
 // All lists every planted bug.
@@ -225,7 +229,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
-	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo}
+	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

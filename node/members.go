@@ -257,7 +257,9 @@ func (s *metaState) refuseMembership(c command) string {
 			return fmt.Sprintf("demoting %s would leave %d voters among %d members", c.node, voters-1, len(s.members))
 		}
 	case cmdLeave:
-		if !m.Leaving && s.staying()-1 < s.largestReplicaSet() {
+		// Planted (the last condition): the replica count is not
+		// consulted, only the voter floor below.
+		if !m.Leaving && s.staying()-1 < s.largestReplicaSet() && !bugs.Active(bugs.LeaveIgnoresReplicas) {
 			return fmt.Sprintf("the cluster would keep %d nodes, too few for a queue's %d replicas", s.staying()-1, s.largestReplicaSet())
 		}
 		// The voter floor shrinks with the cluster, so a leave must not
