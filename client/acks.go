@@ -40,12 +40,11 @@ func (d *Delivery) AckSync(ctx context.Context) error {
 // AckSyncAll settles every delivery of ds for good, as AckSync does, and
 // waits for every outcome. The acks start together, so those for one
 // node and queue travel in one frame and the owner settles them in one
-// durable write: acking a batch costs about what acking one does, where
-// AckSync from one goroutine per delivery costs a goroutine, a hand-over
-// and a wake each. The i-th error is ds[i]'s outcome, as AckSync would
-// report it; a delivery made by hand (one that names no node) gets a
-// *StatusError with StatusBadRequest and is not sent. ds may mix
-// deliveries of several clients.
+// durable write, without the goroutine, hand-over and wake per delivery
+// that AckSync from a goroutine each would cost. The i-th error is
+// ds[i]'s outcome, as AckSync would report it; a delivery made by hand
+// (one that names no node) gets a *StatusError with StatusBadRequest and
+// is not sent. ds may mix deliveries of several clients.
 func AckSyncAll(ctx context.Context, ds []*Delivery) []error {
 	errs := make([]error, len(ds))
 	pending := make([]*pendingOp, len(ds))

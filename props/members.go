@@ -28,7 +28,7 @@ import (
 //     recovery or replacement that names it among a queue's replicas: a
 //     removed node holds no replica, and placing one on it would leave
 //     the queue a member short.
-//   - leave-keeps-replicas: once a node has applied the creation of a
+//   - leave-keeps-replicas: once a node has applied the activation of a
 //     queue, no leave it applies keeps fewer staying members (members
 //     not leaving) than the run's queues have replicas: a leaving
 //     member's replicas are replaced elsewhere, and with too few members
@@ -47,7 +47,7 @@ type memberWatch struct {
 	removed map[node.NodeID][]uint32
 	// leaving holds, per node, the members it applied the leave of and
 	// not yet their removal, in its current incarnation; queued holds
-	// the nodes that applied a queue's creation in theirs.
+	// the nodes that applied a queue's activation in theirs.
 	leaving map[node.NodeID][]uint32
 	queued  map[node.NodeID]bool
 	// rebalancing holds, per node, whether the last rebalance event it
@@ -75,7 +75,9 @@ func (mw *memberWatch) observe(w *sim.World, id node.NodeID, e event.Event) {
 				mw.removed = make(map[node.NodeID][]uint32)
 			}
 			mw.removed[id] = append(mw.removed[id], e.Node())
-			mw.leaving[id] = slices.DeleteFunc(mw.leaving[id], func(n uint32) bool { return n == e.Node() })
+			if mw.leaving != nil {
+				mw.leaving[id] = slices.DeleteFunc(mw.leaving[id], func(n uint32) bool { return n == e.Node() })
+			}
 		case "leave":
 			mw.checkLeave(w, id, e)
 		}
