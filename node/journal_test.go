@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairnmq/cairn/storage"
@@ -177,5 +178,25 @@ func TestWindowEntryHashIsStable(t *testing.T) {
 		if got := hashRecent(c.entry); got != c.want {
 			t.Errorf("hash of %+v is %#x, want %#x", c.entry, got, c.want)
 		}
+	}
+}
+
+// A journal whose batches overlap (a batch starting before the one ahead
+// of it ends) is not one this node wrote: opening it is refused rather
+// than read with two entries under one number.
+func TestAJournalWithOverlappingBatchesIsRefused(t *testing.T) {
+	fs := vfs.NewMem()
+	j := openTestJournal(t, fs)
+	all := entriesFrom(0, 400)
+	for _, r := range [][2]int{{100, 300}, {250, 400}} {
+		if _, err := j.appendEntries(uint64(r[0]), slices.Values(all[r[0]:r[1]])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.log.RequestSync()
+	j.log.Close()
+	_, err := openJournal(fs, "q", syncAtOnce{}, 4096, func(err error) { t.Fatalf("journal failed: %v", err) })
+	if err == nil || !strings.Contains(err.Error(), "before the previous batch ends at 300") {
+		t.Fatalf("opening a journal whose second batch starts at 250, inside the first: %v, want a refusal", err)
 	}
 }
