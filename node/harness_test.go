@@ -12,6 +12,7 @@ import (
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // cluster is a hand-driven cluster (three nodes unless a story asks): messages, syncs and timers
@@ -57,6 +58,9 @@ type member struct {
 	join bool
 	// tweak, when set, edits this node's configuration at each start.
 	tweak func(*node.Config)
+	// fault, when set, may fail any file system operation of this node
+	// (the disk's own contents are untouched).
+	fault errorfs.Injector
 }
 
 type envelope struct {
@@ -179,7 +183,12 @@ func (e *testEnv) Send(to node.NodeID, msg wire.Message) {
 func (e *testEnv) Reply(conn node.ConnID, msg wire.Message) {
 	e.m.c.replies = append(e.m.c.replies, clientReply{e.m.id, conn, msg})
 }
-func (e *testEnv) FS() vfs.FS { return e.m.fs }
+func (e *testEnv) FS() vfs.FS {
+	if e.m.fault != nil {
+		return errorfs.Wrap(e.m.fs, e.m.fault)
+	}
+	return e.m.fs
+}
 func (e *testEnv) Sync(f vfs.File, tok node.SyncToken) {
 	e.m.c.syncs = append(e.m.c.syncs, pendingSync{e.m, e.inc, f, tok})
 }

@@ -1,8 +1,13 @@
 package node_test
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
@@ -71,4 +76,34 @@ func TestTheWindowSurvivesInTheJournal(t *testing.T) {
 	if got := c.mustReply(9001, wire.StatusOK).Index; got != index[msgID(1)] {
 		t.Fatalf("a retry of an acked message was answered with index %d, want its original %d: the window was lost", got, index[msgID(1)])
 	}
+}
+
+// A follower's disk refuses to make the directory of its window journal
+// when its first checkpoint is built. Its replica could not checkpoint
+// then, nor ever after (a build stays under way until its journal is
+// written), so its log would grow for good while its peers compact:
+// the node halts instead, and the queue goes on with the other two.
+func TestAFollowerThatCannotStartItsWindowJournalHalts(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	f := followers[0]
+	refused := errors.New("injected: no room for a directory")
+	c.node(f).fault = errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if strings.Contains(op.Path, "window") {
+			return refused
+		}
+		return nil
+	})
+	c.publishConfirmed(owner, "orders", 60)
+	c.advance(2 * time.Second)
+	want := fmt.Sprintf("%s halted: queue orders: starting its window journal: ", f)
+	if !c.logged(want) {
+		t.Fatalf("%s went on without its window journal; want %q; events:\n%v", f, want, c.events)
+	}
+	if c.saw(event.CheckpointBuilt, onQueue("orders"), by(f)) {
+		t.Fatalf("%s reported a checkpoint it could not journal", f)
+	}
+	c.mustDeliverAll(owner, "orders", 60, "after a follower halted on its journal")
 }
