@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // syncingHost completes every sync at once.
@@ -153,5 +155,53 @@ func TestAStallHoldsSyncsBack(t *testing.T) {
 	}
 	if d.Stats().StalledSyncs != 1 {
 		t.Fatalf("stats count %d stalled syncs, want 1", d.Stats().StalledSyncs)
+	}
+}
+
+// A disk drawn to fail operations on names fails each kind of them, and
+// only while faults are on; the bytes of an open file stay readable and
+// writable. A disk with no such rate draws nothing for them, so seeds
+// from before the rate run as they did.
+func TestANameErrorRateFailsOperationsOnNames(t *testing.T) {
+	d := NewDisk(rand.New(rand.NewPCG(5, 6)), DiskProfile{})
+	f, err := d.FS().Create("kept", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.profile.MetaErrorRate = 1
+	ops := map[string]func(fs vfs.FS) error{
+		"create": func(fs vfs.FS) error { _, err := fs.Create("a", vfs.WriteCategoryUnspecified); return err },
+		"mkdir":  func(fs vfs.FS) error { return fs.MkdirAll("dir", 0o755) },
+		"rename": func(fs vfs.FS) error { return fs.Rename("kept", "moved") },
+		"remove": func(fs vfs.FS) error { return fs.Remove("kept") },
+		"list":   func(fs vfs.FS) error { _, err := fs.List("."); return err },
+		"stat":   func(fs vfs.FS) error { _, err := fs.Stat("kept"); return err },
+		"open":   func(fs vfs.FS) error { _, err := fs.Open("kept"); return err },
+	}
+	for name, op := range ops {
+		if err := op(d.FS()); !errors.Is(err, errorfs.ErrInjected) {
+			t.Errorf("%s with a name error rate of 1: %v, want the injected error", name, err)
+		}
+	}
+	if _, err := f.Write([]byte("bytes")); err != nil {
+		t.Fatalf("a write to an open file failed under a name error rate alone: %v", err)
+	}
+	if got := d.Stats().MetaErrors; got != len(ops) {
+		t.Fatalf("%d name errors counted, want %d", got, len(ops))
+	}
+	d.SetFaulty(false)
+	if _, err := d.FS().Stat("kept"); err != nil {
+		t.Fatalf("a stat with faults off: %v", err)
+	}
+
+	// Without the rate the disk's random stream is left alone.
+	quiet := NewDisk(rand.New(rand.NewPCG(7, 8)), DiskProfile{})
+	for range 10 {
+		if _, err := quiet.FS().Stat("nothing"); err == nil {
+			t.Fatal("a missing file was found")
+		}
+	}
+	if got, want := quiet.rng.Uint64(), rand.New(rand.NewPCG(7, 8)).Uint64(); got != want {
+		t.Fatal("operations on names drew from the disk's stream with no name error rate")
 	}
 }

@@ -52,6 +52,7 @@ const (
 	ProbeHaltedItself        = "node-halted-itself"
 	ProbeTornWrite           = "torn-write-at-crash"
 	ProbeSyncFailed          = "sync-failed"
+	ProbeNameOpFailed        = "name-op-failed"
 	ProbeReplicaDamaged      = "replica-fenced-damage"
 	ProbeReplicaReplaced     = "replica-replaced"
 	ProbeCompacted           = "log-compacted"
@@ -108,6 +109,7 @@ var Probes = []Probe{
 	{ProbeHaltedItself, "a node halted itself on a storage error it may not carry on from, and was restarted"},
 	{ProbeTornWrite, "a crash left a file holding part of its unsynced data, a torn tail the next open must set aside"},
 	{ProbeSyncFailed, "a sync failed with EIO, which the node must treat as fatal for that storage"},
+	{ProbeNameOpFailed, "an operation on a file or directory name (create, open, rename, remove, list, stat) failed with EIO"},
 	{ProbeReplicaDamaged, "a replica found damage inside its synced range and fenced itself (queue.fenced)"},
 	{ProbeReplicaReplaced, "a recovery that replaced a long-dead replica with a node outside the set activated (meta.replica-replaced)"},
 	{ProbeCompacted, "a replica dropped log segments a certified checkpoint covers (queue.compacted)"},
@@ -417,6 +419,7 @@ func (c *coverage) finish(hits map[string]int, h *History, disk DiskStats) Cover
 	c.historyProbes(h)
 	c.probes[ProbeTornWrite] += disk.TornFiles
 	c.probes[ProbeSyncFailed] += disk.SyncErrors
+	c.probes[ProbeNameOpFailed] += disk.MetaErrors
 	c.probes[ProbeSyncStalled] += disk.StalledSyncs
 	cov := Coverage{Probes: make(map[string]int), Hits: maps.Clone(hits), Near: make(map[string]map[string]int)}
 	for _, p := range Probes {

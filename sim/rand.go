@@ -44,6 +44,9 @@ const (
 	streamRest = "rest"
 	// streamReplicas draws a generated scenario's replica count.
 	streamReplicas = "replicas"
+	// streamMetaErrors draws a generated scenario's rate of EIO on
+	// operations on file and directory names.
+	streamMetaErrors = "meta-errors"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

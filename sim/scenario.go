@@ -102,6 +102,19 @@ func drawReplicas(seed uint64, nodes int, o GenerateOptions) int {
 	return 5
 }
 
+// drawMetaErrors draws, from its own stream, a rate of EIO on operations
+// on file and directory names for a fifth of the queue scenarios whose
+// profile allows disk errors at all. At these rates a node meets a few
+// such errors in a run (a queue's creation alone makes dozens of names on
+// each node), mostly halting it, which the run restarts.
+func drawMetaErrors(seed uint64, profile string) float64 {
+	r := newStream(seed, streamMetaErrors)
+	if profile == "clean" || r.IntN(5) != 0 {
+		return 0
+	}
+	return pick(r, 0.0005, 0.002)
+}
+
 // drawQuota draws a generated scenario's data quota from its own stream:
 // a quarter of the seeds that checkpoint (without compaction a full node
 // never recovers space) get one small enough to reach within a run.
@@ -204,9 +217,13 @@ func (s Swarm) String() string {
 	for i, k := range s.Classes {
 		names[i] = k.String()
 	}
-	return fmt.Sprintf("profile=%s faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f torn %.2f reorder %.2f flip %.2f} skew ±%v",
+	meta := ""
+	if s.Disk.MetaErrorRate != 0 {
+		meta = fmt.Sprintf(" names %.4f", s.Disk.MetaErrorRate)
+	}
+	return fmt.Sprintf("profile=%s faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f%s torn %.2f reorder %.2f flip %.2f} skew ±%v",
 		s.Profile, strings.Join(names, ","), s.Net.Latency, s.Net.Loss, s.Net.Duplicate, s.Net.Reorder,
-		s.Disk.SyncLatency, s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate,
+		s.Disk.SyncLatency, s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate, meta,
 		s.Disk.TornChance, s.Disk.ReorderChance, s.Disk.FlipChance, s.ClockMax)
 }
 
@@ -401,6 +418,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	}
 	if o.Workload {
 		sc.Replicas = drawReplicas(seed, sc.Nodes, o)
+		sc.Swarm.Disk.MetaErrorRate = drawMetaErrors(seed, sc.Swarm.Profile)
 		drawDiskTrouble(&sc)
 		drawOwnerPauses(&sc)
 	}

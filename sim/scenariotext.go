@@ -64,10 +64,16 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 		spanText(n.Latency.Min, n.Latency.Max), tailText(n.Latency), floatText(n.Loss), floatText(n.Duplicate),
 		floatText(n.Reorder), n.BytesPerSecond)
 	d := sc.Swarm.Disk
-	fmt.Fprintf(&b, "disk sync=%s tail=%s eio-sync=%s eio-write=%s eio-read=%s torn=%s reorder=%s flip=%s\n",
+	fmt.Fprintf(&b, "disk sync=%s tail=%s eio-sync=%s eio-write=%s eio-read=%s torn=%s reorder=%s flip=%s",
 		spanText(d.SyncLatency.Min, d.SyncLatency.Max), tailText(d.SyncLatency), floatText(d.SyncErrorRate),
 		floatText(d.WriteErrorRate), floatText(d.ReadErrorRate), floatText(d.TornChance), floatText(d.ReorderChance),
 		floatText(d.FlipChance))
+	if d.MetaErrorRate != 0 {
+		// Written only when drawn, so every scenario from before the
+		// rate reads and prints as it did.
+		fmt.Fprintf(&b, " eio-meta=%s", floatText(d.MetaErrorRate))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "skew %v\n", sc.Swarm.ClockMax)
 	names := make([]string, len(sc.Swarm.Classes))
 	for i, k := range sc.Swarm.Classes {
