@@ -107,3 +107,65 @@ func TestAFollowerThatCannotStartItsWindowJournalHalts(t *testing.T) {
 	}
 	c.mustDeliverAll(owner, "orders", 60, "after a follower halted on its journal")
 }
+
+// A follower restarts over a checkpoint whose window lives in the
+// journal, and its disk fails to read the journal's files: an I/O error,
+// not damage. It must not take the error for damage and fence a sound
+// replica (in a cluster of three with no node to replace it on, a queue
+// that confirms on every replica would stop for good); it halts, and once
+// the disk answers again its restart opens the replica and serves on.
+func TestAJournalThatCannotBeReadAtARestartHaltsRatherThanFences(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	f := followers[0]
+	c.publishConfirmed(owner, "orders", 60)
+	c.advance(2 * time.Second)
+	if !c.saw(event.CheckpointBuilt, onQueue("orders"), by(f)) {
+		t.Fatalf("%s built no checkpoint; events:\n%v", f, c.events)
+	}
+	c.node(f).crash()
+	// The disk answers the journal's first two reads of its records,
+	// which open it (a scan, then a look at its tail), and fails those
+	// after, which read the window. Should opening take more reads, the
+	// halt names the open instead and the test fails, never passes idle.
+	reads := 0
+	c.node(f).fault = errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if !strings.Contains(op.Path, "window") || op.Kind != errorfs.OpFileReadAt || op.Offset == 0 {
+			return nil
+		}
+		if reads++; reads > 2 {
+			return errors.New("injected: the device did not answer")
+		}
+		return nil
+	})
+	c.node(f).start()
+	c.advance(time.Second)
+	want := fmt.Sprintf("%s halted: opening queue orders: reading the checkpoint of orders: ", f)
+	if !c.logged(want) {
+		t.Fatalf("%s opened its replica without reading its journal; want %q; events:\n%v", f, want, c.events)
+	}
+	if c.saw(event.QueueFenced, onQueue("orders"), by(f)) {
+		t.Fatalf("%s fenced a sound replica on an I/O error; events:\n%v", f, c.events)
+	}
+
+	c.node(f).fault = nil
+	c.node(f).start()
+	c.resetPeers(f)
+	c.advance(2 * time.Second)
+	if c.saw(event.QueueFenced, onQueue("orders"), by(f)) {
+		t.Fatalf("%s fenced its replica once the disk answered; events:\n%v", f, c.events)
+	}
+	// With the other follower down, only the restarted one can make a
+	// majority with the owner.
+	c.node(followers[1]).crash()
+	for i := uint64(61); i <= 70; i++ {
+		c.request(owner, 1, &wire.Publish{ReqID: i, Queue: "orders", ID: msgID(i), Payload: []byte{byte(i)}})
+	}
+	c.settle()
+	for i := uint64(61); i <= 70; i++ {
+		c.mustReply(i, wire.StatusOK)
+	}
+	c.mustDeliverAll(owner, "orders", 70, "with the restarted follower the owner's only peer")
+}
