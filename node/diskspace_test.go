@@ -24,6 +24,9 @@ func TestDiskLimits(t *testing.T) {
 		{used: 7500, free: 5000, short: false, roomy: false}, // under the quota, inside its margin
 		{used: 7000, free: 5000, short: false, roomy: true},
 		{used: 1000, free: -1, short: false, roomy: true}, // a file system that cannot say
+		{used: 1000, free: 0, short: true, roomy: false},  // nothing left at all
+		{used: 1000, free: 800, short: false, roomy: false},
+		{used: 8000, free: 5000, short: false, roomy: false},
 	}
 	for _, c := range cases {
 		if got := n.diskShort(c.used, c.free) != ""; got != c.short {
