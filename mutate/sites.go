@@ -150,7 +150,8 @@ func Find(name string, src []byte) ([]Site, error) {
 type span struct{ from, to token.Pos }
 
 // plantedSpans lists the code that runs only with a planted bug switched
-// on: the body of an if whose condition requires bugs.Active, the terms
+// on: the body of an if (or of a switch's case) whose condition requires
+// bugs.Active, the terms
 // such a condition joins to bugs.Active with &&, and the rest of a
 // function whose first statement after its opening assignments returns
 // unless bugs.Active holds. Mutants there change nothing in the build the
@@ -165,6 +166,12 @@ func plantedSpans(f *ast.File) []span {
 			if requiresBug(n.Cond) {
 				out = append(out, span{n.Body.Pos(), n.Body.End()})
 				out = append(out, termsBesideBug(n.Cond)...)
+			}
+		case *ast.CaseClause:
+			// A case of a tagless switch is an if in all but name.
+			if len(n.List) == 1 && requiresBug(n.List[0]) {
+				out = append(out, span{n.Colon, n.End()})
+				out = append(out, termsBesideBug(n.List[0])...)
 			}
 		case *ast.FuncDecl:
 			if n.Body == nil {

@@ -111,14 +111,25 @@ func h(a, b int) int {
 	}
 	return a + 1
 }
+
+func k(a, b int) int {
+	switch {
+	case bugs.Active(bugs.W) && a > b:
+		return a - 1
+	case a == b:
+		return 0
+	}
+	return b
+}
 `
 
 // TestFindLeavesPlantedCodeAlone: the body of an if that needs a planted
 // bug, the terms its condition joins to the bug with && (line 4's a > 0),
 // and the rest of a function that returns unless one is on, run only in
 // a build the sweep does not judge, or change nothing there; their
-// mutants are left out. The && joining a condition's terms keeps its
-// mutant, and so does a branch a bug only widens.
+// mutants are left out, in an if and in a switch's case alike. The &&
+// joining a condition's terms keeps its mutant, and so does a branch a
+// bug only widens.
 func TestFindLeavesPlantedCodeAlone(t *testing.T) {
 	sites, err := Find("p.go", []byte(plantedSample))
 	if err != nil {
@@ -136,6 +147,8 @@ func TestFindLeavesPlantedCodeAlone(t *testing.T) {
 		"p.go:10 off-by-one: 1 -> 0",
 		"p.go:15 logic: || -> &&",
 		"p.go:15 negate: == -> !=",
+		"p.go:23 logic: && -> ||",
+		"p.go:25 negate: == -> !=",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("sites:\n%q\nwant:\n%q", got, want)
