@@ -218,6 +218,10 @@ const (
 	// members that stay are fewer than a queue's replicas, so the
 	// leaving member's replicas have nowhere to go.
 	LeaveIgnoresReplicas = "leave-ignores-replicas"
+	// LearnersStayLearners: the metadata leader promotes a learner only
+	// to take a retiring voter's seat, never to grow the group, so a
+	// cluster grown by joins keeps the voters it was founded with.
+	LearnersStayLearners = "learners-stay-learners"
 )
 
 // All lists every planted bug.
@@ -229,7 +233,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
-	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas}
+	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

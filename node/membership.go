@@ -194,7 +194,8 @@ func (n *Node) manageMembership() {
 		// soon as its queues are gone.
 		retiring = 0
 	}
-	if voters < wanted || (retiring != 0 && voters <= wanted) {
+	grow := voters < wanted && !bugs.Active(bugs.LearnersStayLearners)
+	if grow || (retiring != 0 && voters <= wanted) {
 		if learner := n.promotableLearner(); learner != 0 {
 			m.proposeMembership(command{kind: cmdPromote, node: learner}, lifecycleTimeoutTicks, func(result) {})
 			return

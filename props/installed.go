@@ -21,11 +21,15 @@ type queueRun struct {
 	ckpts     ckptAudit
 	progress  ckptProgress
 	members   memberWatch
+	// nodes holds each node's latest incarnation, for the judges that
+	// ask the nodes themselves at the end.
+	nodes map[node.NodeID]*node.Node
 }
 
 // newQueueRun builds the world for sc with the judges attached.
 func newQueueRun(sc sim.Scenario, trace io.Writer) *sim.World {
-	r := &queueRun{QueueSystem: sim.NewQueueSystem(sc), installed: installedQuorum{checked: make(map[activation]bool)}}
+	r := &queueRun{QueueSystem: sim.NewQueueSystem(sc), installed: installedQuorum{checked: make(map[activation]bool)},
+		nodes: make(map[node.NodeID]*node.Node)}
 	r.w = sim.NewWorld(sc, r, trace)
 	return r.w
 }
@@ -46,6 +50,7 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out := append(r.QueueSystem.Check(w), r.installed.violations...)
 	out = append(out, r.members.violations...)
 	out = append(out, r.members.rebalanceEnded()...)
+	out = append(out, votersWanted(r.nodes, w.Live())...)
 	out = append(out, r.progress.check(w.Scenario(), limitsFor(w.Scenario()), w.Live(), w.Now())...)
 	return append(out, r.ckpts.check()...)
 }
@@ -55,7 +60,11 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 // the last one applied.
 func (r *queueRun) NewNode(id node.NodeID, peers []node.NodeID, env node.Env, lostDisk bool) node.Handler {
 	r.members.restarted(id)
-	return r.QueueSystem.NewNode(id, peers, env, lostDisk)
+	h := r.QueueSystem.NewNode(id, peers, env, lostDisk)
+	if n, ok := h.(*node.Node); ok {
+		r.nodes[id] = n
+	}
+	return h
 }
 
 // installedQuorum holds the recovery protocol to its activation rule,

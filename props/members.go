@@ -28,13 +28,21 @@ import (
 //     recovery or replacement that names it among a queue's replicas: a
 //     removed node holds no replica, and placing one on it would leave
 //     the queue a member short.
+//   - voters-wanted (liveness): at the end of a run with a calm phase,
+//     the metadata group has as many voters as its staying members want
+//     (five of five or more, three of three or four, else all of them),
+//     or no staying learner is left that could take a seat. A cluster
+//     grown by joins whose learners are never promoted runs with the
+//     fault tolerance of its founding size.
 //   - leave-keeps-replicas: once a node has applied the activation of a
 //     queue, no leave it applies keeps fewer staying members (members
 //     not leaving) than the run's queues have replicas: a leaving
 //     member's replicas are replaced elsewhere, and with too few members
 //     left there is nowhere to put them.
 //
-// They judge events as the nodes emit them, in each node's apply order.
+// The first four judge events as the nodes emit them, in each node's
+// apply order; voters-wanted reads the metadata leader's members at the
+// end.
 // A node that restarts applies again from its snapshot, so the rules
 // that remember forget what a node learned when it starts a new
 // incarnation: it may then count a leaving member as staying, which
@@ -169,4 +177,51 @@ func (mw *memberWatch) fail(w *sim.World, checker, detail string, id node.NodeID
 	detail = fmt.Sprintf("%s (first applied on %s)", detail, id)
 	w.Tracef("%s: %s", checker, detail)
 	mw.violations = append(mw.violations, sim.Violation{Kind: sim.Safety, Checker: checker, Detail: detail})
+}
+
+// votersWanted fails a run whose metadata group ends with fewer voters
+// than its staying members want while a staying learner the leader does
+// not hold down could take a seat. It asks the node that leads the
+// highest term among the last incarnations in nodes; a run without a
+// calm phase owes nothing.
+func votersWanted(nodes map[node.NodeID]*node.Node, live bool) []sim.Violation {
+	if !live {
+		return nil
+	}
+	var leader *node.Node
+	var leaderID node.NodeID
+	var term uint64
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		if l, t := nodes[id].MetaLeader(); l == id && (leader == nil || t > term) {
+			leader, leaderID, term = nodes[id], id, t
+		}
+	}
+	if leader == nil {
+		return nil // no leader at the end: the metadata's own checkers speak to that
+	}
+	members := leader.Members()
+	var voters, staying, ready []uint32
+	for _, m := range members {
+		if m.Voter {
+			voters = append(voters, m.ID)
+		}
+		if !m.Leaving {
+			staying = append(staying, m.ID)
+			if !m.Voter && !m.Down {
+				ready = append(ready, m.ID)
+			}
+		}
+	}
+	want := len(staying)
+	switch {
+	case want >= 5:
+		want = 5
+	case want >= 3:
+		want = 3
+	}
+	if len(voters) >= want || len(ready) == 0 {
+		return nil
+	}
+	return []sim.Violation{liveness("voters-wanted", "at the end the metadata leader %s (term %d) counts %d voters %v among %d staying members %v, which want %d, while learners %v stand by",
+		leaderID, term, len(voters), voters, len(staying), staying, want, ready)}
 }
