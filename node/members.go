@@ -271,8 +271,25 @@ func (s *metaState) refuseMembership(c command) string {
 		if !m.Leaving && s.staying()-1 < voterFloor(s.staying()) {
 			return fmt.Sprintf("the cluster would keep %d nodes, fewer than the %d voters its metadata group needs", s.staying()-1, voterFloor(s.staying()))
 		}
+		// An owner-only queue's history lives on its owner alone: it
+		// cannot be handed to another replica, so a leave would wait
+		// for it for good.
+		if name := s.ownerOnlyOwnedBy(m.ID); !m.Leaving && name != "" {
+			return fmt.Sprintf("%s owns queue %s, which confirms on its owner alone and cannot move; delete the queue first", c.node, name)
+		}
 	case cmdRemoveMember:
 		return s.refuseRemoval(m, voters)
+	}
+	return ""
+}
+
+// ownerOnlyOwnedBy names a live owner-only queue that id owns, or "".
+func (s *metaState) ownerOnlyOwnedBy(id NodeID) string {
+	for _, name := range s.queueNames() {
+		q := s.queues[name]
+		if q.Owner == id && q.Policy == wire.PolicyOwnerOnly && (q.State == QueueActive || q.State == QueueRecovering) {
+			return name
+		}
 	}
 	return ""
 }

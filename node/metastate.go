@@ -519,10 +519,30 @@ func checkReplacement(q *QueueMeta, c command, down map[NodeID]bool) string {
 		return fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))
 	case !slices.Contains(c.members, c.node) || !slices.Contains(q.Replicas, c.node):
 		return "candidate is not in both replica sets"
-	case kept < recovery.SealQuorum(q.Policy, len(q.Replicas)):
+	case kept < recovery.SealQuorum(q.Policy, len(q.Replicas)) && !ownerSealsWithOutgoing(q, c, down):
 		return fmt.Sprintf("keeps %d replicas, fewer than a seal quorum", kept)
 	}
 	return namedTwice(c.members)
+}
+
+// ownerSealsWithOutgoing reports whether a replacement of an owner-only
+// queue may keep fewer replicas than a seal quorum: its live owner leads
+// it and every replica it swaps out is up and sound, so the seal, which
+// asks the whole prior set, can reach them all. An owner-only queue's
+// seal quorum is its whole set; without this a member that leaves
+// holding one of its replicas could never hand it over, and would stay
+// leaving for good. Should a swapped-out member fall meanwhile, the
+// seal waits for it, as an owner-only queue waits for its owner.
+func ownerSealsWithOutgoing(q *QueueMeta, c command, down map[NodeID]bool) bool {
+	if q.Policy != wire.PolicyOwnerOnly || c.node != q.Owner || down[q.Owner] {
+		return false
+	}
+	for _, id := range q.Replicas {
+		if !slices.Contains(c.members, id) && (down[id] || containsSorted(q.Lost, id)) {
+			return false
+		}
+	}
+	return true
 }
 
 // namedTwice says which node a proposed replica set names twice, or "".

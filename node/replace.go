@@ -17,9 +17,13 @@ import (
 // candidate is down gets a new plan. A replica that has stayed down for
 // Config.ReplaceAfter, or is damaged, is replaced by a live node outside
 // the set, through a recovery at the next epoch (led by the current owner
-// when it is alive), so the queue regains redundancy. Owner-only queues
-// are left alone: their confirmed history lives only on the owner's
-// storage, so only the owner can bring them back.
+// when it is alive), so the queue regains redundancy. An owner-only
+// queue is never failed over: its confirmed history lives only on the
+// owner's storage, so only the owner can bring it back. A replica of it
+// that is up and sound (a leaving member's) is replaced all the same
+// while its owner is alive and active, the owner leading the recovery: a
+// member that leaves holding one would otherwise stay leaving for good
+// (41 of seeds 1-500, once the checker leave-completes asked).
 func (n *Node) planFailovers() { n.planFailoversFor(0) }
 
 // planFailoversFor plans as planFailovers does, counting confirmed (if
@@ -42,11 +46,20 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 			n.replacePreparing(q, load)
 			continue
 		}
-		if (q.State != QueueActive && q.State != QueueRecovering) || q.Policy == wire.PolicyOwnerOnly {
+		if q.State != QueueActive && q.State != QueueRecovering {
 			continue
 		}
 		ownerDown := isDown(q.Owner) || containsSorted(q.Lost, q.Owner)
+		if q.Policy == wire.PolicyOwnerOnly && (ownerDown || q.State != QueueActive) {
+			continue
+		}
 		replicas, out, in := n.replacementSet(q, load)
+		if q.Policy == wire.PolicyOwnerOnly && (replicas == nil || isDown(out) || containsSorted(q.Lost, out)) {
+			// Its seal needs every replica of the prior set, the one
+			// swapped out included (ownerSealsWithOutgoing): a replica
+			// down or damaged stays until it is back.
+			continue
+		}
 		if !ownerDown && replicas == nil {
 			// The owner is alive, serving or recovering, and no replica
 			// needs replacing. A live candidate's recovery may still be

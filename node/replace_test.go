@@ -155,3 +155,56 @@ func TestADownReplicaOfAPendingReplacementIsReplaced(t *testing.T) {
 		t.Fatalf("after the plan: prior %v, replicas %v, epoch %d; want prior [5 1 2], replicas %v, epoch 3", q.Prior, q.Replicas, q.Epoch, set)
 	}
 }
+
+// An owner-only queue confirms on its owner alone, so its seal needs
+// every replica, and a plan that keeps fewer is refused as a rule. Led by
+// its live owner, whose log holds all it confirmed, a plan may swap out a
+// replica that is up and sound, such as a leaving member's: the seal
+// reaches the whole prior set. One that swaps out a replica that is down
+// or damaged, or is led by another node, is still refused.
+func TestAnOwnerOnlyQueueHandsALeavingMembersReplicaOver(t *testing.T) {
+	plan := func(down NodeID, lost []NodeID, cand NodeID) result {
+		s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+		s.queues["q"] = &QueueMeta{Name: "q", Incarnation: 7, State: QueueActive, Policy: wire.PolicyOwnerOnly, Owner: 2, Epoch: 3,
+			Replicas: []NodeID{2, 1, 3}, Lost: lost}
+		if down != 0 {
+			s.down[down] = true
+		}
+		return applyAll(s, command{kind: cmdStartRecovery, name: "q", inc: 7, epoch: 3, node: cand, members: []NodeID{2, 4, 3}})
+	}
+	if res := plan(0, nil, 2); !res.ok {
+		t.Fatalf("the live owner's plan swapping the live n1 for n4 was refused: %s", res.detail)
+	}
+	const refused = "keeps 2 replicas, fewer than a seal quorum"
+	for _, c := range []struct {
+		why  string
+		down NodeID
+		lost []NodeID
+		cand NodeID
+	}{
+		{"n1 is down", 1, nil, 2},
+		{"n1 is damaged", 0, []NodeID{1}, 2},
+		{"n3 leads it, not the owner", 0, nil, 3},
+	} {
+		if res := plan(c.down, c.lost, c.cand); res.ok || res.detail != refused {
+			t.Errorf("a plan for an owner-only queue where %s: ok %v, %q; want refused with %q", c.why, res.ok, res.detail, refused)
+		}
+	}
+}
+
+// The owner of an owner-only queue cannot leave: no other replica is
+// known to hold what it confirmed, so the queue cannot move, and a leave
+// would wait for it for good. The operator hears why at once.
+func TestTheOwnerOfAnOwnerOnlyQueueCannotLeave(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	s.members = foundingMembers([]NodeID{1, 2, 3, 4, 5})
+	s.queues["q"] = &QueueMeta{Name: "q", Incarnation: 7, State: QueueActive, Policy: wire.PolicyOwnerOnly, Owner: 2, Epoch: 3,
+		Replicas: []NodeID{2, 1, 3}}
+	want := "n2 owns queue q, which confirms on its owner alone and cannot move; delete the queue first"
+	if res := applyAll(s, command{kind: cmdLeave, node: 2}); res.ok || res.detail != want {
+		t.Fatalf("the leave of the owner-only queue's owner: ok %v, %q; want refused with %q", res.ok, res.detail, want)
+	}
+	if res := applyAll(s, command{kind: cmdLeave, node: 1}); !res.ok {
+		t.Fatalf("the leave of one of its followers: %s", res.detail)
+	}
+}

@@ -219,9 +219,16 @@ func votersWanted(nodes map[node.NodeID]*node.Node, live bool) []sim.Violation {
 	case want >= 3:
 		want = 3
 	}
-	if len(voters) >= want || len(ready) == 0 {
-		return nil
+	var out []sim.Violation
+	if len(voters) < want && len(ready) > 0 {
+		out = append(out, liveness("voters-wanted", "at the end the metadata leader %s (term %d) counts %d voters %v among %d staying members %v, which want %d, while learners %v stand by",
+			leaderID, term, len(voters), voters, len(staying), staying, want, ready))
 	}
-	return []sim.Violation{liveness("voters-wanted", "at the end the metadata leader %s (term %d) counts %d voters %v among %d staying members %v, which want %d, while learners %v stand by",
-		leaderID, term, len(voters), voters, len(staying), staying, want, ready)}
+	for _, m := range members {
+		if m.Leaving {
+			out = append(out, liveness("leave-completes", "at the end the metadata leader %s (term %d) still counts n%d as leaving (voter %t, %d replicas)",
+				leaderID, term, m.ID, m.Voter, m.Replicas))
+		}
+	}
+	return out
 }
