@@ -222,6 +222,10 @@ const (
 	// to take a retiring voter's seat, never to grow the group, so a
 	// cluster grown by joins keeps the voters it was founded with.
 	LearnersStayLearners = "learners-stay-learners"
+	// LeavingVoterKeepsSeat: a leaving voter keeps its metadata seat
+	// unless it is also down, so it can never be removed and stays
+	// leaving for good.
+	LeavingVoterKeepsSeat = "leaving-voter-keeps-seat"
 )
 
 // All lists every planted bug.
@@ -233,7 +237,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	PurgeBeyondCut, HandoffBeforeDrain, RemoveVoterWithoutReplacement, RebalanceIgnoresSlack, ReadSkipsVerify,
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
-	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners}
+	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
+	LeavingVoterKeepsSeat}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

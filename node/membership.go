@@ -221,7 +221,9 @@ func (n *Node) manageMembership() {
 // down for Config.ReplaceAfter, or 0.
 func (n *Node) retiringVoter() NodeID {
 	for _, mem := range n.meta.state.members {
-		if !mem.Learner && mem.ID != n.cfg.ID && (mem.Leaving || n.downForReplaceAfter(mem.ID)) {
+		// Planted: a leaving voter retires only once it is down too.
+		leaving := mem.Leaving && !bugs.Active(bugs.LeavingVoterKeepsSeat)
+		if !mem.Learner && mem.ID != n.cfg.ID && (leaving || n.downForReplaceAfter(mem.ID)) {
 			return mem.ID
 		}
 	}

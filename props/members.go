@@ -34,15 +34,20 @@ import (
 //     or no staying learner is left that could take a seat. A cluster
 //     grown by joins whose learners are never promoted runs with the
 //     fault tolerance of its founding size.
+//   - leave-completes (liveness): at the end of a run with a calm
+//     phase, no member is still leaving. Every leave the metadata takes
+//     can finish (one that could not is refused when asked): the
+//     member's replicas move away, a voter gives up its seat, and it is
+//     removed.
 //   - leave-keeps-replicas: once a node has applied the activation of a
 //     queue, no leave it applies keeps fewer staying members (members
 //     not leaving) than the run's queues have replicas: a leaving
 //     member's replicas are replaced elsewhere, and with too few members
 //     left there is nowhere to put them.
 //
-// The first four judge events as the nodes emit them, in each node's
-// apply order; voters-wanted reads the metadata leader's members at the
-// end.
+// The others judge events as the nodes emit them, in each node's apply
+// order; voters-wanted and leave-completes read the metadata leader's
+// members at the end.
 // A node that restarts applies again from its snapshot, so the rules
 // that remember forget what a node learned when it starts a new
 // incarnation: it may then count a leaving member as staying, which
@@ -181,7 +186,8 @@ func (mw *memberWatch) fail(w *sim.World, checker, detail string, id node.NodeID
 
 // votersWanted fails a run whose metadata group ends with fewer voters
 // than its staying members want while a staying learner the leader does
-// not hold down could take a seat. It asks the node that leads the
+// not hold down could take a seat, or with a member still leaving. It
+// asks the node that leads the
 // highest term among the last incarnations in nodes; a run without a
 // calm phase owes nothing.
 func votersWanted(nodes map[node.NodeID]*node.Node, live bool) []sim.Violation {
