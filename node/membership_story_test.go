@@ -317,3 +317,43 @@ func TestARebalanceSpreadsReplicasOverNewMembers(t *testing.T) {
 		}
 	}
 }
+
+// An owner-only queue confirms on its owner alone. An operator removes a
+// node holding one of its follower replicas: the owner leads the
+// replacement, sealing all three old replicas (the leaving one is up), the
+// joiner takes the replica, and the node leaves. Asked to remove the owner
+// itself, the metadata refuses at once: nothing else is known to hold what
+// the queue confirmed, so the queue cannot move, and the leave would never
+// finish. The owner delivers every confirmed message throughout.
+func TestAFollowerOfAnOwnerOnlyQueueLeavesAndItsOwnerIsRefused(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("audit", wire.PolicyOwnerOnly)
+	c.publishConfirmed(owner, "audit", 5)
+	_, followers := roles("audit")
+	leaving := followers[0]
+	c.startJoiner(4)
+	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+
+	c.request(1, 9, &wire.RemoveNode{ReqID: 72, Node: uint32(owner)})
+	c.advance(500 * time.Millisecond)
+	want := fmt.Sprintf("%s owns queue audit, which confirms on its owner alone and cannot move; delete the queue first", owner)
+	if r := c.reply(72); r == nil || r.Status == wire.StatusOK || r.Detail != want {
+		t.Fatalf("removing the owner-only queue's owner: %+v, want refused with %q", r, want)
+	}
+
+	c.request(1, 9, &wire.RemoveNode{ReqID: 73, Node: uint32(leaving)})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(73, wire.StatusOK)
+	c.advance(10 * time.Second)
+	got := c.members(1, 74).Members
+	if slices.ContainsFunc(got, func(m wire.MemberInfo) bool { return m.ID == uint32(leaving) }) {
+		t.Fatalf("%s is still a member after 10 s: %s", leaving, describeMembers(got))
+	}
+	if !c.saw(event.MetaReplicaReplaced, func(e emission) bool { return e.Queue() == "audit" && slices.Contains(e.Replicas(), 4) }) {
+		t.Fatalf("the joiner never took %s's replica of the owner-only queue; events:\n%v", leaving, c.events)
+	}
+	c.checkVoterFloor()
+	c.mustDeliverAll(owner, "audit", 5, "after its follower left")
+}
