@@ -50,7 +50,7 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out := append(r.QueueSystem.Check(w), r.installed.violations...)
 	out = append(out, r.members.violations...)
 	out = append(out, r.members.rebalanceEnded()...)
-	out = append(out, votersWanted(r.nodes, w.Live())...)
+	out = append(out, membersSettled(r.nodes, w.Live())...)
 	out = append(out, r.progress.check(w.Scenario(), limitsFor(w.Scenario()), w.Live(), w.Now())...)
 	return append(out, r.ckpts.check()...)
 }

@@ -184,13 +184,13 @@ func (mw *memberWatch) fail(w *sim.World, checker, detail string, id node.NodeID
 	mw.violations = append(mw.violations, sim.Violation{Kind: sim.Safety, Checker: checker, Detail: detail})
 }
 
-// votersWanted fails a run whose metadata group ends with fewer voters
+// membersSettled holds the end of a run to voters-wanted and
+// leave-completes: it fails a metadata group that ends with fewer voters
 // than its staying members want while a staying learner the leader does
-// not hold down could take a seat, or with a member still leaving. It
-// asks the node that leads the
-// highest term among the last incarnations in nodes; a run without a
-// calm phase owes nothing.
-func votersWanted(nodes map[node.NodeID]*node.Node, live bool) []sim.Violation {
+// not hold down could take a seat, and one that ends with a member still
+// leaving. It asks the node that leads the highest term among the last
+// incarnations in nodes; a run without a calm phase owes nothing.
+func membersSettled(nodes map[node.NodeID]*node.Node, live bool) []sim.Violation {
 	if !live {
 		return nil
 	}
@@ -203,7 +203,7 @@ func votersWanted(nodes map[node.NodeID]*node.Node, live bool) []sim.Violation {
 		}
 	}
 	if leader == nil {
-		return nil // no leader at the end: the metadata's own checkers speak to that
+		return nil // no node leads at the end: there is no final word to ask
 	}
 	members := leader.Members()
 	var voters, staying, ready []uint32
