@@ -25,14 +25,14 @@ type DiskProfile struct {
 	SyncErrorRate  float64 // EIO on file or directory sync
 	WriteErrorRate float64 // EIO on write
 	ReadErrorRate  float64 // EIO on read
-	// MetaErrorRate is the chance of EIO on an operation on the file
+	// NameErrorRate is the chance of EIO on an operation on the file
 	// system's names rather than a file's bytes: creating, opening,
 	// linking, renaming and removing files, making, opening and listing
 	// directories, and asking a file's size or whether it exists. A full
 	// or failing device refuses these too, at points no sync or write
 	// error reaches: a checkpoint's rename, a new replica's directories,
 	// a journal's start, a restart's listing.
-	MetaErrorRate float64
+	NameErrorRate float64
 	// TornChance is the chance, per file with unsynced data at a crash,
 	// that some of that data survives; otherwise all of it is lost.
 	TornChance float64
@@ -68,8 +68,8 @@ type Disk struct {
 // DiskStats counts what the disk did, for traces and coverage.
 type DiskStats struct {
 	Syncs, SyncErrors, WriteErrors, ReadErrors int
-	// MetaErrors counts the EIOs injected into operations on names.
-	MetaErrors                             int
+	// NameErrors counts the EIOs injected into operations on names.
+	NameErrors                             int
 	TornFiles, TornSectors, Flips, Crashes int
 	LostWrites                             int
 	// LostDisks counts the times the whole disk was lost.
@@ -170,7 +170,7 @@ func (d *Disk) maybeError(op errorfs.Op) error {
 	case errorfs.OpCreate, errorfs.OpLink, errorfs.OpOpen, errorfs.OpOpenDir, errorfs.OpRemove,
 		errorfs.OpRemoveAll, errorfs.OpRename, errorfs.OpReuseForWrite, errorfs.OpMkdirAll,
 		errorfs.OpList, errorfs.OpStat, errorfs.OpFileStat:
-		rate, count = d.profile.MetaErrorRate, &d.stats.MetaErrors
+		rate, count = d.profile.NameErrorRate, &d.stats.NameErrors
 	default:
 		return nil
 	}

@@ -168,25 +168,28 @@ func TestANameErrorRateFailsOperationsOnNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.profile.MetaErrorRate = 1
-	ops := map[string]func(fs vfs.FS) error{
-		"create": func(fs vfs.FS) error { _, err := fs.Create("a", vfs.WriteCategoryUnspecified); return err },
-		"mkdir":  func(fs vfs.FS) error { return fs.MkdirAll("dir", 0o755) },
-		"rename": func(fs vfs.FS) error { return fs.Rename("kept", "moved") },
-		"remove": func(fs vfs.FS) error { return fs.Remove("kept") },
-		"list":   func(fs vfs.FS) error { _, err := fs.List("."); return err },
-		"stat":   func(fs vfs.FS) error { _, err := fs.Stat("kept"); return err },
-		"open":   func(fs vfs.FS) error { _, err := fs.Open("kept"); return err },
+	d.profile.NameErrorRate = 1
+	ops := []struct {
+		name string
+		op   func(fs vfs.FS) error
+	}{
+		{"create", func(fs vfs.FS) error { _, err := fs.Create("a", vfs.WriteCategoryUnspecified); return err }},
+		{"mkdir", func(fs vfs.FS) error { return fs.MkdirAll("dir", 0o755) }},
+		{"rename", func(fs vfs.FS) error { return fs.Rename("kept", "moved") }},
+		{"remove", func(fs vfs.FS) error { return fs.Remove("kept") }},
+		{"list", func(fs vfs.FS) error { _, err := fs.List("."); return err }},
+		{"stat", func(fs vfs.FS) error { _, err := fs.Stat("kept"); return err }},
+		{"open", func(fs vfs.FS) error { _, err := fs.Open("kept"); return err }},
 	}
-	for name, op := range ops {
-		if err := op(d.FS()); !errors.Is(err, errorfs.ErrInjected) {
-			t.Errorf("%s with a name error rate of 1: %v, want the injected error", name, err)
+	for _, o := range ops {
+		if err := o.op(d.FS()); !errors.Is(err, errorfs.ErrInjected) {
+			t.Errorf("%s with a name error rate of 1: %v, want the injected error", o.name, err)
 		}
 	}
 	if _, err := f.Write([]byte("bytes")); err != nil {
 		t.Fatalf("a write to an open file failed under a name error rate alone: %v", err)
 	}
-	if got := d.Stats().MetaErrors; got != len(ops) {
+	if got := d.Stats().NameErrors; got != len(ops) {
 		t.Fatalf("%d name errors counted, want %d", got, len(ops))
 	}
 	d.SetFaulty(false)

@@ -419,7 +419,7 @@ func (c *coverage) finish(hits map[string]int, h *History, disk DiskStats) Cover
 	c.historyProbes(h)
 	c.probes[ProbeTornWrite] += disk.TornFiles
 	c.probes[ProbeSyncFailed] += disk.SyncErrors
-	c.probes[ProbeNameOpFailed] += disk.MetaErrors
+	c.probes[ProbeNameOpFailed] += disk.NameErrors
 	c.probes[ProbeSyncStalled] += disk.StalledSyncs
 	cov := Coverage{Probes: make(map[string]int), Hits: maps.Clone(hits), Near: make(map[string]map[string]int)}
 	for _, p := range Probes {

@@ -44,9 +44,10 @@ const (
 	streamRest = "rest"
 	// streamReplicas draws a generated scenario's replica count.
 	streamReplicas = "replicas"
-	// streamMetaErrors draws a generated scenario's rate of EIO on
-	// operations on file and directory names.
-	streamMetaErrors = "meta-errors"
+	// streamNameErrors draws a generated scenario's rate of EIO on
+	// operations on file and directory names. (Its string is the one it
+	// was first drawn under; a new one would move every seed's draw.)
+	streamNameErrors = "meta-errors"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -243,7 +243,7 @@ func (w *World) noteDiskErrors(p *process) {
 		rw.diskErrs = make([]int, len(w.procs))
 	}
 	s := p.disk.Stats()
-	if errs := s.SyncErrors + s.WriteErrors + s.ReadErrors + s.MetaErrors; errs > rw.diskErrs[p.index] {
+	if errs := s.SyncErrors + s.WriteErrors + s.ReadErrors + s.NameErrors; errs > rw.diskErrs[p.index] {
 		rw.diskErrs[p.index] = errs
 		rw.touches = append(rw.touches, faultTouch{node: p.index, from: w.now, until: w.now, what: "disk error"})
 	}

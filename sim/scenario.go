@@ -102,13 +102,13 @@ func drawReplicas(seed uint64, nodes int, o GenerateOptions) int {
 	return 5
 }
 
-// drawMetaErrors draws, from its own stream, a rate of EIO on operations
+// drawNameErrors draws, from its own stream, a rate of EIO on operations
 // on file and directory names for a fifth of the queue scenarios whose
 // profile allows disk errors at all. At these rates a node meets a few
 // such errors in a run (a queue's creation alone makes dozens of names on
 // each node), mostly halting it, which the run restarts.
-func drawMetaErrors(seed uint64, profile string) float64 {
-	r := newStream(seed, streamMetaErrors)
+func drawNameErrors(seed uint64, profile string) float64 {
+	r := newStream(seed, streamNameErrors)
 	if profile == "clean" || r.IntN(5) != 0 {
 		return 0
 	}
@@ -218,8 +218,8 @@ func (s Swarm) String() string {
 		names[i] = k.String()
 	}
 	meta := ""
-	if s.Disk.MetaErrorRate != 0 {
-		meta = fmt.Sprintf(" names %.4f", s.Disk.MetaErrorRate)
+	if s.Disk.NameErrorRate != 0 {
+		meta = fmt.Sprintf(" names %.4f", s.Disk.NameErrorRate)
 	}
 	return fmt.Sprintf("profile=%s faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f%s torn %.2f reorder %.2f flip %.2f} skew ±%v",
 		s.Profile, strings.Join(names, ","), s.Net.Latency, s.Net.Loss, s.Net.Duplicate, s.Net.Reorder,
@@ -418,7 +418,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 	}
 	if o.Workload {
 		sc.Replicas = drawReplicas(seed, sc.Nodes, o)
-		sc.Swarm.Disk.MetaErrorRate = drawMetaErrors(seed, sc.Swarm.Profile)
+		sc.Swarm.Disk.NameErrorRate = drawNameErrors(seed, sc.Swarm.Profile)
 		drawDiskTrouble(&sc)
 		drawOwnerPauses(&sc)
 	}

@@ -206,7 +206,7 @@ func parseDisk(args []string, d *DiskProfile) error {
 	kv.chance("eio-sync", &d.SyncErrorRate)
 	kv.chance("eio-write", &d.WriteErrorRate)
 	kv.chance("eio-read", &d.ReadErrorRate)
-	kv.chance("eio-meta", &d.MetaErrorRate)
+	kv.chance("eio-names", &d.NameErrorRate)
 	kv.chance("torn", &d.TornChance)
 	kv.chance("reorder", &d.ReorderChance)
 	kv.chance("flip", &d.FlipChance)

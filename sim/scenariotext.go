@@ -68,10 +68,10 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 		spanText(d.SyncLatency.Min, d.SyncLatency.Max), tailText(d.SyncLatency), floatText(d.SyncErrorRate),
 		floatText(d.WriteErrorRate), floatText(d.ReadErrorRate), floatText(d.TornChance), floatText(d.ReorderChance),
 		floatText(d.FlipChance))
-	if d.MetaErrorRate != 0 {
+	if d.NameErrorRate != 0 {
 		// Written only when drawn, so every scenario from before the
 		// rate reads and prints as it did.
-		fmt.Fprintf(&b, " eio-meta=%s", floatText(d.MetaErrorRate))
+		fmt.Fprintf(&b, " eio-names=%s", floatText(d.NameErrorRate))
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "skew %v\n", sc.Swarm.ClockMax)

@@ -273,7 +273,7 @@ func (w *World) Run() Result {
 		res.Disk.SyncErrors += s.SyncErrors
 		res.Disk.WriteErrors += s.WriteErrors
 		res.Disk.ReadErrors += s.ReadErrors
-		res.Disk.MetaErrors += s.MetaErrors
+		res.Disk.NameErrors += s.NameErrors
 		res.Disk.TornFiles += s.TornFiles
 		res.Disk.TornSectors += s.TornSectors
 		res.Disk.Flips += s.Flips
