@@ -26,6 +26,16 @@ func (c *cluster) startJoiner(id node.NodeID) *member {
 	return m
 }
 
+// admitFourth starts node 4 as a joiner and has n1 admit it (request
+// 71), a learner of a three-node cluster.
+func (c *cluster) admitFourth() {
+	c.t.Helper()
+	c.startJoiner(4)
+	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+}
+
 // members asks node at for the member list and returns it.
 func (c *cluster) members(at node.NodeID, reqID uint64) *wire.MemberListReply {
 	c.t.Helper()
@@ -167,10 +177,7 @@ func TestRemovingAnOwnerMovesItsQueueAndGivesItsSeatToALearner(t *testing.T) {
 	c := newCluster(t)
 	owner := c.createQueue("orders", wire.PolicyMajority)
 	c.publishConfirmed(owner, "orders", 5)
-	c.startJoiner(4)
-	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
-	c.advance(time.Second)
-	c.mustReply(71, wire.StatusOK)
+	c.admitFourth()
 
 	c.request(1, 9, &wire.RemoveNode{ReqID: 72, Node: uint32(owner)})
 	c.advance(500 * time.Millisecond)
@@ -211,10 +218,7 @@ func TestRemovingAnOwnerMovesItsQueueAndGivesItsSeatToALearner(t *testing.T) {
 // the joiner, and the cluster goes on electing leaders and serving.
 func TestAMemberRestartedAfterAJoinKnowsTheNewMember(t *testing.T) {
 	c := newCluster(t)
-	c.startJoiner(4)
-	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
-	c.advance(time.Second)
-	c.mustReply(71, wire.StatusOK)
+	c.admitFourth()
 	for _, id := range []node.NodeID{1, 2, 3, 4} {
 		c.node(id).crash()
 	}
@@ -237,10 +241,7 @@ func TestAMemberRestartedAfterAJoinKnowsTheNewMember(t *testing.T) {
 func TestALearnerTakesTheSeatOfAVoterDownForReplaceAfter(t *testing.T) {
 	cfg := node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second}
 	c := newClusterOf(t, cfg)
-	c.startJoiner(4)
-	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
-	c.advance(time.Second)
-	c.mustReply(71, wire.StatusOK)
+	c.admitFourth()
 	dead := node.NodeID(3)
 	if c.leader() == dead {
 		dead = 2
@@ -331,10 +332,7 @@ func TestAFollowerOfAnOwnerOnlyQueueLeavesAndItsOwnerIsRefused(t *testing.T) {
 	c.publishConfirmed(owner, "audit", 5)
 	_, followers := roles("audit")
 	leaving := followers[0]
-	c.startJoiner(4)
-	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
-	c.advance(time.Second)
-	c.mustReply(71, wire.StatusOK)
+	c.admitFourth()
 
 	c.request(1, 9, &wire.RemoveNode{ReqID: 72, Node: uint32(owner)})
 	c.advance(500 * time.Millisecond)
