@@ -283,11 +283,15 @@ func (s *metaState) refuseMembership(c command) string {
 	return ""
 }
 
-// ownerOnlyOwnedBy names a live owner-only queue that id owns, or "".
+// ownerOnlyOwnedBy names an owner-only queue that id owns, or is to own
+// once its creation is done, or "". A queue still being created counts:
+// it activates with the owner its creation named (seed 841670 of the
+// long sweep: a leave applied while the queue was preparing, and its
+// owner stayed leaving for good).
 func (s *metaState) ownerOnlyOwnedBy(id NodeID) string {
 	for _, name := range s.queueNames() {
 		q := s.queues[name]
-		if q.Owner == id && q.Policy == wire.PolicyOwnerOnly && (q.State == QueueActive || q.State == QueueRecovering) {
+		if q.Owner == id && q.Policy == wire.PolicyOwnerOnly && q.State != QueueDeleted {
 			return name
 		}
 	}

@@ -207,4 +207,10 @@ func TestTheOwnerOfAnOwnerOnlyQueueCannotLeave(t *testing.T) {
 	if res := applyAll(s, command{kind: cmdLeave, node: 1}); !res.ok {
 		t.Fatalf("the leave of one of its followers: %s", res.detail)
 	}
+	// A queue still being created activates with the owner it names
+	// (seed 841670 of the long sweep).
+	s.queues["q"].State = QueuePreparing
+	if res := applyAll(s, command{kind: cmdLeave, node: 2}); res.ok || res.detail != want {
+		t.Fatalf("the leave of the owner of an owner-only queue being created: ok %v, %q; want refused with %q", res.ok, res.detail, want)
+	}
 }
