@@ -29,10 +29,11 @@ func memberRoles(t *testing.T, conn []string) map[string]string {
 }
 
 // TestAddAndRemoveNode grows a three-node cluster by two nodes that
-// join, then removes node 3, which holds a replica of a queue, and node
-// 4: a removal given too short a wait fails and says so, asking again
-// is harmless, one given time reports the node gone, and the queue keeps
-// its messages.
+// join, then removes node 3, which holds a replica of a queue and one of
+// an owner-only queue, and node 4: a removal given too short a wait
+// fails and says so, asking again is harmless, one given time reports
+// the node gone, and the queues keep their messages. The owner-only
+// queue's owner cannot be removed, and is told why.
 func TestAddAndRemoveNode(t *testing.T) {
 	addrs := freeAddrs(t, 15)
 	var members []live.Member
@@ -61,6 +62,23 @@ func TestAddAndRemoveNode(t *testing.T) {
 	if code, out := cli(t, "one\ntwo\n", append([]string{"publish", "work"}, conn...)...); code != exitOK {
 		t.Fatalf("publish: %d\n%s", code, out)
 	}
+	// An owner-only queue whose owner is not node 3, the node removed
+	// below: its replica there is a follower's.
+	founders := node.Placement{Nodes: []node.NodeID{1, 2, 3}, Replicas: 3}
+	audit := ""
+	for _, name := range []string{"audit", "ledger", "journal", "records"} {
+		if founders.Owner(name) != 3 {
+			audit = name
+			break
+		}
+	}
+	auditOwner := founders.Owner(audit)
+	if code, out := cli(t, "", append([]string{"queue", "create", audit, "--policy", "owner-only"}, conn...)...); code != exitOK {
+		t.Fatalf("queue create %s --policy owner-only: %d\n%s", audit, code, out)
+	}
+	if code, out := cli(t, "kept\n", append([]string{"publish", audit}, conn...)...); code != exitOK {
+		t.Fatalf("publish to %s: %d\n%s", audit, code, out)
+	}
 	roles := memberRoles(t, conn)
 	if len(roles) != 3 || strings.Count(strings.Join([]string{roles["n1"], roles["n2"], roles["n3"]}, ","), "(leader)") != 1 {
 		t.Fatalf("members of the founded cluster %v, want three voters, one marked leader", roles)
@@ -85,7 +103,11 @@ func TestAddAndRemoveNode(t *testing.T) {
 	if code, out := cli(t, "", append([]string{"cluster", "rebalance", "now"}, conn...)...); code != exitUsage {
 		t.Errorf("rebalance with an argument: %d, want usage\n%s", code, out)
 	}
-	code, out := cli(t, "", append([]string{"cluster", "remove-node", "3", "--wait", "1ns"}, conn...)...)
+	code, out := cli(t, "", append([]string{"cluster", "remove-node", auditOwner.String(), "--wait", "1s"}, conn...)...)
+	if want := "owns queue " + audit + ", which confirms on its owner alone and cannot move"; code != exitFailed || !strings.Contains(out, want) {
+		t.Errorf("remove-node of the owner-only queue's owner %s: %d, want a failure saying %q\n%s", auditOwner, code, want, out)
+	}
+	code, out = cli(t, "", append([]string{"cluster", "remove-node", "3", "--wait", "1ns"}, conn...)...)
 	if code != exitFailed || !strings.Contains(out, "n3 is still a member after 1ns") {
 		t.Errorf("remove-node with no time to finish: %d, want a failure naming the wait\n%s", code, out)
 	}
@@ -114,5 +136,9 @@ func TestAddAndRemoveNode(t *testing.T) {
 	code, out = cli(t, "", append([]string{"consume", "work", "--ack", "--count", "2", "--timeout", "15s"}, stay...)...)
 	if code != exitOK || !strings.Contains(out, "one") || !strings.Contains(out, "two") {
 		t.Errorf("consume after the removal: %d\n%s", code, out)
+	}
+	code, out = cli(t, "", append([]string{"consume", audit, "--ack", "--count", "1", "--timeout", "15s"}, stay...)...)
+	if code != exitOK || !strings.Contains(out, "kept") {
+		t.Errorf("consume %s after the removal: %d\n%s", audit, code, out)
 	}
 }
