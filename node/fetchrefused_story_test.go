@@ -2,7 +2,9 @@ package node_test
 
 import (
 	"testing"
+	"time"
 
+	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
@@ -71,4 +73,51 @@ func fetchReplyTo(t *testing.T, c *cluster, from, to node.NodeID) *wire.FetchRep
 		t.Fatalf("%s answered %s's fetch with nothing", from, to)
 	}
 	return found
+}
+
+// A sealed replica also hands its checkpoint, chunk by chunk, to the
+// owner of its epoch alone: an ack asking for the next chunk is answered
+// only when it names this replica's incarnation and epoch. One for
+// another incarnation of the queue (a replica dropped and made again) or
+// another epoch gets nothing.
+func TestAReplicaSendsCheckpointChunksOnlyForItsIncarnationAndEpoch(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 60)
+	c.advance(2 * time.Second)
+	_, followers := roles("orders")
+	f := followers[0]
+	if !c.saw(event.CheckpointBuilt, onQueue("orders"), by(f)) {
+		t.Fatalf("%s built no checkpoint; events:\n%v", f, c.events)
+	}
+	v := viewOf(t, c.node(f).n, "orders")
+
+	cases := []struct {
+		why        string
+		inc, epoch uint64
+		send       bool
+	}{
+		{"its incarnation and epoch", v.Incarnation, v.Epoch, true},
+		{"another incarnation", v.Incarnation + 1, v.Epoch, false},
+		{"another epoch", v.Incarnation, v.Epoch + 1, false},
+	}
+	for _, tc := range cases {
+		c.msgs = nil
+		m := c.node(f)
+		m.run(func() {
+			m.n.OnMessage(owner, &wire.CheckpointAck{Queue: "orders", Incarnation: tc.inc, Epoch: tc.epoch})
+		})
+		sent := 0
+		for _, e := range c.msgs {
+			if msg, err := wire.Decode(e.frame); err == nil && e.from == f && e.to == owner {
+				if _, ok := msg.(*wire.Checkpoint); ok {
+					sent++
+				}
+			}
+		}
+		if (sent > 0) != tc.send {
+			t.Errorf("an ack for %s: %d chunks sent, want some %t", tc.why, sent, tc.send)
+		}
+	}
 }
