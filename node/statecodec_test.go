@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -234,5 +235,57 @@ func TestAStateCountsWhatItsLiveMessagesTake(t *testing.T) {
 	}
 	if d.messageBytes != s.messageBytes {
 		t.Fatalf("the decoded state counts %d bytes, the encoded one %d", d.messageBytes, s.messageBytes)
+	}
+}
+
+// A queue state of the first format, as checkpoints written before stamps
+// hold it: no window or clock, and the ID sets written whole. It still
+// decodes, with its message and both remembered IDs; a version this node
+// does not know is refused.
+func TestAFirstVersionQueueStateDecodes(t *testing.T) {
+	live, acked := wire.MessageID{Producer: 7, Seq: 2}, wire.MessageID{Producer: 7, Seq: 1}
+	b := wire.AppendUint8(nil, 1)
+	b = wire.AppendBool(b, true)  // created
+	b = wire.AppendBool(b, false) // deleted
+	b = wire.AppendUint8(b, uint8(wire.PolicyMajority))
+	b = wire.AppendUint32(b, 3)
+	for _, id := range []uint32{1, 2, 3} {
+		b = wire.AppendUint32(b, id)
+	}
+	b = wire.AppendUint64(b, 9) // applied
+	b = wire.AppendUint32(b, 1) // one live message
+	b = appendID(b, live)
+	b = wire.AppendUint64(b, 8)   // its index
+	b = wire.AppendInt64(b, 0)    // ready at
+	b = wire.AppendBool(b, false) // not delayed
+	b = wire.AppendUint64(b, 0)   // its ready key's time
+	b = wire.AppendBytes(b, []byte("payload"))
+	b = wire.AppendUint32(b, 2) // published IDs
+	b = appendID(b, acked)
+	b = wire.AppendUint64(b, 5)
+	b = appendID(b, live)
+	b = wire.AppendUint64(b, 8)
+	b = wire.AppendUint32(b, 1) // settled IDs
+	b = appendID(b, acked)
+	b = wire.AppendUint64(b, 9)
+
+	s, err := decodeState("q", b, nil)
+	if err != nil {
+		t.Fatalf("a version 1 state: %v", err)
+	}
+	if m := s.messages[live]; m == nil || m.index != 8 || string(m.payload) != "payload" || len(s.messages) != 1 {
+		t.Fatalf("a version 1 state's messages: %v", s.messages)
+	}
+	if got, ok := s.known.lookup(acked); !ok || got.published != 5 || got.settled != 9 {
+		t.Fatalf("the acked ID decoded as %+v (known %v), want published at 5 and settled at 9", got, ok)
+	}
+	if s.applied != 9 || !s.created || len(s.members) != 3 {
+		t.Fatalf("a version 1 state decoded as applied %d, created %v, members %v", s.applied, s.created, s.members)
+	}
+	for _, v := range []uint8{0, stateCodecVersion + 1} {
+		bad := append([]byte{v}, b[1:]...)
+		if _, err := decodeState("q", bad, nil); err == nil || !strings.Contains(err.Error(), "version") {
+			t.Errorf("a state of version %d: %v, want a refusal naming the version", v, err)
+		}
 	}
 }
