@@ -226,6 +226,10 @@ const (
 	// unless it is also down, so it can never be removed and stays
 	// leaving for good.
 	LeavingVoterKeepsSeat = "leaving-voter-keeps-seat"
+	// OwnerOnlyReplicasStay: the metadata leader replaces no replica of
+	// an owner-only queue, a leaving member's included, so a member that
+	// holds one never finishes leaving (the defect leave-completes found).
+	OwnerOnlyReplicasStay = "owner-only-replicas-stay"
 )
 
 // All lists every planted bug.
@@ -238,7 +242,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
-	LeavingVoterKeepsSeat}
+	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

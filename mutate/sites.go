@@ -151,10 +151,9 @@ type span struct{ from, to token.Pos }
 
 // plantedSpans lists the code that runs only with a planted bug switched
 // on: the body of an if (or of a switch's case) whose condition requires
-// bugs.Active, the terms
-// such a condition joins to bugs.Active with &&, and the rest of a
-// function whose first statement after its opening assignments returns
-// unless bugs.Active holds. Mutants there change nothing in the build the
+// bugs.Active, the terms such a condition joins to bugs.Active with &&,
+// and the rest of a function whose first statement after its opening
+// assignments returns unless bugs.Active holds. Mutants there change nothing in the build the
 // sweep judges, so they would only count as survivors nobody can kill.
 // The operators that join a condition's terms stay: a mutated one can
 // take the planted branch without the bug.

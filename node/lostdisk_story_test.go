@@ -20,6 +20,19 @@ func (m *member) loseDisk() {
 	m.fs = vfs.NewCrashableMem()
 }
 
+// followerLosesDisk creates queue orders with five confirmed messages,
+// then takes the disk of its i-th follower, which is to start again with
+// Rejoin set, as the documented procedure asks.
+func followerLosesDisk(c *cluster, i int) (owner node.NodeID, lost *member) {
+	owner = c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	c.publishConfirmed(owner, "orders", 5)
+	lost = c.node(followers[i])
+	lost.loseDisk()
+	lost.rejoin = true
+	return owner, lost
+}
+
 // A follower's disk is lost and the node starts over an empty data
 // directory without anyone saying so. The metadata leader counts it as
 // holding entries it no longer has (raft would panic on the first
@@ -56,12 +69,7 @@ func TestANodeThatLostItsDiskRejoinsSafely(t *testing.T) {
 // anything, and still catches up.
 func TestRejoinAfterALostDisk(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	_, followers := roles("orders")
-	c.publishConfirmed(owner, "orders", 5)
-	lost := c.node(followers[1])
-	lost.loseDisk()
-	lost.rejoin = true
+	_, lost := followerLosesDisk(c, 1)
 	lost.start()
 	c.advance(3 * time.Second)
 	rejoined := func(e emission) bool { return strings.HasPrefix(e.Why(), "started over an empty data directory") }
@@ -119,12 +127,7 @@ func TestARejoinedReplicaPreparedFromAReplayedLogIsSuspect(t *testing.T) {
 // before it votes, and once it has, the process after it does not.
 func TestARejoiningNodeThatRestartsBeforeCatchingUpStillCatchesUp(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	_, followers := roles("orders")
-	c.publishConfirmed(owner, "orders", 5)
-	lost := c.node(followers[0])
-	lost.loseDisk()
-	lost.rejoin = true
+	_, lost := followerLosesDisk(c, 0)
 	c.intercept = func(_, to node.NodeID, _ wire.Message) bool { return to != lost.id }
 	lost.start()
 	c.advance(time.Second)
@@ -258,12 +261,7 @@ func TestALeaderIgnoresALostLogReportItAlreadyAgreesWith(t *testing.T) {
 // records and its log agrees that far, and it says through which index.
 func TestASuspectReplicaIsNotTrustedOnACommitOfZero(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	_, followers := roles("orders")
-	c.publishConfirmed(owner, "orders", 5)
-	lost := c.node(followers[0])
-	lost.loseDisk()
-	lost.rejoin = true
+	owner, lost := followerLosesDisk(c, 0)
 	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
 		_, isAppend := msg.(*wire.Append)
 		return !(isAppend && from == owner && to == lost.id)

@@ -50,8 +50,8 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 			continue
 		}
 		ownerDown := isDown(q.Owner) || containsSorted(q.Lost, q.Owner)
-		if q.Policy == wire.PolicyOwnerOnly && (ownerDown || q.State != QueueActive) {
-			continue
+		if q.Policy == wire.PolicyOwnerOnly && (ownerDown || q.State != QueueActive || bugs.Active(bugs.OwnerOnlyReplicasStay)) {
+			continue // planted (the last condition): as before 021c9d3
 		}
 		replicas, out, in := n.replacementSet(q, load)
 		if q.Policy == wire.PolicyOwnerOnly && (replicas == nil || isDown(out) || containsSorted(q.Lost, out)) {

@@ -217,13 +217,13 @@ func (s Swarm) String() string {
 	for i, k := range s.Classes {
 		names[i] = k.String()
 	}
-	meta := ""
+	nameErrs := ""
 	if s.Disk.NameErrorRate != 0 {
-		meta = fmt.Sprintf(" names %.4f", s.Disk.NameErrorRate)
+		nameErrs = fmt.Sprintf(" names %.4f", s.Disk.NameErrorRate)
 	}
 	return fmt.Sprintf("profile=%s faults=[%s] net{lat %v loss %.3f dup %.3f reorder %.3f} disk{sync %v eio sync %.3f write %.4f read %.4f%s torn %.2f reorder %.2f flip %.2f} skew ±%v",
 		s.Profile, strings.Join(names, ","), s.Net.Latency, s.Net.Loss, s.Net.Duplicate, s.Net.Reorder,
-		s.Disk.SyncLatency, s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate, meta,
+		s.Disk.SyncLatency, s.Disk.SyncErrorRate, s.Disk.WriteErrorRate, s.Disk.ReadErrorRate, nameErrs,
 		s.Disk.TornChance, s.Disk.ReorderChance, s.Disk.FlipChance, s.ClockMax)
 }
 
