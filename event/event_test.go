@@ -56,6 +56,7 @@ var samples = []sample{
 	{NewQueueQuorumRegained("orders", 3, 20*time.Millisecond), "queue.quorum-regained q=orders epoch=3 us=20000", "S U I"},
 	{NewQueueResting("orders", 3), "queue.resting q=orders epoch=3", "S U"},
 	{NewQueueWaking("orders", 3, 2500*time.Millisecond), "queue.waking q=orders epoch=3 us=2500000", "S U I"},
+	{NewQueueRestCutOff("orders", 3, 1700*time.Millisecond), "queue.rest-cut-off q=orders epoch=3 us=1700000", "S U I"},
 	{NewQueueActivationWaits("orders", 4, 350*time.Millisecond), "queue.activation-waits q=orders epoch=4 us=350000", "S U I"},
 	{NewQueueActivationOutwaits("orders", 5, 80*time.Millisecond), "queue.activation-outwaits q=orders epoch=5 us=80000", "S U I"},
 	{NewQueueOutwaited("orders", 5, 3), "queue.outwaited q=orders epoch=5 admitted=3", "S U I"},

@@ -60,6 +60,12 @@ const (
 	// or no quorum answered its seldom heartbeats and it is cut off
 	// (NewQueueWaking).
 	QueueWaking Name = "queue.waking"
+	// QueueRestCutOff: no quorum answered a resting owner's seldom
+	// heartbeats for the silence given: it is cut off, stops resting (a
+	// queue.waking comes first) and, as any owner cut off from its quorum,
+	// sends its subscribers away to look for the queue elsewhere
+	// (NewQueueRestCutOff).
+	QueueRestCutOff Name = "queue.rest-cut-off"
 	// QueueActivationWaits: an owner the metadata activated after a
 	// recovery, or whose opening marker a quorum holds, last had its
 	// appends accepted by a quorum longer ago than the silence limit, or
@@ -342,7 +348,7 @@ const (
 // this file and fails if a constant is missing here.
 var names = []Name{
 	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
-	QueueQuorumRegained, QueueResting, QueueWaking, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
+	QueueQuorumRegained, QueueResting, QueueWaking, QueueRestCutOff, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,

@@ -113,6 +113,13 @@ func NewQueueWaking(q string, epoch uint64, rested time.Duration) Event {
 	return newEvent(QueueWaking, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), rested.Microseconds()))
 }
 
+// NewQueueRestCutOff reports that q's resting owner of epoch heard from
+// no quorum for silence, past what its seldom heartbeats allow: it is cut
+// off.
+func NewQueueRestCutOff(q string, epoch uint64, silence time.Duration) Event {
+	return newEvent(QueueRestCutOff, str(KeyQueue, q), u64(KeyEpoch, epoch), slog.Int64(string(KeyElapsed), silence.Microseconds()))
+}
+
 // NewQueueActivationWaits reports that q's owner of epoch, activated by
 // the metadata after a recovery or holding its opening marker on a
 // quorum, found its quorum had been silent for silence, past the limit an

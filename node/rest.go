@@ -149,8 +149,14 @@ func (o *ownerState) restTick() {
 	}
 	if o.wakeBy != 0 && now >= o.wakeBy {
 		// No quorum answered the wake: the owner is cut off for real,
-		// and the requests that waited for it are refused as such.
+		// and the requests that waited for it are refused as such. The
+		// lapse it noted silently while it rested is forgotten, so this
+		// tick's noteCutOff says it and sends its subscribers away, as
+		// restCutOff has it: left standing, the note kept a subscriber
+		// with an owner that could not deliver for as long as the cut
+		// lasted.
 		o.wakeBy = 0
+		o.cutOffNoted = false
 		o.r.n.checkParked(o.r.name)
 	}
 }
@@ -173,7 +179,9 @@ func (o *ownerState) rest() {
 // message. The owner keeps sending appends, every few ticks again, as a
 // cut-off owner does.
 func (o *ownerState) restCutOff() {
+	silence := o.quorumSilence()
 	o.stopResting()
+	o.r.n.emit(event.NewQueueRestCutOff(o.r.name, o.r.epoch, silence))
 	o.cutOffNoted, o.wakeBy = false, 0
 }
 

@@ -285,3 +285,30 @@ func TestAnOwnerHoldingOnlyADelayedMessageStaysAwake(t *testing.T) {
 		t.Fatalf("two ticks past its delay the subscriber got %v, want the delayed message", got)
 	}
 }
+
+// TestARestingOwnerWokenWhileCutOffSendsItsSubscribersAway: a resting
+// owner that wakes for work (here a publish) while no quorum can hear it
+// is cut off for real once its wake goes unanswered for a silence limit.
+// It then does what any owner cut off from its quorum does: refuses what
+// waited and sends its subscribers away to find the queue elsewhere.
+// Before, a resting owner noted the lapse of its grant silently, and a
+// wake left the note standing, so nothing ever said the quorum was lost:
+// the subscriber stayed with an owner that could not deliver for as long
+// as the cut lasted, while the queue was failed over elsewhere.
+func TestARestingOwnerWokenWhileCutOffSendsItsSubscribersAway(t *testing.T) {
+	c := newCluster(t)
+	owner := subscribedRestingQueue(c, "orders")
+	_, followers := roles("orders")
+	for _, f := range followers {
+		c.cut[f] = true
+	}
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("a")})
+	c.advance(300 * time.Millisecond)
+	if r := c.reply(1); r == nil || r.Status == wire.StatusOK {
+		t.Fatalf("a publish to an owner cut off from its quorum was answered %v, want a refusal", r)
+	}
+	if !c.saw(event.QueueQuorumLost, onQueue("orders"), by(owner)) {
+		t.Fatalf("a woken owner whose quorum never answered never said it lost it; events:\n%v", c.events)
+	}
+	c.mustReply(1000, wire.StatusNotOwner)
+}

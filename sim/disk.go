@@ -63,6 +63,8 @@ type Disk struct {
 	// stallUntil holds back every sync until then: the device stopped
 	// answering for a while, as an overloaded or failing one does.
 	stallUntil time.Duration
+	// readTraps holds the files whose next read fails (restarteio.go).
+	readTraps map[string]int
 }
 
 // DiskStats counts what the disk did, for traces and coverage.
@@ -77,6 +79,9 @@ type DiskStats struct {
 	// Rots counts bits flipped while a node ran; StalledSyncs the syncs
 	// that waited out a stall.
 	Rots, StalledSyncs int
+	// TrappedReads counts the reads a restart-eio fault failed (they
+	// count among ReadErrors too).
+	TrappedReads int
 }
 
 // NewDisk returns an empty disk drawing its faults from rng.
@@ -101,7 +106,12 @@ func (d *Disk) Raw() vfs.FS { return d.mem }
 func (d *Disk) Stats() DiskStats { return d.stats }
 
 // SetFaulty turns error injection on or off.
-func (d *Disk) SetFaulty(on bool) { d.faulty = on }
+func (d *Disk) SetFaulty(on bool) {
+	d.faulty = on
+	if !on {
+		d.readTraps = nil
+	}
+}
 
 // SyncDone draws when a sync started at now completes: its latency,
 // after the end of any stall.
@@ -166,6 +176,9 @@ func (d *Disk) maybeError(op errorfs.Op) error {
 	case errorfs.OpFileWrite, errorfs.OpFileWriteAt:
 		rate, count = d.profile.WriteErrorRate, &d.stats.WriteErrors
 	case errorfs.OpFileRead, errorfs.OpFileReadAt:
+		if d.trappedRead(op.Path) {
+			return errorfs.ErrInjected
+		}
 		rate, count = d.profile.ReadErrorRate, &d.stats.ReadErrors
 	case errorfs.OpCreate, errorfs.OpLink, errorfs.OpOpen, errorfs.OpOpenDir, errorfs.OpRemove,
 		errorfs.OpRemoveAll, errorfs.OpRename, errorfs.OpReuseForWrite, errorfs.OpMkdirAll,

@@ -114,6 +114,10 @@ func (w *World) applyFault(f Fault) {
 		crashThenBreak(p, f, func() { w.breakFile(p, f.Kind) })
 	case FaultLoseDisk:
 		crashThenBreak(p, f, func() { w.loseDisk(p) })
+	case FaultRestartEIO:
+		crashThenBreak(p, f, func() { p.disk.trapReads(readClass(f.Hit)) })
+	case FaultIsolateRestingOwner:
+		w.armRestingOwnerCut(f)
 	case FaultLoseWrites, FaultMisdirect:
 		crashThenBreak(p, f, func() { w.loseWrites(p, f.Hit, f.Kind == FaultMisdirect) })
 	case FaultStop:

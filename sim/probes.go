@@ -36,59 +36,62 @@ type Probe struct {
 
 // Probe names.
 const (
-	ProbeRecoveryTransferred = "recovery-transferred"
-	ProbeRecoveryRetried     = "recovery-retried"
-	ProbeRecoveryAbandoned   = "recovery-abandoned"
-	ProbeCrashMidRecovery    = "crash-mid-recovery"
-	ProbeStaleOwnerFenced    = "stale-owner-fenced"
-	ProbePublishFenced       = "publish-answered-fenced"
-	ProbeUnknownDelivered    = "unknown-publish-delivered"
-	ProbeReplicaTruncated    = "replica-truncated"
-	ProbeRedeliveredNoNack   = "redelivered-without-nack"
-	ProbeSuspectedRunning    = "suspected-while-running"
-	ProbeVouchedRunning      = "vouched-while-running"
-	ProbeFlapDamped          = "flap-damped"
-	ProbeCrashAtBoundary     = "crash-at-boundary"
-	ProbeHaltedItself        = "node-halted-itself"
-	ProbeTornWrite           = "torn-write-at-crash"
-	ProbeSyncFailed          = "sync-failed"
-	ProbeNameOpFailed        = "name-op-failed"
-	ProbeReplicaDamaged      = "replica-fenced-damage"
-	ProbeReplicaReplaced     = "replica-replaced"
-	ProbeCompacted           = "log-compacted"
-	ProbeCheckpointSent      = "checkpoint-installed"
-	ProbeCheckpointRecovery  = "checkpoint-in-recovery"
-	ProbeDiskFull            = "disk-full"
-	ProbeDiskRoomAgain       = "disk-room-again"
-	ProbeFollowerFull        = "follower-disk-full"
-	ProbeDeadLettered        = "dead-lettered"
-	ProbeMoveAskedAgain      = "dead-letter-asked-again"
-	ProbeMoveResumed         = "dead-letter-resumed"
-	ProbeMoveRemembered      = "dead-letter-remembered"
-	ProbeHandoffDrained      = "handoff-drained"
-	ProbeHandoffUndrained    = "handoff-past-drain-bound"
-	ProbeHandoffAborted      = "handoff-aborted"
-	ProbeMemberAdded         = "member-added"
-	ProbeMemberPromoted      = "member-promoted"
-	ProbeMemberRemoved       = "member-removed"
-	ProbeMembershipRefused   = "membership-refused"
-	ProbeRebalanceDone       = "rebalance-done"
-	ProbePreparingReplaced   = "preparing-replaced"
-	ProbeRotFound            = "rot-found-running"
-	ProbeSyncStalled         = "sync-stalled"
-	ProbeOwnerWokeReplaced   = "owner-woke-replaced"
-	ProbeOwnerOutwaited      = "owner-outwaited"
-	ProbeOutwaitPublished    = "published-while-outwaiting"
-	ProbeStateDamaged        = "state-file-damaged"
-	ProbeSegmentCut          = "sealed-segment-cut"
-	ProbeLostDiskRejoined    = "lost-disk-rejoined"
-	ProbeLostDiskRefilled    = "lost-disk-refilled"
-	ProbeOwnerRested         = "owner-rested"
-	ProbeRestedOwnerWoke     = "rested-owner-woke"
-	ProbeCutReused           = "checkpoint-cut-reused"
-	ProbeCutRaised           = "checkpoint-cut-raised"
-	ProbeCommitLearned       = "commit-learned"
-	ProbeFiveReplicaRecovery = "five-replica-recovery"
+	ProbeRecoveryTransferred  = "recovery-transferred"
+	ProbeRecoveryRetried      = "recovery-retried"
+	ProbeRecoveryAbandoned    = "recovery-abandoned"
+	ProbeCrashMidRecovery     = "crash-mid-recovery"
+	ProbeStaleOwnerFenced     = "stale-owner-fenced"
+	ProbePublishFenced        = "publish-answered-fenced"
+	ProbeUnknownDelivered     = "unknown-publish-delivered"
+	ProbeReplicaTruncated     = "replica-truncated"
+	ProbeRedeliveredNoNack    = "redelivered-without-nack"
+	ProbeSuspectedRunning     = "suspected-while-running"
+	ProbeVouchedRunning       = "vouched-while-running"
+	ProbeFlapDamped           = "flap-damped"
+	ProbeCrashAtBoundary      = "crash-at-boundary"
+	ProbeHaltedItself         = "node-halted-itself"
+	ProbeTornWrite            = "torn-write-at-crash"
+	ProbeSyncFailed           = "sync-failed"
+	ProbeNameOpFailed         = "name-op-failed"
+	ProbeReplicaDamaged       = "replica-fenced-damage"
+	ProbeReplicaReplaced      = "replica-replaced"
+	ProbeCompacted            = "log-compacted"
+	ProbeCheckpointSent       = "checkpoint-installed"
+	ProbeCheckpointRecovery   = "checkpoint-in-recovery"
+	ProbeDiskFull             = "disk-full"
+	ProbeDiskRoomAgain        = "disk-room-again"
+	ProbeFollowerFull         = "follower-disk-full"
+	ProbeDeadLettered         = "dead-lettered"
+	ProbeMoveAskedAgain       = "dead-letter-asked-again"
+	ProbeMoveResumed          = "dead-letter-resumed"
+	ProbeMoveRemembered       = "dead-letter-remembered"
+	ProbeHandoffDrained       = "handoff-drained"
+	ProbeHandoffUndrained     = "handoff-past-drain-bound"
+	ProbeHandoffAborted       = "handoff-aborted"
+	ProbeMemberAdded          = "member-added"
+	ProbeMemberPromoted       = "member-promoted"
+	ProbeMemberRemoved        = "member-removed"
+	ProbeMembershipRefused    = "membership-refused"
+	ProbeRebalanceDone        = "rebalance-done"
+	ProbePreparingReplaced    = "preparing-replaced"
+	ProbeRotFound             = "rot-found-running"
+	ProbeSyncStalled          = "sync-stalled"
+	ProbeOwnerWokeReplaced    = "owner-woke-replaced"
+	ProbeOwnerOutwaited       = "owner-outwaited"
+	ProbeOutwaitPublished     = "published-while-outwaiting"
+	ProbeStateDamaged         = "state-file-damaged"
+	ProbeSegmentCut           = "sealed-segment-cut"
+	ProbeLostDiskRejoined     = "lost-disk-rejoined"
+	ProbeLostDiskRefilled     = "lost-disk-refilled"
+	ProbeOwnerRested          = "owner-rested"
+	ProbeRestedOwnerWoke      = "rested-owner-woke"
+	ProbeCutReused            = "checkpoint-cut-reused"
+	ProbeCutRaised            = "checkpoint-cut-raised"
+	ProbeCommitLearned        = "commit-learned"
+	ProbeFiveReplicaRecovery  = "five-replica-recovery"
+	ProbeRestingOwnerIsolated = "resting-owner-isolated"
+	ProbeRestingOwnerCutOff   = "resting-owner-cut-off"
+	ProbeRestartReadFailed    = "restart-read-failed"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -146,6 +149,9 @@ var Probes = []Probe{
 	{ProbeCutRaised, "a replica answered an ask with a later checkpoint and the owner moved its attempt up to it (checkpoint.asked why=raised)"},
 	{ProbeCommitLearned, "a metadata member without a leader raised its commit index to what a member it asked for a vote counted committed (meta.commit-learned)"},
 	{ProbeFiveReplicaRecovery, "a recovery of a queue with five replicas completed, its seal and install quorums three of five (recovery.done in a scenario with replicas 5)"},
+	{ProbeRestingOwnerIsolated, "an isolate-resting-owner fault cut an owner's node off from its peers and clients as it rested"},
+	{ProbeRestingOwnerCutOff, "a resting owner learned from its unanswered heartbeats that it was cut off, and sent its subscribers away (queue.rest-cut-off)"},
+	{ProbeRestartReadFailed, "a restarted node's first read of a file a restart-eio fault trapped failed with EIO"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -298,6 +304,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeOwnerOutwaited]++
 	case event.QueueResting:
 		c.probes[ProbeOwnerRested]++
+	case event.QueueRestCutOff:
+		c.probes[ProbeRestingOwnerCutOff]++
 	case event.CheckpointAsked:
 		switch e.Why() {
 		case "reused":
@@ -420,6 +428,7 @@ func (c *coverage) finish(hits map[string]int, h *History, disk DiskStats) Cover
 	c.probes[ProbeTornWrite] += disk.TornFiles
 	c.probes[ProbeSyncFailed] += disk.SyncErrors
 	c.probes[ProbeNameOpFailed] += disk.NameErrors
+	c.probes[ProbeRestartReadFailed] += disk.TrappedReads
 	c.probes[ProbeSyncStalled] += disk.StalledSyncs
 	cov := Coverage{Probes: make(map[string]int), Hits: maps.Clone(hits), Near: make(map[string]map[string]int)}
 	for _, p := range Probes {

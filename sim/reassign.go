@@ -126,7 +126,7 @@ func (w *World) noteFaultTouches(f Fault) {
 	var nodes []int
 	switch f.Kind {
 	case FaultCrash, FaultDamage, FaultLoseWrites, FaultMisdirect, FaultPause, FaultClockJump, FaultStop, FaultRot,
-		FaultDamageState, FaultTruncate, FaultLoseDisk:
+		FaultDamageState, FaultTruncate, FaultLoseDisk, FaultRestartEIO:
 		nodes = []int{f.Node}
 	case FaultStall, FaultPauseOwner:
 		if p := w.firstQueueOwner(); p != nil {
@@ -154,7 +154,8 @@ func (w *World) noteFaultTouches(f Fault) {
 		nodes = w.roleTargets(f.Kind)
 	}
 	what := f.Kind.String()
-	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultRestartConsumer {
+	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultRestartConsumer &&
+		f.Kind != FaultIsolateRestingOwner {
 		w.reassign.last = faultTouch{node: -1, from: w.now, until: until, what: what}
 	}
 	for _, i := range nodes {

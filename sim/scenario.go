@@ -324,13 +324,28 @@ const (
 	// like every fault that breaks a replica, at the seed's one lying
 	// disk.
 	FaultLoseDisk
+	// FaultIsolateRestingOwner waits, from At, for an owner to rest (its
+	// queue idle, its grant left to lapse), then cuts its node from every
+	// peer and every client for Length: drawn
+	// longer than a resting owner's heartbeat and two silence limits, so
+	// the owner must find out from its seldom heartbeats that it is cut
+	// off while its peers replace it. Drawn from a stream of its own
+	// (restingowner.go); it does nothing if no owner rests before the
+	// safety phase ends.
+	FaultIsolateRestingOwner
+	// FaultRestartEIO crashes Node and restarts it after Length over a
+	// disk that fails, once each, the first read of every file of one
+	// class (Hit: see readClass): a bad sector met at a restart, which
+	// must stop the node or be read again, never be taken for damage.
+	// Drawn from a stream of its own (restarteio.go).
+	FaultRestartEIO
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
-	"stall", "pause-owner", "damage-state", "truncate", "lose-disk"}
+	"stall", "pause-owner", "damage-state", "truncate", "lose-disk", "isolate-resting-owner", "restart-eio"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -370,8 +385,10 @@ func (f Fault) String() string {
 	case FaultLoseWrites, FaultMisdirect:
 		s += fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
 	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner, FaultIsolateOwner,
-		FaultStall, FaultPauseOwner:
+		FaultStall, FaultPauseOwner, FaultIsolateRestingOwner:
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
+	case FaultRestartEIO:
+		s += fmt.Sprintf(" files=%s for=%v", readClass(f.Hit), f.Length)
 	case FaultSetDetection:
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
 	case FaultRestartConsumer:
@@ -421,6 +438,8 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Swarm.Disk.NameErrorRate = drawNameErrors(seed, sc.Swarm.Profile)
 		drawDiskTrouble(&sc)
 		drawOwnerPauses(&sc)
+		drawRestingOwnerCuts(&sc)
+		drawRestartEIO(&sc)
 	}
 	outage := false
 	if f, ok := drawOutage(seed, sc.Nodes, o); ok && !slices.ContainsFunc(sc.Faults, lyingDisk) {
@@ -656,7 +675,7 @@ func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
-		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner:
+		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner, FaultIsolateRestingOwner:
 		usesNode = false
 	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false
@@ -682,7 +701,7 @@ func (f Fault) Normalized() Fault {
 		f.Boundary = ""
 	}
 	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultLoseWrites && f.Kind != FaultMisdirect &&
-		f.Kind != FaultRestartConsumer {
+		f.Kind != FaultRestartConsumer && f.Kind != FaultRestartEIO {
 		f.Hit = 0
 	}
 	return f

@@ -362,6 +362,8 @@ func setFaultValue(f *Fault, key, v string) error {
 		if err == nil && f.Hit != 1 && f.Hit != 2 {
 			err = fmt.Errorf("want 1 (heartbeat) or 2 (eager)")
 		}
+	case "files":
+		f.Hit, err = parseReadClass(v)
 	case "boundary":
 		f.Boundary = v
 		if v == "" {
@@ -434,6 +436,9 @@ func (sc Scenario) Validate() error {
 		}
 		if f.Kind == FaultCrashAt && (f.Boundary == "" || f.Hit < 1) {
 			return fmt.Errorf("scenario: fault %d (%s) needs a boundary and hit >= 1", i+1, faultText(f))
+		}
+		if f.Kind == FaultRestartEIO && (f.Hit < int(readWindow) || f.Hit >= int(readClassEnd)) {
+			return fmt.Errorf("scenario: fault %d (%s) needs files= one of window, log, state, meta", i+1, faultText(f))
 		}
 		if (f.Kind == FaultLoseWrites || f.Kind == FaultMisdirect) && f.Hit < 1 {
 			return fmt.Errorf("scenario: fault %d (%s) needs frames >= 1", i+1, faultText(f))

@@ -210,6 +210,9 @@ var faultForms = [faultKinds]faultForm{
 	FaultDamageState:      {aimNode, []string{"for"}},
 	FaultTruncate:         {aimNode, []string{"for"}},
 	FaultLoseDisk:         {aimNode, []string{"for"}},
+
+	FaultIsolateRestingOwner: {aimNone, []string{"for"}},
+	FaultRestartEIO:          {aimNode, []string{"files", "for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code
@@ -250,6 +253,8 @@ func faultValue(f Fault, key string) string {
 		return strconv.Itoa(f.Hit)
 	case "boundary":
 		return f.Boundary
+	case "files":
+		return readClass(f.Hit).String()
 	case "group":
 		group := make([]string, len(f.Group))
 		for i, g := range f.Group {

@@ -145,6 +145,10 @@ type World struct {
 	cov *coverage
 	// reassign keeps what judging reassignments needs (see reassign.go).
 	reassign reassignWatch
+	// restCuts are the lengths of the isolate-resting-owner faults
+	// armed and waiting for the first queue's owner to rest
+	// (restingowner.go).
+	restCuts []time.Duration
 	// serving keeps what polling for serving owners needs (serving.go).
 	serving servingWatch
 	// progress keeps the open service and redundancy spans (calm.go).
@@ -274,6 +278,7 @@ func (w *World) Run() Result {
 		res.Disk.WriteErrors += s.WriteErrors
 		res.Disk.ReadErrors += s.ReadErrors
 		res.Disk.NameErrors += s.NameErrors
+		res.Disk.TrappedReads += s.TrappedReads
 		res.Disk.TornFiles += s.TornFiles
 		res.Disk.TornSectors += s.TornSectors
 		res.Disk.Flips += s.Flips
@@ -454,6 +459,9 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	if e.Name == event.QueueDeadLetterSent {
 		w.hist.DeadLetters = append(w.hist.DeadLetters, DeadLetterRecord{
 			At: w.now, Node: id, Queue: e.Queue(), Target: e.To(), ID: parseMessageID(e.ID())})
+	}
+	if e.Name == event.QueueResting {
+		w.noteRest(id)
 	}
 	if e.Name == event.QueuePurgeWritten {
 		w.hist.PurgeWrites = append(w.hist.PurgeWrites, PurgeWriteRecord{
