@@ -230,6 +230,10 @@ const (
 	// an owner-only queue, a leaving member's included, so a member that
 	// holds one never finishes leaving (the defect leave-completes found).
 	OwnerOnlyReplicasStay = "owner-only-replicas-stay"
+	// ReadErrorIsDamage: an I/O error reading a checkpoint's window
+	// journal at a restart is taken for damage, and the sound replica
+	// fences itself rather than the node halting to read again.
+	ReadErrorIsDamage = "read-error-is-damage"
 )
 
 // All lists every planted bug.
@@ -242,7 +246,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
-	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay}
+	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -311,7 +311,7 @@ func (r *replica) windowSource(c replicaCheckpoint, opening bool) func(int) ([]r
 // that failed without damage.
 func asCorrupt(err error, what string) error {
 	var re readError
-	if errors.As(err, &re) {
+	if errors.As(err, &re) && !bugs.Active(bugs.ReadErrorIsDamage) {
 		return fmt.Errorf("reading the %s: %w", what, re.err)
 	}
 	if errors.Is(err, storage.ErrCorrupt) {

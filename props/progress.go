@@ -302,7 +302,9 @@ func lastDisturbance(sc sim.Scenario, h *sim.History, queue string, member node.
 	var last time.Duration
 	for _, f := range sc.Faults {
 		switch {
-		case f.At >= t || f.Kind == sim.FaultRestartConsumer:
+		case f.At >= t || f.Kind == sim.FaultRestartConsumer || f.Kind == sim.FaultIsolateRestingOwner:
+			// An isolation of a resting owner strikes when an owner
+			// rests, not at its time: h.Unplugged has when it did.
 		case breaksReplicas[f.Kind] && node.NodeID(f.Node+1) != member:
 			// The replicas it broke stay broken until a recovery
 			// rebuilds them: a queue may lack a seal quorum without
@@ -316,6 +318,11 @@ func lastDisturbance(sc sim.Scenario, h *sim.History, queue string, member node.
 			last = max(last, f.At)
 		case !crashKinds[f.Kind]:
 			last = max(last, min(f.At+f.Length, t))
+		}
+	}
+	for _, u := range h.Unplugged {
+		if u.From < t {
+			last = max(last, min(u.Until, t))
 		}
 	}
 	last = max(last, unverifiedUntil(h, queue, member, t))
@@ -394,4 +401,5 @@ var crashKinds = map[sim.FaultKind]bool{
 	sim.FaultCrash: true, sim.FaultCrashAt: true, sim.FaultCrashLeader: true, sim.FaultCrashAll: true,
 	sim.FaultCrashLeaderOwner: true, sim.FaultCrashOwner: true, sim.FaultDamage: true, sim.FaultLoseWrites: true,
 	sim.FaultMisdirect: true, sim.FaultStop: true, sim.FaultDamageState: true, sim.FaultTruncate: true,
+	sim.FaultRestartEIO: true,
 }

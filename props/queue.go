@@ -204,6 +204,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	out = append(out, checkNoServiceBeforeActivation(ix)...)
 	out = append(out, checkRecoveredActivation(h)...)
 	out = append(out, checkOneServingOwner(h)...)
+	out = append(out, checkSoundReplicasStay(h)...)
 	return out, stats(ix)
 }
 

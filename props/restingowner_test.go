@@ -55,3 +55,26 @@ func TestAnOwnerUnpluggedAsItRestsFindsItselfCutOff(t *testing.T) {
 		}
 	}
 }
+
+// TestAnUnpluggedRestingOwnerDisturbsWhenItStrikes: an isolate-resting-
+// owner fault waits for a rest, so the redundancy check dates the
+// disturbance it makes by when it struck (History.Unplugged), not by
+// its scheduled time: one that never struck disturbs nothing (before,
+// one scheduled at 1.9 s for 3.7 s hid seed 105's late replacement from
+// the planted bug replace-never-due), and one that struck late holds the
+// work up until it ends.
+func TestAnUnpluggedRestingOwnerDisturbsWhenItStrikes(t *testing.T) {
+	s := time.Second
+	sc := sim.Scenario{Faults: []sim.Fault{{At: 2 * s, Kind: sim.FaultIsolateRestingOwner, Length: 3 * s}}}
+	h := &sim.History{}
+	if got := lastDisturbance(sc, h, "q", 2, 7*s); got != 0 {
+		t.Fatalf("a cut that never struck disturbed until %v", got)
+	}
+	h.Unplugged = []sim.UnplugSpan{{Node: 3, From: 4 * s, Until: 6 * s}}
+	if got := lastDisturbance(sc, h, "q", 2, 7*s); got != 6*s {
+		t.Fatalf("a cut from 4s to 6s disturbed until %v, want 6s", got)
+	}
+	if got := lastDisturbance(sc, h, "q", 2, 5*s); got != 5*s {
+		t.Fatalf("a cut still on at 5s disturbed until %v, want 5s", got)
+	}
+}

@@ -79,16 +79,36 @@ import (
 // clocks that run at a different rate rather than jump.
 
 // crashThenBreak crashes p for a fault that breaks its disk, then has
-// breakDisk break what the crash left. A paused process is resumed first,
-// so that it crashes as a running one would; one already down is left
-// alone, its disk untouched.
+// breakDisk break what the crash left, and records that p's disk is no
+// longer sound.
 func crashThenBreak(p *process, f Fault, breakDisk func()) {
+	crashThen(p, f, func() {
+		breakDisk()
+		p.w.noteBroken(p)
+	})
+}
+
+// crashThen crashes p for f, then has after change what the crash left.
+// A paused process is resumed first, so that it crashes as a running one
+// would; one already down is left alone, its disk untouched.
+func crashThen(p *process, f Fault, after func()) {
 	if p.state == statePaused {
 		p.resume()
 	}
 	if p.state == stateUp {
 		p.crash("fault: "+f.Kind.String(), f.Length)
-		breakDisk()
+		after()
+	}
+}
+
+// noteBroken records that a fault broke durable data on p's disk, unless
+// an earlier one did.
+func (w *World) noteBroken(p *process) {
+	if w.hist.Broken == nil {
+		w.hist.Broken = make(map[node.NodeID]time.Duration)
+	}
+	if _, ok := w.hist.Broken[p.id]; !ok {
+		w.hist.Broken[p.id] = w.now
 	}
 }
 
@@ -115,7 +135,7 @@ func (w *World) applyFault(f Fault) {
 	case FaultLoseDisk:
 		crashThenBreak(p, f, func() { w.loseDisk(p) })
 	case FaultRestartEIO:
-		crashThenBreak(p, f, func() { p.disk.trapReads(readClass(f.Hit)) })
+		crashThen(p, f, func() { p.disk.trapReads(readClass(f.Hit)) }) // a read error breaks nothing
 	case FaultIsolateRestingOwner:
 		w.armRestingOwnerCut(f)
 	case FaultLoseWrites, FaultMisdirect:

@@ -182,6 +182,15 @@ type History struct {
 	// Processes lists every process start and stop, in order: the ground
 	// truth of which nodes were up when.
 	Processes []ProcessChange
+	// Unplugged lists the isolate-resting-owner faults that struck: the
+	// node cut off, and from when until when. Such a fault's scheduled
+	// time is only when it began to wait for a rest (restingowner.go).
+	Unplugged []UnplugSpan
+	// Broken holds, for each node whose disk a fault broke (damaged,
+	// lost, misdirected or truncated data it had made durable, a decayed
+	// bit, a bit flipped at a crash, the whole disk lost), when that first
+	// happened. A replica on any other disk has no damage to find.
+	Broken map[node.NodeID]time.Duration
 	// PeerDelays is, per delayBucket of virtual time, the longest a
 	// message from one node to another sent in that bucket took to
 	// arrive (see PeerDelayMax).
@@ -262,6 +271,12 @@ func (h *History) tell(at time.Duration, id node.NodeID, e event.Event) {
 	if storyEvents[e.Name] {
 		h.Story = append(h.Story, StoryEvent{At: at, Node: id, Queue: e.Queue(), Text: e.String()})
 	}
+}
+
+// UnplugSpan is one isolate-resting-owner fault as it struck.
+type UnplugSpan struct {
+	Node        node.NodeID
+	From, Until time.Duration
 }
 
 // CrashRecord is one node crash.

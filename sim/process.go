@@ -115,7 +115,11 @@ func (p *process) crash(reason string, down time.Duration) {
 	p.inc++ // every pending event of the dead incarnation is now stale
 	p.handler = nil
 	p.deferred = nil
+	flips := p.disk.Stats().Flips
 	p.disk.Crash()
+	if p.disk.Stats().Flips > flips {
+		p.w.noteBroken(p)
+	}
 	for _, q := range p.w.procs {
 		// A peer without a handler is down or not yet booted (a process
 		// can crash inside its own Start while World.Run boots the rest).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -110,5 +111,25 @@ func TestRestartEIOFaultsReadAndPrintBack(t *testing.T) {
 	_, err = ParseScenario(append(base, "fault at=1s restart-eio n2 files=disk for=300ms\n"...))
 	if err == nil || !strings.Contains(err.Error(), "want one of window, log, state, meta") {
 		t.Fatalf("an unknown class: %v", err)
+	}
+}
+
+// TestOnlyFaultsThatBreakDataMarkADiskBroken: the history's Broken map,
+// which excuses a replica's fence, holds a node after a fault that broke
+// durable data on its disk, and not after a restart over failing reads,
+// which breaks nothing.
+func TestOnlyFaultsThatBreakDataMarkADiskBroken(t *testing.T) {
+	run := func(f Fault) *History {
+		sc := QueueScenarioOf(3, 3)
+		sc.Faults = []Fault{f}
+		return NewWorld(sc, NewQueueSystem(sc), nil).Run().History
+	}
+	eio := run(Fault{At: time.Second, Kind: FaultRestartEIO, Node: 1, Hit: int(readLog), Length: 300 * time.Millisecond})
+	if len(eio.Broken) != 0 {
+		t.Fatalf("a restart-eio fault marked disks broken: %v", eio.Broken)
+	}
+	damage := run(Fault{At: time.Second, Kind: FaultDamage, Node: 1, Length: 300 * time.Millisecond})
+	if at, ok := damage.Broken[2]; !ok || at != time.Second || len(damage.Broken) != 1 {
+		t.Fatalf("after a damage fault on n2 at 1s, broken disks are %v", damage.Broken)
 	}
 }

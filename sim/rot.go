@@ -66,6 +66,7 @@ func (w *World) rotReplica(p *process) {
 		return
 	}
 	w.damaged[damagedKey(p.index, rl.queue)] = true
+	w.noteBroken(p)
 	w.cov.noteRot(p.id, rl.queue, p.inc)
 	p.tracef("rot %s byte %d: %#02x to %#02x, in record %d", rot.Path, rot.Offset, rot.Before, rot.After, rot.Index)
 	sound, what := rot.Index-1, fmt.Sprintf("synced record %d", rot.Index)
