@@ -35,7 +35,7 @@ type ckptAudit struct {
 // observe keeps e if a checkpoint protocol checker reads it.
 func (a *ckptAudit) observe(now time.Duration, id node.NodeID, e event.Event) {
 	switch e.Name {
-	case event.CheckpointDurable, event.CheckpointProposed, event.CheckpointCertified, event.QueueCompacted, event.QueueReplaced:
+	case event.CheckpointDurable, event.CheckpointProposed, event.CheckpointCertified, event.QueueCompacted, event.QueueRetired:
 		a.events = append(a.events, ckptEvent{At: now, Node: id, Event: e})
 	}
 }
@@ -82,7 +82,7 @@ func checkCompactionAfterCertificate(evs []ckptEvent) []sim.Violation {
 			certified[k.queueInc] = max(certified[k.queueInc], e.Index())
 		case event.CheckpointDurable:
 			own[k] = e.Index()
-		case event.QueueReplaced:
+		case event.QueueRetired:
 			delete(own, k) // a node that joins the set again starts without a checkpoint
 		case event.QueueCompacted:
 			through := e.Index() - 1
@@ -154,7 +154,14 @@ func checkCertificateReceipts(evs []ckptEvent) []sim.Violation {
 			}
 			held[k].digests[e.Index()] = e.Digest()
 			held[k].latest = e.Index()
-		case event.QueueReplaced:
+		case event.QueueRetired:
+			// The replica is gone the moment it retires; a replaced one's
+			// files are removed later (queue.replaced), and by then the
+			// node may hold a new replica of the same incarnation, with
+			// checkpoints of its own (seed 855850: a node replaying its
+			// metadata after a lost disk retired its replica and made a
+			// new one, which installed a checkpoint before the old files
+			// were gone; their removal was taken for the new one's).
 			delete(held, k)
 		case event.CheckpointProposed:
 			c := certificateOf(e)

@@ -76,10 +76,13 @@ func TestCompactionAfterCertificateChecker(t *testing.T) {
 		{"compaction past its own checkpoint", new(ckptRun).
 			on(2, durable(30, "aa")).on(1, certified(40)).on(2, event.NewQueueCompacted(tq, tinc, 41)),
 			"its own newest durable checkpoint was at 30"},
-		{"a replaced replica's checkpoint is gone", new(ckptRun).
-			on(2, durable(50, "aa")).on(1, certified(50)).on(2, event.NewQueueReplaced(tq, tinc)).
+		{"a retired replica's checkpoint is gone", new(ckptRun).
+			on(2, durable(50, "aa")).on(1, certified(50)).on(2, event.NewQueueRetired(tq, tinc)).
 			on(2, event.NewQueueCompacted(tq, tinc, 41)),
 			"its own newest durable checkpoint was at 0"},
+		{"a new replica's checkpoint outlives the old one's removal", new(ckptRun).
+			on(2, durable(30, "aa")).on(2, event.NewQueueRetired(tq, tinc)).on(2, durable(50, "bb")).
+			on(2, event.NewQueueReplaced(tq, tinc)).on(1, certified(50)).on(2, event.NewQueueCompacted(tq, tinc, 41)), ""},
 		// A replica that takes a checkpoint from another resets its log
 		// and reports no compaction: nothing here to judge.
 		{"a checkpoint taken from another replica", new(ckptRun).
@@ -118,6 +121,14 @@ func TestCertificateReceiptsChecker(t *testing.T) {
 			"their checkpoints at that cut disagree: n1 holds state aa, n3 holds state bb"},
 		{"a certificate no owner proposed", everyReceipt().on(1, certified(40)),
 			"n1 applied at 4ms a certificate of cut 40 in epoch 2 naming n1,n2,n3 that no owner proposed"},
+		{"a retired member's checkpoint is no receipt", everyReceipt().on(3, event.NewQueueRetired(tq, tinc)).on(1, proposed(40)),
+			"n3 (no checkpoint yet) held no durable checkpoint at that cut"},
+		// Seed 855850: a node retired its replica and made a new one of
+		// the same incarnation, which installed a checkpoint before the
+		// old replica's files were removed (queue.replaced).
+		{"a new replica's checkpoint outlives the old one's removal", new(ckptRun).
+			on(1, durable(40, "aa")).on(2, durable(40, "aa")).on(3, durable(20, "cc")).on(3, event.NewQueueRetired(tq, tinc)).
+			on(3, durable(40, "aa")).on(3, event.NewQueueReplaced(tq, tinc)).on(1, proposed(40)).on(1, certified(40)), ""},
 		{"a proposal for another replica set", everyReceipt().
 			on(1, event.NewCheckpointProposed(tq, tinc, 40, tepoch, []uint32{1, 2, 4})),
 			"n4 (no checkpoint yet) held no durable checkpoint at that cut"},
