@@ -175,6 +175,14 @@ func subscribedRestingQueue(c *cluster, queue string) node.NodeID {
 	return owner
 }
 
+// cutFollowers cuts queue's followers off from every node.
+func cutFollowers(c *cluster, queue string) {
+	_, followers := roles(queue)
+	for _, f := range followers {
+		c.cut[f] = true
+	}
+}
+
 // TestARestingOwnerDeliversTheNextPublishToItsSubscriber: a subscriber
 // waiting on an idle queue does not keep its owner awake, nor is it sent
 // away when the owner rests: the next publish wakes the owner, which
@@ -200,10 +208,7 @@ func TestARestingOwnerDeliversTheNextPublishToItsSubscriber(t *testing.T) {
 func TestARestingOwnerCutOffSendsItsSubscribersAway(t *testing.T) {
 	c := newCluster(t)
 	owner := subscribedRestingQueue(c, "orders")
-	_, followers := roles("orders")
-	for _, f := range followers {
-		c.cut[f] = true
-	}
+	cutFollowers(c, "orders")
 	c.advance(node.RestHeartbeat + 300*time.Millisecond)
 	if !c.saw(event.QueueQuorumLost, onQueue("orders"), by(owner)) {
 		t.Fatalf("a resting owner whose heartbeats went unanswered never said it lost its quorum; events:\n%v", c.events)
@@ -298,10 +303,7 @@ func TestAnOwnerHoldingOnlyADelayedMessageStaysAwake(t *testing.T) {
 func TestARestingOwnerWokenWhileCutOffSendsItsSubscribersAway(t *testing.T) {
 	c := newCluster(t)
 	owner := subscribedRestingQueue(c, "orders")
-	_, followers := roles("orders")
-	for _, f := range followers {
-		c.cut[f] = true
-	}
+	cutFollowers(c, "orders")
 	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("a")})
 	c.advance(300 * time.Millisecond)
 	if r := c.reply(1); r == nil || r.Status == wire.StatusOK {

@@ -232,10 +232,15 @@ func (w *World) makeLossy(p *process, length time.Duration) {
 // isolate cuts p from every peer, both ways, for length; its clients
 // still reach it.
 func (w *World) isolate(p *process, length time.Duration) {
-	all, a := w.addrs(), netsim.Addr(p.id)
-	w.net.Isolate(a, all)
+	w.cutFrom(p, w.addrs(), length)
+}
+
+// cutFrom cuts p from every address of others, both ways, for length.
+func (w *World) cutFrom(p *process, others []netsim.Addr, length time.Duration) {
+	a := netsim.Addr(p.id)
+	w.net.Isolate(a, others)
 	w.schedule(w.now+length, -1, 0, func() {
-		for _, o := range all {
+		for _, o := range others {
 			if o != a {
 				w.net.Unblock(a, o)
 				w.net.Unblock(o, a)

@@ -3,7 +3,6 @@ package sim
 import (
 	"time"
 
-	"github.com/cairnmq/cairn/netsim"
 	"github.com/cairnmq/cairn/node"
 )
 
@@ -77,17 +76,9 @@ func (w *World) noteRest(id node.NodeID) {
 
 // unplug cuts p from every peer and every client, both ways, for length.
 func (w *World) unplug(p *process, length time.Duration) {
-	all, a := w.addrs(), netsim.Addr(p.id)
+	all := w.addrs()
 	for _, c := range w.clients {
 		all = append(all, c.addr)
 	}
-	w.net.Isolate(a, all)
-	w.schedule(w.now+length, -1, 0, func() {
-		for _, o := range all {
-			if o != a {
-				w.net.Unblock(a, o)
-				w.net.Unblock(o, a)
-			}
-		}
-	})
+	w.cutFrom(p, all, length)
 }
