@@ -155,3 +155,50 @@ func TestCheckpointChunksForAnotherReplicaAreIgnored(t *testing.T) {
 	c.advance(5 * time.Second)
 	c.mustDeliverAll(recoveredOwner(t, c), "orders", 200, "after stray checkpoints and the owner's death")
 }
+
+// TestALateCopyOfAReplicasOwnCheckpointLeavesItsLog: a follower that
+// took the owner's checkpoint and has since appended past its cut gets a
+// late copy of the same checkpoint (a resend that crossed its answer). It
+// already holds that cut, so it keeps its log: installed again, the cut
+// would reset the log to the checkpoint and drop records past it that the
+// follower had reported durable, which the owner may have counted toward
+// a confirmation.
+func TestALateCopyOfAReplicasOwnCheckpointLeavesItsLog(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	_, followers := roles("orders")
+	lost := followers[1]
+	c.publishConfirmed(owner, "orders", 200)
+	c.advance(2 * time.Second)
+	var sent *wire.Checkpoint
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		if m, ok := msg.(*wire.Checkpoint); ok && to == lost && sent == nil {
+			copied := *m
+			sent = &copied
+		}
+		return true
+	}
+	rejoinEmpty(c, lost)
+	if sent == nil || sent.Offset != 0 || uint64(len(sent.State)) != sent.Total {
+		t.Fatalf("the owner sent the rejoined follower no whole checkpoint in one message: %+v", sent)
+	}
+	c.intercept = nil
+	for i := uint64(201); i <= 220; i++ {
+		c.publishAt(owner, "orders", i, msgID(i))
+	}
+	before := viewOf(t, c.node(lost).n, "orders").LastIndex
+	if before <= sent.Cut {
+		t.Fatalf("the follower's log ends at %d, not past the checkpoint's cut %d", before, sent.Cut)
+	}
+	installs := c.count(event.CheckpointInstalled, by(lost), onQueue("orders"))
+	l := c.node(lost)
+	l.run(func() { l.n.OnMessage(owner, sent) })
+	c.settle()
+	if after := viewOf(t, l.n, "orders").LastIndex; after < before {
+		t.Fatalf("a late copy of its own checkpoint cut the follower's log from %d back to %d", before, after)
+	}
+	if n := c.count(event.CheckpointInstalled, by(lost), onQueue("orders")); n != installs {
+		t.Fatalf("the follower installed its own checkpoint again (%d installs, %d before)", n, installs)
+	}
+}

@@ -402,17 +402,19 @@ type emission struct {
 // saw reports whether a node emitted an event named name that meets
 // every condition.
 func (c *cluster) saw(name event.Name, conds ...func(emission) bool) bool {
-	return slices.ContainsFunc(c.emitted, func(e emission) bool {
-		if e.Name != name {
-			return false
+	return c.count(name, conds...) > 0
+}
+
+// count is how many events named name that meet every condition the
+// nodes emitted.
+func (c *cluster) count(name event.Name, conds ...func(emission) bool) int {
+	n := 0
+	for _, e := range c.emitted {
+		if e.Name == name && !slices.ContainsFunc(conds, func(ok func(emission) bool) bool { return !ok(e) }) {
+			n++
 		}
-		for _, ok := range conds {
-			if !ok(e) {
-				return false
-			}
-		}
-		return true
-	})
+	}
+	return n
 }
 
 // last returns the latest event named name.
