@@ -35,6 +35,13 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	if !c.saw(event.MetaReplicaReplaced, onQueue("orders")) {
 		t.Fatalf("the dead owner was never replaced; events:\n%v", c.events)
 	}
+	// The plan names the epoch the replacement's recovery will claim, as
+	// the recovery's own plan does.
+	plan, _ := c.last(event.MetaPlanReplace)
+	recovery, _ := c.last(event.MetaPlanRecovery)
+	if plan.Epoch() == 0 || plan.Epoch() != recovery.Epoch() {
+		t.Fatalf("the replacement was planned for epoch %d and its recovery for %d", plan.Epoch(), recovery.Epoch())
+	}
 	second := recoveredOwner(t, c)
 	v := viewOf(t, c.node(second).n, "orders")
 	if slices.Contains(v.Replicas, owner) || !slices.Contains(v.Replicas, spare) || v.Role != "owner" {
