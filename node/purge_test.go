@@ -77,3 +77,50 @@ func TestAPurgeRecordSettlesWhatWasLiveAndReplaysAlike(t *testing.T) {
 		t.Fatalf("the replayed state and the one built on a checkpoint differ:\n%x\n%x", a, b)
 	}
 }
+
+// A promote record releases the delayed messages due by its clock
+// boundary, the one due at the boundary itself included, and no later
+// one: a replica that replays it, and the owner that wrote it at that
+// moment, agree on which messages are ready.
+func TestAPromoteReleasesWhatIsDueByItsBoundary(t *testing.T) {
+	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 4, Seq: seq} }
+	s := builderState("orders")
+	for i, r := range []record{
+		{typ: recordEpochMark, at: 1, window: int64(time.Minute)},
+		{typ: recordPublish, id: id(1), at: 2, payload: []byte("a"), readyAt: 1000},
+		{typ: recordPublish, id: id(2), at: 3, payload: []byte("b"), readyAt: 2000},
+		{typ: recordPublish, id: id(3), at: 4, payload: []byte("c"), readyAt: 2001},
+		{typ: recordPromote, until: 2000},
+	} {
+		s.apply(uint64(i+1), r)
+	}
+	var ready []uint64
+	for m := s.popReady(); m != nil; m = s.popReady() {
+		ready = append(ready, m.id.Seq)
+	}
+	if len(ready) != 2 || ready[0] != 1 || ready[1] != 2 {
+		t.Fatalf("the promote to 2000 made ready %v, want messages 1 and 2 (due at 1000 and 2000)", ready)
+	}
+	if due, ok := s.nextDue(); !ok || due != 2001 {
+		t.Fatalf("the next delayed message is due at %d (%t), want 2001", due, ok)
+	}
+}
+
+// A state that has not learned its deduplication window (no epoch mark
+// applied yet, as in a state decoded from before windows were written)
+// forgets no ID, however far its clock moves: a window of zero is unknown,
+// not empty.
+func TestAStateWithoutAWindowForgetsNothing(t *testing.T) {
+	id := func(seq uint64) wire.MessageID { return wire.MessageID{Producer: 5, Seq: seq} }
+	s := builderState("orders")
+	for i, r := range []record{
+		{typ: recordPublish, id: id(1), at: 2, payload: []byte("a")},
+		{typ: recordSettles, ids: []wire.MessageID{id(1)}, at: 3},
+		{typ: recordPublish, id: id(2), at: int64(time.Hour), payload: []byte("b")},
+	} {
+		s.apply(uint64(i+1), r)
+	}
+	if at, ok := s.publishedIndex(id(1)); !ok || at != 1 {
+		t.Fatalf("a state without a window forgot message 1 an hour on (index %d, %t)", at, ok)
+	}
+}
