@@ -14,16 +14,25 @@ import (
 // messages are all live and whose owner has compacted its log. It returns
 // the owner and the follower that will lose its disk.
 func chunkedCluster(t *testing.T) (*cluster, node.NodeID, node.NodeID) {
-	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
-		CheckpointRecords: 20, CheckpointChunkBytes: 256})
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	_, followers := roles("orders")
-	c.publishConfirmed(owner, "orders", 200)
-	c.advance(2 * time.Second)
+	c, owner, followers := checkpointingCluster(t, 256, 200)
 	if !c.saw(event.QueueCompacted, onQueue("orders"), by(owner)) {
 		t.Fatalf("the owner never compacted its log; events:\n%v", c.events)
 	}
 	return c, owner, followers[1]
+}
+
+// checkpointingCluster is a three-node cluster that checkpoints every 20
+// records (sending checkpoints in chunks of chunkBytes, 0 for the
+// default), with one majority queue holding n confirmed messages, given
+// two seconds to checkpoint them.
+func checkpointingCluster(t *testing.T, chunkBytes int, n uint64) (c *cluster, owner node.NodeID, followers []node.NodeID) {
+	c = newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
+		CheckpointRecords: 20, CheckpointChunkBytes: chunkBytes})
+	owner = c.createQueue("orders", wire.PolicyMajority)
+	_, followers = roles("orders")
+	c.publishConfirmed(owner, "orders", n)
+	c.advance(2 * time.Second)
+	return c, owner, followers
 }
 
 // rejoinEmpty starts lost over an empty data directory, as an operator
@@ -164,13 +173,8 @@ func TestCheckpointChunksForAnotherReplicaAreIgnored(t *testing.T) {
 // follower had reported durable, which the owner may have counted toward
 // a confirmation.
 func TestALateCopyOfAReplicasOwnCheckpointLeavesItsLog(t *testing.T) {
-	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
-		CheckpointRecords: 20})
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	_, followers := roles("orders")
+	c, owner, followers := checkpointingCluster(t, 0, 200)
 	lost := followers[1]
-	c.publishConfirmed(owner, "orders", 200)
-	c.advance(2 * time.Second)
 	var sent *wire.Checkpoint
 	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
 		if m, ok := msg.(*wire.Checkpoint); ok && to == lost && sent == nil {

@@ -115,13 +115,8 @@ func TestAFollowerThatCannotStartItsWindowJournalHalts(t *testing.T) {
 // that confirms on every replica would stop for good); it halts, and once
 // the disk answers again its restart opens the replica and serves on.
 func TestAJournalThatCannotBeReadAtARestartHaltsRatherThanFences(t *testing.T) {
-	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096,
-		CheckpointRecords: 20})
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	_, followers := roles("orders")
+	c, owner, followers := checkpointingCluster(t, 0, 60)
 	f := followers[0]
-	c.publishConfirmed(owner, "orders", 60)
-	c.advance(2 * time.Second)
 	if !c.saw(event.CheckpointBuilt, onQueue("orders"), by(f)) {
 		t.Fatalf("%s built no checkpoint; events:\n%v", f, c.events)
 	}
