@@ -101,6 +101,15 @@ func TestStaleConfirmationsFlagsConfirmsWhileNoOtherNodeServes(t *testing.T) {
 		t.Fatalf("a round in which n2 listed no queue was taken as n2 not serving: %q", got)
 	}
 	rounds[16].views[2] = busy
+	// A recovered owner outwaiting the old owner's quorum confirms
+	// publishes while its status still says candidate: the window ends
+	// there too.
+	outwaiting := rounds[16].views[2]
+	rounds[16].views[2] = nodeView{listed: true, q: status.Queue{Role: "candidate", ReplicaEpoch: 2, Commit: 90}}
+	if got := pr.staleConfirmations(); len(got) != 0 {
+		t.Fatalf("a confirmation while another node was a candidate was blamed on the cut owner: %q", got)
+	}
+	rounds[16].views[2] = outwaiting
 	// A node that serves at an older epoch may confirm too (the cut
 	// owner's predecessor, say): the window ends when it serves.
 	for i := range rounds {

@@ -30,6 +30,15 @@ type nodeView struct {
 // serving reports whether the node said it serves the queue's clients.
 func (v nodeView) serving() bool { return v.listed && v.q.Active }
 
+// mayConfirm reports whether the node may have confirmed publishes to the
+// queue: it serves, or it is a candidate, which includes a recovered
+// owner that admits and confirms publishes while it outwaits the old
+// owner's quorum and says it serves only once that is over. (A CI run at
+// 41bb67f: the new owner confirmed publishes 348 ms after the cut while
+// its /status said "candidate" until 379 ms, and the check below took
+// them for the cut-off owner's.)
+func (v nodeView) mayConfirm() bool { return v.listed && (v.q.Active || v.q.Role == "candidate") }
+
 // statusRound is one sampling of every node, begun at began. views
 // holds the nodes that answered within monitorWait, by ID.
 type statusRound struct {
@@ -189,8 +198,8 @@ func newOwnerServing(rounds []statusRound, since time.Time, epoch uint64) (statu
 
 // othersIdleUntil returns the start of the last round of the unbroken
 // run of rounds from since (and before until) in which every node but
-// old answered, listing the queue, and none said it serves it, at any
-// epoch. Each of
+// old answered, listing the queue, and none said it serves it or is a
+// candidate for it, at any epoch (mayConfirm). Each of
 // them answered after that instant, so no publish confirmed to a client
 // by then came from another node, unless one served and stopped again
 // within a round, which takes a second fault. ok is false when the very
@@ -212,7 +221,7 @@ func othersIdleUntil(rounds []statusRound, since, until time.Time, old, nodes in
 			}
 			// A node whose loop was too busy to answer in time reports
 			// no queues: that says nothing about whether it serves.
-			if v.serving() || !v.listed {
+			if v.mayConfirm() || !v.listed {
 				return last, found
 			}
 			others++
