@@ -153,9 +153,17 @@ func (w *World) noteFaultTouches(f Fault) {
 	case FaultCrashLeader, FaultCrashOwner, FaultCrashLeaderOwner:
 		nodes = w.roleTargets(f.Kind)
 	}
-	what := f.Kind.String()
-	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultRestartConsumer &&
-		f.Kind != FaultIsolateRestingOwner {
+	// An isolate-resting-owner touches nothing until it strikes, and
+	// records its touches then (noteRest).
+	last := f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultRestartConsumer &&
+		f.Kind != FaultIsolateRestingOwner
+	w.noteTouches(nodes, until, f.Kind.String(), last)
+}
+
+// noteTouches records that a fault named what touches nodes from now
+// until until, and, when last is set, that it is the latest fault.
+func (w *World) noteTouches(nodes []int, until time.Duration, what string, last bool) {
+	if last {
 		w.reassign.last = faultTouch{node: -1, from: w.now, until: until, what: what}
 	}
 	for _, i := range nodes {

@@ -65,11 +65,7 @@ func (w *World) noteRest(id node.NodeID) {
 		w.trace.line(w.now, "sim", "fault isolate-resting-owner %s for=%v", p.id, length)
 		w.cov.probes[ProbeRestingOwnerIsolated]++
 		w.hist.Unplugged = append(w.hist.Unplugged, UnplugSpan{Node: p.id, From: w.now, Until: w.now + length})
-		w.reassign.last = faultTouch{node: -1, from: w.now, until: w.now + length, what: FaultIsolateRestingOwner.String()}
-		for _, i := range w.everyIndex() {
-			w.reassign.touches = append(w.reassign.touches,
-				faultTouch{node: i, from: w.now, until: w.now + length, what: FaultIsolateRestingOwner.String()})
-		}
+		w.noteTouches(w.everyIndex(), w.now+length, FaultIsolateRestingOwner.String(), true)
 		w.unplug(p, length)
 	})
 }

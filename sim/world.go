@@ -146,8 +146,7 @@ type World struct {
 	// reassign keeps what judging reassignments needs (see reassign.go).
 	reassign reassignWatch
 	// restCuts are the lengths of the isolate-resting-owner faults
-	// armed and waiting for the first queue's owner to rest
-	// (restingowner.go).
+	// armed and waiting for an owner to rest (restingowner.go).
 	restCuts []time.Duration
 	// serving keeps what polling for serving owners needs (serving.go).
 	serving servingWatch
