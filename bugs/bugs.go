@@ -234,6 +234,11 @@ const (
 	// journal at a restart is taken for damage, and the sound replica
 	// fences itself rather than the node halting to read again.
 	ReadErrorIsDamage = "read-error-is-damage"
+	// OwnerEpochFromMemory: an owner about to open an epoch by itself
+	// asks whether its replica holds the epoch in memory rather than on
+	// disk, so a restarted owner serves a new epoch it never recorded and
+	// can come back below it after a crash.
+	OwnerEpochFromMemory = "owner-epoch-from-memory"
 )
 
 // All lists every planted bug.
@@ -246,7 +251,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
-	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage}
+	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

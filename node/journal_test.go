@@ -45,13 +45,14 @@ func TestWindowJournalKeepsRangesAcrossReopen(t *testing.T) {
 	j := openTestJournal(t, fs)
 	all := entriesFrom(0, 900)
 	// Three builds: entries 100-399, 400-699, 700-899 (the first hundred
-	// left the window before the first build).
+	// left the window before the first build). Each build's entries are
+	// made durable before the next build, as journalWindow does.
 	for _, r := range [][2]int{{100, 400}, {400, 700}, {700, 900}} {
 		if _, err := j.appendEntries(uint64(r[0]), slices.Values(all[r[0]:r[1]])); err != nil {
 			t.Fatal(err)
 		}
+		j.log.RequestSync()
 	}
-	j.log.RequestSync()
 	if j.log.DurableIndex() != j.log.LastIndex() {
 		t.Fatalf("journal durable to %d of %d", j.log.DurableIndex(), j.log.LastIndex())
 	}

@@ -338,14 +338,27 @@ func (n *Node) prepare(q *QueueMeta) {
 // recordIdentity makes the identity the metadata assigned durable in a
 // replica that does not have it yet (a crash may have struck between
 // creating the directory and writing it).
+//
+// A queue still being created opens at epoch 1, whatever its owner (the
+// metadata activates every new queue there), so a replica of one records
+// that epoch with its identity: the owner's activation and the first
+// append a follower takes then find it durable, and a new replica costs
+// one state file write instead of two. Epoch 1 is the lowest any owner
+// serves in, so promising it refuses no owner the metadata could name.
 func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
 	if n.preparing[r.name] {
 		return
 	}
 	n.preparing[r.name] = true
 	r.identity = replicaIdentity{Incarnation: q.Incarnation, HistoryID: q.HistoryID, SessionID: q.SessionID}
+	if q.State == QueuePreparing {
+		r.epoch = max(r.epoch, firstEpoch)
+	}
 	r.persistEpoch(r.epoch, func() {
 		delete(n.preparing, r.name)
+		// The write synced the replica's directory after the log
+		// directory was made in it (the replica opened its log first).
+		r.log.DirSynced(n.replicaDir(r.name, r.inc))
 		n.env.Boundary("queue.after.prepare")
 		n.reconcile(r.name)
 	})
@@ -380,21 +393,23 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 	}
 	if q.OwnerProcess == n.process {
 		epoch := q.Epoch
-		o.epochWriting = true
+		durable := r.epochDurable
+		if bugs.Active(bugs.OwnerEpochFromMemory) {
+			durable = epoch // Planted: the epoch just set in memory.
+		}
 		r.epoch = epoch
+		if durable >= epoch {
+			// The replica recorded this epoch when it was prepared (a new
+			// queue's first): nothing to write.
+			o.activatePlain(r.epoch)
+			return
+		}
+		o.epochWriting = true
 		n.env.Boundary("queue.before.persist-epoch")
 		r.persistEpoch(epoch, func() {
 			n.env.Boundary("queue.after.persist-epoch")
 			o.epochWriting = false
-			// The replica may have moved on while the epoch was being
-			// written: a newer epoch made it follow, or go stale, or a
-			// plan to recover into the next epoch reached this process,
-			// which claimed that epoch and started the recovery.
-			cur := n.meta.state.queues[r.name]
-			if r.own == o && r.role == roleCandidate && o.recovery == nil && r.epoch == epoch &&
-				plainActivationStands(cur, r.inc, n.process, epoch) {
-				o.activate(cur)
-			}
+			o.activatePlain(epoch)
 		})
 		return
 	}
@@ -408,6 +423,20 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 		return // Planted: the periodic reconcile claims once the wait is over.
 	}
 	n.claimEpoch(r, q)
+}
+
+// activatePlain opens epoch, durable in this replica, if the metadata
+// still asks this process to open it by itself. The replica may have
+// moved on while the epoch was being written: a newer epoch made it
+// follow, or go stale, or a plan to recover into the next epoch reached
+// this process, which claimed that epoch and started the recovery.
+func (o *ownerState) activatePlain(epoch uint64) {
+	r, n := o.r, o.r.n
+	cur := n.meta.state.queues[r.name]
+	if r.own == o && r.role == roleCandidate && o.recovery == nil && r.epoch == epoch &&
+		plainActivationStands(cur, r.inc, n.process, epoch) {
+		o.activate(cur)
+	}
 }
 
 // plainActivationStands reports whether the metadata still asks this

@@ -297,6 +297,9 @@ func (s *metaState) applyPrepared(c command) result {
 	return result{ok: true, activated: s.activatePrepared(q)}
 }
 
+// firstEpoch is the epoch every new queue is activated in.
+const firstEpoch = 1
+
 // activatePrepared activates a preparing queue as soon as an exact quorum
 // with the owner has prepared, in the same command that completed it: a
 // separate activation would cost every create one more metadata round.
@@ -307,7 +310,7 @@ func (s *metaState) activatePrepared(q *QueueMeta) bool {
 	if !ok || q.OwnerProcess == 0 {
 		return false
 	}
-	q.State, q.Activated, q.Epoch = QueueActive, members, 1
+	q.State, q.Activated, q.Epoch = QueueActive, members, firstEpoch
 	return true
 }
 
@@ -332,7 +335,7 @@ func (s *metaState) applyActivate(c command) result {
 		}
 	}
 	q.State, q.Activated = QueueActive, slices.Clone(c.members)
-	q.Epoch, q.OwnerProcess = 1, c.process
+	q.Epoch, q.OwnerProcess = firstEpoch, c.process
 	return result{ok: true, activated: true}
 }
 

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,17 +106,19 @@ func TestAnOpeningOwnerHeldDownDoesNotActivateOnALateAcceptance(t *testing.T) {
 	c.mustReply(2, wire.StatusOK)
 }
 
-// A new policy-all queue's first owner applies the activation and starts
-// making epoch 1 durable, but its disk is slow. Meanwhile an operator
-// removes one of the queue's followers: the leader plans a replacement
-// that keeps the owner and moves the queue to epoch 2, and the owner
-// claims that epoch and starts its recovery. When the slow write of
-// epoch 1 finally lands, the plain activation it was for is gone: the
-// owner must not open it now, in the recovery's epoch, and so serve as
-// soon as a quorum holds a marker there, before the metadata activated
-// epoch 2 (seed 209194 of the long sweep, recovery-activation). It
-// serves once the recovery is activated, and every message published
-// then is delivered.
+// The owner of an owner-only queue restarts. The metadata gives its new
+// process epoch 2 at once (the queue stays active: there is no other
+// history to prove its own against), and the owner starts making epoch 2
+// durable, but its disk is slow. Meanwhile an operator removes one of the
+// queue's followers: the leader plans a replacement that keeps the owner
+// and moves the queue to epoch 3, and the owner claims that epoch and
+// starts its recovery. When the slow write of epoch 2 finally lands, the
+// plain activation it was for is gone: the owner must not open it now,
+// in the recovery's epoch, and so serve as soon as a quorum holds a
+// marker there, before the metadata activated epoch 3 (seed 209194 of
+// the long sweep found this with a new queue's first epoch, which a
+// replica now records when it is prepared). It serves once the recovery
+// is activated, and every message published then is delivered.
 func TestAPlainActivationStillWritingItsEpochGivesWayToARecovery(t *testing.T) {
 	nodes := []node.NodeID{1, 2, 3, 4}
 	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
@@ -125,47 +128,109 @@ func TestAPlainActivationStillWritingItsEpochGivesWayToARecovery(t *testing.T) {
 	if out == c.leader() {
 		out = set[2]
 	}
-	activated := func(e emission) bool { return e.Queue() == "orders" && e.node == owner }
-	c.hold = func(s pendingSync) bool {
-		st, err := s.f.Stat()
-		return s.m.id == owner && err == nil && st.Name() == "replica.tmp" && c.saw(event.MetaActivated, activated)
-	}
-	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyAll})
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyOwnerOnly})
 	c.advance(500 * time.Millisecond)
 	c.mustReply(99, wire.StatusOK)
-	if !c.saw(event.MetaActivated, activated) || c.saw(event.QueueActive, onQueue("orders")) {
-		t.Fatalf("want %s to apply the activation and still be writing epoch 1; events:\n%v", owner, c.events)
-	}
 
-	c.request(c.leader(), 9, &wire.RemoveNode{ReqID: 72, Node: uint32(out)})
+	// The owner restarts; its state file writes stall from then on.
+	om := c.node(owner)
+	om.crash()
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		return s.m.id == owner && err == nil && st.Name() == "replica.tmp"
+	}
+	om.start()
+	bumped := func() bool {
+		for _, v := range om.n.Queues() {
+			if v.Name == "orders" {
+				return v.Epoch == 2
+			}
+		}
+		return false
+	}
 	for range 100 {
-		if c.saw(event.RecoveryStart, onQueue("orders"), inEpoch(2), by(owner)) {
+		if bumped() {
 			break
 		}
 		c.advance(10 * time.Millisecond)
 	}
-	if !c.saw(event.RecoveryStart, onQueue("orders"), inEpoch(2), by(owner)) {
-		t.Fatalf("%s never started recovering epoch 2 while writing epoch 1; events:\n%v", owner, c.events)
+	if !bumped() || c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) {
+		t.Fatalf("want %s to hold epoch 2 in its metadata and still be writing it; events:\n%v", owner, c.events)
 	}
 
-	// The write of epoch 1 lands, and the recovery goes on.
+	c.request(c.leader(), 9, &wire.RemoveNode{ReqID: 72, Node: uint32(out)})
+	for range 100 {
+		if c.saw(event.RecoveryStart, onQueue("orders"), inEpoch(3), by(owner)) {
+			break
+		}
+		c.advance(10 * time.Millisecond)
+	}
+	if !c.saw(event.RecoveryStart, onQueue("orders"), inEpoch(3), by(owner)) {
+		t.Fatalf("%s never started recovering epoch 3 while writing epoch 2; events:\n%v", owner, c.events)
+	}
+
+	// The write of epoch 2 lands, and the recovery goes on.
 	c.hold = nil
 	c.advance(2 * time.Second)
+	if c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) {
+		t.Fatalf("%s opened epoch 2 after the recovery into epoch 3 began; events:\n%v", owner, c.events)
+	}
 	active := slices.IndexFunc(c.emitted, func(e emission) bool {
-		return e.Name == event.QueueActive && e.Queue() == "orders" && e.Epoch() == 2 && e.node == owner
+		return e.Name == event.QueueActive && e.Queue() == "orders" && e.Epoch() == 3 && e.node == owner
 	})
 	approved := slices.IndexFunc(c.emitted, func(e emission) bool {
-		return e.Name == event.MetaRecoveryActivated && e.Queue() == "orders" && e.Epoch() == 2
+		return e.Name == event.MetaRecoveryActivated && e.Queue() == "orders" && e.Epoch() == 3
 	})
 	if active < 0 || approved < 0 {
-		t.Fatalf("epoch 2 was never activated and served (served at %d, activated at %d); events:\n%v", active, approved, c.events)
+		t.Fatalf("epoch 3 was never activated and served (served at %d, activated at %d); events:\n%v", active, approved, c.events)
 	}
 	if active < approved {
-		t.Fatalf("%s served epoch 2 before the metadata activated it; events:\n%v", owner, c.events)
+		t.Fatalf("%s served epoch 3 before the metadata activated it; events:\n%v", owner, c.events)
 	}
-	if !c.saw(event.RecoveryDone, onQueue("orders"), inEpoch(2), by(owner)) {
-		t.Fatalf("%s served epoch 2 without finishing its recovery; events:\n%v", owner, c.events)
+	if !c.saw(event.RecoveryDone, onQueue("orders"), inEpoch(3), by(owner)) {
+		t.Fatalf("%s served epoch 3 without finishing its recovery; events:\n%v", owner, c.events)
 	}
 	c.publishConfirmed(owner, "orders", 3)
-	c.mustDeliverAll(owner, "orders", 3, "after the recovery into epoch 2")
+	c.mustDeliverAll(owner, "orders", 3, "after the recovery into epoch 3")
+}
+
+// A new queue's replicas record its first epoch with their identity, so
+// its owner opens epoch 1 without a write of its own: each replica writes
+// its state file once while the queue is created, not twice. That write
+// syncs the replica's directory after the log directory was made in it,
+// so the log's first sync leaves the replica's directory alone: each
+// replica syncs its own directory once, its log directory once, and the
+// queues directory once.
+func TestANewQueuesReplicasWriteTheirStateOnce(t *testing.T) {
+	c := newCluster(t)
+	type count struct{ state, replicaDir, logDir, queuesDir int }
+	syncs := map[node.NodeID]*count{1: {}, 2: {}, 3: {}}
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := syncs[s.m.id]
+		switch name := st.Name(); {
+		case name == "replica.tmp":
+			n.state++
+		case strings.HasPrefix(name, "orders."):
+			n.replicaDir++
+		case name == "log":
+			n.logDir++
+		case name == "queues":
+			n.queuesDir++
+		}
+		return false
+	}
+	c.createQueue("orders", wire.PolicyMajority)
+	for _, id := range []node.NodeID{1, 2, 3} {
+		if got, want := *syncs[id], (count{1, 1, 1, 1}); got != want {
+			t.Errorf("%s's syncs while the queue was created: %+v, want %+v", id, got, want)
+		}
+	}
+	owner, _ := roles("orders")
+	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(1), by(owner)) {
+		t.Fatalf("%s never opened epoch 1; events:\n%v", owner, c.events)
+	}
 }

@@ -13,16 +13,23 @@ type SyncRouter struct {
 	next    SyncToken
 	pending map[SyncToken]func(error)
 	gate    *storage.FileGate
+	dirs    *storage.DirSyncs
 }
 
 // NewSyncRouter returns a router that issues syncs through env.
 func NewSyncRouter(env Env) *SyncRouter {
-	return &SyncRouter{env: env, pending: make(map[SyncToken]func(error)), gate: storage.NewFileGate(storage.DefaultFileGate)}
+	return &SyncRouter{env: env, pending: make(map[SyncToken]func(error)),
+		gate: storage.NewFileGate(storage.DefaultFileGate), dirs: storage.NewDirSyncs()}
 }
 
 // FileGate implements storage.GatedHost: the node's state files take
 // turns beyond storage.DefaultFileGate writes at once.
 func (r *SyncRouter) FileGate() *storage.FileGate { return r.gate }
+
+// DirSyncs implements storage.SharedDirHost: syncs of one directory asked
+// for at about the same time (the queues directory, as many queues are
+// created at once) share one.
+func (r *SyncRouter) DirSyncs() *storage.DirSyncs { return r.dirs }
 
 // Sync requests durability for f and calls done with the outcome.
 func (r *SyncRouter) Sync(f vfs.File, done func(error)) {
@@ -60,3 +67,4 @@ type ungated struct{ r *SyncRouter }
 
 func (u ungated) Sync(f vfs.File, done func(error)) { u.r.Sync(f, done) }
 func (u ungated) Boundary(name string)              { u.r.Boundary(name) }
+func (u ungated) DirSyncs() *storage.DirSyncs       { return u.r.dirs }

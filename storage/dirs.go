@@ -54,7 +54,12 @@ func syncDirNames(fs vfs.FS, host Host, dirs []string, done func(error)) {
 			done(first)
 		}
 	}
+	shared, _ := host.(SharedDirHost)
 	for _, name := range dirs {
+		if shared != nil {
+			shared.DirSyncs().sync(fs, host, name, finish)
+			continue
+		}
 		d, err := fs.OpenDir(name)
 		if err != nil {
 			finish(fmt.Errorf("opening directory %q: %w", name, err))

@@ -99,9 +99,15 @@ type Log struct {
 // Open opens the log in dir, creating it if it does not exist. It verifies
 // every segment; a torn unsynced tail is set aside, corruption inside
 // durable data is returned as a *CorruptionError. Open requests a sync at
-// once, because records read back after a process crash may still sit only
-// in the operating system's cache: DurableIndex covers them only after
-// that sync completes.
+// once when it found segments, because records read back after a process
+// crash may still sit only in the operating system's cache: DurableIndex
+// covers them only after that sync completes. It also does for a new log
+// that starts anywhere but the origin (a first index past 1 or a base
+// digest), whose start only its first segment's header records: a log
+// reopened without options, as an inspection does, must find it. A new
+// log from the origin has nothing to make durable yet: an empty directory
+// reopens as the same log, so its first segment and new directories ride
+// the sync of its first append (every new queue replica saved a sync so).
 func Open(fs vfs.FS, dir string, host Host, opts Options) (*Log, error) {
 	opts.fill()
 	l := &Log{fs: fs, dir: dir, host: host, opts: opts}
@@ -117,11 +123,14 @@ func Open(fs vfs.FS, dir string, host Host, opts Options) (*Log, error) {
 	if err := l.load(names); err != nil {
 		return nil, err
 	}
+	fromOrigin := len(l.segments) == 0 && opts.FirstIndex == 1 && opts.BaseDigest == (Digest{})
 	if err := l.prepareActive(); err != nil {
 		return nil, err
 	}
 	l.durable = l.computeDurable()
-	l.RequestSync()
+	if !fromOrigin {
+		l.RequestSync()
+	}
 	return l, nil
 }
 

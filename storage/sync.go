@@ -56,6 +56,20 @@ func (l *Log) RequestSync() {
 	}
 }
 
+// DirSynced tells the log that dir, one of the directories whose entries
+// changed when Open created the log directory, was synced by its caller
+// after Open returned, so the log's first sync need not sync it again. A
+// new queue replica's first state file write syncs the replica's
+// directory, which holds the log directory made a moment before: each
+// new replica saves one sync so. It does nothing while a sync is in
+// flight, which may be syncing dir already.
+func (l *Log) DirSynced(dir string) {
+	if l.inflight != nil {
+		return
+	}
+	l.newDirs = slices.DeleteFunc(l.newDirs, func(d string) bool { return d == dir })
+}
+
 // SyncBatches counts the group commits this log has started since it
 // was opened; callers difference it to learn what an operation cost.
 func (l *Log) SyncBatches() uint64 { return l.syncBatches }
