@@ -354,11 +354,16 @@ func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
 	if q.State == QueuePreparing {
 		r.epoch = max(r.epoch, firstEpoch)
 	}
+	opened := r.log
 	r.persistEpoch(r.epoch, func() {
 		delete(n.preparing, r.name)
-		// The write synced the replica's directory after the log
-		// directory was made in it (the replica opened its log first).
-		r.log.DirSynced(n.replicaDir(r.name, r.inc))
+		if r.log == opened {
+			// The write synced the replica's directory after the log
+			// directory was made in it (the replica opened this log
+			// first). A log opened since may have made its directory
+			// after the sync began.
+			r.log.DirSynced(n.replicaDir(r.name, r.inc))
+		}
 		n.env.Boundary("queue.after.prepare")
 		n.reconcile(r.name)
 	})
@@ -398,7 +403,7 @@ func (n *Node) reconcileOwner(r *replica, q *QueueMeta) {
 			durable = epoch // Planted: the epoch just set in memory.
 		}
 		r.epoch = epoch
-		if durable >= epoch {
+		if durable == epoch {
 			// The replica recorded this epoch when it was prepared (a new
 			// queue's first): nothing to write.
 			o.activatePlain(r.epoch)
