@@ -234,3 +234,36 @@ func TestANewQueuesReplicasWriteTheirStateOnce(t *testing.T) {
 		t.Fatalf("%s never opened epoch 1; events:\n%v", owner, c.events)
 	}
 }
+
+// A follower crashes while it prepares a new queue: its directory is
+// made, its identity not yet written. It comes back while the queue is
+// still being created and finishes the preparation. It never reported
+// anything to anyone, and the queue has no history, so it is not suspect:
+// a seal it takes part in needs no extra witness because of it.
+func TestAFollowerThatFinishesAnInterruptedPreparationOfANewQueueIsNotSuspect(t *testing.T) {
+	c := newCluster(t)
+	_, followers := roles("orders")
+	f1, f2 := followers[0], followers[1]
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		return err == nil && st.Name() == "replica.tmp" && (s.m.id == f1 || s.m.id == f2)
+	}
+	owner, _ := roles("orders")
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
+	c.advance(300 * time.Millisecond)
+	if c.saw(event.MetaActivated, onQueue("orders")) {
+		t.Fatalf("the queue activated with both followers' identity writes held; events:\n%v", c.events)
+	}
+	m := c.node(f1)
+	m.crash()
+	m.start()
+	c.advance(200 * time.Millisecond)
+	// An owner's verification would clear a suspect replica later on:
+	// look before the queue is active.
+	if v := viewOf(t, m.n, "orders"); v.Suspect {
+		t.Fatalf("%s is suspect as it finishes its interrupted preparation of a new queue: %+v", f1, v)
+	}
+	c.hold = nil
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+}

@@ -214,3 +214,28 @@ func TestTheOwnerOfAnOwnerOnlyQueueCannotLeave(t *testing.T) {
 		t.Fatalf("the leave of the owner of an owner-only queue being created: ok %v, %q; want refused with %q", res.ok, res.detail, want)
 	}
 }
+
+// A leaving voter is removed as long as the voters it leaves behind are
+// at least the floor of the smaller group, the floor itself included;
+// below it, it keeps its seat until a learner takes it.
+func TestALeavingVoterIsRemovedDownToTheVoterFloor(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	s.members = foundingMembers([]NodeID{1, 2, 3, 4})
+	if res := applyAll(s, command{kind: cmdLeave, node: 4}); !res.ok {
+		t.Fatalf("n4's leave: %s", res.detail)
+	}
+	if res := applyAll(s, command{kind: cmdRemoveMember, node: 4}); !res.ok {
+		t.Fatalf("removing voter n4 leaves three voters among three members, the floor: refused with %q", res.detail)
+	}
+
+	s = newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	s.members = foundingMembers([]NodeID{1, 2, 3, 4, 5})
+	s.members[3].Learner, s.members[4].Learner = true, true
+	if res := applyAll(s, command{kind: cmdLeave, node: 3}); !res.ok {
+		t.Fatalf("n3's leave: %s", res.detail)
+	}
+	want := "removing voter n3 would leave 2 voters among 4 members"
+	if res := applyAll(s, command{kind: cmdRemoveMember, node: 3}); res.ok || res.detail != want {
+		t.Fatalf("removing voter n3 below the floor: ok %v, %q; want refused with %q", res.ok, res.detail, want)
+	}
+}

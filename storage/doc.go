@@ -33,6 +33,14 @@
 // bytes where they are and starts a new segment whose header records the
 // predecessor's valid length, so later opens ignore the torn bytes.
 //
+// A new log that starts at index 1 with no base digest asks for no sync
+// when it is opened: an empty directory reopens as the same log, so its
+// first segment's header and its new directories become durable with its
+// first records. A new log that starts anywhere else syncs its header at
+// once, since only that header records where it starts. Directory syncs
+// go through the Host; a SharedDirHost lets requests for one directory
+// that arrive while a sync of it is in flight share the next one.
+//
 // One blind spot is inherent: if the very last frame of a segment was
 // synced and then damaged, and nothing was written after it, nothing on
 // disk says it was synced, and it is treated as a torn tail. Replication
