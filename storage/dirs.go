@@ -60,16 +60,22 @@ func syncDirNames(fs vfs.FS, host Host, dirs []string, done func(error)) {
 			shared.DirSyncs().sync(fs, host, name, finish)
 			continue
 		}
-		d, err := fs.OpenDir(name)
-		if err != nil {
-			finish(fmt.Errorf("opening directory %q: %w", name, err))
-			continue
-		}
-		host.Sync(d, func(err error) {
-			d.Close()
-			finish(err)
-		})
+		syncOneDir(fs, host, name, finish)
 	}
+}
+
+// syncOneDir opens dir, asks host to sync it, and closes it once the sync
+// is done.
+func syncOneDir(fs vfs.FS, host Host, dir string, done func(error)) {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		done(fmt.Errorf("opening directory %q: %w", dir, err))
+		return
+	}
+	host.Sync(d, func(err error) {
+		d.Close()
+		done(err)
+	})
 }
 
 // MakeDirs creates dir (and missing ancestors) and makes their entries

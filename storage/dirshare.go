@@ -69,13 +69,5 @@ func (d *DirSyncs) start(fs vfs.FS, host Host, dir string, dones []func(error)) 
 			done(err)
 		}
 	}
-	f, err := fs.OpenDir(dir)
-	if err != nil {
-		finish(fmt.Errorf("opening directory %q: %w", dir, err))
-		return
-	}
-	host.Sync(f, func(err error) {
-		f.Close()
-		finish(err)
-	})
+	syncOneDir(fs, host, dir, finish)
 }

@@ -103,19 +103,27 @@ func (h *sharingHost) syncedNames(t *testing.T) []string {
 	return names
 }
 
+// durableQueueDir makes a crashable disk with a directory q whose entry is
+// durable, and a sharing host with no sync pending.
+func durableQueueDir(t *testing.T) (*vfs.MemFS, *sharingHost) {
+	t.Helper()
+	fs := vfs.NewCrashableMem()
+	host := &sharingHost{dirs: storage.NewDirSyncs()}
+	storage.MakeDirs(fs, "q", host, func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	host.syncedNames(t)
+	return fs, host
+}
+
 // A fresh log asks for no sync until its first append, and that sync
 // covers its first segment, its directory, and the parent its directory
 // was made in, unless the caller says it synced that parent itself.
 func TestAFreshLogsFirstSyncSkipsAParentItsCallerSynced(t *testing.T) {
 	for _, told := range []bool{false, true} {
-		fs := vfs.NewCrashableMem()
-		host := &sharingHost{dirs: storage.NewDirSyncs()}
-		storage.MakeDirs(fs, "q", host, func(err error) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-		host.syncedNames(t)
+		fs, host := durableQueueDir(t)
 		l, err := storage.Open(fs, "q/log", host, storage.Options{SegmentSize: 4096})
 		if err != nil {
 			t.Fatal(err)
@@ -162,14 +170,7 @@ func TestAFreshLogsFirstSyncSkipsAParentItsCallerSynced(t *testing.T) {
 // and a log reopened without options, as an inspection does, must find it
 // even if no record was ever appended.
 func TestANewLogPastTheOriginRecordsItsStartAtOnce(t *testing.T) {
-	fs := vfs.NewCrashableMem()
-	host := &sharingHost{dirs: storage.NewDirSyncs()}
-	storage.MakeDirs(fs, "q", host, func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	})
-	host.syncedNames(t)
+	fs, host := durableQueueDir(t)
 	base := storage.Digest{1, 2, 3}
 	l, err := storage.Open(fs, "q/log", host, storage.Options{SegmentSize: 4096, FirstIndex: 172, BaseDigest: base})
 	if err != nil {
