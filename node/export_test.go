@@ -190,3 +190,8 @@ func FenceReplica(n *Node, queue string) {
 		r.fence(fmt.Errorf("%w: planted by a test", storage.ErrCorrupt))
 	}
 }
+
+// SyncAtOnce is a storage host whose syncs complete within the call: the
+// external tests write files as an earlier version of the node would
+// have left them.
+type SyncAtOnce = syncAtOnce

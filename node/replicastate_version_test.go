@@ -7,15 +7,7 @@ import (
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
-
-// syncNow is a storage host that syncs at once: the tests write files as
-// an earlier version of the node would have left them.
-type syncNow struct{}
-
-func (syncNow) Sync(f vfs.File, done func(error)) { done(f.Sync()) }
-func (syncNow) Boundary(string)                   {}
 
 // TestAReplicaStateOfTheFirstFormatOpens: a replica state file written
 // before it carried the known commit index (the identity and the epoch,
@@ -37,7 +29,7 @@ func TestAReplicaStateOfTheFirstFormatOpens(t *testing.T) {
 			dir = f.fs.PathJoin("queues", name)
 		}
 	}
-	sf, data, err := storage.OpenStateFile(f.fs, dir, "replica", syncNow{})
+	sf, data, err := storage.OpenStateFile(f.fs, dir, "replica", node.SyncAtOnce{})
 	if err != nil || len(data) <= 32 {
 		t.Fatalf("the follower's replica state in %q: %d bytes, %v", dir, len(data), err)
 	}
