@@ -239,6 +239,11 @@ const (
 	// disk, so a restarted owner serves a new epoch it never recorded and
 	// can come back below it after a crash.
 	OwnerEpochFromMemory = "owner-epoch-from-memory"
+	// StackDropsPriorQuorum: a replacement stacked on a pending one may
+	// swap out members of the prior set until one is left in the new set,
+	// so when that one is lost no member can lead the recovery and the
+	// queue never activates again.
+	StackDropsPriorQuorum = "stack-drops-prior-quorum"
 )
 
 // All lists every planted bug.
@@ -251,7 +256,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
-	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory}
+	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -295,6 +300,9 @@ var SwarmBlind = map[string]string{
 		"hard-state writes failing before they record it, the demoted member holding a longer log than they do, and " +
 		"the leader never coming back whole: the long sweep found it at seed 712932, and that seed's scenario is its " +
 		"corpus file",
+	StackDropsPriorQuorum: "it needs a majority queue's replacement pending while its owner is down, a second member " +
+		"of the prior set down long enough to be swapped out too, and the one prior member left then found damaged: " +
+		"the long sweep found the defect at seed 876782, and that seed's scenario is its corpus file",
 }
 
 // Known reports whether name is a planted bug.

@@ -524,8 +524,34 @@ func checkReplacement(q *QueueMeta, c command, down map[NodeID]bool) string {
 		return "candidate is not in both replica sets"
 	case kept < recovery.SealQuorum(q.Policy, len(q.Replicas)) && !ownerSealsWithOutgoing(q, c, down):
 		return fmt.Sprintf("keeps %d replicas, fewer than a seal quorum", kept)
+	case !keepsPriorSealQuorum(q, c.members):
+		return "keeps fewer than a seal quorum of the prior set"
 	}
 	return namedTwice(c.members)
+}
+
+// keepsPriorSealQuorum reports whether members, proposed while a
+// replacement of q is pending, keep a seal quorum of the prior set. Only
+// a member of both sets can lead the pending recovery (it must hold the
+// prior history), so a stacked plan that swaps prior members out one by
+// one can leave a single one to lead it, and once that one is lost the
+// queue has no candidate at all: the replicas holding its confirmed
+// records sit outside the set, and nothing activates again (seed 876782
+// of the long sweep, a majority queue). Keeping a seal quorum keeps a
+// candidate while any one replica is lost. A set that needs only one
+// prior witness (the all policy) may still swap out every prior member
+// but one; those are the sets that cannot activate without every member.
+func keepsPriorSealQuorum(q *QueueMeta, members []NodeID) bool {
+	if len(q.Prior) == 0 || bugs.Active(bugs.StackDropsPriorQuorum) {
+		return true // planted (the second condition): as before this rule
+	}
+	kept := 0
+	for _, id := range q.Prior {
+		if slices.Contains(members, id) {
+			kept++
+		}
+	}
+	return kept >= recovery.SealQuorum(q.Policy, len(q.Prior))
 }
 
 // ownerSealsWithOutgoing reports whether a replacement of an owner-only

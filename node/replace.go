@@ -166,7 +166,10 @@ func (n *Node) downForReplaceAfter(id NodeID) bool {
 // the pending replacement would wait for it forever, or for as long as
 // the node stays down (seed 120751 of the long sweep: a leaving member's
 // replacement waited 4.8 s for a member down since before it was planned,
-// with two nodes free to take its place).
+// with two nodes free to take its place). A stacked swap must keep a seal
+// quorum of the prior set in the new one (keepsPriorSealQuorum): a
+// majority queue waits for its down prior member instead, as its
+// recovery's seal does anyway.
 func (n *Node) replacementSet(q *QueueMeta, loads *replicaLoads) (replicas []NodeID, out, in NodeID) {
 	m := n.meta
 	pending := len(q.Prior) > 0
@@ -176,7 +179,8 @@ func (n *Node) replacementSet(q *QueueMeta, loads *replicaLoads) (replicas []Nod
 		// replacement.
 		leaving := n.isLeaving(id) && (id != q.Owner || m.state.down[id])
 		lost := n.cfg.ReplaceAfter >= 0 && containsSorted(q.Lost, id)
-		if lost || n.downForReplaceAfter(id) || !pending && leaving {
+		due := lost || n.downForReplaceAfter(id) || !pending && leaving
+		if due && keepsPriorSealQuorum(q, slices.DeleteFunc(slices.Clone(q.Replicas), func(x NodeID) bool { return x == id })) {
 			out = id
 			break
 		}

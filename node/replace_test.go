@@ -156,6 +156,64 @@ func TestADownReplicaOfAPendingReplacementIsReplaced(t *testing.T) {
 	}
 }
 
+// A majority queue's replacement is pending (node 2 swapped for 3, prior
+// set 5 1 2) while node 1, a member of both sets, is down. Swapping node 1
+// out as well would leave node 5 the only prior member in the set, and
+// only a member of both sets can lead the recovery: once node 5 is lost,
+// no one could. So node 1 stays and the queue waits for it; a down
+// newcomer may still be swapped out, and a lost node 5 is left for a
+// plain recovery led by node 1 (seed 876782 of the long sweep: node 5
+// was found damaged after the second swap, and the queue, its confirmed
+// records on nodes 1 and 2 outside the set, never activated again).
+func TestAStackedReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyMajority, Owner: 5, Epoch: 4,
+		Replicas: []NodeID{5, 1, 3}, Prior: []NodeID{5, 1, 2}}
+	s.queues["a"] = q
+	s.down[1] = true
+	s.down[2] = true // gone from the cluster: no place for the queue
+	now := 5 * time.Second
+	n := &Node{
+		env:  clockEnv{now: &now},
+		cfg:  Config{Nodes: []NodeID{1, 2, 3, 4, 5, 6}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
+		meta: &metaNode{state: s, ticks: 100},
+	}
+	n.noteDownSince()
+	now += 2 * time.Second
+	if set, out, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
+		t.Fatalf("node %s was swapped out of the pending set into %v, leaving one prior member", out, set)
+	}
+	dropsPrior := command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 4, node: 5, members: []NodeID{5, 4, 3}}
+	if res := applyAll(s, dropsPrior); res.ok || res.detail != "keeps fewer than a seal quorum of the prior set" {
+		t.Fatalf("a stacked plan keeping one prior member: ok %v, %q", res.ok, res.detail)
+	}
+
+	// The newcomer down instead: it holds no prior history, and swapping
+	// it keeps nodes 5 and 1.
+	delete(s.down, 1)
+	s.down[3] = true
+	n.noteDownSince()
+	now += 2 * time.Second
+	set, out, in := n.replacementSet(q, n.replicaLoad())
+	if want := []NodeID{5, 1, 4}; out != 3 || in != 4 || !cmp.Equal(set, want) {
+		t.Fatalf("replacement swaps %s for %s into %v, want 3 for 4 into %v", out, in, set, want)
+	}
+	if res := applyAll(s, command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 4, node: 5, members: set}); !res.ok {
+		t.Fatalf("the plan swapping out the down newcomer was refused: %s", res.detail)
+	}
+
+	// Node 5 lost: swapping it out would keep node 1 alone, so nothing is
+	// stacked, and node 1 leads a plain recovery of the pending set.
+	delete(s.down, 3)
+	q.Lost = []NodeID{5}
+	if set, out, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
+		t.Fatalf("lost node %s was swapped out into %v, leaving one prior member", out, set)
+	}
+	if cand, ok := n.recoveryCandidate(q, true, 0, func(id NodeID) bool { return s.down[id] }); !ok || cand != 1 {
+		t.Fatalf("candidate %s (%v), want node 1", cand, ok)
+	}
+}
+
 // An owner-only queue confirms on its owner alone, so its seal needs
 // every replica, and a plan that keeps fewer is refused as a rule. Led by
 // its live owner, whose log holds all it confirmed, a plan may swap out a
