@@ -61,6 +61,25 @@ type member struct {
 	// fault, when set, may fail any file system operation of this node
 	// (the disk's own contents are untouched).
 	fault errorfs.Injector
+	// slow, when set, makes this node's monotonic clock run slower than
+	// the cluster's time, which its timers follow (setSlow).
+	slow *slowClock
+}
+
+// slowClock is a monotonic clock that runs at rate of the cluster's time
+// since from, where it read base.
+type slowClock struct {
+	from time.Time
+	base time.Duration
+	rate float64
+}
+
+// setSlow makes m's monotonic clock run at rate of the cluster's time
+// from now on, going on from what it reads now: a timer set for a span
+// measured on that clock fires before the clock has moved by the span.
+func (m *member) setSlow(rate float64) {
+	base := (&testEnv{m: m}).Monotonic()
+	m.slow = &slowClock{from: m.c.now, base: base, rate: rate}
 }
 
 type envelope struct {
@@ -172,6 +191,9 @@ type testEnv struct {
 
 func (e *testEnv) Now() time.Time { return e.m.c.now }
 func (e *testEnv) Monotonic() time.Duration {
+	if s := e.m.slow; s != nil {
+		return s.base + time.Duration(float64(e.m.c.now.Sub(s.from))*s.rate)
+	}
 	return e.m.c.now.Sub(time.Unix(0, 0))
 }
 func (e *testEnv) After(d time.Duration, t node.Timer) {

@@ -88,6 +88,69 @@ func TestARecoveredOwnerOutwaitsTheOldOwnersQuorum(t *testing.T) {
 	}
 }
 
+// A recovered owner's node holds replicas of other queues too: here it
+// owns one and follows another, both serving since before the failover.
+// Its outwait timer ends the wait of the owners that outwait and leaves
+// every other replica as it is: the owner that never outwaited says
+// nothing new, and the follower is not looked at as an owner.
+func TestAnOutwaitEndsOnlyForTheOwnersThatOutwait(t *testing.T) {
+	c := newCluster(t)
+	others := []string{"billing", "invoices", "refunds", "audit"}
+	ownerOf := map[string]node.NodeID{}
+	for _, name := range others {
+		ownerOf[name] = c.createQueue(name, wire.PolicyMajority)
+	}
+	owner, newOwner := recoveredOwnerOutwaiting(t, c)
+	owns, follows := "", ""
+	for _, name := range others {
+		o := ownerOf[name]
+		switch {
+		case o == newOwner && owns == "":
+			owns = name
+		case o != newOwner && o != owner && follows == "":
+			follows = name
+		}
+	}
+	if owns == "" || follows == "" {
+		t.Fatalf("the story needs %s to own one queue and follow another of %v", newOwner, others)
+	}
+	actives := c.count(event.QueueActive, onQueue(owns))
+	c.advance(200 * time.Millisecond)
+	if !c.saw(event.QueueOutwaited, by(newOwner), onQueue("orders")) {
+		t.Fatalf("%s's outwait of the old owner never ended; events:\n%v", newOwner, c.events)
+	}
+	if n := c.count(event.QueueActive, onQueue(owns)); n != actives {
+		t.Fatalf("%s, which never outwaited, said it serves %s %d more times when another owner's outwait ended", newOwner, owns, n-actives)
+	}
+	if c.saw(event.QueueOutwaited, onQueue(owns)) || c.saw(event.QueueOutwaited, onQueue(follows)) {
+		t.Fatalf("an outwait ended for a queue that never outwaited; events:\n%v", c.events)
+	}
+}
+
+// The recovered owner's monotonic clock, which its lease arithmetic
+// reads, runs a fifth slower than its timers from the moment it begins
+// to outwait (a drifting clock source, as the simulator's skew draws).
+// Its outwait timer, set for the span left on that clock, fires before
+// the clock got there; the owner sets it again for what is left, and
+// ends its wait once its own clock has passed the mark, not before.
+func TestAnOutwaitTimerThatFiresEarlyIsSetAgain(t *testing.T) {
+	c := newCluster(t)
+	_, newOwner := recoveredOwnerOutwaiting(t, c)
+	m := c.node(newOwner)
+	m.setSlow(0.8)
+	began := c.now
+	c.advance(300 * time.Millisecond)
+	e, ok := c.last(event.QueueOutwaited)
+	if !ok || e.node != newOwner {
+		t.Fatalf("%s, its clock slow, never ended its outwait; events:\n%v", newOwner, c.events)
+	}
+	// At a fifth slow, the 75ms the wait lasts at most on its own clock
+	// take at most about 94ms of the cluster's time.
+	if waited := e.at.Sub(began); waited > 100*time.Millisecond {
+		t.Fatalf("%s ended its outwait %v after it began, want within 100ms", newOwner, waited)
+	}
+}
+
 // The same recovered owner is cut off from every peer just after it
 // begins to outwait the old one, and stays cut off past the silence
 // limit, as a paused process is. Its outwait timer fires while it has

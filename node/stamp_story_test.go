@@ -112,3 +112,24 @@ func writeFileT(t *testing.T, fs vfs.FS, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A node given a data directory keeps every file under it: its disk
+// holds other things too (in production, whatever else the volume holds),
+// and a node whose files landed beside the directory would find none of
+// them when started with it again.
+func TestANodeKeepsItsFilesUnderItsDataDirectory(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 10 * time.Millisecond, SegmentSize: 4096, DataDir: "data"})
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	for _, id := range []node.NodeID{1, 2, 3} {
+		fs := c.node(id).fs
+		for _, name := range []string{"meta", "queues"} {
+			if _, err := fs.Stat(fs.PathJoin("data", name)); err != nil {
+				t.Errorf("n%d: no %s under its data directory: %v", id, name, err)
+			}
+			if _, err := fs.Stat(name); err == nil {
+				t.Errorf("n%d: %s lies outside its data directory", id, name)
+			}
+		}
+	}
+}
