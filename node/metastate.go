@@ -386,7 +386,7 @@ func (s *metaState) applyStartRecovery(c command) result {
 		return result{detail: "not active"}
 	case q.Epoch != c.epoch:
 		return result{detail: fmt.Sprintf("epoch is %d, not %d", q.Epoch, c.epoch)}
-	case !slices.Contains(q.Replicas, c.node):
+	case !slices.Contains(q.Replicas, c.node) && !swapsBack(q, c):
 		return result{detail: "candidate is not a replica"}
 	case len(q.Prior) > 0 && !slices.Contains(q.Prior, c.node):
 		return result{detail: "candidate holds no prior history"}
@@ -520,7 +520,7 @@ func checkReplacement(q *QueueMeta, c command, down map[NodeID]bool) string {
 		return "a replacement is already pending"
 	case len(c.members) != len(q.Replicas):
 		return fmt.Sprintf("replica set of %d, not %d", len(c.members), len(q.Replicas))
-	case !slices.Contains(c.members, c.node) || !slices.Contains(q.Replicas, c.node):
+	case !slices.Contains(c.members, c.node) || !slices.Contains(q.Replicas, c.node) && !swapsBack(q, c):
 		return "candidate is not in both replica sets"
 	case kept < recovery.SealQuorum(q.Policy, len(q.Replicas)) && !ownerSealsWithOutgoing(q, c, down):
 		return fmt.Sprintf("keeps %d replicas, fewer than a seal quorum", kept)
@@ -528,6 +528,14 @@ func checkReplacement(q *QueueMeta, c command, down map[NodeID]bool) string {
 		return "keeps fewer than a seal quorum of the prior set"
 	}
 	return namedTwice(c.members)
+}
+
+// swapsBack reports whether plan c names as candidate a member of q's
+// prior set that the pending set left out and c puts back in (see
+// Node.swapBackSet): it holds the prior history, so it may lead the
+// recovery from outside the set it replaces.
+func swapsBack(q *QueueMeta, c command) bool {
+	return len(q.Prior) > 0 && slices.Contains(q.Prior, c.node) && slices.Contains(c.members, c.node) && !containsSorted(q.Lost, c.node)
 }
 
 // keepsPriorSealQuorum reports whether members, proposed while a

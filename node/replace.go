@@ -69,6 +69,11 @@ func (n *Node) planFailoversFor(confirmed NodeID) {
 			continue
 		}
 		cand, ok := n.recoveryCandidate(q, ownerDown, out, isDown)
+		if !ok {
+			if replicas, out, in = n.swapBackSet(q, isDown); replicas != nil {
+				cand, ok = in, true
+			}
+		}
 		if !ok || !pace.admit(q, cand, now) {
 			continue
 		}
@@ -203,6 +208,44 @@ func (n *Node) replacementSet(q *QueueMeta, loads *replicaLoads) (replicas []Nod
 	replicas = slices.Clone(q.Replicas)
 	replicas[slices.Index(replicas, out)] = in
 	return replicas, out, in
+}
+
+// swapBackSet returns, for a pending replacement that no member of both
+// sets can lead (each is damaged or has been down for
+// Config.ReplaceAfter), its new set with one of them swapped for a live,
+// sound and placeable member of the prior set outside it, which leads
+// the recovery: it holds the prior history, as a candidate must, and the
+// seal still asks the prior set. Nil if there is no such swap. Under the
+// all policy a stacked plan may keep a single prior member (its seal
+// needs one witness); once that member is lost, no one else could lead,
+// and the queue would wait for good though prior members that hold every
+// confirmed record are up outside the set.
+func (n *Node) swapBackSet(q *QueueMeta, isDown func(NodeID) bool) (replicas []NodeID, out, back NodeID) {
+	if len(q.Prior) == 0 || bugs.Active(bugs.StackDropsPriorQuorum) {
+		return nil, 0, 0
+	}
+	placeable := n.placement().Nodes
+	for _, id := range q.Prior {
+		if !slices.Contains(q.Replicas, id) && !isDown(id) && !containsSorted(q.Lost, id) && slices.Contains(placeable, id) {
+			back = id
+			break
+		}
+	}
+	for _, id := range q.Replicas {
+		if slices.Contains(q.Prior, id) && (containsSorted(q.Lost, id) || n.downForReplaceAfter(id)) {
+			out = id
+			break
+		}
+	}
+	if back == 0 || out == 0 {
+		return nil, 0, 0
+	}
+	replicas = slices.Clone(q.Replicas)
+	replicas[slices.Index(replicas, out)] = back
+	if !keepsPriorSealQuorum(q, replicas) {
+		return nil, 0, 0
+	}
+	return replicas, out, back
 }
 
 // recoveryCandidate picks who leads the recovery: the owner itself when

@@ -214,6 +214,48 @@ func TestAStackedReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
 	}
 }
 
+// Under the all policy a stacked replacement may keep one prior member
+// (node 5) in the pending set, and here that member, the owner, is then
+// found damaged: no member of both sets can lead the recovery. Nodes 1
+// and 2, members of the prior set swapped out earlier, are up and hold
+// every confirmed record, so node 1 is swapped back in for node 5 and
+// leads the recovery from outside the set it replaces. A plan naming a
+// node of neither set is still refused.
+func TestAPriorMemberIsSwappedBackWhenNoMemberOfBothSetsCanLead(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 5, Epoch: 4,
+		Replicas: []NodeID{5, 3, 4}, Prior: []NodeID{5, 1, 2}, Lost: []NodeID{5}}
+	s.queues["a"] = q
+	now := 5 * time.Second
+	n := &Node{
+		env:  clockEnv{now: &now},
+		cfg:  Config{Nodes: []NodeID{1, 2, 3, 4, 5, 6}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
+		meta: &metaNode{state: s, ticks: 100},
+	}
+	isDown := func(id NodeID) bool { return s.down[id] }
+	if set, out, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
+		t.Fatalf("lost node %s was swapped for a newcomer into %v, leaving no prior member", out, set)
+	}
+	if cand, ok := n.recoveryCandidate(q, true, 0, isDown); ok {
+		t.Fatalf("node %s may lead, though every member of both sets is lost", cand)
+	}
+	set, out, back := n.swapBackSet(q, isDown)
+	if want := []NodeID{1, 3, 4}; out != 5 || back != 1 || !cmp.Equal(set, want) {
+		t.Fatalf("swap back %s for %s into %v, want 1 for 5 into %v", back, out, set, want)
+	}
+	stranger := command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 4, node: 6, members: []NodeID{6, 3, 4}}
+	if res := applyAll(s, stranger); res.ok {
+		t.Fatal("a plan led by a node of neither set was accepted")
+	}
+	if res := applyAll(s, command{kind: cmdStartRecovery, name: "a", inc: 7, epoch: 4, node: back, members: set}); !res.ok {
+		t.Fatalf("the swap-back plan was refused: %s", res.detail)
+	}
+	if !cmp.Equal(q.Prior, []NodeID{5, 1, 2}) || !cmp.Equal(q.Replicas, set) || q.Owner != 1 || q.Epoch != 5 {
+		t.Fatalf("after the plan: prior %v, replicas %v, owner %s, epoch %d; want prior [5 1 2], replicas %v, owner 1, epoch 5",
+			q.Prior, q.Replicas, q.Owner, q.Epoch, set)
+	}
+}
+
 // An owner-only queue confirms on its owner alone, so its seal needs
 // every replica, and a plan that keeps fewer is refused as a rule. Led by
 // its live owner, whose log holds all it confirmed, a plan may swap out a
