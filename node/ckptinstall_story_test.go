@@ -1,6 +1,8 @@
 package node_test
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +207,50 @@ func TestALateCopyOfAReplicasOwnCheckpointLeavesItsLog(t *testing.T) {
 	if n := c.count(event.CheckpointInstalled, by(lost), onQueue("orders")); n != installs {
 		t.Fatalf("the follower installed its own checkpoint again (%d installs, %d before)", n, installs)
 	}
+}
+
+// TestACheckpointThatDoesNotDecodeIsRefused: a rejoined follower is sent
+// the owner's checkpoint, and the one copy it receives carries a state
+// that does not decode, though its digest has the right length (a sender
+// with a bug, or bytes changed on the way past a checksum). The follower
+// refuses it, says why, and keeps the log it has; the owner's next offer
+// is installed, and the queue still holds everything.
+func TestACheckpointThatDoesNotDecodeIsRefused(t *testing.T) {
+	c, owner, followers := checkpointingCluster(t, 0, 200)
+	lost := followers[1]
+	var sent *wire.Checkpoint
+	c.intercept = func(from, to node.NodeID, msg wire.Message) bool {
+		m, ok := msg.(*wire.Checkpoint)
+		if ok && to == lost && sent == nil {
+			copied := *m
+			sent = &copied
+		}
+		return !ok || to != lost
+	}
+	rejoinEmpty(c, lost)
+	if sent == nil || sent.Offset != 0 || uint64(len(sent.State)) != sent.Total || len(sent.Digest) != 32 {
+		t.Fatalf("the owner sent the rejoined follower no whole checkpoint in one message: %+v", sent)
+	}
+	garbled := *sent
+	garbled.State = bytes.Repeat([]byte{0xff}, len(sent.State))
+	before := viewOf(t, c.node(lost).n, "orders")
+	l := c.node(lost)
+	l.run(func() { l.n.OnMessage(owner, &garbled) })
+	c.settle()
+	e, ok := c.last(event.CheckpointRefused)
+	if !ok || e.node != lost || !strings.Contains(e.String(), "does not decode") {
+		t.Fatalf("the follower did not refuse a checkpoint that does not decode (last refusal %v); events:\n%v", e, c.events)
+	}
+	if after := viewOf(t, l.n, "orders"); after.CheckpointIndex != before.CheckpointIndex || after.LastIndex != before.LastIndex {
+		t.Fatalf("the refused checkpoint changed the follower: checkpoint %d → %d, log end %d → %d",
+			before.CheckpointIndex, after.CheckpointIndex, before.LastIndex, after.LastIndex)
+	}
+	c.intercept = nil
+	c.advance(3 * time.Second)
+	if !c.saw(event.CheckpointInstalled, by(lost), onQueue("orders")) {
+		t.Fatalf("%s never installed the owner's next offer; events:\n%v", lost, c.events)
+	}
+	c.node(owner).crash()
+	c.advance(5 * time.Second)
+	c.mustDeliverAll(recoveredOwner(t, c), "orders", 200, "after a checkpoint that did not decode was refused")
 }

@@ -87,6 +87,42 @@ func TestAPurgeRemovesWhatTheQueueHeldAndStaysDone(t *testing.T) {
 	}
 }
 
+// Purges that reach a recovered owner while its hold is on wait with it.
+// One retried under its token while it waits is written once, and both
+// copies are answered at its index; another purge, under a token of its
+// own, is a purge of its own, written after it.
+func TestAPurgeRetriedWhileHeldIsWrittenOnce(t *testing.T) {
+	c := newShortSilenceCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	c.cutFromLeaderUntilRecovered(owner, "orders", true)
+	newOwner := recoveredOwner(t, c)
+	first, other := wire.MessageID{Producer: 99, Seq: 1}, wire.MessageID{Producer: 99, Seq: 2}
+	c.request(newOwner, 6, &wire.Purge{ReqID: 70, Queue: "orders", Token: first})
+	c.request(newOwner, 6, &wire.Purge{ReqID: 71, Queue: "orders", Token: first})
+	c.request(newOwner, 8, &wire.Purge{ReqID: 72, Queue: "orders", Token: other})
+	c.settle()
+	if _, ended := c.last(event.QueueHoldEnded); ended {
+		t.Fatal("the hold ended before the story could purge inside it")
+	}
+	c.advance(100 * time.Millisecond)
+	a, b, o := c.mustReply(70, wire.StatusOK), c.mustReply(71, wire.StatusOK), c.mustReply(72, wire.StatusOK)
+	if a.Index != b.Index || o.Index <= a.Index {
+		t.Fatalf("the purge was answered at %d and its retry at %d, the other purge at %d: want the retry at the first's index, the other after it",
+			a.Index, b.Index, o.Index)
+	}
+	dump := node.DumpReplicas(c.node(newOwner).fs.CrashClone(vfsCfg), "", 64, 1<<20)
+	purges := 0
+	for _, e := range dump[0].Entries {
+		if e.Type == "purge" {
+			purges++
+		}
+	}
+	if purges != 2 {
+		t.Fatalf("the owner's log holds %d purge records, want 2 (the retried purge once, the other once)", purges)
+	}
+}
+
 // A recovered owner holds back the history it took over while the old
 // owner's delivery lease may still let the old owner hand it out. A
 // purge that reaches it then waits for the hold to end before it is

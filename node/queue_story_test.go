@@ -251,6 +251,12 @@ func TestDeletedQueueRefusesWorkAndItsNameCanBeReused(t *testing.T) {
 	if !c.saw(event.QueueRetired, onQueue("orders")) {
 		t.Fatalf("the deleted incarnation was not retired; events:\n%v", c.events)
 	}
+	// Deleting it again, or a queue that never was, is answered the same.
+	c.request(owner, 1, &wire.DeleteQueue{ReqID: 4, Queue: "orders"})
+	c.request(owner, 1, &wire.DeleteQueue{ReqID: 5, Queue: "never-made"})
+	c.settle()
+	c.mustReply(4, wire.StatusNoQueue)
+	c.mustReply(5, wire.StatusNoQueue)
 	// A new queue of the same name is a new incarnation, in a fresh
 	// directory, with nothing of the old one.
 	c.createQueue("orders", wire.PolicyMajority)
