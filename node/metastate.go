@@ -543,12 +543,14 @@ func swapsBack(q *QueueMeta, c command) bool {
 // a member of both sets can lead the pending recovery (it must hold the
 // prior history), so a stacked plan that swaps prior members out one by
 // one can leave a single one to lead it, and once that one is lost the
-// queue has no candidate at all: the replicas holding its confirmed
-// records sit outside the set, and nothing activates again (seed 876782
-// of the long sweep, a majority queue). Keeping a seal quorum keeps a
+// queue has no candidate in the set: the replicas holding its confirmed
+// records sit outside it, and nothing activates again (seed 876782 of
+// the long sweep, a majority queue). Keeping a seal quorum keeps a
 // candidate while any one replica is lost. A set that needs only one
 // prior witness (the all policy) may still swap out every prior member
-// but one; those are the sets that cannot activate without every member.
+// but one, since it cannot activate without every member; should that
+// one be lost, a prior member outside is swapped back in to lead
+// (Node.swapBackSet).
 func keepsPriorSealQuorum(q *QueueMeta, members []NodeID) bool {
 	if len(q.Prior) == 0 || bugs.Active(bugs.StackDropsPriorQuorum) {
 		return true // planted (the second condition): as before this rule
