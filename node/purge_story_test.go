@@ -92,11 +92,7 @@ func TestAPurgeRemovesWhatTheQueueHeldAndStaysDone(t *testing.T) {
 // copies are answered at its index; another purge, under a token of its
 // own, is a purge of its own, written after it.
 func TestAPurgeRetriedWhileHeldIsWrittenOnce(t *testing.T) {
-	c := newShortSilenceCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	c.publishConfirmed(owner, "orders", 3)
-	c.cutFromLeaderUntilRecovered(owner, "orders", true)
-	newOwner := recoveredOwner(t, c)
+	c, newOwner := ownerInHold(t)
 	first, other := wire.MessageID{Producer: 99, Seq: 1}, wire.MessageID{Producer: 99, Seq: 2}
 	c.request(newOwner, 6, &wire.Purge{ReqID: 70, Queue: "orders", Token: first})
 	c.request(newOwner, 6, &wire.Purge{ReqID: 71, Queue: "orders", Token: first})
@@ -129,11 +125,7 @@ func TestAPurgeRetriedWhileHeldIsWrittenOnce(t *testing.T) {
 // written and confirmed: confirmed any sooner, the old owner could still
 // deliver a message after the client heard that it was gone.
 func TestAPurgeWaitsForARecoveredOwnersHold(t *testing.T) {
-	c := newShortSilenceCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	c.publishConfirmed(owner, "orders", 3)
-	c.cutFromLeaderUntilRecovered(owner, "orders", true)
-	newOwner := recoveredOwner(t, c)
+	c, newOwner := ownerInHold(t)
 	c.request(newOwner, 6, &wire.Purge{ReqID: 70, Queue: "orders"})
 	c.settle()
 	if _, ended := c.last(event.QueueHoldEnded); ended {
@@ -216,4 +208,17 @@ func TestARetriedPurgeDoesNotPurgeAgain(t *testing.T) {
 	if r := c.mustReply(22, wire.StatusOK); r.Index <= first {
 		t.Fatalf("a new purge was answered at index %d, not after the first's %d", r.Index, first)
 	}
+}
+
+// ownerInHold makes a queue of three confirmed messages whose owner is
+// cut off from the metadata leader until a new owner recovers the queue,
+// and returns the cluster and the new owner, which holds back the
+// recovered history while the old owner's lease may run.
+func ownerInHold(t *testing.T) (*cluster, node.NodeID) {
+	t.Helper()
+	c := newShortSilenceCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	c.cutFromLeaderUntilRecovered(owner, "orders", true)
+	return c, recoveredOwner(t, c)
 }

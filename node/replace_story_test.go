@@ -20,15 +20,8 @@ import (
 // newcomer, with every confirmed message. When the first dead owner comes
 // back, it finds itself replaced and drops its copy.
 func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
-	nodes := []node.NodeID{1, 2, 3, 4, 5}
-	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second})
-	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
-	owner := set[0]
-	spare := nodes[slices.IndexFunc(nodes, func(id node.NodeID) bool { return !slices.Contains(set, id) })]
-	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyMajority})
-	c.advance(500 * time.Millisecond)
-	c.mustReply(99, wire.StatusOK)
-	c.publishConfirmed(owner, "orders", 5)
+	c, set, spares := fiveNodeQueue(t, wire.PolicyMajority)
+	owner, spare := set[0], spares[0]
 
 	c.node(owner).crash()
 	c.advance(6 * time.Second)
@@ -73,6 +66,28 @@ func TestADeadReplicaIsReplacedFromOutsideTheSet(t *testing.T) {
 	if left := node.DumpReplicas(c.node(owner).fs.CrashClone(vfsCfg), "", 64, 1<<20); len(left) != 0 {
 		t.Fatalf("the replaced node still holds %d replicas on disk", len(left))
 	}
+}
+
+// fiveNodeQueue starts five nodes that replace a replica once it has been
+// down for 2s, creates the queue "orders" with policy p on the three
+// nodes placement gives it, and has five messages confirmed. It returns
+// the cluster, the replica set (the owner first) and the two nodes
+// outside it.
+func fiveNodeQueue(t *testing.T, p wire.Policy) (c *cluster, set, spares []node.NodeID) {
+	t.Helper()
+	nodes := []node.NodeID{1, 2, 3, 4, 5}
+	c = newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second})
+	set = node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	for _, id := range nodes {
+		if !slices.Contains(set, id) {
+			spares = append(spares, id)
+		}
+	}
+	c.request(set[0], 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: p})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	c.publishConfirmed(set[0], "orders", 5)
+	return c, set, spares
 }
 
 // An owner restarts to find its queue's log damaged below what it had

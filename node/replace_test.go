@@ -28,11 +28,7 @@ func TestReplacementSpreadsOverTheLeastLoadedSpares(t *testing.T) {
 	s.queues["busy"] = &QueueMeta{Name: "busy", State: QueueActive, Replicas: []NodeID{2, 3, 4}, Owner: 2}
 	s.down[1] = true
 	now := 5 * time.Second
-	n := &Node{
-		env:  clockEnv{now: &now},
-		cfg:  Config{Nodes: []NodeID{5, 4, 3, 2, 1}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
-		meta: &metaNode{state: s, ticks: 100},
-	}
+	n := plannerOn(s, &now, 5, 4, 3, 2, 1)
 	n.noteDownSince()
 	load := n.replicaLoad()
 	now += 950 * time.Millisecond
@@ -129,11 +125,7 @@ func TestADownReplicaOfAPendingReplacementIsReplaced(t *testing.T) {
 	s.queues["a"] = q
 	s.down[2] = true
 	now := 5 * time.Second
-	n := &Node{
-		env:  clockEnv{now: &now},
-		cfg:  Config{Nodes: []NodeID{2, 3, 4, 5}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
-		meta: &metaNode{state: s, ticks: 100},
-	}
+	n := plannerOn(s, &now, 2, 3, 4, 5)
 	n.noteDownSince()
 	now += 900 * time.Millisecond
 	if set, _, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
@@ -173,11 +165,7 @@ func TestAStackedReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
 	s.down[1] = true
 	s.down[2] = true // gone from the cluster: no place for the queue
 	now := 5 * time.Second
-	n := &Node{
-		env:  clockEnv{now: &now},
-		cfg:  Config{Nodes: []NodeID{1, 2, 3, 4, 5, 6}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
-		meta: &metaNode{state: s, ticks: 100},
-	}
+	n := plannerOn(s, &now, 1, 2, 3, 4, 5, 6)
 	n.noteDownSince()
 	now += 2 * time.Second
 	if set, out, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
@@ -227,11 +215,7 @@ func TestAPriorMemberIsSwappedBackWhenNoMemberOfBothSetsCanLead(t *testing.T) {
 		Replicas: []NodeID{5, 3, 4}, Prior: []NodeID{5, 1, 2}, Lost: []NodeID{5}}
 	s.queues["a"] = q
 	now := 5 * time.Second
-	n := &Node{
-		env:  clockEnv{now: &now},
-		cfg:  Config{Nodes: []NodeID{1, 2, 3, 4, 5, 6}, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
-		meta: &metaNode{state: s, ticks: 100},
-	}
+	n := plannerOn(s, &now, 1, 2, 3, 4, 5, 6)
 	isDown := func(id NodeID) bool { return s.down[id] }
 	if set, out, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
 		t.Fatalf("lost node %s was swapped for a newcomer into %v, leaving no prior member", out, set)
@@ -337,5 +321,16 @@ func TestALeavingVoterIsRemovedDownToTheVoterFloor(t *testing.T) {
 	want := "removing voter n3 would leave 2 voters among 4 members"
 	if res := applyAll(s, command{kind: cmdRemoveMember, node: 3}); res.ok || res.detail != want {
 		t.Fatalf("removing voter n3 below the floor: ok %v, %q; want refused with %q", res.ok, res.detail, want)
+	}
+}
+
+// plannerOn is a node that plans replacements over the metadata state s as
+// its leader would, on a cluster of nodes, its monotonic clock reading
+// *now and ReplaceAfter one second.
+func plannerOn(s *metaState, now *time.Duration, nodes ...NodeID) *Node {
+	return &Node{
+		env:  clockEnv{now: now},
+		cfg:  Config{Nodes: nodes, MetaTick: 50 * time.Millisecond, ReplaceAfter: time.Second},
+		meta: &metaNode{state: s, ticks: 100},
 	}
 }

@@ -24,20 +24,8 @@ import (
 // recovery from the prior set's witnesses, and every confirmed message
 // is delivered.
 func TestAPriorMemberSwappedBackLeadsTheRecoveryNoOtherCould(t *testing.T) {
-	nodes := []node.NodeID{1, 2, 3, 4, 5}
-	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096, ReplaceAfter: 2 * time.Second})
-	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	c, set, spares := fiveNodeQueue(t, wire.PolicyAll)
 	a, b, cc := set[0], set[1], set[2]
-	var spares []node.NodeID
-	for _, id := range nodes {
-		if !slices.Contains(set, id) {
-			spares = append(spares, id)
-		}
-	}
-	c.request(a, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyAll})
-	c.advance(500 * time.Millisecond)
-	c.mustReply(99, wire.StatusOK)
-	c.publishConfirmed(a, "orders", 5)
 
 	// No queue traffic between a and either spare gets through: no
 	// replacement can install.
