@@ -68,6 +68,11 @@ type purgeView struct {
 	// logIndex is the index of each message's publish record in the
 	// final owner's log of its queue, where it still holds one.
 	logIndex map[queueMessage]uint64
+	// restored is the index of each message's last publish record in
+	// the final owner's log, where it holds more than one: a retry that
+	// came once the deduplication window had forgotten the ID was stored
+	// again, a new message under the old ID.
+	restored map[queueMessage]uint64
 	// live holds the messages unsettled in the final owner's history.
 	live map[queueMessage]bool
 	// purgeAt maps, per queue, the index of each purge record certainly
@@ -91,7 +96,7 @@ type queueMessage struct {
 func newPurgeView(ix *index, owners map[string]node.NodeID) *purgeView {
 	v := &purgeView{
 		throughs: make(map[string][]uint64), ops: make(map[string][]*sim.OpRecord),
-		logIndex: make(map[queueMessage]uint64), live: make(map[queueMessage]bool),
+		logIndex: make(map[queueMessage]uint64), restored: make(map[queueMessage]uint64), live: make(map[queueMessage]bool),
 		written: make(map[queueMessage]time.Duration), purgeAt: make(map[string]map[uint64]uint64),
 	}
 	for _, w := range ix.h.PurgeWrites {
@@ -140,8 +145,11 @@ func (v *purgeView) readLog(ix *index, r node.ReplicaDump) {
 	for _, e := range r.Entries {
 		switch e.Type {
 		case "publish":
-			if _, seen := v.logIndex[queueMessage{r.Queue, e.ID}]; !seen {
-				v.logIndex[queueMessage{r.Queue, e.ID}] = e.Index
+			k := queueMessage{r.Queue, e.ID}
+			if _, seen := v.logIndex[k]; !seen {
+				v.logIndex[k] = e.Index
+			} else {
+				v.restored[k] = e.Index
 			}
 		case "purge":
 			v.throughs[r.Queue] = append(v.throughs[r.Queue], e.Through)
@@ -260,6 +268,16 @@ func checkPurges(ix *index, ownerOnly map[string]bool) []sim.Violation {
 				// judged.
 				pub := ix.publishes[d.ID]
 				if d.Queue != q || pub == nil || pub.Queue != q || !p.Replied.Before(d.Sent) {
+					continue
+				}
+				if v.restored[queueMessage{q, d.ID}] > p.Index {
+					// Its ID was stored again after this purge, once the
+					// deduplication window, measured on owners' clocks,
+					// had forgotten it: the copy sent may be that new
+					// message, which the purge did not remove (seed
+					// 881265: an owner whose clock had jumped back 3 s
+					// stamped the first record, and a retry 2 s later
+					// was past the 5 s window on the next owner's clock).
 					continue
 				}
 				if at, ok := v.publishIndex(pub); ok && at < p.Index {

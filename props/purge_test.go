@@ -54,3 +54,39 @@ func TestPurgeCheckersTakeAPurgesIndexOnAPublishAsItsBoundary(t *testing.T) {
 		t.Fatalf("a publish confirmed after the purge, then settled undelivered: %v, want one total-queue violation", v)
 	}
 }
+
+// A message published before a confirmed purge and sent after it breaks
+// the purge, unless the final log holds a second publish record of its ID
+// after the purge: a retry the deduplication window had forgotten, stored
+// again as a new message, whose delivery the purge does not forbid (seed
+// 881265). A second record before the purge excuses nothing.
+func TestPurgeCheckerLetsANewMessageUnderAPurgedIDGo(t *testing.T) {
+	m := wire.MessageID{Producer: 1, Seq: 1}
+	token := wire.MessageID{Producer: 2, Seq: 1}
+	history := func(entries ...node.LogEntry) *sim.History {
+		return &sim.History{
+			NodeEvents: []sim.NodeEvent{{At: 0, Node: 1, Name: event.QueueActive, Queue: "q", Epoch: 1}},
+			Ops: []sim.OpRecord{
+				{Client: 1, Kind: "publish", Queue: "q", ID: m, Invoked: 100 * time.Millisecond, Done: 900 * time.Millisecond,
+					Outcome: sim.OutcomeOK, Index: 5},
+				{Client: 2, Kind: "purge", Queue: "q", ID: token, Invoked: 200 * time.Millisecond, Done: 800 * time.Millisecond,
+					Outcome: sim.OutcomeOK, Index: 10, Replied: sim.Stamp{At: 800 * time.Millisecond, Seq: 1}},
+			},
+			Sends: []sim.DeliveryRecord{{Client: 3, Queue: "q", ID: m, Lease: 1, From: 1, Sent: sim.Stamp{At: 950 * time.Millisecond, Seq: 2}}},
+			Final: map[node.NodeID][]node.ReplicaDump{1: {{Queue: "q", Entries: entries}}},
+		}
+	}
+	first := node.LogEntry{Index: 5, Type: "publish", ID: m}
+	purge := node.LogEntry{Index: 10, Type: "purge", Through: 9}
+	if v := checkPurges(newIndex(history(first, purge)), nil); len(v) != 1 || v[0].Checker != "purged-stays-purged" {
+		t.Fatalf("a purged message sent after the purge: %v, want one purged-stays-purged violation", v)
+	}
+	again := node.LogEntry{Index: 12, Type: "publish", ID: m}
+	if v := checkPurges(newIndex(history(first, purge, again)), nil); len(v) != 0 {
+		t.Fatalf("a send of the ID stored again after the purge: %v, want none", v)
+	}
+	early := node.LogEntry{Index: 7, Type: "publish", ID: m}
+	if v := checkPurges(newIndex(history(first, early, purge)), nil); len(v) != 1 {
+		t.Fatalf("a second publish record before the purge excuses nothing: %v", v)
+	}
+}
