@@ -244,6 +244,12 @@ const (
 	// so when that one is lost no member can lead the recovery and the
 	// queue never activates again.
 	StackDropsPriorQuorum = "stack-drops-prior-quorum"
+	// PriorNeverSwappedBack: a pending replacement that no member of
+	// both sets can lead waits for one, though a prior member that holds
+	// every confirmed record is up outside the set; under the all policy,
+	// whose stacked plans may keep a single prior member, the queue never
+	// activates again once that member is lost.
+	PriorNeverSwappedBack = "prior-never-swapped-back"
 )
 
 // All lists every planted bug.
@@ -256,7 +262,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	CheckpointTrimsPayload, DamagedStateReadAsNew, OwnerCountsReplacementSet, DeadLetterForgetsMove, CertifyWaitsForLost,
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
-	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum}
+	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
+	PriorNeverSwappedBack}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed
@@ -303,6 +310,9 @@ var SwarmBlind = map[string]string{
 	StackDropsPriorQuorum: "it needs a majority queue's replacement pending while its owner is down, a second member " +
 		"of the prior set down long enough to be swapped out too, and the one prior member left then found damaged: " +
 		"the long sweep found the defect at seed 876782, and that seed's scenario is its corpus file",
+	PriorNeverSwappedBack: "it needs an all-policy queue's replacement kept pending while a second replica is down " +
+		"long enough to be swapped out of the pending set, and the one prior member left then lost: no generated seed " +
+		"is known to line these up (no probe counts a swap-back), and its corpus file is a hand-written five-node story",
 }
 
 // Known reports whether name is a planted bug.

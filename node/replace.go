@@ -221,8 +221,8 @@ func (n *Node) replacementSet(q *QueueMeta, loads *replicaLoads) (replicas []Nod
 // and the queue would wait for good though prior members that hold every
 // confirmed record are up outside the set.
 func (n *Node) swapBackSet(q *QueueMeta, isDown func(NodeID) bool) (replicas []NodeID, out, back NodeID) {
-	if len(q.Prior) == 0 || bugs.Active(bugs.StackDropsPriorQuorum) {
-		return nil, 0, 0
+	if len(q.Prior) == 0 || bugs.Active(bugs.StackDropsPriorQuorum) || bugs.Active(bugs.PriorNeverSwappedBack) {
+		return nil, 0, 0 // planted (the last two conditions)
 	}
 	placeable := n.placement().Nodes
 	for _, id := range q.Prior {
