@@ -24,7 +24,7 @@ const usage = `usage: cairn-sim <command> [flags]
 
 commands:
   run         run seeds: --seed N or --seeds A-B [--workers K] [--trace FILE] [--system queue|counter],
-              or a scenario file: --scenario FILE
+              or a scenario file: --scenario FILE; [--cpu-profile FILE] profiles the whole run
   replay      rerun one seed or scenario exactly and write its trace: --seed N | --scenario FILE [--trace FILE]
               [--html FILE] also writes a self-contained timeline page of the run
   scenario    print the scenario a seed generates, in the text format --scenario reads:

@@ -171,3 +171,25 @@ func TestShrinkUsageAndPassingScenario(t *testing.T) {
 		t.Fatal("shrink wrote a file for a scenario that passes")
 	}
 }
+
+// A run asked for a CPU profile writes one pprof can read (gzip-framed),
+// and a profile path that cannot be created is an error before any seed
+// runs, not a profile silently missing.
+func TestRunWritesACPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	code, out := run(t, "run", "--seeds", "1-2", "--quiet", "--cpu-profile", path)
+	if code != exitOK {
+		t.Fatalf("run --cpu-profile exited %d:\n%s", code, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("the profile is %d bytes and not gzip-framed", len(b))
+	}
+	code, out = run(t, "run", "--seed", "1", "--cpu-profile", filepath.Join(t.TempDir(), "no", "such", "dir", "cpu.prof"))
+	if code == exitOK || !strings.Contains(out, "--cpu-profile") {
+		t.Fatalf("an uncreatable profile path exited %d:\n%s", code, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -108,8 +109,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	system := fs.String("system", systemQueue, "what to simulate: queue or counter")
 	bug := fs.String("bug", "", "switch on a planted bug (binaries built with -tags cairn_bugs)")
 	scenario := fs.String("scenario", "", "run the scenario in this file instead of a seed's")
+	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return 0, usageError{err.Error()}
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return 0, err
+		}
+		defer stop()
 	}
 	if err := checkSystem(*system); err != nil {
 		return 0, err
@@ -154,6 +163,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	})
 	sum.print(stdout, time.Since(start))
 	return sum.exitCode(), nil
+}
+
+// startCPUProfile starts profiling the process into a new file at path
+// and returns what stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func checkSystem(system string) error {
