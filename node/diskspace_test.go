@@ -83,3 +83,26 @@ func TestFreeSpaceIsAskedOfTheDataDirectory(t *testing.T) {
 		}
 	}
 }
+
+// The disk is looked at once every diskCheckTicks ticks, not every tick:
+// a node with many queues would spend a share of its time asking, and
+// with both limits off it never asks at all.
+func TestTheDiskIsCheckedOnceEveryFewTicks(t *testing.T) {
+	for _, c := range []struct {
+		freeMin int64
+		want    int
+	}{
+		{freeMin: 800, want: 4},
+		{freeMin: -1, want: 0},
+	} {
+		fs := &usageFS{FS: vfs.NewMem(), avail: 4096}
+		n := &Node{cfg: Config{DiskFreeMin: c.freeMin}, env: fsOnlyEnv{fs: fs}}
+		for range 4 * diskCheckTicks {
+			n.checkDisk()
+		}
+		if len(fs.asked) != c.want || n.disk.full {
+			t.Errorf("watermark %d: the disk was asked %d times in %d ticks (full %t), want %d times",
+				c.freeMin, len(fs.asked), 4*diskCheckTicks, n.disk.full, c.want)
+		}
+	}
+}

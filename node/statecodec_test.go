@@ -289,3 +289,60 @@ func TestAFirstVersionQueueStateDecodes(t *testing.T) {
 		}
 	}
 }
+
+// A queue state of the second format, as checkpoints written before the
+// window journal hold it: its window and clock follow the messages, its
+// window entries inline and without their digest, which the decoder
+// computes. It decodes with both, and with every ID the window names
+// remembered at its latest index.
+func TestASecondVersionQueueStateDecodesWithItsWindow(t *testing.T) {
+	live, acked := wire.MessageID{Producer: 7, Seq: 2}, wire.MessageID{Producer: 7, Seq: 1}
+	b := wire.AppendUint8(nil, 2)
+	b = wire.AppendBool(b, true)  // created
+	b = wire.AppendBool(b, false) // deleted
+	b = wire.AppendUint8(b, uint8(wire.PolicyMajority))
+	b = wire.AppendUint32(b, 3)
+	for _, id := range []uint32{1, 2, 3} {
+		b = wire.AppendUint32(b, id)
+	}
+	b = wire.AppendUint64(b, 9) // applied
+	b = wire.AppendUint32(b, 1) // one live message
+	b = appendID(b, live)
+	b = wire.AppendUint64(b, 8)   // its index
+	b = wire.AppendInt64(b, 0)    // ready at
+	b = wire.AppendBool(b, false) // not delayed
+	b = wire.AppendUint64(b, 0)   // its ready key's time
+	b = wire.AppendBytes(b, []byte("payload"))
+	b = wire.AppendBool(b, false) // the ID sets are not written whole
+	window, clock := int64(2*time.Minute), int64(5*time.Second)
+	b = wire.AppendInt64(b, window)
+	b = wire.AppendInt64(b, clock)
+	entries := []recentID{
+		newRecentID(acked, 5, int64(time.Second), false),
+		newRecentID(live, 8, int64(2*time.Second), false),
+		newRecentID(acked, 9, int64(3*time.Second), true),
+	}
+	b = wire.AppendUint32(b, uint32(len(entries)))
+	for _, e := range entries {
+		b = appendRecent(b, e)
+	}
+
+	s, err := decodeState("q", b, nil)
+	if err != nil {
+		t.Fatalf("a version 2 state: %v", err)
+	}
+	if s.window != window || s.clock != clock {
+		t.Fatalf("a version 2 state's window %v and clock %v, want %v and %v",
+			time.Duration(s.window), time.Duration(s.clock), time.Duration(window), time.Duration(clock))
+	}
+	if s.recent.len() != len(entries) || s.recentSum != s.recent.sum() {
+		t.Fatalf("a version 2 state's window holds %d entries with digest %v, want %d with %v",
+			s.recent.len(), s.recentSum, len(entries), s.recent.sum())
+	}
+	if got, ok := s.known.lookup(acked); !ok || got.published != 5 || got.settled != 9 {
+		t.Fatalf("the acked ID decoded as %+v (known %v), want published at 5 and settled at 9", got, ok)
+	}
+	if got, ok := s.known.lookup(live); !ok || got.published != 8 || got.settled != 0 {
+		t.Fatalf("the live ID decoded as %+v (known %v), want published at 8", got, ok)
+	}
+}
