@@ -250,6 +250,10 @@ const (
 	// whose stacked plans may keep a single prior member, the queue never
 	// activates again once that member is lost.
 	PriorNeverSwappedBack = "prior-never-swapped-back"
+	// CreateAnsweredAtCommit: a create is answered ok as soon as the
+	// metadata commits it, while its replicas are still being prepared,
+	// so a client told its queue exists finds it not yet serving.
+	CreateAnsweredAtCommit = "create-answered-at-commit"
 )
 
 // All lists every planted bug.
@@ -263,7 +267,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
-	PriorNeverSwappedBack}
+	PriorNeverSwappedBack, CreateAnsweredAtCommit}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -117,7 +117,8 @@ func (n *Node) onCreateQueue(conn ConnID, m *wire.CreateQueue) {
 		case res.ok:
 			l := n.life(m.Queue)
 			l.createWaiters = append(l.createWaiters, lifeWaiter{conn: conn, reqID: m.ReqID, inc: q.Incarnation})
-			if cur := n.meta.state.queues[m.Queue]; cur != nil && cur.Incarnation == q.Incarnation && cur.State == QueueActive {
+			if cur := n.meta.state.queues[m.Queue]; cur != nil && cur.Incarnation == q.Incarnation &&
+				(cur.State == QueueActive || bugs.Active(bugs.CreateAnsweredAtCommit)) { // planted (the last condition)
 				n.answerCreates(m.Queue, q.Incarnation)
 			}
 		case res.detail == "exists":

@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -87,29 +88,51 @@ func checkEpochs(h *sim.History) []sim.Violation {
 }
 
 // checkNoServiceBeforeActivation: no publish is confirmed for a queue
-// before any node has applied the metadata command activating it.
+// before any node has applied the metadata command activating it, and no
+// create is answered ok before its queue is activated: a client told its
+// queue exists publishes to it at once, and a node answers a create only
+// once it has applied the activation (answerCreates), never when the
+// create itself commits, while the queue is still being prepared. The
+// activation must come after the create was asked for, since an ok
+// answers only the request whose proposal made the queue, which also
+// keeps a later incarnation of a deleted queue's name from passing on
+// the earlier one's activation.
 func checkNoServiceBeforeActivation(ix *index) []sim.Violation {
-	activated := make(map[string]sim.Stamp)
+	activated := make(map[string][]time.Duration)
 	for _, e := range ix.h.NodeEvents {
-		if e.Name != event.MetaActivated {
-			continue
-		}
-		if _, ok := activated[e.Queue]; !ok {
-			activated[e.Queue] = sim.Stamp{At: e.At}
+		if e.Name == event.MetaActivated {
+			activated[e.Queue] = append(activated[e.Queue], e.At)
 		}
 	}
 	var out []sim.Violation
 	for _, op := range ix.h.Ops {
-		if op.Kind != "publish" || op.Outcome != sim.OutcomeOK || op.Replied.IsZero() {
+		if op.Outcome != sim.OutcomeOK || op.Replied.IsZero() || len(out) >= maxReports {
 			continue
 		}
-		first, ok := activated[op.Queue]
-		if (!ok || op.Replied.At < first.At) && len(out) < maxReports {
-			out = append(out, safety("activation", "publish of %s to %s was confirmed at %v, before the queue was activated (%v)%s",
-				op.ID, op.Queue, op.Replied, first.At, ix.life(op.ID)))
+		times := activated[op.Queue]
+		switch op.Kind {
+		case "publish":
+			if len(times) == 0 || op.Replied.At < times[0] {
+				out = append(out, safety("activation", "publish of %s to %s was confirmed at %v, before the queue was activated (%v)%s",
+					op.ID, op.Queue, op.Replied, firstOf(times), ix.life(op.ID)))
+			}
+		case "create":
+			i, _ := slices.BinarySearch(times, op.Invoked)
+			if i == len(times) || times[i] > op.Replied.At {
+				out = append(out, safety("activation", "create of %s asked at %v was answered ok at %v, before the queue was activated (activations at %v)%s",
+					op.Queue, op.Invoked, op.Replied, times, queueStory(ix.h, op.Queue, 0, op.Replied.At)))
+			}
 		}
 	}
 	return out
+}
+
+// firstOf is the first of times, or zero.
+func firstOf(times []time.Duration) time.Duration {
+	if len(times) == 0 {
+		return 0
+	}
+	return times[0]
 }
 
 // checkRecoveredActivation: an owner that won its epoch by a recovery

@@ -114,3 +114,38 @@ func TestMetaAgreementChecker(t *testing.T) {
 		t.Fatalf("n1 applied entry 102 of term 13 after n3 and n4 applied term 12's: %v, want one meta-agreement violation", v)
 	}
 }
+
+// A create answered ok is judged by the activations of its queue that
+// came after it was asked for: one before the answer passes it; none
+// between, whether the queue was never activated or activated only after
+// the answer, fails it; and an earlier incarnation's activation, before
+// the create was asked for, does not stand for its own.
+func TestACreateIsAnsweredOnlyOnceItsQueueIsActivated(t *testing.T) {
+	run := &nodeRun{}
+	run.on(1, event.NewMetaActivated(tq, tinc)).on(2, event.NewMetaActivated(tq, tinc)) // at 1 and 2 ms
+	create := func(invoked, replied time.Duration) *sim.History {
+		h := run.h
+		h.Ops = []sim.OpRecord{{Kind: "create", Queue: tq, Outcome: sim.OutcomeOK, Invoked: invoked, Replied: sim.Stamp{At: replied, Seq: 1}}}
+		return &h
+	}
+	for _, c := range []struct {
+		name             string
+		invoked, replied time.Duration
+		fails            bool
+	}{
+		{"answered after the activation", 0, 3 * time.Millisecond, false},
+		{"answered at the activation", 0, 2 * time.Millisecond, false},
+		{"answered before any activation", 0, 500 * time.Microsecond, true},
+		{"asked after every activation", 5 * time.Millisecond, 6 * time.Millisecond, true},
+	} {
+		v := checkNoServiceBeforeActivation(newIndex(create(c.invoked, c.replied)))
+		if failed := len(v) == 1 && v[0].Checker == "activation" && strings.Contains(v[0].Detail, "create of "+tq); failed != c.fails || len(v) > 1 {
+			t.Errorf("%s: got %v, want a failure %t", c.name, v, c.fails)
+		}
+	}
+	unanswered := create(0, 0)
+	unanswered.Ops[0].Replied = sim.Stamp{}
+	if v := checkNoServiceBeforeActivation(newIndex(unanswered)); len(v) != 0 {
+		t.Errorf("a create whose ok came from no reply was judged: %v", v)
+	}
+}
