@@ -314,9 +314,6 @@ var SwarmBlind = map[string]string{
 	StackDropsPriorQuorum: "it needs a majority queue's replacement pending while its owner is down, a second member " +
 		"of the prior set down long enough to be swapped out too, and the one prior member left then found damaged: " +
 		"the long sweep found the defect at seed 876782, and that seed's scenario is its corpus file",
-	PriorNeverSwappedBack: "it needs an all-policy queue's replacement kept pending while a second replica is down " +
-		"long enough to be swapped out of the pending set, and the one prior member left then lost: no generated seed " +
-		"is known to line these up (no probe counts a swap-back), and its corpus file is a hand-written five-node story",
 }
 
 // Known reports whether name is a planted bug.

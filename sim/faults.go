@@ -129,7 +129,7 @@ func (w *World) applyFault(f Fault) {
 		}
 		p.crash("fault", f.Length)
 	case FaultDamage:
-		crashThenBreak(p, f, func() { w.damageReplica(p) })
+		crashThenBreak(p, f, func() { w.damageFirstQueue(p) })
 	case FaultDamageState, FaultTruncate:
 		crashThenBreak(p, f, func() { w.breakFile(p, f.Kind) })
 	case FaultLoseDisk:
@@ -138,6 +138,8 @@ func (w *World) applyFault(f Fault) {
 		crashThen(p, f, func() { p.disk.trapReads(readClass(f.Hit)) }) // a read error breaks nothing
 	case FaultIsolateRestingOwner:
 		w.armRestingOwnerCut(f)
+	case FaultStackLoss:
+		w.armStackLoss(f)
 	case FaultLoseWrites, FaultMisdirect:
 		crashThenBreak(p, f, func() { w.loseWrites(p, f.Hit, f.Kind == FaultMisdirect) })
 	case FaultStop:
@@ -312,7 +314,12 @@ func (w *World) firstQueueOwner() *process {
 	if w.sc.Workload == nil || len(w.sc.Workload.Queues) == 0 {
 		return nil
 	}
-	name := w.sc.Workload.Queues[0].Name
+	return w.queueOwner(w.sc.Workload.Queues[0].Name)
+}
+
+// queueOwner is the process that owns the queue name, as the nodes
+// announced it (its placement owner before any did), unless it is down.
+func (w *World) queueOwner(name string) *process {
 	owner := node.Placement{Nodes: w.Founders(), Replicas: w.sc.ReplicaCount()}.Owner(name)
 	if t, ok := w.sys.(Targets); ok {
 		if id, ok := t.QueueOwner(name); ok {
@@ -347,15 +354,22 @@ func (w *World) splitGroups(group []int) (in, out []netsim.Addr) {
 // spot, which is not what this fault is for).
 const damageOffset = 64 + 30
 
-// damageReplica flips one bit early in the first segment of p's replica
-// of the scenario's first queue, on the disk as the crash left it.
-func (w *World) damageReplica(p *process) {
+// damageFirstQueue flips one bit early in the first segment of p's
+// replica of the scenario's first queue, on the disk as the crash left
+// it.
+func (w *World) damageFirstQueue(p *process) {
 	if w.sc.Workload == nil || len(w.sc.Workload.Queues) == 0 {
 		return
 	}
+	w.damageReplica(p, w.sc.Workload.Queues[0].Name)
+}
+
+// damageReplica flips a bit early in p's replica of queue, as
+// damageFirstQueue does for the first queue.
+func (w *World) damageReplica(p *process, queue string) {
 	fs := p.disk.mem
 	for _, rl := range w.breakableLogs(p, true) {
-		if rl.queue != w.sc.Workload.Queues[0].Name {
+		if rl.queue != queue {
 			continue
 		}
 		path := firstSegment(fs, rl.dir)

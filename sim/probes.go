@@ -92,6 +92,9 @@ const (
 	ProbeRestingOwnerIsolated = "resting-owner-isolated"
 	ProbeRestingOwnerCutOff   = "resting-owner-cut-off"
 	ProbeRestartReadFailed    = "restart-read-failed"
+	ProbeStackLossArmed       = "stack-loss-armed"
+	ProbeStackLossOwnerBroken = "stack-loss-owner-broken"
+	ProbePriorSwappedBack     = "prior-swapped-back"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -152,6 +155,9 @@ var Probes = []Probe{
 	{ProbeRestingOwnerIsolated, "an isolate-resting-owner fault cut an owner's node off from its peers and clients as it rested"},
 	{ProbeRestingOwnerCutOff, "a resting owner learned from its unanswered heartbeats that it was cut off, and sent its subscribers away (queue.rest-cut-off)"},
 	{ProbeRestartReadFailed, "a restarted node's first read of a file a restart-eio fault trapped failed with EIO"},
+	{ProbeStackLossArmed, "a stack-loss fault crashed both followers of an all-policy queue its owner served on three replicas"},
+	{ProbeStackLossOwnerBroken, "a stack-loss fault saw both followers swapped out of a pending replacement and broke the owner's replica, the one prior member left in the set"},
+	{ProbePriorSwappedBack, "a metadata leader swapped a prior member back into a pending replacement no member of both sets could lead, to lead its recovery (meta.plan-recovery naming the member meta.plan-replace swapped in)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -201,6 +207,11 @@ type coverage struct {
 	// damage-state or truncate fault broke, the fault's kind, until the
 	// replica fences itself.
 	broken map[recoveryKey]FaultKind
+	// swappedIn is the member the last meta.plan-replace swapped in, by
+	// the node that planned it and the queue: the recovery planned with
+	// it names the member that leads, which is the one swapped in only
+	// when a prior member is swapped back.
+	swappedIn map[recoveryKey]uint32
 	// lostDisk holds, per node whose disk a lose-disk fault took, the
 	// queues whose replicas went with it, until each is trusted again;
 	// rejoining the nodes still catching up with the metadata.
@@ -298,6 +309,17 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 	case event.RecoveryAbandoned:
 		c.probes[ProbeRecoveryAbandoned]++
 		c.endRecovery(w.now, id, e.Queue())
+	case event.MetaPlanReplace:
+		if c.swappedIn == nil {
+			c.swappedIn = make(map[recoveryKey]uint32)
+		}
+		c.swappedIn[recoveryKey{id, e.Queue()}] = e.In()
+	case event.MetaPlanRecovery:
+		k := recoveryKey{id, e.Queue()}
+		if in, ok := c.swappedIn[k]; ok && in == e.ToNode() {
+			c.probes[ProbePriorSwappedBack]++
+		}
+		delete(c.swappedIn, k)
 	case event.QueueStale:
 		c.probes[ProbeStaleOwnerFenced]++
 	case event.QueueActivationOutwaits:

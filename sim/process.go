@@ -218,6 +218,10 @@ func (p *process) Send(to node.NodeID, m wire.Message) {
 	if idx < 0 || idx >= len(p.w.procs) || to == p.id {
 		panic(fmt.Sprintf("sim: %s sent %s to invalid peer %d", p.id, m.Kind(), to))
 	}
+	if st := p.w.stack; st != nil && !p.w.live && st.drops(p.id, to, m) {
+		p.tracef("send to=%s %s: dropped by stack-loss", to, m.Kind())
+		return
+	}
 	frame := p.w.encode(m)
 	// The trace names the message by its frame: hashing bytes costs far
 	// less than describing them, and the text is made only when read.

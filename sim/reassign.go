@@ -153,10 +153,10 @@ func (w *World) noteFaultTouches(f Fault) {
 	case FaultCrashLeader, FaultCrashOwner, FaultCrashLeaderOwner:
 		nodes = w.roleTargets(f.Kind)
 	}
-	// An isolate-resting-owner touches nothing until it strikes, and
-	// records its touches then (noteRest).
+	// An isolate-resting-owner or a stack-loss touches nothing until it
+	// strikes, and records its touches then (noteRest, armStackLoss).
 	last := f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultRestartConsumer &&
-		f.Kind != FaultIsolateRestingOwner
+		f.Kind != FaultIsolateRestingOwner && f.Kind != FaultStackLoss
 	w.noteTouches(nodes, until, f.Kind.String(), last)
 }
 

@@ -339,13 +339,22 @@ const (
 	// must stop the node or be read again, never be taken for damage.
 	// Drawn from a stream of its own (restarteio.go).
 	FaultRestartEIO
+	// FaultStackLoss lines up what a stacked replacement needs to leave
+	// a queue no member of both sets can lead (stackloss.go): at At it
+	// crashes both followers of the first queue for Length, cuts the
+	// owner off from each newcomer a replacement of them names, and once
+	// the second is named crashes the owner over a damaged replica.
+	// Drawn from a stream of its own for five-node scenarios whose first
+	// queue is an all-policy one on three replicas.
+	FaultStackLoss
 	faultKinds
 )
 
 var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way", "split", "clog", "spike", "clock-jump",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
-	"stall", "pause-owner", "damage-state", "truncate", "lose-disk", "isolate-resting-owner", "restart-eio"}
+	"stall", "pause-owner", "damage-state", "truncate", "lose-disk", "isolate-resting-owner", "restart-eio",
+	"stack-loss"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -385,7 +394,7 @@ func (f Fault) String() string {
 	case FaultLoseWrites, FaultMisdirect:
 		s += fmt.Sprintf(" frames=%d for=%v", f.Hit, f.Length)
 	case FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner, FaultIsolateOwner,
-		FaultStall, FaultPauseOwner, FaultIsolateRestingOwner:
+		FaultStall, FaultPauseOwner, FaultIsolateRestingOwner, FaultStackLoss:
 		s = fmt.Sprintf("at=%v %s for=%v", f.At, f.Kind, f.Length)
 	case FaultRestartEIO:
 		s += fmt.Sprintf(" files=%s for=%v", readClass(f.Hit), f.Length)
@@ -474,7 +483,8 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.Purges = drawPurges(seed)
 		sc.Workload.Moves = drawMoves(seed)
 		drawDeadLetterChanges(seed, sc.Workload)
-		if drawLostDisk(&sc, outage) {
+		lost := drawLostDisk(&sc, outage)
+		if drawStackLoss(&sc, outage) || lost {
 			slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 		}
 	}
@@ -675,7 +685,7 @@ func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
-		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner, FaultIsolateRestingOwner:
+		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner, FaultIsolateRestingOwner, FaultStackLoss:
 		usesNode = false
 	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false

@@ -213,6 +213,7 @@ var faultForms = [faultKinds]faultForm{
 
 	FaultIsolateRestingOwner: {aimNone, []string{"for"}},
 	FaultRestartEIO:          {aimNode, []string{"files", "for"}},
+	FaultStackLoss:           {aimNone, []string{"for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

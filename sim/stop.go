@@ -42,7 +42,8 @@ func mixedPool() []FaultKind {
 	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool {
 		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode || k == FaultRebalance ||
 			k == FaultDamage || k == FaultRot || k == FaultStall || k == FaultPauseOwner || k == FaultDamageState ||
-			k == FaultTruncate || k == FaultLoseDisk || k == FaultIsolateRestingOwner || k == FaultRestartEIO
+			k == FaultTruncate || k == FaultLoseDisk || k == FaultIsolateRestingOwner || k == FaultRestartEIO ||
+			k == FaultStackLoss
 	})
 }
 

@@ -148,6 +148,8 @@ type World struct {
 	// restCuts are the lengths of the isolate-resting-owner faults
 	// armed and waiting for an owner to rest (restingowner.go).
 	restCuts []time.Duration
+	// stack is the stack-loss fault that struck, if one did.
+	stack *stackLoss
 	// serving keeps what polling for serving owners needs (serving.go).
 	serving servingWatch
 	// progress keeps the open service and redundancy spans (calm.go).
@@ -461,6 +463,9 @@ func (w *World) recordNodeEvent(id node.NodeID, e event.Event) {
 	}
 	if e.Name == event.QueueResting {
 		w.noteRest(id)
+	}
+	if e.Name == event.MetaPlanReplace {
+		w.noteStackPlan(e)
 	}
 	if e.Name == event.QueuePurgeWritten {
 		w.hist.PurgeWrites = append(w.hist.PurgeWrites, PurgeWriteRecord{
