@@ -238,13 +238,11 @@ func TestAStateCountsWhatItsLiveMessagesTake(t *testing.T) {
 	}
 }
 
-// A queue state of the first format, as checkpoints written before stamps
-// hold it: no window or clock, and the ID sets written whole. It still
-// decodes, with its message and both remembered IDs; a version this node
-// does not know is refused.
-func TestAFirstVersionQueueStateDecodes(t *testing.T) {
-	live, acked := wire.MessageID{Producer: 7, Seq: 2}, wire.MessageID{Producer: 7, Seq: 1}
-	b := wire.AppendUint8(nil, 1)
+// oldStateHead writes what a queue state of version v (1 to 3, before
+// message flags) begins with: a created majority queue on nodes 1 to 3,
+// applied through 9, holding one live message, live, at index 8.
+func oldStateHead(v uint8, live wire.MessageID) []byte {
+	b := wire.AppendUint8(nil, v)
 	b = wire.AppendBool(b, true)  // created
 	b = wire.AppendBool(b, false) // deleted
 	b = wire.AppendUint8(b, uint8(wire.PolicyMajority))
@@ -259,7 +257,16 @@ func TestAFirstVersionQueueStateDecodes(t *testing.T) {
 	b = wire.AppendInt64(b, 0)    // ready at
 	b = wire.AppendBool(b, false) // not delayed
 	b = wire.AppendUint64(b, 0)   // its ready key's time
-	b = wire.AppendBytes(b, []byte("payload"))
+	return wire.AppendBytes(b, []byte("payload"))
+}
+
+// A queue state of the first format, as checkpoints written before stamps
+// hold it: no window or clock, and the ID sets written whole. It still
+// decodes, with its message and both remembered IDs; a version this node
+// does not know is refused.
+func TestAFirstVersionQueueStateDecodes(t *testing.T) {
+	live, acked := wire.MessageID{Producer: 7, Seq: 2}, wire.MessageID{Producer: 7, Seq: 1}
+	b := oldStateHead(1, live)
 	b = wire.AppendUint32(b, 2) // published IDs
 	b = appendID(b, acked)
 	b = wire.AppendUint64(b, 5)
@@ -297,22 +304,7 @@ func TestAFirstVersionQueueStateDecodes(t *testing.T) {
 // remembered at its latest index.
 func TestASecondVersionQueueStateDecodesWithItsWindow(t *testing.T) {
 	live, acked := wire.MessageID{Producer: 7, Seq: 2}, wire.MessageID{Producer: 7, Seq: 1}
-	b := wire.AppendUint8(nil, 2)
-	b = wire.AppendBool(b, true)  // created
-	b = wire.AppendBool(b, false) // deleted
-	b = wire.AppendUint8(b, uint8(wire.PolicyMajority))
-	b = wire.AppendUint32(b, 3)
-	for _, id := range []uint32{1, 2, 3} {
-		b = wire.AppendUint32(b, id)
-	}
-	b = wire.AppendUint64(b, 9) // applied
-	b = wire.AppendUint32(b, 1) // one live message
-	b = appendID(b, live)
-	b = wire.AppendUint64(b, 8)   // its index
-	b = wire.AppendInt64(b, 0)    // ready at
-	b = wire.AppendBool(b, false) // not delayed
-	b = wire.AppendUint64(b, 0)   // its ready key's time
-	b = wire.AppendBytes(b, []byte("payload"))
+	b := oldStateHead(2, live)
 	b = wire.AppendBool(b, false) // the ID sets are not written whole
 	window, clock := int64(2*time.Minute), int64(5*time.Second)
 	b = wire.AppendInt64(b, window)
