@@ -340,12 +340,13 @@ const (
 	// Drawn from a stream of its own (restarteio.go).
 	FaultRestartEIO
 	// FaultStackLoss lines up what a stacked replacement needs to leave
-	// a queue no member of both sets can lead (stackloss.go): at At it
-	// crashes both followers of the first queue for Length, cuts the
-	// owner off from each newcomer a replacement of them names, and once
-	// the second is named crashes the owner over a damaged replica.
-	// Drawn from a stream of its own for five-node scenarios whose first
-	// queue is an all-policy one on three replicas.
+	// a queue no member of both sets can lead (stackloss.go): from At it
+	// crashes both followers of the first all-policy queue served on
+	// three replicas for Length, drops that queue's copying traffic
+	// between its owner and each newcomer a replacement of them names,
+	// and once both are swapped out crashes the owner over a damaged
+	// replica. Drawn from a stream of its own for five-node scenarios
+	// with such a queue, no long outage and no other broken replica.
 	FaultStackLoss
 	faultKinds
 )

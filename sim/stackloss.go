@@ -21,12 +21,12 @@ import (
 // delay, and the owner's replica must break right after. So every
 // five-node scenario with an all-policy queue on three replicas, no long
 // outage and no other fault that breaks a replica arms a stack-loss fault
-// drawn from a stream of its own (about one seed in thirty). At At, or as soon as such
-// a queue is served within the next stackLossPatience, it crashes both
-// followers of the first one for Length; the queue's copying traffic
-// between its owner and each newcomer a replacement names is dropped
-// until the safety phase ends (so no replacement installs and both stay
-// pending); and once both followers have been swapped out, the owner
+// drawn from a stream of its own (13 of seeds 1-500). At its time, or as
+// soon as such a queue is served within the next stackLossPatience, it
+// crashes both followers of the first one for Length; the queue's copying
+// traffic between its owner and each newcomer a replacement names is
+// dropped until the safety phase ends (so no replacement installs and
+// both stay pending); and once both followers have been swapped out, the owner
 // crashes and comes back over a damaged replica, which fences itself.
 // The followers come back after Length, outside the set, holding every
 // confirmed message. The seed's other scheduled faults in that span are
@@ -233,6 +233,10 @@ func (w *World) cutNewcomer(s *stackLoss, in node.NodeID) {
 func (w *World) breakStackOwner(s *stackLoss) {
 	p := s.owner
 	if w.live {
+		return
+	}
+	if p.state == stateDown {
+		w.trace.line(w.now, "sim", "fault stack-loss finds %s down: nothing to damage", p.id)
 		return
 	}
 	w.trace.line(w.now, "sim", "fault stack-loss damages %s's replica of %s", p.id, s.queue)

@@ -19,9 +19,11 @@ const gcPercent = 800
 // lazyReturn hands the heap a run frees back to the kernel lazily
 // (MADV_FREE rather than MADV_DONTNEED), so the next garbage cycle's
 // allocations do not fault the same pages in again: a run's heap swings
-// between its live size and many times that (gcPercent). Setting it in
-// the environment reaches this process (the runtime reads GODEBUG again
-// when it changes) and the sweep's worker processes alike.
+// between its live size and many times that (gcPercent). The runtime
+// reads this setting only when a process starts, so setting it in the
+// environment here reaches the sweep's worker processes, which run the
+// seeds, and not this one (a run with --seed or --seeds keeps the
+// kernel's default unless GODEBUG says otherwise).
 const lazyReturn = "madvdontneed=0"
 
 func main() {
