@@ -187,6 +187,39 @@ func BenchmarkStateMemory(b *testing.B) {
 	}
 }
 
+// BenchmarkOwnerStatesMemory is BenchmarkStateMemory for a replica that
+// owns its queue: it keeps the state it serves from and, beside it, the
+// base of its next checkpoint, a copy of that state made when it took the
+// queue over, and both apply every record. It reports what the two keep
+// between them for each publish and ack still in the window.
+func BenchmarkOwnerStatesMemory(b *testing.B) {
+	const ids = 200_000
+	payload := []byte("x")
+	for b.Loop() {
+		before := liveHeap()
+		base := builderState("orders")
+		base.apply(1, record{typ: recordEpochMark, at: 1e18, window: int64(2 * time.Minute)})
+		serving := base.clone()
+		serving.fillMaps(-1)
+		index := uint64(1)
+		for i := range ids {
+			id := wire.MessageID{Producer: 1, Seq: uint64(i)}
+			index++
+			publish := record{typ: recordPublish, id: id, at: 1e18 + int64(i), payload: payload}
+			serving.apply(index, publish)
+			base.apply(index, publish)
+			index++
+			settle := record{typ: recordSettle, id: id, at: 1e18 + int64(i)}
+			serving.apply(index, settle)
+			base.apply(index, settle)
+		}
+		grew := float64(liveHeap()) - float64(before)
+		b.ReportMetric(grew/(2*ids), "B/entry")
+		runtime.KeepAlive(base)
+		runtime.KeepAlive(serving)
+	}
+}
+
 // BenchmarkApplySteadyWindowUnordered is BenchmarkApplySteadyWindow with
 // IDs a producer's run cannot hold: each producer's sequence numbers come
 // in a shuffled order, so most IDs land among its strays, a map. It

@@ -115,16 +115,3 @@ func (s *queueState) fillLeft() int {
 	}
 	return s.recent.len() - s.filled
 }
-
-// clone copies the list's structure and shares its entries. Full blocks
-// are never written again; the tail block is shared only up to its
-// length, with its capacity capped there, so each list's next push goes
-// to a block of its own.
-func (w *windowList) clone() windowList {
-	c := windowList{blocks: slices.Clone(w.blocks), head: w.head, n: w.n}
-	if last := len(c.blocks) - 1; last >= 0 {
-		b := c.blocks[last]
-		c.blocks[last] = b[:len(b):len(b)]
-	}
-	return c
-}
