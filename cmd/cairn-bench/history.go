@@ -22,6 +22,9 @@ type historyConfig struct {
 	nodeBin     string
 	keep        bool
 	logLevel    string // the nodes' log level: info, or debug for the stage breakdown
+	// heapProfiles, when set, is a directory for each history node's heap
+	// profile, taken just before the middle round's kill.
+	heapProfiles string
 	// emptyTraffic is what the empty cluster's queue sees before each
 	// kill: "touched" (a few messages published and settled, so its owner
 	// is as freshly busy as the history cluster's, whose backlog is
@@ -43,6 +46,7 @@ func parseHistory(args []string, stderr io.Writer) (historyConfig, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Second, "each instant must come within this long of the kill, or the trial fails")
 	fs.StringVar(&c.nodeBin, "node-bin", "", "the cairn-node binary (default: build it from this module into a temporary directory)")
 	fs.BoolVar(&c.keep, "keep", false, "keep both clusters' data and logs, printing where they are")
+	fs.StringVar(&c.heapProfiles, "heap-profiles", "", "a directory for each history node's heap profile (n<id>.heap.pprof), taken just before the middle round's kill")
 	fs.StringVar(&c.logLevel, "log-level", "info", "the nodes' log level: info (as in production) or debug (each cluster's failover stage breakdown, read from the survivors' logs)")
 	fs.StringVar(&c.emptyTraffic, "empty-traffic", "touched", "before each kill of the empty cluster's owner: touched (a few messages published and settled, so the owner is as freshly busy as the history cluster's) or idle (nothing, so the owner may have rested)")
 	if err := fs.Parse(args); err != nil {
@@ -69,10 +73,15 @@ func parseHistory(args []string, stderr io.Writer) (historyConfig, error) {
 
 // nodeSettings is the configuration both clusters' nodes get.
 func (c historyConfig) nodeSettings() string {
-	if c.checkpoints == "off" {
-		return "checkpoint_records = -1\n"
+	var s string
+	if c.heapProfiles != "" {
+		// Go's profiles are served to the admin only.
+		s = fmt.Sprintf("admin_secret = %q\n", benchAdminSecret)
 	}
-	return ""
+	if c.checkpoints == "off" {
+		s += "checkpoint_records = -1\n"
+	}
+	return s
 }
 
 // longCluster is one cluster that lives for the whole benchmark: its
@@ -93,7 +102,11 @@ type longCluster struct {
 type restartResult struct {
 	healthy, caughtUp time.Duration
 	killedRSS         reading // the killed process's resident set just before the kill
-	failure           string
+	// killedHeap is the killed process's Go heap just before the kill:
+	// what it had allocated (live or not yet collected) and what it held
+	// unused without handing it back to the kernel.
+	killedHeap heapReading
+	failure    string
 }
 
 // cmdHistory runs the settled-history benchmark: two clusters side by
@@ -149,10 +162,30 @@ func cmdHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			if ctx.Err() != nil {
 				break
 			}
+			if lc == hist && cfg.heapProfiles != "" && i == cfg.trials/2 {
+				hist.saveHeapProfiles(ctx, cfg.heapProfiles, stderr)
+			}
 			res, rr := lc.round(ctx, bin)
 			fmt.Fprintf(stderr, "round %d/%d %s: %s; restart: %s\n", i+1, cfg.trials, lc.name, res.summary(), rr.summary())
 		}
 	}
 	hist.printDisk(ctx, stdout, "after the last round")
 	return historyReport(stdout, empty, hist)
+}
+
+// saveHeapProfiles writes each running node's heap profile into dir,
+// saying on w which it could not.
+func (lc *longCluster) saveHeapProfiles(ctx context.Context, dir string, w io.Writer) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(w, "cairn-bench history: heap profiles: %v\n", err)
+		return
+	}
+	for _, m := range lc.cl.members {
+		if !m.running() {
+			continue
+		}
+		if err := fetchHeapProfile(ctx, m, dir); err != nil {
+			fmt.Fprintf(w, "cairn-bench history: heap profile of n%d: %v\n", m.id, err)
+		}
+	}
 }

@@ -117,8 +117,10 @@ func (lc *longCluster) round(ctx context.Context, bin string) (trialResult, rest
 	// taken back its memory (about 35 ms for 300 MB here), so the
 	// survivors learn of the kill later from a bigger process.
 	rss := make([]reading, len(lc.cl.members))
+	heaps := make([]heapReading, len(lc.cl.members))
 	for i, m := range lc.cl.members {
 		rss[i], _ = procStats(procRoot, m.cmd.Process.Pid)
+		heaps[i] = readHeap(ctx, m)
 	}
 	var res trialResult
 	if err := lc.te.killAndWatch(ctx, lc.cl, &res, o, nil); err != nil && res.failure == "" {
@@ -130,6 +132,7 @@ func (lc *longCluster) round(ctx context.Context, bin string) (trialResult, rest
 	} else {
 		rr = lc.restart(ctx, lc.cl.members[res.killed-1], bin)
 		rr.killedRSS = rss[res.killed-1]
+		rr.killedHeap = heaps[res.killed-1]
 	}
 	lc.results = append(lc.results, res)
 	lc.restarts = append(lc.restarts, rr)
@@ -236,10 +239,13 @@ func historyReport(w io.Writer, empty, hist *longCluster) int {
 	fmt.Fprintf(w, "\nrestart of the killed node, from exec to%19s %10s %10s %10s %7s\n", "", "median", "p95", "max", "runs")
 	for _, lc := range []*longCluster{empty, hist} {
 		var healthy, caught []time.Duration
-		var rss []int64
+		var rss, heapAlloc, heapIdle []int64
 		for _, rr := range lc.restarts {
 			if rr.killedRSS.ok {
 				rss = append(rss, rr.killedRSS.value)
+			}
+			if h := rr.killedHeap; h.alloc.ok && h.idle.ok {
+				heapAlloc, heapIdle = append(heapAlloc, h.alloc.value), append(heapIdle, h.idle.value)
 			}
 			if rr.failure != "" {
 				fmt.Fprintf(w, "  %s: restart %s\n", lc.name, rr.summary())
@@ -248,10 +254,20 @@ func historyReport(w io.Writer, empty, hist *longCluster) int {
 			}
 			healthy, caught = append(healthy, rr.healthy), append(caught, rr.caughtUp)
 		}
-		if len(rss) > 0 {
-			slices.Sort(rss)
-			fmt.Fprintf(w, "%-58s %7.0f MB %7.0f MB %7.0f MB %7d\n", lc.name+": the killed node's RSS at the kill",
-				mb(latency.Percentile(rss, 50)), mb(latency.Percentile(rss, 95)), mb(rss[len(rss)-1]), len(rss))
+		for _, row := range []struct {
+			what string
+			v    []int64
+		}{
+			{"the killed node's RSS at the kill", rss},
+			{"its Go heap allocated (live or uncollected)", heapAlloc},
+			{"its Go heap held unused, not given back", heapIdle},
+		} {
+			if len(row.v) == 0 {
+				continue
+			}
+			slices.Sort(row.v)
+			fmt.Fprintf(w, "%-58s %7.0f MB %7.0f MB %7.0f MB %7d\n", lc.name+": "+row.what,
+				mb(latency.Percentile(row.v, 50)), mb(latency.Percentile(row.v, 95)), mb(row.v[len(row.v)-1]), len(row.v))
 		}
 		for _, row := range []struct {
 			what string

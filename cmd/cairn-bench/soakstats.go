@@ -28,6 +28,35 @@ const (
 	metricGoroutines = "go_goroutines"
 )
 
+// heapReading is a node's Go heap as its /metrics tell it: what is
+// allocated (live, or garbage not yet collected) and what the runtime
+// holds free without having handed it back to the kernel (idle minus
+// released), both resident.
+type heapReading struct {
+	alloc, idle reading
+}
+
+// Go collector metrics readHeap takes the idle heap from.
+const (
+	metricHeapIdle     = "go_memstats_heap_idle_bytes"
+	metricHeapReleased = "go_memstats_heap_released_bytes"
+)
+
+// readHeap reads m's Go heap from its /metrics; unknown where the node
+// does not answer.
+func readHeap(ctx context.Context, m *member) heapReading {
+	text, err := fetchMetrics(ctx, m.httpAddr)
+	if err != nil {
+		return heapReading{}
+	}
+	h := heapReading{alloc: metricValue(text, metricHeapBytes)}
+	idle, released := metricValue(text, metricHeapIdle), metricValue(text, metricHeapReleased)
+	if idle.ok && released.ok {
+		h.idle = known(idle.value - released.value)
+	}
+	return h
+}
+
 // reading is one measured value, or none when it could not be measured
 // (a process gone, an endpoint that did not answer, no /proc).
 type reading struct {
