@@ -240,6 +240,28 @@ func TestAPriorMemberIsSwappedBackWhenNoMemberOfBothSetsCanLead(t *testing.T) {
 	}
 }
 
+// The member swapped back in must be able to lead the recovery: a prior
+// member that is down, or lost itself, is passed over for the next one,
+// and with none left there is no swap: a plan led by a node that cannot
+// answer would hold the queue until that node came back.
+func TestOnlyALivePriorMemberIsSwappedBack(t *testing.T) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 5, Epoch: 4,
+		Replicas: []NodeID{5, 3, 4}, Prior: []NodeID{5, 1, 2}, Lost: []NodeID{5}}
+	s.queues["a"] = q
+	now := 5 * time.Second
+	n := plannerOn(s, &now, 1, 2, 3, 4, 5, 6)
+	isDown := func(id NodeID) bool { return s.down[id] }
+	s.down[1] = true
+	if set, out, back := n.swapBackSet(q, isDown); out != 5 || back != 2 || !cmp.Equal(set, []NodeID{2, 3, 4}) {
+		t.Fatalf("with node 1 down: swap back %s for %s into %v, want 2 for 5 into [2 3 4]", back, out, set)
+	}
+	q.Lost = []NodeID{2, 5}
+	if set, out, back := n.swapBackSet(q, isDown); set != nil {
+		t.Fatalf("with node 1 down and node 2 lost: swap back %s for %s into %v, want no swap", back, out, set)
+	}
+}
+
 // An owner-only queue confirms on its owner alone, so its seal needs
 // every replica, and a plan that keeps fewer is refused as a rule. Led by
 // its live owner, whose log holds all it confirmed, a plan may swap out a

@@ -382,3 +382,24 @@ func TestTruncateFrontDropsWholeSegmentsAndSurvivesReopen(t *testing.T) {
 		}
 	}
 }
+
+// A segment size is taken from a header's length up to 1 GiB, both ends
+// included; outside them opening a log is a programming error and
+// panics, naming the size.
+func TestSegmentSizesUpToOneGiBAreTaken(t *testing.T) {
+	open := func(size int64) (panicked any) {
+		defer func() { panicked = recover() }()
+		l, err := storage.Open(vfs.NewMem(), "log", &fakeHost{}, storage.Options{SegmentSize: size})
+		if err != nil {
+			t.Fatalf("segment size %d: %v", size, err)
+		}
+		l.Close()
+		return nil
+	}
+	if p := open(1 << 30); p != nil {
+		t.Fatalf("a segment size of 1 GiB was refused: %v", p)
+	}
+	if p := open(1<<30 + 1); p == nil {
+		t.Fatal("a segment size past 1 GiB was taken")
+	}
+}
