@@ -284,12 +284,12 @@ func (e readError) Unwrap() error { return e.err }
 // when c holds its window inline. Opening, it first cuts what a crashed
 // build left after the window, and resets a journal an empty window does
 // not need. A read that fails without damage comes back as a readError.
-func (r *replica) windowSource(c replicaCheckpoint, opening bool) func(int) ([]recentID, error) {
+func (r *replica) windowSource(c replicaCheckpoint, opening bool) func(int) (windowList, error) {
 	if !c.journaled {
 		return nil
 	}
-	return func(n int) ([]recentID, error) {
-		var entries []recentID
+	return func(n int) (windowList, error) {
+		var entries windowList
 		var err error
 		switch {
 		case opening && n == 0:

@@ -198,14 +198,14 @@ func dumpCheckpoint(fs vfs.FS, dir, name string) (*CheckpointDump, error) {
 	if err != nil {
 		return nil, err
 	}
-	var window func(int) ([]recentID, error)
+	var window func(int) (windowList, error)
 	if c.journaled {
 		j, err := openJournal(fs, dir, inertHost{}, journalSegmentMax, nil)
 		if err != nil {
 			return nil, err
 		}
 		defer j.log.Close()
-		window = func(n int) ([]recentID, error) { return j.read(c.journalFrom, n) }
+		window = func(n int) (windowList, error) { return j.read(c.journalFrom, n) }
 	}
 	s, err := decodeState(name, c.state, window)
 	if err == nil {

@@ -62,11 +62,11 @@ func TestWindowJournalKeepsRangesAcrossReopen(t *testing.T) {
 	if j.end() != 900 || len(j.batches) < 3 {
 		t.Fatalf("reopened journal ends at %d with %d batches, want 900 and at least 3", j.end(), len(j.batches))
 	}
-	got, err := j.read(250, 500)
+	read, err := j.read(250, 500)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 500 || got[0] != all[250] || got[499] != all[749] {
+	if got := read.slice(); len(got) != 500 || got[0] != all[250] || got[499] != all[749] {
 		t.Fatalf("read 250+500 gave %d entries from %+v to %+v", len(got), got[0], got[len(got)-1])
 	}
 	if _, err := j.read(50, 10); !errors.Is(err, storage.ErrCorrupt) {
@@ -92,8 +92,8 @@ func TestWindowJournalKeepsRangesAcrossReopen(t *testing.T) {
 	if err := j.dropBefore(600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := j.read(600, 200); err != nil || got[0] != all[600] || got[199] != all[799] {
-		t.Fatalf("after dropping the front, entries 600-799 read back as %d entries (%v)", len(got), err)
+	if read, err := j.read(600, 200); err != nil || !slices.Equal(read.slice(), all[600:800]) {
+		t.Fatalf("after dropping the front, entries 600-799 read back as %d entries (%v)", read.len(), err)
 	}
 	if j.log.FirstIndex() == 1 {
 		t.Fatalf("dropping the front before entry 600 removed no segment (%d batches)", len(j.batches))
@@ -122,7 +122,7 @@ func TestJournaledStateMatchesInline(t *testing.T) {
 		t.Fatalf("the journaled form is %d bytes of the inline %d: the window is still in it", len(journaled), len(inline))
 	}
 	window := s.recent.slice()
-	d, err := decodeState("orders", journaled, func(n int) ([]recentID, error) { return window[:n], nil })
+	d, err := decodeState("orders", journaled, func(n int) (windowList, error) { return listOf(window[:n]), nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestJournaledStateMatchesInline(t *testing.T) {
 	}
 	tampered := append([]recentID(nil), window...)
 	tampered[7].packed++
-	bad, err := decodeState("orders", journaled, func(n int) ([]recentID, error) { return tampered[:n], nil })
+	bad, err := decodeState("orders", journaled, func(n int) (windowList, error) { return listOf(tampered[:n]), nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -267,7 +267,7 @@ func appendIDIndexes(b []byte, ids []idIndex) []byte {
 // built them, so a state decoded from a checkpoint serves exactly as one
 // rebuilt from the whole log. A journaled state takes its window's
 // entries from window, given their count.
-func decodeState(name string, data []byte, window func(count int) ([]recentID, error)) (*queueState, error) {
+func decodeState(name string, data []byte, window func(count int) (windowList, error)) (*queueState, error) {
 	d := wire.NewDecoder(data)
 	v := d.Uint8()
 	if v < 1 || v > stateCodecVersion {
@@ -336,7 +336,7 @@ func decodeState(name string, data []byte, window func(count int) ([]recentID, e
 
 // decodeWindow reads the window's entries: inline, or (from version 3) by
 // count and digest from the window journal, through window.
-func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int) ([]recentID, error)) error {
+func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int) (windowList, error)) error {
 	journaled := v >= 3 && d.Bool()
 	var n int
 	if journaled {
@@ -367,10 +367,10 @@ func decodeWindow(d *wire.Decoder, v uint8, s *queueState, window func(count int
 	if err != nil {
 		return err
 	}
-	if len(entries) != n {
-		return fmt.Errorf("window journal gave %d entries for %d", len(entries), n)
+	if entries.len() != n {
+		return fmt.Errorf("window journal gave %d entries for %d", entries.len(), n)
 	}
-	s.recent = windowListOf(entries)
+	s.recent = entries
 	return nil
 }
 

@@ -57,7 +57,6 @@ type windowList struct {
 // windowBlock is a run of consecutive entries, the first numbered start.
 // Its capacity is fixed when it is made, and entries are only ever
 // appended to it, so every entry a list reads from it stays as it was.
-// A block made over a decoded slice (windowListOf) is full at its length.
 type windowBlock struct {
 	start   uint64
 	entries []recentID
@@ -106,20 +105,6 @@ func (s *windowShare) drop(b *windowBlock) {
 			s.blocks[i] = nil
 		}
 	}
-}
-
-// windowListOf makes a list of entries without copying them: its blocks
-// are windows onto the slice, each full. The caller must not change
-// entries after.
-func windowListOf(entries []recentID) windowList {
-	var w windowList
-	for len(entries) > 0 {
-		k := min(len(entries), windowBlockLen)
-		w.blocks = append(w.blocks, &windowBlock{start: uint64(w.n), entries: entries[:k:k]})
-		entries = entries[k:]
-		w.n += k
-	}
-	return w
 }
 
 // len is how many entries the list holds.
