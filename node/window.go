@@ -136,17 +136,19 @@ func (w *windowList) push(e recentID) {
 }
 
 // blockAt is the block for the entries from the one numbered at on: one
-// a list sharing this one made, or a new one, filed for them.
+// a list sharing this one made, or a new one, filed for them. A list
+// never copied shares with no one and files nothing.
 func (w *windowList) blockAt(at uint64) *windowBlock {
-	if w.share == nil {
-		w.share = &windowShare{}
-	}
-	if b := w.share.find(at); b != nil {
-		return b
+	if w.share != nil {
+		if b := w.share.find(at); b != nil {
+			return b
+		}
 	}
 	size := min(max(w.n, windowBlockMin), windowBlockLen)
 	b := &windowBlock{start: at, entries: make([]recentID, 0, size)}
-	w.share.file(b)
+	if w.share != nil {
+		w.share.file(b)
+	}
 	return b
 }
 
