@@ -202,6 +202,19 @@ func TestAStackedReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
 	}
 }
 
+// stackedOnALostOwner is six nodes' metadata and a planner on node 1
+// for an all-policy queue whose pending replacement set (5, 3, 4) keeps
+// a single member of its prior set (5, 1, 2), node 5, the owner, which
+// is lost.
+func stackedOnALostOwner() (*metaState, *QueueMeta, *Node) {
+	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
+	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 5, Epoch: 4,
+		Replicas: []NodeID{5, 3, 4}, Prior: []NodeID{5, 1, 2}, Lost: []NodeID{5}}
+	s.queues["a"] = q
+	now := 5 * time.Second
+	return s, q, plannerOn(s, &now, 1, 2, 3, 4, 5, 6)
+}
+
 // Under the all policy a stacked replacement may keep one prior member
 // (node 5) in the pending set, and here that member, the owner, is then
 // found damaged: no member of both sets can lead the recovery. Nodes 1
@@ -210,12 +223,7 @@ func TestAStackedReplacementKeepsASealQuorumOfThePriorSet(t *testing.T) {
 // leads the recovery from outside the set it replaces. A plan naming a
 // node of neither set is still refused.
 func TestAPriorMemberIsSwappedBackWhenNoMemberOfBothSetsCanLead(t *testing.T) {
-	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
-	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 5, Epoch: 4,
-		Replicas: []NodeID{5, 3, 4}, Prior: []NodeID{5, 1, 2}, Lost: []NodeID{5}}
-	s.queues["a"] = q
-	now := 5 * time.Second
-	n := plannerOn(s, &now, 1, 2, 3, 4, 5, 6)
+	s, q, n := stackedOnALostOwner()
 	isDown := func(id NodeID) bool { return s.down[id] }
 	if set, out, _ := n.replacementSet(q, n.replicaLoad()); set != nil {
 		t.Fatalf("lost node %s was swapped for a newcomer into %v, leaving no prior member", out, set)
@@ -245,12 +253,7 @@ func TestAPriorMemberIsSwappedBackWhenNoMemberOfBothSetsCanLead(t *testing.T) {
 // and with none left there is no swap: a plan led by a node that cannot
 // answer would hold the queue until that node came back.
 func TestOnlyALivePriorMemberIsSwappedBack(t *testing.T) {
-	s := newMetaState(DetectionPolicy{Mode: DetectHeartbeat})
-	q := &QueueMeta{Name: "a", Incarnation: 7, State: QueueRecovering, Policy: wire.PolicyAll, Owner: 5, Epoch: 4,
-		Replicas: []NodeID{5, 3, 4}, Prior: []NodeID{5, 1, 2}, Lost: []NodeID{5}}
-	s.queues["a"] = q
-	now := 5 * time.Second
-	n := plannerOn(s, &now, 1, 2, 3, 4, 5, 6)
+	s, q, n := stackedOnALostOwner()
 	isDown := func(id NodeID) bool { return s.down[id] }
 	s.down[1] = true
 	if set, out, back := n.swapBackSet(q, isDown); out != 5 || back != 2 || !cmp.Equal(set, []NodeID{2, 3, 4}) {
