@@ -61,11 +61,18 @@ func TestMisdirectedWritesAreCorruption(t *testing.T) {
 	}
 }
 
+// A misdirection of no frames, or of more than a segment this small can
+// hold twice over, changes nothing; nor does a loss of no frames.
 func TestMisdirectOnASmallSegmentChangesNothing(t *testing.T) {
 	fs := syncedLog(t, 3)
-	from, err := storage.MisdirectLastFrames(fs, "log", 2)
-	if err != nil || from != 0 {
-		t.Fatalf("overwrote from %d, err %v; want nothing done", from, err)
+	for _, k := range []int{2, 0, -1} {
+		from, err := storage.MisdirectLastFrames(fs, "log", k)
+		if err != nil || from != 0 {
+			t.Fatalf("misdirecting %d frames overwrote from %d, err %v; want nothing done", k, from, err)
+		}
+	}
+	if cut, _, err := storage.LoseLastFrames(fs, "log", 0); err != nil || cut != 0 {
+		t.Fatalf("losing no frames cut %d, err %v", cut, err)
 	}
 	l, err := storage.Open(fs, "log", &fakeHost{}, storage.Options{})
 	if err != nil || l.LastIndex() != 3 {
