@@ -102,3 +102,43 @@ func TestAnOwnerCutFromItsQuorumStepsBackUntilItHearsFromOne(t *testing.T) {
 		}
 	}
 }
+
+// An owner delivers only while its quorum's grant is fresh. Here its
+// subscriber has room, a publish under the all policy waits for the
+// owner's own sync (its followers took it and granted at once), and then
+// replication is cut. The owner's ticks are far apart, so its grant
+// lapses a while before its next tick steps it back; the sync completes
+// in that while, and the confirmed message must wait, undelivered: a new
+// owner may already be outwaiting that very grant.
+func TestAnOwnerDeliversNothingOnceItsGrantLapsed(t *testing.T) {
+	c := newClusterOf(t, node.Config{Nodes: []node.NodeID{1, 2, 3}, Tick: 50 * time.Millisecond, SegmentSize: 4096})
+	owner := c.createQueue("orders", wire.PolicyAll)
+	c.request(owner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Minute})
+	c.settle()
+	c.mustReply(50, wire.StatusOK)
+	c.hold = func(s pendingSync) bool { return s.m.id == owner }
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte{1}})
+	c.settle()
+	c.noReply(1)
+	granted := c.now
+	c.intercept = func(from, to node.NodeID, m wire.Message) bool {
+		switch m.(type) {
+		case *wire.Append, *wire.AppendReply:
+			return false
+		}
+		return true
+	}
+	// Past the grant's 60 ms, before the owner's tick sees it.
+	for c.now.Sub(granted) <= 60*time.Millisecond {
+		c.advance(time.Millisecond)
+	}
+	if c.saw(event.QueueQuorumLost, by(owner)) {
+		t.Fatalf("the owner stepped back %v after its last grant, before its sync completed: the story needs its tick later", c.now.Sub(granted))
+	}
+	c.hold = nil
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 0 {
+		t.Fatalf("the owner delivered %d messages %v after its quorum's last grant", len(got), c.now.Sub(granted))
+	}
+}
