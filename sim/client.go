@@ -61,6 +61,12 @@ type conn struct {
 	node    int
 	nodeInc uint64
 	gen     uint64
+	// closed says the client closed the connection while a partition
+	// kept the node from hearing of it: the node still writes into it,
+	// and learns it is gone from the reset its first write across a
+	// healed network meets. resetDue says that reset is on its way.
+	closed   bool
+	resetDue bool
 }
 
 // clientRetryFor is the retry deadline of the clients that retry until a

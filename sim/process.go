@@ -269,6 +269,11 @@ func (p *process) Reply(id node.ConnID, m wire.Message) {
 			Client: c.index, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt, From: p.id, Sent: stamp,
 		})
 	}
+	if cn.closed {
+		p.tracef("reply conn=%d to=%s %s: the client closed it", id, c.who(), frameText(frame))
+		p.w.noteWriteToClosed(p, id, cn)
+		return
+	}
 	arrivals := p.w.net.Route(p.w.now, netsim.Addr(p.id), c.addr, len(frame))
 	desc := frameText(frame)
 	p.tracef("reply conn=%d to=%s %s copies=%d", id, c.who(), desc, len(arrivals))

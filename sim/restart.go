@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairnmq/cairn/client/core"
 	"github.com/cairnmq/cairn/netsim"
+	"github.com/cairnmq/cairn/node"
 )
 
 // restartConsumer restarts workload consumer number hit (from 1, modulo
@@ -51,10 +52,16 @@ func (c *clientProc) restart(down time.Duration) {
 }
 
 // closeClientConns closes c's connections to every running node; each
-// node hears of it a round trip later, unless a partition swallows it.
-// Until then the node may still send on a connection (what it sends is
-// recorded, as a real node writes into a socket whose peer is gone, and
-// lost on the way).
+// node hears of it a round trip later. Until then the node may still send
+// on a connection (what it sends is recorded, as a real node writes into
+// a socket whose peer is gone, and lost on the way). A partition that
+// swallows the close leaves the node writing into the connection until
+// one of its writes crosses a healed network and meets the reset the
+// client's host answers it with (noteWriteToClosed): a node that was
+// never told kept a subscription of a consumer long gone and delivered
+// to it for good, while the history left those sends out (seed 951184
+// of the long sweep, where the fifo checker then saw a message's later
+// delivery as its first).
 func (w *World) closeClientConns(c *clientProc) {
 	for _, p := range w.procs {
 		key := connKey{c.index, p.index, p.inc, c.gen}
@@ -63,14 +70,37 @@ func (w *World) closeClientConns(c *clientProc) {
 			continue
 		}
 		delete(w.connByKey, key)
-		if p.state == stateDown || w.net.Blocked(c.addr, netsim.Addr(p.id)) {
+		if p.state == stateDown {
 			delete(w.conns, id)
 			continue
 		}
-		w.schedule(w.now+w.net.RoundTrip(c.addr, netsim.Addr(p.id)), p.index, p.inc, func() {
-			delete(w.conns, id)
-			p.tracef("client gone conn=%d", id)
-			p.handler.OnClientGone(id)
-		})
+		if w.net.Blocked(c.addr, netsim.Addr(p.id)) {
+			w.conns[id].closed = true
+			continue
+		}
+		w.resetClientConn(p, id, w.net.RoundTrip(c.addr, netsim.Addr(p.id)))
 	}
+}
+
+// resetClientConn tells p, after a delay, that the client closed
+// connection id.
+func (w *World) resetClientConn(p *process, id node.ConnID, after time.Duration) {
+	w.schedule(w.now+after, p.index, p.inc, func() {
+		delete(w.conns, id)
+		p.tracef("client gone conn=%d", id)
+		p.handler.OnClientGone(id)
+	})
+}
+
+// noteWriteToClosed takes a node's write into connection id, which its
+// client closed behind a partition: once the network carries it, the
+// client's host answers with a reset, which reaches the node a round trip
+// after the write.
+func (w *World) noteWriteToClosed(p *process, id node.ConnID, cn *conn) {
+	addr := cn.client.addr
+	if cn.resetDue || w.net.Blocked(netsim.Addr(p.id), addr) || w.net.Blocked(addr, netsim.Addr(p.id)) {
+		return
+	}
+	cn.resetDue = true
+	w.resetClientConn(p, id, w.net.RoundTrip(addr, netsim.Addr(p.id)))
 }
