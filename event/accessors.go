@@ -105,6 +105,10 @@ func (e Event) Voters() []uint32 { return e.nodeList(KeyVoters) }
 // change.
 func (e Event) Learners() []uint32 { return e.nodeList(KeyLearners) }
 
+// LargestSet returns the most replicas any queue had when a membership
+// change applied.
+func (e Event) LargestSet() int { return int(e.signed(KeyLargestSet)) }
+
 // Kind returns the kind of an unexpected message or request by name, or a
 // failed proposal's command kind by number.
 func (e Event) Kind() string { return e.text(KeyKind) }

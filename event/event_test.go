@@ -103,7 +103,7 @@ var samples = []sample{
 	{NewMetaRecoveryActivated("orders", 5, 2, []uint32{1, 3}), "meta.recovery-activated q=orders inc=5 epoch=2 members=1,3", "S U U S"},
 	{NewMetaReplicaReplaced("orders", 3, []uint32{2, 3, 4}), "meta.replica-replaced q=orders epoch=3 replicas=2,3,4", "S U S"},
 	{NewMetaProposalFailed("orders", 4, "timed out"), "meta.proposal-failed q=orders kind=4 why=timed out", "S I S"},
-	{NewMetaMembership("promote", 4, []uint32{1, 2, 4}, []uint32{5}), "meta.membership kind=promote node=4 voters=1,2,4 learners=5", "S U S S"},
+	{NewMetaMembership("promote", 4, []uint32{1, 2, 4}, []uint32{5}, 3), "meta.membership kind=promote node=4 voters=1,2,4 learners=5 largest-set=3", "S U S S I"},
 	{NewMetaMembershipRefused("remove", 2, "holds replicas"), "meta.membership-refused kind=remove node=2 why=holds replicas", "S U S"},
 	{NewMetaRebalance(true), "meta.rebalance outcome=started", "S"},
 	{NewMetaPlanReplace("orders", 1, 4, 3), "meta.plan-replace q=orders out=1 in=4 epoch=3", "S U U U"},

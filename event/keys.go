@@ -92,6 +92,10 @@ const (
 	// learners after a membership change (Voters, Learners).
 	KeyVoters   Key = "voters"
 	KeyLearners Key = "learners"
+	// KeyLargestSet is the most replicas any queue of the metadata has,
+	// as a membership change applied: the fewest members a leave must
+	// keep.
+	KeyLargestSet Key = "largest-set"
 
 	// KeyKind carries a message or command kind (Kind).
 	KeyKind Key = "kind"

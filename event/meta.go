@@ -119,9 +119,11 @@ func NewMetaDetection(mode int, interval, grace time.Duration) Event {
 
 // NewMetaMembership reports that this node applied a membership change
 // of kind (add, promote, demote, leave, remove) for node id, leaving the
-// metadata group with voters and learners.
-func NewMetaMembership(kind string, id uint32, voters, learners []uint32) Event {
-	return newEvent(MetaMembership, str(KeyKind, kind), nodeNum(KeyNode, id), nodes(KeyVoters, voters), nodes(KeyLearners, learners))
+// metadata group with voters and learners, while the largest replica set
+// of any queue held largestSet replicas.
+func NewMetaMembership(kind string, id uint32, voters, learners []uint32, largestSet int) Event {
+	return newEvent(MetaMembership, str(KeyKind, kind), nodeNum(KeyNode, id), nodes(KeyVoters, voters), nodes(KeyLearners, learners),
+		num(KeyLargestSet, largestSet))
 }
 
 // NewMetaMembershipRefused reports that this node applied a membership

@@ -128,7 +128,8 @@ func (m *metaNode) emitMembership(c command, res result) {
 		m.n.emit(event.NewMetaMembershipRefused(kind, uint32(c.node), res.detail))
 		return
 	}
-	m.n.emit(event.NewMetaMembership(kind, uint32(c.node), nodeNumbers(m.state.voters()), nodeNumbers(m.state.learners())))
+	m.n.emit(event.NewMetaMembership(kind, uint32(c.node), nodeNumbers(m.state.voters()), nodeNumbers(m.state.learners()),
+		m.state.largestReplicaSet()))
 }
 
 // snapshotMissesMember reports whether the configuration names a member
