@@ -345,6 +345,16 @@ func (n *Node) prepare(q *QueueMeta) {
 // append a follower takes then find it durable, and a new replica costs
 // one state file write instead of two. Epoch 1 is the lowest any owner
 // serves in, so promising it refuses no owner the metadata could name.
+//
+// A replica prepared for a queue that already has a history records the
+// epoch the metadata holds for it: every owner of an older epoch is stale.
+// Such a replica may be a member's whose disk was lost: its seal at a
+// newer epoch went with the disk, and a stale owner still serving an
+// older one counted the empty replica, which took its appends at epoch
+// 0, as the witness the seal had taken away, and confirmed publishes no
+// newer owner held (seed 956518 of the long sweep: n1, owner of epoch 3
+// and removed from the cluster since, confirmed with n2, rejoined over
+// an empty disk, while the queue was at epoch 7).
 func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
 	if n.preparing[r.name] {
 		return
@@ -353,6 +363,8 @@ func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
 	r.identity = replicaIdentity{Incarnation: q.Incarnation, HistoryID: q.HistoryID, SessionID: q.SessionID}
 	if q.State == QueuePreparing {
 		r.epoch = max(r.epoch, firstEpoch)
+	} else {
+		r.epoch = max(r.epoch, q.Epoch)
 	}
 	opened := r.log
 	r.persistEpoch(r.epoch, func() {
