@@ -145,7 +145,9 @@ const (
 	// OwnerCountsReplacementSet: an owner still serving its epoch adopts a
 	// planned replacement's set at once, so it confirms records on itself
 	// and the newcomer, a pair the replacement's seal of the prior set
-	// never asks.
+	// never asks. The newcomer also promises no epoch when it is prepared:
+	// since it promises the plan's (seed 956518's fix), it refuses the
+	// older owner's appends, which alone keeps the first defect harmless.
 	OwnerCountsReplacementSet = "owner-counts-replacement-set"
 	// DeadLetterForgetsMove: a dead-letter queue answers a move asked for
 	// again from its deduplication window alone, ignoring the moves it

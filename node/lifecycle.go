@@ -361,9 +361,14 @@ func (n *Node) recordIdentity(r *replica, q *QueueMeta) {
 	}
 	n.preparing[r.name] = true
 	r.identity = replicaIdentity{Incarnation: q.Incarnation, HistoryID: q.HistoryID, SessionID: q.SessionID}
-	if q.State == QueuePreparing {
+	switch {
+	case q.State == QueuePreparing:
 		r.epoch = max(r.epoch, firstEpoch)
-	} else {
+	case !bugs.Active(bugs.OwnerCountsReplacementSet):
+		// Planted (the condition): the newcomer a replacement prepares
+		// promises no epoch either, so it takes the appends of the owner
+		// that counts it; with the promise, that owner's appends are
+		// refused, and the bug alone does no harm.
 		r.epoch = max(r.epoch, q.Epoch)
 	}
 	opened := r.log
