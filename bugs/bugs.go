@@ -256,6 +256,10 @@ const (
 	// metadata commits it, while its replicas are still being prepared,
 	// so a client told its queue exists finds it not yet serving.
 	CreateAnsweredAtCommit = "create-answered-at-commit"
+	// QuietSubscriberFed: an owner keeps filling the window of a
+	// subscription whose leases run out with no word from its consumer,
+	// as if the consumer were alive.
+	QuietSubscriberFed = "quiet-subscriber-fed"
 )
 
 // All lists every planted bug.
@@ -269,7 +273,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
-	PriorNeverSwappedBack, CreateAnsweredAtCommit}
+	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

@@ -74,11 +74,17 @@
 //
 // Subscribe keeps a subscription standing across disconnects and owner
 // changes, re-establishing it on its own. Each delivery is leased: Ack
-// settles it for good, Nack returns it for redelivery, and a delivery left
-// alone goes back to the queue when its lease expires. Leases cannot be
-// extended: the protocol has no lease extension yet, so choose a lease
-// longer than the handler's worst case. Nor is there an unsubscribe
-// message: stopping a subscription stops its handler, but the node keeps
-// sending up to a window of deliveries to this client (which lapse and are
-// redelivered) until the Client is closed.
+// settles it for good, Nack returns it for redelivery, Extend keeps it
+// leased for longer while a handler works on it, and a delivery left
+// alone goes back to the queue when its lease expires. Stop ends the
+// subscription at the node, which hands what it leased back at once.
+//
+// A subscription whose leases run out with no word from it (no ack, nack
+// or extension since they were handed out) is held back by its owner:
+// one delivery at a time, with pauses of one to eight leases between
+// them once that one runs out unanswered too, until the client next
+// settles or extends something. So a consumer whose host died does not
+// keep a window of messages waiting for it lease after lease, and a
+// handler too slow for its lease gets less while the other consumers get
+// the rest.
 package client

@@ -91,6 +91,14 @@ func (e Event) Leases() int { return int(e.signed(KeyLeases)) }
 // it outwaited an older owner's quorum.
 func (e Event) Admitted() int { return int(e.signed(KeyAdmitted)) }
 
+// Conn returns the client connection, numbered on its node, that a
+// subscription event names.
+func (e Event) Conn() uint64 { return e.unsigned(KeyConn) }
+
+// Quiet returns how many times in a row a held-back subscription's
+// leases ran out with no word from its connection.
+func (e Event) Quiet() int { return int(e.signed(KeyQuiet)) }
+
 // Members returns the members a recovered owner's activation, or a
 // checkpoint certificate, names.
 func (e Event) Members() []uint32 { return e.nodeList(KeyMembers) }

@@ -52,6 +52,8 @@ var samples = []sample{
 	{NewQueueFollowerRoom("orders", 2), "queue.follower-room q=orders node=n2", "S S"},
 	{NewQueueHoldEnded("orders", 3, 12), "queue.hold-ended q=orders epoch=3 held=12", "S U I"},
 	{NewQueueLeaseLapsed("orders", 3, 61*time.Millisecond), "queue.lease-lapsed q=orders epoch=3 us=61000", "S U I"},
+	{NewQueueSubscriberQuiet("orders", 7, 2, 100*time.Millisecond), "queue.subscriber-quiet q=orders conn=7 quiet=2 us=100000", "S U I I"},
+	{NewQueueSubscriberHeard("orders", 7), "queue.subscriber-heard q=orders conn=7", "S U"},
 	{NewQueueQuorumLost("orders", 3, 401*time.Millisecond), "queue.quorum-lost q=orders epoch=3 us=401000", "S U I"},
 	{NewQueueQuorumRegained("orders", 3, 20*time.Millisecond), "queue.quorum-regained q=orders epoch=3 us=20000", "S U I"},
 	{NewQueueResting("orders", 3), "queue.resting q=orders epoch=3", "S U"},

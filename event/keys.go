@@ -216,4 +216,11 @@ const (
 	// KeyAdmitted carries how many publishes a recovered owner appended
 	// while it outwaited an older owner's quorum (Admitted).
 	KeyAdmitted Key = "admitted"
+
+	// KeyConn carries a client connection's number on its node (Conn).
+	KeyConn Key = "conn"
+
+	// KeyQuiet carries how many times in a row a subscription's leases
+	// ran out with no word from its connection (Quiet).
+	KeyQuiet Key = "quiet"
 )

@@ -42,6 +42,13 @@ const (
 	// delivering because no quorum renewed its delivery lease in time
 	// (NewQueueLeaseLapsed).
 	QueueLeaseLapsed Name = "queue.lease-lapsed"
+	// QueueSubscriberQuiet: an owner held a subscription back because its
+	// leases ran out with no word from its connection
+	// (NewQueueSubscriberQuiet).
+	QueueSubscriberQuiet Name = "queue.subscriber-quiet"
+	// QueueSubscriberHeard: a held-back subscription's connection spoke,
+	// and it takes deliveries again (NewQueueSubscriberHeard).
+	QueueSubscriberHeard Name = "queue.subscriber-heard"
 	// QueueQuorumLost: an owner heard from no quorum of its replicas for
 	// as long as its peers wait before replacing it, and stopped serving
 	// its clients (NewQueueQuorumLost).
@@ -347,7 +354,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueQuorumLost,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueSubscriberQuiet, QueueSubscriberHeard, QueueQuorumLost,
 	QueueQuorumRegained, QueueResting, QueueWaking, QueueRestCutOff, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,

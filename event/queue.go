@@ -81,6 +81,21 @@ func NewQueueHoldEnded(q string, epoch uint64, held int) Event {
 	return newEvent(QueueHoldEnded, str(KeyQueue, q), u64(KeyEpoch, epoch), num(KeyHeld, held))
 }
 
+// NewQueueSubscriberQuiet reports that q's owner holds back the
+// subscription of connection conn for pause, then hands it one delivery
+// at a time: its leases ran out quiet times in a row with no word from
+// the connection.
+func NewQueueSubscriberQuiet(q string, conn uint64, quiet int, pause time.Duration) Event {
+	return newEvent(QueueSubscriberQuiet, str(KeyQueue, q), u64(KeyConn, conn), i64(KeyQuiet, int64(quiet)),
+		slog.Int64(string(KeyElapsed), pause.Microseconds()))
+}
+
+// NewQueueSubscriberHeard reports that the held-back subscription of
+// connection conn to q spoke, and takes deliveries again.
+func NewQueueSubscriberHeard(q string, conn uint64) Event {
+	return newEvent(QueueSubscriberHeard, str(KeyQueue, q), u64(KeyConn, conn))
+}
+
 // NewQueueLeaseLapsed reports that q's owner of epoch stopped delivering:
 // the quorum's latest renewal of its delivery lease is age old, which is
 // past the lease. It delivers again once replies renew it.

@@ -47,6 +47,8 @@ var eventLevels = map[event.Name]slog.Level{
 	event.CheckpointMismatch:     slog.LevelWarn,
 	event.CheckpointRefused:      slog.LevelWarn,
 	event.QueueLeaseLapsed:       slog.LevelWarn,
+	event.QueueSubscriberQuiet:   slog.LevelInfo,
+	event.QueueSubscriberHeard:   slog.LevelInfo,
 	event.QueueQuorumLost:        slog.LevelWarn,
 	event.QueueQuorumRegained:    slog.LevelInfo,
 }

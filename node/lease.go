@@ -17,6 +17,7 @@ type lease struct {
 	id      uint64
 	msg     *message
 	sub     *subscription
+	granted time.Time
 	expires time.Time
 }
 
@@ -41,10 +42,12 @@ func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFo
 	for _, s := range o.subs {
 		if s.conn == conn {
 			s.window, s.leaseFor, s.reqID = window, leaseFor, reqID
+			o.heardFrom(conn)
 			return
 		}
 	}
-	o.subs = append(o.subs, &subscription{conn: conn, reqID: reqID, queue: o.r.name, window: window, leaseFor: leaseFor})
+	now := o.r.n.env.Now()
+	o.subs = append(o.subs, &subscription{conn: conn, reqID: reqID, queue: o.r.name, window: window, leaseFor: leaseFor, heard: now})
 }
 
 // pumpTurnMax bounds the deliveries one pump hands out; the rest go out
@@ -75,12 +78,13 @@ func (o *ownerState) pump() {
 		return
 	}
 	o.endHoldIfDue()
+	now := o.r.n.env.Now()
 	handed := 0
 	for {
 		progressed := false
 		for i := range o.subs {
 			s := o.subs[(o.rr+i)%len(o.subs)]
-			if uint32(len(s.leases)) >= s.window {
+			if s.room(now) == 0 {
 				continue
 			}
 			if handed == pumpTurnMax {
@@ -106,7 +110,8 @@ func (o *ownerState) pump() {
 func (o *ownerState) deliver(s *subscription, m *message) {
 	n := o.r.n
 	n.leaseSeq++
-	l := &lease{id: n.leaseSeq, msg: m, sub: s, expires: n.env.Now().Add(s.leaseFor)}
+	now := n.env.Now()
+	l := &lease{id: n.leaseSeq, msg: m, sub: s, granted: now, expires: now.Add(s.leaseFor)}
 	m.lease = l
 	m.attempts++
 	s.leases = append(s.leases, l)
@@ -152,13 +157,23 @@ func (o *ownerState) giveUp(l *lease) {
 	o.deadLetter(m)
 }
 
-// expireLeases gives up every lease that ran out.
+// expireLeases gives up every lease that ran out, and holds back the
+// subscriptions that let one run out in silence.
 func (o *ownerState) expireLeases(now time.Time) {
 	for _, s := range o.subs {
+		var latest time.Time
+		lapsed := false
 		for _, l := range slices.Clone(s.leases) {
 			if !now.Before(l.expires) {
+				lapsed = true
+				if l.granted.After(latest) {
+					latest = l.granted
+				}
 				o.giveUp(l)
 			}
+		}
+		if lapsed {
+			o.noteQuietLapse(s, latest, now)
 		}
 	}
 }

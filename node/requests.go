@@ -230,6 +230,7 @@ func (n *Node) onSettle(conn ConnID, m *wire.Settle) {
 	if o == nil {
 		return
 	}
+	o.heardFrom(conn)
 	msg, unsettled := o.state.messages[m.ID]
 	if !unsettled {
 		if index, ok := o.state.known.settleIndex(m.ID); ok && !m.Nack {
@@ -283,6 +284,7 @@ func (n *Node) onExtend(conn ConnID, m *wire.Extend) {
 	if o == nil {
 		return
 	}
+	o.heardFrom(conn)
 	now := n.env.Now()
 	msg, unsettled := o.state.messages[m.ID]
 	switch {

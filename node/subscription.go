@@ -13,4 +13,13 @@ type subscription struct {
 	window   uint32
 	leaseFor time.Duration
 	leases   []*lease
+	// heard is when the connection last spoke to this owner about the
+	// queue: a subscribe, settle, nack or extension.
+	heard time.Time
+	// quiet counts the times in a row its leases ran out with no word
+	// from the connection since they were handed out; above 0, the
+	// subscription is held back (quiet.go) until resumeAt, then takes one
+	// delivery at a time.
+	quiet    int
+	resumeAt time.Time
 }

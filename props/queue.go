@@ -191,6 +191,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	out = append(out, checkExclusiveDelivery(ix, ownerOnly)...)
 	out = append(out, checkDeliveryHandover(ix)...)
 	out = append(out, checkExtendedLeases(ix)...)
+	out = append(out, checkQuietSubscribers(ix)...)
 	out = append(out, checkDeadLetters(ix)...)
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkEpochDurability(h)...)

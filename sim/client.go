@@ -48,6 +48,11 @@ type clientProc struct {
 	subscribed map[string]bool
 	// acksLingering is set while a send of held acks is scheduled.
 	acksLingering bool
+	// downUntil is when a restarted client comes back: until then it
+	// subscribes to nothing, whatever retry or start was scheduled
+	// before. darkUntil is when the host of a vanished client comes
+	// back: until then the nodes hear nothing from it, not even a reset.
+	downUntil, darkUntil time.Duration
 	// cfg is the core's configuration, for a restart; gen counts restarts.
 	// Messages and timers of an earlier generation find the process gone.
 	cfg core.Config

@@ -123,7 +123,7 @@ func (c *clientProc) publishLoop() {
 }
 
 func (c *clientProc) subscribe(queue string) {
-	if c.quiet() || c.subscribed[queue] {
+	if c.quiet() || c.subscribed[queue] || c.w.now < c.downUntil {
 		return
 	}
 	wl := c.w.sc.Workload

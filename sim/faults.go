@@ -178,7 +178,9 @@ func (w *World) applyFault(f Fault) {
 	case FaultLossy:
 		w.makeLossy(p, f.Length)
 	case FaultRestartConsumer:
-		w.restartConsumer(f.Hit, f.Length)
+		w.restartConsumer(f.Hit, f.Length, false)
+	case FaultVanishConsumer:
+		w.restartConsumer(f.Hit, f.Length, true)
 	case FaultAddNode, FaultRemoveNode, FaultRebalance:
 		w.changeMembership(f)
 	case FaultRot:

@@ -227,6 +227,11 @@ type UnsubscribeTaken struct {
 type ClientRestart struct {
 	At     time.Duration
 	Client int
+	// Vanished is how long the client's host was gone, its connections
+	// closed without a word to the nodes; 0 for a process restart.
+	Vanished time.Duration
+	// Lease is the lease the client's subscriptions asked for.
+	Lease time.Duration
 }
 
 // ClockJump is one jump of a node's clock, by By (forward if positive).

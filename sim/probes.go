@@ -36,65 +36,67 @@ type Probe struct {
 
 // Probe names.
 const (
-	ProbeRecoveryTransferred  = "recovery-transferred"
-	ProbeRecoveryRetried      = "recovery-retried"
-	ProbeRecoveryAbandoned    = "recovery-abandoned"
-	ProbeCrashMidRecovery     = "crash-mid-recovery"
-	ProbeStaleOwnerFenced     = "stale-owner-fenced"
-	ProbePublishFenced        = "publish-answered-fenced"
-	ProbeUnknownDelivered     = "unknown-publish-delivered"
-	ProbeReplicaTruncated     = "replica-truncated"
-	ProbeRedeliveredNoNack    = "redelivered-without-nack"
-	ProbeSuspectedRunning     = "suspected-while-running"
-	ProbeVouchedRunning       = "vouched-while-running"
-	ProbeFlapDamped           = "flap-damped"
-	ProbeCrashAtBoundary      = "crash-at-boundary"
-	ProbeHaltedItself         = "node-halted-itself"
-	ProbeTornWrite            = "torn-write-at-crash"
-	ProbeSyncFailed           = "sync-failed"
-	ProbeNameOpFailed         = "name-op-failed"
-	ProbeReplicaDamaged       = "replica-fenced-damage"
-	ProbeReplicaReplaced      = "replica-replaced"
-	ProbeCompacted            = "log-compacted"
-	ProbeCheckpointSent       = "checkpoint-installed"
-	ProbeCheckpointRecovery   = "checkpoint-in-recovery"
-	ProbeDiskFull             = "disk-full"
-	ProbeDiskRoomAgain        = "disk-room-again"
-	ProbeFollowerFull         = "follower-disk-full"
-	ProbeDeadLettered         = "dead-lettered"
-	ProbeMoveAskedAgain       = "dead-letter-asked-again"
-	ProbeMoveResumed          = "dead-letter-resumed"
-	ProbeMoveRemembered       = "dead-letter-remembered"
-	ProbeHandoffDrained       = "handoff-drained"
-	ProbeHandoffUndrained     = "handoff-past-drain-bound"
-	ProbeHandoffAborted       = "handoff-aborted"
-	ProbeMemberAdded          = "member-added"
-	ProbeMemberPromoted       = "member-promoted"
-	ProbeMemberRemoved        = "member-removed"
-	ProbeMembershipRefused    = "membership-refused"
-	ProbeRebalanceDone        = "rebalance-done"
-	ProbePreparingReplaced    = "preparing-replaced"
-	ProbeRotFound             = "rot-found-running"
-	ProbeSyncStalled          = "sync-stalled"
-	ProbeOwnerWokeReplaced    = "owner-woke-replaced"
-	ProbeOwnerOutwaited       = "owner-outwaited"
-	ProbeOutwaitPublished     = "published-while-outwaiting"
-	ProbeStateDamaged         = "state-file-damaged"
-	ProbeSegmentCut           = "sealed-segment-cut"
-	ProbeLostDiskRejoined     = "lost-disk-rejoined"
-	ProbeLostDiskRefilled     = "lost-disk-refilled"
-	ProbeOwnerRested          = "owner-rested"
-	ProbeRestedOwnerWoke      = "rested-owner-woke"
-	ProbeCutReused            = "checkpoint-cut-reused"
-	ProbeCutRaised            = "checkpoint-cut-raised"
-	ProbeCommitLearned        = "commit-learned"
-	ProbeFiveReplicaRecovery  = "five-replica-recovery"
-	ProbeRestingOwnerIsolated = "resting-owner-isolated"
-	ProbeRestingOwnerCutOff   = "resting-owner-cut-off"
-	ProbeRestartReadFailed    = "restart-read-failed"
-	ProbeStackLossArmed       = "stack-loss-armed"
-	ProbeStackLossOwnerBroken = "stack-loss-owner-broken"
-	ProbePriorSwappedBack     = "prior-swapped-back"
+	ProbeRecoveryTransferred   = "recovery-transferred"
+	ProbeRecoveryRetried       = "recovery-retried"
+	ProbeRecoveryAbandoned     = "recovery-abandoned"
+	ProbeCrashMidRecovery      = "crash-mid-recovery"
+	ProbeStaleOwnerFenced      = "stale-owner-fenced"
+	ProbePublishFenced         = "publish-answered-fenced"
+	ProbeUnknownDelivered      = "unknown-publish-delivered"
+	ProbeReplicaTruncated      = "replica-truncated"
+	ProbeRedeliveredNoNack     = "redelivered-without-nack"
+	ProbeSuspectedRunning      = "suspected-while-running"
+	ProbeVouchedRunning        = "vouched-while-running"
+	ProbeFlapDamped            = "flap-damped"
+	ProbeCrashAtBoundary       = "crash-at-boundary"
+	ProbeHaltedItself          = "node-halted-itself"
+	ProbeTornWrite             = "torn-write-at-crash"
+	ProbeSyncFailed            = "sync-failed"
+	ProbeNameOpFailed          = "name-op-failed"
+	ProbeReplicaDamaged        = "replica-fenced-damage"
+	ProbeReplicaReplaced       = "replica-replaced"
+	ProbeCompacted             = "log-compacted"
+	ProbeCheckpointSent        = "checkpoint-installed"
+	ProbeCheckpointRecovery    = "checkpoint-in-recovery"
+	ProbeDiskFull              = "disk-full"
+	ProbeDiskRoomAgain         = "disk-room-again"
+	ProbeFollowerFull          = "follower-disk-full"
+	ProbeDeadLettered          = "dead-lettered"
+	ProbeMoveAskedAgain        = "dead-letter-asked-again"
+	ProbeMoveResumed           = "dead-letter-resumed"
+	ProbeMoveRemembered        = "dead-letter-remembered"
+	ProbeHandoffDrained        = "handoff-drained"
+	ProbeHandoffUndrained      = "handoff-past-drain-bound"
+	ProbeHandoffAborted        = "handoff-aborted"
+	ProbeMemberAdded           = "member-added"
+	ProbeMemberPromoted        = "member-promoted"
+	ProbeMemberRemoved         = "member-removed"
+	ProbeMembershipRefused     = "membership-refused"
+	ProbeRebalanceDone         = "rebalance-done"
+	ProbePreparingReplaced     = "preparing-replaced"
+	ProbeRotFound              = "rot-found-running"
+	ProbeSyncStalled           = "sync-stalled"
+	ProbeOwnerWokeReplaced     = "owner-woke-replaced"
+	ProbeOwnerOutwaited        = "owner-outwaited"
+	ProbeOutwaitPublished      = "published-while-outwaiting"
+	ProbeStateDamaged          = "state-file-damaged"
+	ProbeSegmentCut            = "sealed-segment-cut"
+	ProbeLostDiskRejoined      = "lost-disk-rejoined"
+	ProbeLostDiskRefilled      = "lost-disk-refilled"
+	ProbeOwnerRested           = "owner-rested"
+	ProbeRestedOwnerWoke       = "rested-owner-woke"
+	ProbeCutReused             = "checkpoint-cut-reused"
+	ProbeCutRaised             = "checkpoint-cut-raised"
+	ProbeCommitLearned         = "commit-learned"
+	ProbeFiveReplicaRecovery   = "five-replica-recovery"
+	ProbeRestingOwnerIsolated  = "resting-owner-isolated"
+	ProbeRestingOwnerCutOff    = "resting-owner-cut-off"
+	ProbeRestartReadFailed     = "restart-read-failed"
+	ProbeStackLossArmed        = "stack-loss-armed"
+	ProbeStackLossOwnerBroken  = "stack-loss-owner-broken"
+	ProbePriorSwappedBack      = "prior-swapped-back"
+	ProbeQuietSubscriberPaused = "quiet-subscriber-paused"
+	ProbeQuietSubscriberHeard  = "quiet-subscriber-heard"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -158,6 +160,8 @@ var Probes = []Probe{
 	{ProbeStackLossArmed, "a stack-loss fault crashed both followers of an all-policy queue its owner served on three replicas"},
 	{ProbeStackLossOwnerBroken, "a stack-loss fault saw both followers swapped out of a pending replacement and broke the owner's replica, the one prior member left in the set"},
 	{ProbePriorSwappedBack, "a metadata leader swapped a prior member back into a pending replacement no member of both sets could lead, to lead its recovery (meta.plan-recovery naming the member meta.plan-replace swapped in)"},
+	{ProbeQuietSubscriberPaused, "an owner paused a subscription whose leases ran out unanswered twice in a row (queue.subscriber-quiet with quiet > 1)"},
+	{ProbeQuietSubscriberHeard, "a held-back subscription's connection spoke again and took its whole window back (queue.subscriber-heard)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -386,6 +390,12 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeFollowerFull]++
 	case event.QueueDeadLetter:
 		c.probes[ProbeDeadLettered]++
+	case event.QueueSubscriberQuiet:
+		if e.Quiet() > 1 {
+			c.probes[ProbeQuietSubscriberPaused]++
+		}
+	case event.QueueSubscriberHeard:
+		c.probes[ProbeQuietSubscriberHeard]++
 	case event.QueueMoveRemembered:
 		c.probes[ProbeMoveRemembered]++
 	case event.QueueHandoffProposed:

@@ -9,8 +9,9 @@ import (
 )
 
 // restartConsumer restarts workload consumer number hit (from 1, modulo
-// the consumers there are; probes are left alone).
-func (w *World) restartConsumer(hit int, down time.Duration) {
+// the consumers there are; probes are left alone), or with vanish takes
+// its host away for down.
+func (w *World) restartConsumer(hit int, down time.Duration, vanish bool) {
 	var consumers []*clientProc
 	for _, c := range w.clients {
 		if c.consumer && !c.probe {
@@ -20,17 +21,29 @@ func (w *World) restartConsumer(hit int, down time.Duration) {
 	if len(consumers) == 0 || hit < 1 {
 		return
 	}
-	consumers[(hit-1)%len(consumers)].restart(down)
+	c := consumers[(hit-1)%len(consumers)]
+	if c.darkUntil > w.now {
+		return // its host is gone: there is nothing to restart until it is back
+	}
+	c.restart(down, vanish)
 }
 
 // restart ends this client as a killed process ends: its connections
 // close, so the nodes hand back what it leased, and everything it was
 // doing is forgotten (its operations in flight stay pending in the
 // history: their outcome is unknown). After down a new client, with no
-// owner cached, subscribes to every queue again.
-func (c *clientProc) restart(down time.Duration) {
-	c.tracef("restart down=%v", down)
-	c.w.hist.ClientRestarts = append(c.w.hist.ClientRestarts, ClientRestart{At: c.w.now, Client: c.index})
+// owner cached, subscribes to every queue again. With vanish the host
+// goes with it: its connections close without a word to the nodes, which
+// hear of it only from the reset a write meets once the host is back.
+func (c *clientProc) restart(down time.Duration, vanish bool) {
+	c.tracef("restart down=%v vanish=%v", down, vanish)
+	rs := ClientRestart{At: c.w.now, Client: c.index, Lease: c.w.sc.Workload.Lease}
+	if vanish {
+		rs.Vanished = down
+		c.darkUntil = c.w.now + down
+	}
+	c.w.hist.ClientRestarts = append(c.w.hist.ClientRestarts, rs)
+	c.downUntil = c.w.now + down
 	c.w.closeClientConns(c)
 	c.gen++
 	c.core = core.New(c.cfg, newStream(c.w.sc.Seed, streamWorkload, uint64(c.index), 1, c.gen))
@@ -74,7 +87,7 @@ func (w *World) closeClientConns(c *clientProc) {
 			delete(w.conns, id)
 			continue
 		}
-		if w.net.Blocked(c.addr, netsim.Addr(p.id)) {
+		if c.darkUntil > w.now || w.net.Blocked(c.addr, netsim.Addr(p.id)) {
 			w.conns[id].closed = true
 			continue
 		}
@@ -98,7 +111,7 @@ func (w *World) resetClientConn(p *process, id node.ConnID, after time.Duration)
 // after the write.
 func (w *World) noteWriteToClosed(p *process, id node.ConnID, cn *conn) {
 	addr := cn.client.addr
-	if cn.resetDue || w.net.Blocked(netsim.Addr(p.id), addr) || w.net.Blocked(addr, netsim.Addr(p.id)) {
+	if cn.resetDue || cn.client.darkUntil > w.now || w.net.Blocked(netsim.Addr(p.id), addr) || w.net.Blocked(addr, netsim.Addr(p.id)) {
 		return
 	}
 	cn.resetDue = true

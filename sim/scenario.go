@@ -348,6 +348,14 @@ const (
 	// replica. Drawn from a stream of its own for five-node scenarios
 	// with such a queue, no long outage and no other broken replica.
 	FaultStackLoss
+	// FaultVanishConsumer takes consumer number Hit's host away for
+	// Length, as a power cut would: nothing it sent before is answered,
+	// and no node hears that its connections closed until one writes to
+	// it once the host is back (its kernel then answers with a reset).
+	// Meanwhile the nodes keep its subscriptions, as a real node does
+	// until its client idle timeout. Drawn from a stream of its own
+	// (vanish.go).
+	FaultVanishConsumer
 	faultKinds
 )
 
@@ -355,7 +363,7 @@ var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
 	"stall", "pause-owner", "damage-state", "truncate", "lose-disk", "isolate-resting-owner", "restart-eio",
-	"stack-loss"}
+	"stack-loss", "vanish-consumer"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -401,7 +409,7 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" files=%s for=%v", readClass(f.Hit), f.Length)
 	case FaultSetDetection:
 		s = fmt.Sprintf("at=%v %s mode=%d", f.At, f.Kind, f.Hit)
-	case FaultRestartConsumer:
+	case FaultRestartConsumer, FaultVanishConsumer:
 		s = fmt.Sprintf("at=%v %s consumer=%d for=%v", f.At, f.Kind, f.Hit, f.Length)
 	case FaultAddNode, FaultRemoveNode:
 	case FaultRebalance:
@@ -485,7 +493,8 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.Moves = drawMoves(seed)
 		drawDeadLetterChanges(seed, sc.Workload)
 		lost := drawLostDisk(&sc, outage)
-		if drawStackLoss(&sc, outage) || lost {
+		vanish := drawVanishConsumer(&sc)
+		if drawStackLoss(&sc, outage) || lost || vanish {
 			slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 		}
 	}
@@ -686,7 +695,8 @@ func (f Fault) Normalized() Fault {
 	usesNode, usesLength := true, true
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
-		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner, FaultIsolateRestingOwner, FaultStackLoss:
+		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner, FaultIsolateRestingOwner, FaultStackLoss,
+		FaultVanishConsumer:
 		usesNode = false
 	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false
@@ -712,7 +722,7 @@ func (f Fault) Normalized() Fault {
 		f.Boundary = ""
 	}
 	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultLoseWrites && f.Kind != FaultMisdirect &&
-		f.Kind != FaultRestartConsumer && f.Kind != FaultRestartEIO {
+		f.Kind != FaultRestartConsumer && f.Kind != FaultRestartEIO && f.Kind != FaultVanishConsumer {
 		f.Hit = 0
 	}
 	return f

@@ -199,6 +199,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultLoseWrites:       {aimNode, []string{"frames", "for"}},
 	FaultMisdirect:        {aimNode, []string{"frames", "for"}},
 	FaultRestartConsumer:  {aimNone, []string{"consumer", "for"}},
+	FaultVanishConsumer:   {aimNone, []string{"consumer", "for"}},
 	FaultIsolateOwner:     {aimNone, []string{"for"}},
 	FaultStop:             {aimNode, []string{"for"}},
 	FaultAddNode:          {aimNode, nil},

@@ -61,6 +61,13 @@ func drawStackLoss(sc *Scenario, outage bool) bool {
 	// that costs the metadata its quorum, ends the story before it
 	// reaches the swap-back. Its noise (latency, loss, disk errors) stays.
 	end := at + stackLossPatience + length
+	// A plan of membership changes holds only whole: spares join in ID
+	// order, and removals count on the members added before them. So one
+	// of its changes inside the story's time drops the plan.
+	membership := func(f Fault) bool { return f.Kind == FaultAddNode || f.Kind == FaultRemoveNode }
+	if slices.ContainsFunc(sc.Faults, func(f Fault) bool { return membership(f) && f.At >= at && f.At < end }) {
+		sc.Faults = slices.DeleteFunc(sc.Faults, membership)
+	}
 	sc.Faults = slices.DeleteFunc(sc.Faults, func(f Fault) bool { return f.At >= at && f.At < end })
 	sc.Faults = append(sc.Faults, Fault{At: at, Kind: FaultStackLoss, Length: length})
 	return true

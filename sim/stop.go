@@ -43,7 +43,7 @@ func mixedPool() []FaultKind {
 		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode || k == FaultRebalance ||
 			k == FaultDamage || k == FaultRot || k == FaultStall || k == FaultPauseOwner || k == FaultDamageState ||
 			k == FaultTruncate || k == FaultLoseDisk || k == FaultIsolateRestingOwner || k == FaultRestartEIO ||
-			k == FaultStackLoss
+			k == FaultStackLoss || k == FaultVanishConsumer
 	})
 }
 
