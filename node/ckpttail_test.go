@@ -62,6 +62,12 @@ func TestARecordTailKeepsConsecutiveRecordsWithinItsBounds(t *testing.T) {
 	if _, ok := tail.after(19, 100, 100); ok {
 		t.Fatal("the tail claims the record at 20, past its last")
 	}
+	if recs, ok := tail.after(12, 12, 100); ok || recs != nil {
+		t.Fatalf("after 12 through 12, an empty range: %d records (%v), want none and false", len(recs), ok)
+	}
+	if recs, ok := tail.after(12, 100, 0); ok || recs != nil {
+		t.Fatalf("after 12, at most 0: %d records (%v), want none and false", len(recs), ok)
+	}
 	tail.dropThrough(14)
 	if tail.first != 15 || len(tail.recs) != 5 {
 		t.Fatalf("after dropping through 14 the tail holds %d from %d, want 5 from 15", len(tail.recs), tail.first)

@@ -114,28 +114,41 @@ func TestAQuietWindowTakesSmallBlocks(t *testing.T) {
 // and its checkpoint base), keep them in the same blocks, and that each
 // still reads its own entries as a slice would.
 func TestCopiedWindowListsShareTheirBlocks(t *testing.T) {
+	// A base lags its owner's serving state by a tick's records, a few
+	// thousand entries; a copy may lag further, by fewer blocks than the
+	// share files.
+	for _, lagBy := range []int{3000, 3*windowBlockLen + 100} {
+		checkLaggingCopyShares(t, lagBy)
+	}
+}
+
+// checkLaggingCopyShares pushes the same entries into a list and, lagBy
+// entries behind, into its copy, and checks that the copy holds the same
+// entries in the blocks its original made.
+func checkLaggingCopyShares(t *testing.T, lagBy int) {
+	t.Helper()
 	var lead windowList
 	for i := range 1000 {
 		lead.push(newRecentID(wire.MessageID{Producer: 1, Seq: uint64(i)}, uint64(i+1), int64(i), false))
 	}
 	lag := lead.clone()
 	var model []recentID
-	for i := 1000; i < 5*windowBlockLen; i++ {
+	for i := 1000; i < 10*windowBlockLen; i++ {
 		e := newRecentID(wire.MessageID{Producer: 1, Seq: uint64(i)}, uint64(i+1), int64(i), i%2 == 1)
 		model = append(model, e)
 		lead.push(e)
-		if len(model) > 3000 { // the base lags by 3,000 entries
-			lag.push(model[len(model)-3001])
+		if len(model) > lagBy {
+			lag.push(model[len(model)-lagBy-1])
 		}
-		if lead.len() > 2*windowBlockLen {
+		if lead.len() > lagBy+2*windowBlockLen {
 			lead.popFront()
 		}
 	}
-	for _, e := range model[len(model)-3000:] {
+	for _, e := range model[len(model)-lagBy:] {
 		lag.push(e)
 	}
 	if !slices.Equal(lead.slice(), lag.slice()[lag.len()-lead.len():]) {
-		t.Fatal("the lagging copy holds other entries than its original")
+		t.Fatalf("lagging by %d: the copy holds other entries than its original", lagBy)
 	}
 	blocks := make(map[*windowBlock]bool)
 	for _, b := range lead.blocks {
@@ -143,7 +156,7 @@ func TestCopiedWindowListsShareTheirBlocks(t *testing.T) {
 	}
 	for _, b := range lag.blocks[len(lag.blocks)-len(lead.blocks):] {
 		if !blocks[b] {
-			t.Fatalf("the copy keeps its own block for the entries from %d", b.start)
+			t.Fatalf("lagging by %d: the copy keeps its own block for the entries from %d", lagBy, b.start)
 		}
 	}
 }
