@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/client"
+	"github.com/cairnmq/cairn/event"
 )
 
 // TestAStuckConsumerIsHeldBackWhileAnotherDrains runs two consumers of
@@ -69,7 +70,7 @@ func TestAStuckConsumerIsHeldBackWhileAnotherDrains(t *testing.T) {
 	if extra > leases {
 		t.Fatalf("the stuck consumer was handed %d deliveries past its first window in %d leases' time", extra, leases)
 	}
-	if !tn.logsMention("queue.subscriber-quiet", "q=jobs") {
+	if !tn.logsMention(string(event.QueueSubscriberQuiet), "q=jobs") {
 		t.Fatal("the node did not log that it held the stuck subscription back")
 	}
 }
