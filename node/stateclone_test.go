@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -186,5 +187,27 @@ func BenchmarkFillMapsStep(b *testing.B) {
 			b.StartTimer()
 		}
 		c.fillMaps(fillStepEntries)
+	}
+}
+
+// BenchmarkCloneBacklog measures the copy a new owner makes of the state
+// it serves from, to keep as the base of its next checkpoint, in the
+// handler that installs it: linear in the backlog (each live message is
+// copied, sorted by index and put in the copy's map and ready queue).
+func BenchmarkCloneBacklog(b *testing.B) {
+	for _, backlog := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(backlog), func(b *testing.B) {
+			s := builderState("orders")
+			s.apply(1, record{typ: recordEpochMark, at: 1, window: int64(2 * time.Minute)})
+			payload := make([]byte, 1024)
+			for i := range backlog {
+				s.apply(uint64(i+2), record{typ: recordPublish, id: wire.MessageID{Producer: 1, Seq: uint64(i)}, at: int64(i + 2), payload: payload})
+			}
+			for b.Loop() {
+				if c := s.clone(); len(c.messages) != backlog {
+					b.Fatalf("the copy holds %d messages, want %d", len(c.messages), backlog)
+				}
+			}
+		})
 	}
 }
