@@ -129,7 +129,7 @@ func queueStatus(v node.QueueView) status.Queue {
 		q.Followers = append(q.Followers, status.Follower{Node: uint32(f.Node), Acked: f.Acked})
 	}
 	if d := v.Depth; d.Known {
-		q.Depth = &status.Depth{Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed, DeadLettering: d.DeadLettering, Consumers: d.Consumers}
+		q.Depth = &status.Depth{Ready: d.Ready, Leased: d.Leased, Delayed: d.Delayed, DeadLettering: d.DeadLettering, Consumers: d.Consumers, HeldBack: d.HeldBack}
 	}
 	return q
 }

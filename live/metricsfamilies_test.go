@@ -34,6 +34,7 @@ var nodeFamilies = map[string]exportedFamily{
 	// Per queue.
 	"cairn_queue_messages":               {typ: dto.MetricType_GAUGE},
 	"cairn_queue_consumers":              {typ: dto.MetricType_GAUGE},
+	"cairn_queue_consumers_held_back":    {typ: dto.MetricType_GAUGE},
 	"cairn_queue_replica_lag_records":    {typ: dto.MetricType_GAUGE},
 	"cairn_queue_retained_bytes":         {typ: dto.MetricType_GAUGE},
 	"cairn_queue_log_segments":           {typ: dto.MetricType_GAUGE},

@@ -56,6 +56,9 @@ var (
 		[]string{"queue", "state"}, nil)
 	consumersDesc = prometheus.NewDesc("cairn_queue_consumers",
 		"Subscriptions the owner serves (serving owner only).", []string{"queue"}, nil)
+	heldBackDesc = prometheus.NewDesc("cairn_queue_consumers_held_back",
+		"Subscriptions the owner holds back because their leases ran out with no word from their consumers (serving owner only).",
+		[]string{"queue"}, nil)
 	replicaLagDesc = prometheus.NewDesc("cairn_queue_replica_lag_records",
 		"Records of the owner's log a replica has not acknowledged durable (owner or recovering candidate only).",
 		[]string{"queue", "replica"}, nil)
@@ -99,7 +102,7 @@ const queueScrapeWait = time.Second
 // event instruments.
 func newQueueCollector(r *Runtime) *queueCollector {
 	c := &queueCollector{r: r, eventDescs: eventDescs(),
-		ownerDescs: []*prometheus.Desc{messagesDesc, consumersDesc, replicaLagDesc},
+		ownerDescs: []*prometheus.Desc{messagesDesc, consumersDesc, heldBackDesc, replicaLagDesc},
 		metaDescs:  []*prometheus.Desc{metaRoleDesc, metaTermDesc, metaCommitDesc, metaAppliedDesc}}
 	for _, g := range queueGauges {
 		c.descs = append(c.descs, prometheus.NewDesc(g.name, g.help, []string{"queue"}, nil))
@@ -167,6 +170,7 @@ func (c *queueCollector) collectQueue(ch chan<- prometheus.Metric, q status.Queu
 			ch <- prometheus.MustNewConstMetric(messagesDesc, prometheus.GaugeValue, float64(v), q.Name, depthStates[i])
 		}
 		ch <- prometheus.MustNewConstMetric(consumersDesc, prometheus.GaugeValue, float64(d.Consumers), q.Name)
+		ch <- prometheus.MustNewConstMetric(heldBackDesc, prometheus.GaugeValue, float64(d.HeldBack), q.Name)
 	}
 	for _, f := range q.Followers {
 		ch <- prometheus.MustNewConstMetric(replicaLagDesc, prometheus.GaugeValue, float64(f.Lag(q.LastIndex)),

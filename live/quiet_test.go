@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnmq/cairn/client"
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/live/status"
 )
 
 // TestAStuckConsumerIsHeldBackWhileAnotherDrains runs two consumers of
@@ -72,5 +73,22 @@ func TestAStuckConsumerIsHeldBackWhileAnotherDrains(t *testing.T) {
 	}
 	if !tn.logsMention(string(event.QueueSubscriberQuiet), "q=jobs") {
 		t.Fatal("the node did not log that it held the stuck subscription back")
+	}
+	st, err := status.FetchAuth(ctx, tn.HTTPAddr(), status.Auth{Secret: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var depth *status.Depth
+	for _, q := range st.Queues {
+		if q.Name == "jobs" {
+			depth = q.Depth
+		}
+	}
+	if depth == nil || depth.Consumers != 2 || depth.HeldBack != 1 {
+		t.Fatalf("/status shows the queue's depth as %+v, want 2 consumers, 1 held back", depth)
+	}
+	held := labelled(scrapeFamilies(t, tn.HTTPAddr())["cairn_queue_consumers_held_back"], "queue=jobs")
+	if held == nil || held.GetGauge().GetValue() != 1 {
+		t.Fatalf("/metrics shows %v consumers held back, want 1", held)
 	}
 }

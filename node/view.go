@@ -114,8 +114,10 @@ type QueueDepth struct {
 	// limit and wait for their dead-letter queue to confirm it holds
 	// them; they count in the backlog too.
 	DeadLettering int
-	// Consumers counts the subscriptions the owner serves.
-	Consumers int
+	// Consumers counts the subscriptions the owner serves; HeldBack how
+	// many of them it holds back because their leases ran out with no
+	// word from their consumers (quiet.go).
+	Consumers, HeldBack int
 }
 
 // Queues lists every queue the metadata names or this node holds a
@@ -234,6 +236,9 @@ func (o *ownerState) depth() QueueDepth {
 	d := QueueDepth{Known: true, Delayed: len(o.state.delayed), Consumers: len(o.subs)}
 	for _, s := range o.subs {
 		d.Leased += len(s.leases)
+		if s.quiet > 0 {
+			d.HeldBack++
+		}
 	}
 	settling := o.settlingCount()
 	d.DeadLettering = o.state.dead

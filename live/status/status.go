@@ -249,13 +249,15 @@ type Traffic struct {
 // ones wait for a subscriber, Leased ones are out under a lease, Delayed
 // ones wait for their delay, DeadLettering ones used up their delivery
 // limit and are moving to the dead-letter queue. Consumers counts the
-// owner's subscriptions.
+// owner's subscriptions, HeldBack those it holds back because their
+// leases ran out with no word from their consumers.
 type Depth struct {
 	Ready         int `json:"ready"`
 	Leased        int `json:"leased"`
 	Delayed       int `json:"delayed"`
 	DeadLettering int `json:"dead_lettering,omitempty"`
 	Consumers     int `json:"consumers"`
+	HeldBack      int `json:"consumers_held_back,omitempty"`
 }
 
 // Backlog is every unsettled message, whatever it waits for.
