@@ -10,43 +10,51 @@ import (
 	"github.com/cairnmq/cairn/sim"
 )
 
-// quietGraceLeases and quietGraceSlack bound how long after a consumer's
-// host vanished its owner may still fill the subscription's window: the
-// leases it held may have been extended (by up to three and a half leases,
-// the workload's longest) by a request still on its way, the messages
-// they let go may go out to it once more in full, and those must run out
-// unanswered before the owner knows the consumer is quiet.
-const (
-	quietGraceLeases = 5
-	quietGraceSlack  = 500 * time.Millisecond
-)
+// quietWordsLate bounds how long after a consumer's host vanished a
+// request it sent before may still reach a node (the network's slowest
+// tail and a latency spike): a word that arrives gives the subscription
+// its window back.
+const quietWordsLate = time.Second
+
+// quietTickSlack is the owner's tick, by which it finds a lapsed lease
+// late.
+const quietTickSlack = 100 * time.Millisecond
 
 // checkQuietSubscribers: a consumer whose host vanished (its connections
 // closed without a word to the nodes, sim.FaultVanishConsumer) is held
 // back once its leases run out unanswered, so that the messages do not
-// wait lease after lease for no one: from a grace after the host vanished
-// until it is back, each owner sends the dead connection at most one
-// delivery at a time, a lease apart, and from the second unanswered one
-// on a pause of at least a lease more. So no four of its deliveries of
-// one queue by one owner fall within two leases; one pair closer than a
-// lease is allowed, for a delivery an owner gave back itself (a recovery
-// starting) and handed out again at once. Sends are the simulator's
-// ground truth.
+// wait lease after lease for no one. An owner cannot know before a lease
+// it granted after the consumer's last word runs out: so from a lease
+// after the first delivery it sends the dead connection once every word
+// the consumer sent has arrived, until the host is back, each owner sends
+// it at most one delivery at a time, a lease apart, and from the second
+// unanswered one on a pause of at least a lease more. So no four of its
+// deliveries of one queue by one owner fall within two leases; one pair
+// closer than a lease is allowed, for a delivery an owner gave back
+// itself (a recovery starting) and handed out again at once. Sends are
+// the simulator's ground truth.
 func checkQuietSubscribers(ix *index) []sim.Violation {
 	var out []sim.Violation
 	for _, r := range ix.h.ClientRestarts {
 		if r.Vanished == 0 || r.Lease <= 0 {
 			continue
 		}
-		from, to := r.At+quietGraceLeases*r.Lease+quietGraceSlack, r.At+r.Vanished
+		heard, to := r.At+quietWordsLate, r.At+r.Vanished
 		type feed struct {
 			queue string
 			owner node.NodeID
 		}
 		sent := make(map[feed][]time.Duration)
+		from := make(map[feed]time.Duration) // a lease after the feed's first silent delivery
 		for _, s := range ix.h.Sends {
-			if s.Client == r.Client && s.Sent.At >= from && s.Sent.At < to {
-				k := feed{s.Queue, s.From}
+			if s.Client != r.Client || s.Sent.At < heard || s.Sent.At >= to {
+				continue
+			}
+			k := feed{s.Queue, s.From}
+			if _, ok := from[k]; !ok {
+				from[k] = s.Sent.At + r.Lease + quietTickSlack
+			}
+			if s.Sent.At >= from[k] {
 				sent[k] = append(sent[k], s.Sent.At)
 			}
 		}
