@@ -38,13 +38,13 @@ func TestAStuckConsumerIsHeldBackWhileAnotherDrains(t *testing.T) {
 	_, err := stuck.Subscribe(ctx, "jobs", func(ctx context.Context, d *client.Delivery) {
 		stuckGot.Add(1)
 		<-release // never acks, nacks or extends
-	}, client.WithWindow(window), client.WithLease(lease), client.WithConcurrency(messages))
+	}, client.WithWindow(window), client.WithLease(lease), client.WithConcurrency(4*messages))
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the stuck consumer's window", func() bool { return stuckGot.Load() == window })
 
-	acked := make(chan struct{}, messages)
+	acked := make(chan struct{}, 9*messages)
 	_, err = live.Subscribe(ctx, "jobs", func(ctx context.Context, d *client.Delivery) {
 		if err := d.Ack(ctx); err == nil {
 			acked <- struct{}{}
@@ -70,6 +70,31 @@ func TestAStuckConsumerIsHeldBackWhileAnotherDrains(t *testing.T) {
 	t.Logf("drained %d messages in %v; the stuck consumer was handed %d past its first window", messages, took.Round(time.Millisecond), extra)
 	if extra > leases {
 		t.Fatalf("the stuck consumer was handed %d deliveries past its first window in %d leases' time", extra, leases)
+	}
+	// The stuck consumer's client still confirms its subscription every
+	// two seconds; that is no word about its deliveries, and it stays
+	// held back while more messages come in over a few seconds.
+	before, began := stuckGot.Load(), time.Now()
+	for round := range 8 {
+		for i := range window {
+			if _, err := live.Publish(ctx, "jobs", fmt.Appendf(nil, "more %d.%d", round, i)); err != nil {
+				t.Fatalf("publish: %v", err)
+			}
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+	for i := range 8 * window {
+		select {
+		case <-acked:
+		case <-ctx.Done():
+			t.Fatalf("the live consumer acked %d of %d more messages", i, 8*window)
+		}
+	}
+	took = time.Since(began)
+	extra, leases = stuckGot.Load()-before, int64(took/lease)+1
+	t.Logf("then %d more in %v; the stuck consumer was handed %d of them", 8*window, took.Round(time.Millisecond), extra)
+	if extra > leases {
+		t.Fatalf("over %v the stuck consumer was handed %d more deliveries, more than one a lease", took, extra)
 	}
 	if !tn.logsMention(string(event.QueueSubscriberQuiet), "q=jobs") {
 		t.Fatal("the node did not log that it held the stuck subscription back")

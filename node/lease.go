@@ -41,8 +41,11 @@ func firstLease(process uint64) uint64 {
 func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFor time.Duration) {
 	for _, s := range o.subs {
 		if s.conn == conn {
+			// A subscribe again on the same connection (the client
+			// confirms its subscription every few seconds) is not a word
+			// about the deliveries: a consumer whose handlers are stuck
+			// still sends it, and stays held back.
 			s.window, s.leaseFor, s.reqID = window, leaseFor, reqID
-			o.heardFrom(conn)
 			return
 		}
 	}

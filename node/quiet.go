@@ -15,8 +15,9 @@ import (
 // part of the queue waited lease after lease for no one.
 //
 // So a subscription whose leases run out while its connection has said
-// nothing about the queue since they were handed out (no settle, nack,
-// extension or subscribe) is held back: it takes one delivery at a time,
+// nothing about them since they were handed out (no settle, nack or
+// extension; a client's periodic subscribe again does not count) is held
+// back: it takes one delivery at a time,
 // and each further lease that runs out unanswered keeps it from taking
 // any for a pause, one lease long at first and doubling each time, up to
 // quietPauseSteps doublings. The first word from the connection ends it.

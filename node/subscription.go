@@ -14,7 +14,8 @@ type subscription struct {
 	leaseFor time.Duration
 	leases   []*lease
 	// heard is when the connection last spoke to this owner about the
-	// queue: a subscribe, settle, nack or extension.
+	// queue's deliveries: its first subscribe, a settle, nack or
+	// extension.
 	heard time.Time
 	// quiet counts the times in a row its leases ran out with no word
 	// from the connection since they were handed out; above 0, the

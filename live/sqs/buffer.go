@@ -39,10 +39,13 @@ type buffer struct {
 	wake    chan struct{}
 }
 
-// arrival is a delivery waiting in a buffer.
+// arrival is a delivery waiting in a buffer. One taken from another
+// buffer of the queue keeps that buffer as its holder, whose
+// subscription holds its lease.
 type arrival struct {
-	d  *client.Delivery
-	at time.Time
+	d      *client.Delivery
+	at     time.Time
+	holder *buffer
 }
 
 // firstFillWait is how long a receive on a buffer just subscribed waits
@@ -68,9 +71,14 @@ func (b *ClusterBackend) Receive(ctx context.Context, queue string, limit int, v
 	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	look := time.NewTicker(siblingLook)
+	defer look.Stop()
 	var got []arrival
 	for {
 		got = append(got, buf.takeFresh(limit-len(got), visibility, b.nack)...)
+		if len(got) == 0 {
+			got = b.takeFromSiblings(ctx, buf, limit, visibility)
+		}
 		if len(got) == limit {
 			break
 		}
@@ -81,6 +89,7 @@ func (b *ClusterBackend) Receive(ctx context.Context, queue string, limit int, v
 		}
 		select {
 		case <-buf.wake:
+		case <-look.C:
 		case <-deadline.C:
 			return nil, nil
 		case <-ctx.Done():
@@ -90,6 +99,42 @@ func (b *ClusterBackend) Receive(ctx context.Context, queue string, limit int, v
 	return b.handOut(buf, got, visibility), nil
 }
 
+// siblingLook is how often a waiting receive looks into the queue's
+// buffers for other visibility timeouts.
+const siblingLook = 50 * time.Millisecond
+
+// takeFromSiblings takes, for a receive under visibility that found its
+// own buffer empty, deliveries waiting in the queue's buffers for other
+// visibility timeouts, and extends each lease to visibility from now.
+// Without it a message handed back (a visibility change to 0, a lease
+// that ran out) could go to the buffer of a visibility timeout nobody
+// receives with now, and wait there for a quarter of that timeout while
+// receives under another found the queue empty. A delivery whose
+// extension fails has lost its lease, and goes out again from its owner.
+func (b *ClusterBackend) takeFromSiblings(ctx context.Context, buf *buffer, limit int, visibility time.Duration) []arrival {
+	b.mu.Lock()
+	var siblings []*buffer
+	for key, other := range b.buffers {
+		if key.queue == buf.key.queue && other != buf {
+			siblings = append(siblings, other)
+		}
+	}
+	b.mu.Unlock()
+	var got []arrival
+	for _, other := range siblings {
+		for _, a := range other.takeFresh(limit-len(got), other.key.visibility, b.nack) {
+			if err := a.d.Extend(ctx, visibility); err != nil {
+				continue
+			}
+			got = append(got, arrival{d: a.d, at: time.Now(), holder: other})
+		}
+		if len(got) == limit {
+			break
+		}
+	}
+	return got
+}
+
 // handOut records deliveries as handed out and names each by a lease
 // token for its receipt handle.
 func (b *ClusterBackend) handOut(buf *buffer, got []arrival, visibility time.Duration) []Received {
@@ -97,9 +142,13 @@ func (b *ClusterBackend) handOut(buf *buffer, got []arrival, visibility time.Dur
 	defer b.mu.Unlock()
 	out := make([]Received, 0, len(got))
 	for _, a := range got {
+		holder := buf
+		if a.holder != nil {
+			holder = a.holder
+		}
 		b.lastLease++
-		b.leases[b.lastLease] = &handedOut{d: a.d, buf: buf, expires: a.at.Add(visibility)}
-		buf.outstanding++
+		b.leases[b.lastLease] = &handedOut{d: a.d, buf: holder, expires: a.at.Add(visibility)}
+		holder.outstanding++
 		out = append(out, Received{ID: MessageID{Producer: a.d.ID.Producer, Seq: a.d.ID.Seq}, Payload: a.d.Payload,
 			Lease: b.lastLease, Attempt: a.d.Attempt})
 	}

@@ -175,3 +175,52 @@ func TestReceiveAfterQueueRecreated(t *testing.T) {
 		t.Fatalf("after the queue was made again: %+v", got)
 	}
 }
+
+// TestAReceiveTakesWhatAnotherVisibilitysBufferHolds: a message that
+// went to the buffer of a visibility timeout nobody receives with any
+// more goes to a receive under another, with that receive's visibility,
+// rather than waiting there for a quarter of the first timeout.
+func TestAReceiveTakesWhatAnotherVisibilitysBufferHolds(t *testing.T) {
+	rt := oneNode(t)
+	b := backendFor(t, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A receive under 60 s subscribes that buffer and finds nothing.
+	if r, err := b.Receive(ctx, "jobs", 10, time.Minute, 0); err != nil || len(r) != 0 {
+		t.Fatalf("first receive: %+v, %v", r, err)
+	}
+	if _, err := b.Send(ctx, "jobs", []byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	other := b.existingBuffer(bufferKey{"jobs", time.Minute})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		other.mu.Lock()
+		n := len(other.waiting)
+		other.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the message never reached the buffer under 60 s")
+		}
+	}
+	began := time.Now()
+	got, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 5*time.Second)
+	if err != nil || len(got) != 1 || string(got[0].Payload) != "one" {
+		t.Fatalf("a receive under 2 s: %+v, %v", got, err)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Fatalf("the receive under 2 s took %v to find the message the other buffer held", took)
+	}
+	// Its lease is the receive's 2 s, not the other buffer's minute.
+	again, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 10*time.Second)
+	if err != nil || len(again) != 1 || again[0].ID != got[0].ID || again[0].Attempt != 2 {
+		t.Fatalf("after 2 s: %+v, %v", again, err)
+	}
+	if err := b.Delete(ctx, "jobs", again[0].Lease); err != nil {
+		t.Fatal(err)
+	}
+}
