@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
+	"github.com/cairnmq/cairn/wire"
 )
 
 // quietWordsLate bounds how long after a consumer's host vanished a
@@ -24,20 +25,26 @@ const quietTickSlack = 100 * time.Millisecond
 // closed without a word to the nodes, sim.FaultVanishConsumer) is held
 // back once its leases run out unanswered, so that the messages do not
 // wait lease after lease for no one. An owner cannot know before a lease
-// it granted after the consumer's last word runs out: so from a lease
-// after the first delivery it sends the dead connection once every word
-// the consumer sent has arrived, until the host is back, each owner sends
-// it at most one delivery at a time, a lease apart, and from the second
-// unanswered one on a pause of at least a lease more. So no four of its
-// deliveries of one queue by one owner fall within two leases; one pair
-// closer than a lease is allowed, for a delivery an owner gave back
-// itself (a recovery starting) and handed out again at once. Sends are
-// the simulator's ground truth.
+// it granted after the consumer's last word runs out, and a lease ended
+// otherwise (another consumer's ack of the message, a purge, the owner
+// stepping back or recovering) says nothing of the consumer. So the
+// check counts only deliveries whose leases surely ran out, from a lease
+// after the first of them sent once every word the consumer sent has
+// arrived, until the host is back: each owner then sends the dead
+// connection at most one such delivery at a time, a lease apart, and
+// from the second on a pause of at least a lease more. So no four of
+// them, of one queue by one owner, fall within two leases (one pair
+// closer than a lease is allowed, for a lease the check could not tell
+// ended early). Sends are the simulator's ground truth.
 func checkQuietSubscribers(ix *index) []sim.Violation {
 	var out []sim.Violation
+	var ends *leaseEnds
 	for _, r := range ix.h.ClientRestarts {
 		if r.Vanished == 0 || r.Lease <= 0 {
 			continue
+		}
+		if ends == nil {
+			ends = newLeaseEnds(ix)
 		}
 		heard, to := r.At+quietWordsLate, r.At+r.Vanished
 		type feed struct {
@@ -45,9 +52,10 @@ func checkQuietSubscribers(ix *index) []sim.Violation {
 			owner node.NodeID
 		}
 		sent := make(map[feed][]time.Duration)
-		from := make(map[feed]time.Duration) // a lease after the feed's first silent delivery
-		for _, s := range ix.h.Sends {
-			if s.Client != r.Client || s.Sent.At < heard || s.Sent.At >= to {
+		from := make(map[feed]time.Duration) // a lease after the feed's first lapsed delivery
+		for i := range ix.h.Sends {
+			s := &ix.h.Sends[i]
+			if s.Client != r.Client || s.Sent.At < heard || s.Sent.At >= to || !ends.lapsed(s, r.Lease) {
 				continue
 			}
 			k := feed{s.Queue, s.From}
@@ -77,4 +85,38 @@ func checkQuietSubscribers(ix *index) []sim.Violation {
 		}
 	}
 	return out
+}
+
+// leaseEnds is what else than a lapse may end a delivery's lease: an ack
+// of its message by any consumer (acks settle by ID), a purge of its
+// queue, or its owner stepping back or recovering.
+type leaseEnds struct {
+	ix     *index
+	acks   map[wire.MessageID][]time.Duration // when acks of each message were sent
+	purges map[string][]time.Duration         // when purges of each queue were sent
+}
+
+func newLeaseEnds(ix *index) *leaseEnds {
+	e := &leaseEnds{ix: ix, acks: make(map[wire.MessageID][]time.Duration), purges: make(map[string][]time.Duration)}
+	for _, op := range ix.h.Ops {
+		switch op.Kind {
+		case "ack":
+			e.acks[op.ID] = append(e.acks[op.ID], op.Invoked)
+		case "purge":
+			e.purges[op.Queue] = append(e.purges[op.Queue], op.Invoked)
+		}
+	}
+	return e
+}
+
+// lapsed reports whether the lease of delivery s, lease long, surely ran
+// out: nothing sent before it would have could have ended it sooner.
+func (e *leaseEnds) lapsed(s *sim.DeliveryRecord, lease time.Duration) bool {
+	end := s.Sent.At + lease
+	early := func(at time.Duration) bool { return at <= end }
+	if slices.ContainsFunc(e.acks[s.ID], early) ||
+		slices.ContainsFunc(e.purges[s.Queue], func(at time.Duration) bool { return at >= s.Sent.At-time.Second && at <= end }) {
+		return false
+	}
+	return !e.ix.ownerEventBetween(s.From, s.Queue, s.Sent.At, end)
 }
