@@ -17,15 +17,15 @@ import (
 // So a subscription whose leases run out while its connection has said
 // nothing about them since they were handed out (no settle, nack or
 // extension; a client's periodic subscribe again does not count) is held
-// back: it takes one delivery at a time,
-// and each further lease that runs out unanswered keeps it from taking
-// any for a pause, one lease long at first and doubling each time, up to
-// quietPauseSteps doublings. The first word from the connection ends it.
-// A consumer alive but too slow for its lease gets the same treatment,
-// which is what it needs: the messages it cannot take in time go to the
-// others. A live consumer that never answers because nothing reached it
-// waits at most one longest pause and a lease for its next delivery, so
-// no subscriber is held back for good.
+// back: it takes one delivery at a time, and each further lease that
+// runs out unanswered keeps it from taking any for a pause, one lease
+// long at first and doubling each time, up to quietPauseSteps doublings.
+// The first word from the connection ends it. A consumer alive but too
+// slow for its lease gets the same treatment, which is what it needs: the
+// messages it cannot take in time go to the others. A live consumer that
+// never answers because nothing reached it waits at most one longest
+// pause and a lease for its next delivery, so no subscriber is held back
+// for good.
 
 // quietPauseSteps is how many times the pause doubles from one lease.
 const quietPauseSteps = 3
@@ -71,9 +71,9 @@ func (o *ownerState) heardFrom(conn ConnID) {
 
 // noteQuietLapse holds s back after one or more of its leases ran out at
 // now, the newest of them handed out at latest, if its connection said
-// nothing since then. A consumer that spoke after it handled something
-// meanwhile and may yet settle the rest; one that did not let a whole
-// lease pass in silence.
+// nothing since then. A consumer that spoke since has handled something
+// and may yet settle the rest; one that did not let a whole lease pass in
+// silence.
 func (o *ownerState) noteQuietLapse(s *subscription, latest, now time.Time) {
 	if s.heard.After(latest) {
 		return
