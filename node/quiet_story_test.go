@@ -15,18 +15,9 @@ import (
 // host had died took a full window of messages every lease until the
 // client idle timeout closed its connection, minutes later.
 func TestAQuietSubscriberIsHeldBackUntilItSpeaks(t *testing.T) {
-	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
 	const consumer node.ConnID = 5
 	const lease = 100 * time.Millisecond
-	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 4, Lease: lease})
-	for i := range 4 {
-		c.request(owner, 1, &wire.Publish{ReqID: uint64(1 + i), Queue: "orders", ID: msgID(uint64(1 + i))})
-	}
-	c.settle()
-	if d := c.deliveries(consumer); len(d) != 4 {
-		t.Fatalf("the window's deliveries: %+v", d)
-	}
+	c, owner := windowFilled(t, consumer, 4, lease)
 
 	c.advance(lease + 20*time.Millisecond)
 	if d := c.deliveries(consumer); len(d) != 1 {
@@ -63,18 +54,9 @@ func TestAQuietSubscriberIsHeldBackUntilItSpeaks(t *testing.T) {
 // leases let go reach a consumer that answers, while the quiet one waits
 // out its pauses.
 func TestMessagesAQuietSubscriberLetGoReachALiveOne(t *testing.T) {
-	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
 	const quiet, live node.ConnID = 5, 6
 	const lease = 100 * time.Millisecond
-	c.request(owner, quiet, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 8, Lease: lease})
-	for i := range 8 {
-		c.request(owner, 1, &wire.Publish{ReqID: uint64(1 + i), Queue: "orders", ID: msgID(uint64(1 + i))})
-	}
-	c.settle()
-	if d := c.deliveries(quiet); len(d) != 8 {
-		t.Fatalf("the quiet consumer's window: %+v", d)
-	}
+	c, owner := windowFilled(t, quiet, 8, lease)
 	c.request(owner, live, &wire.Subscribe{ReqID: 11, Queue: "orders", Window: 8, Lease: lease})
 	c.settle()
 	acked := map[wire.MessageID]bool{}
@@ -94,4 +76,22 @@ func TestMessagesAQuietSubscriberLetGoReachALiveOne(t *testing.T) {
 	if took > 2 {
 		t.Fatalf("the quiet consumer took %d deliveries after its window ran out, want at most 2", took)
 	}
+}
+
+// windowFilled makes queue "orders", subscribes consumer with window and
+// lease, publishes window messages, and checks that they all went out to
+// it.
+func windowFilled(t *testing.T, consumer node.ConnID, window int, lease time.Duration) (*cluster, node.NodeID) {
+	t.Helper()
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.request(owner, consumer, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: uint32(window), Lease: lease})
+	for i := range window {
+		c.request(owner, 1, &wire.Publish{ReqID: uint64(1 + i), Queue: "orders", ID: msgID(uint64(1 + i))})
+	}
+	c.settle()
+	if d := c.deliveries(consumer); len(d) != window {
+		t.Fatalf("the consumer's window of %d: %d deliveries", window, len(d))
+	}
+	return c, owner
 }

@@ -67,13 +67,7 @@ func backendFor(t *testing.T, rt *live.Runtime) *ClusterBackend {
 // TestClusterBackend drives the backend against a real node: create,
 // send, a long poll, delete, a lapsed visibility timeout and a release.
 func TestClusterBackend(t *testing.T) {
-	rt := oneNode(t)
-	b := backendFor(t, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	b, ctx := backendWithJobs(t)
 	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); !errors.Is(err, ErrQueueExists) {
 		t.Fatalf("second create: %v, want ErrQueueExists", err)
 	}
@@ -181,13 +175,7 @@ func TestReceiveAfterQueueRecreated(t *testing.T) {
 // more goes to a receive under another, with that receive's visibility,
 // rather than waiting there for a quarter of the first timeout.
 func TestAReceiveTakesWhatAnotherVisibilitysBufferHolds(t *testing.T) {
-	rt := oneNode(t)
-	b := backendFor(t, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	b, ctx := backendWithJobs(t)
 	// A receive under 60 s subscribes that buffer and finds nothing.
 	if r, err := b.Receive(ctx, "jobs", 10, time.Minute, 0); err != nil || len(r) != 0 {
 		t.Fatalf("first receive: %+v, %v", r, err)
@@ -223,4 +211,17 @@ func TestAReceiveTakesWhatAnotherVisibilitysBufferHolds(t *testing.T) {
 	if err := b.Delete(ctx, "jobs", again[0].Lease); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// backendWithJobs starts a node and a backend on it with the queue
+// "jobs" made, and a context for the test's 30 s.
+func backendWithJobs(t *testing.T) (*ClusterBackend, context.Context) {
+	t.Helper()
+	b := backendFor(t, oneNode(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	if err := b.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return b, ctx
 }
