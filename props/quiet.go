@@ -96,6 +96,7 @@ type leaseEnds struct {
 	purges map[string][]time.Duration         // when purges of each queue were sent
 }
 
+// newLeaseEnds gathers the acks and purges of ix's history.
 func newLeaseEnds(ix *index) *leaseEnds {
 	e := &leaseEnds{ix: ix, acks: make(map[wire.MessageID][]time.Duration), purges: make(map[string][]time.Duration)}
 	for _, op := range ix.h.Ops {
@@ -110,7 +111,7 @@ func newLeaseEnds(ix *index) *leaseEnds {
 }
 
 // lapsed reports whether the lease of delivery s, lease long, surely ran
-// out: nothing sent before it would have could have ended it sooner.
+// out: nothing sent before its end could have ended it sooner.
 func (e *leaseEnds) lapsed(s *sim.DeliveryRecord, lease time.Duration) bool {
 	end := s.Sent.At + lease
 	early := func(at time.Duration) bool { return at <= end }
