@@ -21,3 +21,29 @@ func TestEagerIdleLimitLearnsStallsUpToThreeIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestALeaderHearsAPeerWhoseOldestPingWaitsAVerificationAndATick pins
+// hearsOthers' bound: a peer whose oldest unanswered ping went out a
+// verification and one tick ago still counts as answering, one a tick
+// older does not, and a peer that answered everything always does.
+func TestALeaderHearsAPeerWhoseOldestPingWaitsAVerificationAndATick(t *testing.T) {
+	const now = 100
+	suspect := &watch{id: 2, awaited: now - 20}
+	for _, tc := range []struct {
+		awaited uint64
+		want    bool
+	}{
+		{0, true},
+		{now - (verifyTicks + 1), true},
+		{now - (verifyTicks + 2), false},
+	} {
+		other := &watch{id: 3, awaited: tc.awaited}
+		d := &detector{ticks: now, watches: []*watch{suspect, other}}
+		if got := d.hearsOthers(suspect); got != tc.want {
+			t.Errorf("another peer's oldest unanswered ping from tick %d (now %d): hearsOthers = %v, want %v", tc.awaited, now, got, tc.want)
+		}
+	}
+	if d := (&detector{ticks: now, watches: []*watch{suspect}}); !d.hearsOthers(suspect) {
+		t.Error("with no other peer to hear, hearsOthers = false, want true")
+	}
+}
