@@ -111,7 +111,12 @@ func newLeaseEnds(ix *index) *leaseEnds {
 }
 
 // lapsed reports whether the lease of delivery s, lease long, surely ran
-// out: nothing sent before its end could have ended it sooner.
+// out: nothing sent before its end could have ended it sooner, and its
+// owner did not step back or recover around then. An owner that does not
+// serve finds no lapse until it serves again, and a recovery then hands
+// the lease back instead (seed 8533: an owner paused past its lease's end
+// recovered 70 ms after it), so the owner's events are looked for until
+// two leases and a second after the lease's end.
 func (e *leaseEnds) lapsed(s *sim.DeliveryRecord, lease time.Duration) bool {
 	end := s.Sent.At + lease
 	early := func(at time.Duration) bool { return at <= end }
@@ -119,5 +124,5 @@ func (e *leaseEnds) lapsed(s *sim.DeliveryRecord, lease time.Duration) bool {
 		slices.ContainsFunc(e.purges[s.Queue], func(at time.Duration) bool { return at >= s.Sent.At-time.Second && at <= end }) {
 		return false
 	}
-	return !e.ix.ownerEventBetween(s.From, s.Queue, s.Sent.At, end)
+	return !e.ix.ownerEventBetween(s.From, s.Queue, s.Sent.At, end+2*lease+time.Second)
 }
