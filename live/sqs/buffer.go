@@ -110,7 +110,7 @@ const siblingLook = 50 * time.Millisecond
 // that ran out) could go to the buffer of a visibility timeout nobody
 // receives with now, and wait there for a quarter of that timeout while
 // receives under another found the queue empty. A delivery whose
-// extension fails has lost its lease, and goes out again from its owner.
+// extension fails is handed back.
 func (b *ClusterBackend) takeFromSiblings(ctx context.Context, buf *buffer, limit int, visibility time.Duration) []arrival {
 	// Every buffer has its visibility timeout's receiver, and an endpoint
 	// sees few timeouts: looking each up spares a walk over every
@@ -127,6 +127,10 @@ func (b *ClusterBackend) takeFromSiblings(ctx context.Context, buf *buffer, limi
 	for _, other := range siblings {
 		for _, a := range other.takeFresh(limit-len(got), other.key.visibility, b.nack) {
 			if err := a.d.Extend(ctx, visibility); err != nil {
+				// Its lease is gone, or this receive gave up before the
+				// owner answered: hand it back, so that it does not wait
+				// out the other buffer's timeout taken from that buffer.
+				b.nack(a.d)
 				continue
 			}
 			got = append(got, arrival{d: a.d, at: time.Now(), holder: other})
