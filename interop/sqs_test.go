@@ -48,6 +48,7 @@ func TestInterop(t *testing.T) {
 	t.Run("VisibilityAndRedelivery", func(t *testing.T) { testVisibility(t, log, app) })
 	t.Run("BatchPartialFailures", func(t *testing.T) { testBatchFailures(t, c, app) })
 	t.Run("ErrorCodes", func(t *testing.T) { testErrorCodes(t, c, app) })
+	t.Run("AnyNodeServes", func(t *testing.T) { testAnyNodeServes(t, c, log) })
 	t.Run("RedrivePolicy", func(t *testing.T) { testRedrive(t, app) })
 	t.Run("SetRedrivePolicy", func(t *testing.T) { testSetRedrive(t, app) })
 }
@@ -272,15 +273,19 @@ func testVisibility(t *testing.T, log *nodeLog, app *sqs.Client) {
 	if _, err := app.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: third.ReceiptHandle}); err != nil {
 		t.Fatal(err)
 	}
-	// Deleted, it is gone; the same handle again is stale.
+	// Deleted, it is gone; deleting it again succeeds, as in SQS, and
+	// its lease can no longer be changed.
 	out, err := app.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 3})
 	if err != nil || len(out.Messages) != 0 {
 		t.Fatalf("after delete: %+v, %v", out, err)
 	}
-	_, err = app.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: third.ReceiptHandle})
+	if _, err := app.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: third.ReceiptHandle}); err != nil {
+		t.Fatalf("second delete: %v", err)
+	}
+	_, err = app.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: third.ReceiptHandle, VisibilityTimeout: 5})
 	var invalid *types.ReceiptHandleIsInvalid
 	if !errors.As(err, &invalid) {
-		t.Fatalf("second delete: %v", err)
+		t.Fatalf("a visibility change after the delete: %v", err)
 	}
 }
 
@@ -390,11 +395,78 @@ func testBatchFailures(t *testing.T, c *Cluster, app *sqs.Client) {
 	if err != nil || len(del.Successful) != 1 || len(del.Failed) != 1 || aws.ToString(del.Failed[0].Code) != "ReceiptHandleIsInvalid" {
 		t.Fatalf("DeleteMessageBatch: %+v, %v", del, err)
 	}
-	// A handle made by one node's endpoint is refused by another's, by
-	// name.
-	if _, err := sdkFor(c, 1, AppKeyID, AppSecret).DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h)}); apiCode(err) != "ReceiptHandleIsInvalid" || !strings.Contains(err.Error(), "node n1") {
-		t.Fatalf("another node's handle: %v", err)
+	// Another node's endpoint refuses the forged handle too.
+	if _, err := sdkFor(c, 1, AppKeyID, AppSecret).DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(forged)}); apiCode(err) != "ReceiptHandleIsInvalid" {
+		t.Fatalf("a forged handle at another node: %v", err)
 	}
+}
+
+// testAnyNodeServes uses the three endpoints as a load balancer that
+// keeps no client on one node would: messages sent through one node are
+// received through a second, and their visibility changes and deletes go
+// through whichever node comes next. Every handle works everywhere.
+func testAnyNodeServes(t *testing.T, c *Cluster, log *nodeLog) {
+	nodes := []*sqs.Client{sdkFor(c, 0, AppKeyID, AppSecret), sdkFor(c, 1, AppKeyID, AppSecret), sdkFor(c, 2, AppKeyID, AppSecret)}
+	url := aws.String(createQueue(t, nodes[0], "anynode"))
+	ctx := ctxFor(t, 60*time.Second)
+	for _, body := range []string{"delete", "release", "shorten"} {
+		if _, err := nodes[0].SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// receive polls the nodes in turn, as a load balancer spreads the
+	// polls: a message handed back goes to whichever endpoint's buffer
+	// has room, and waits there for that endpoint's next receive.
+	receive := func(at int, want int, rotate bool) map[string]types.Message {
+		t.Helper()
+		got := map[string]types.Message{}
+		for deadline := time.Now().Add(15 * time.Second); len(got) < want; {
+			if rotate {
+				at = (at + 1) % len(nodes)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("received %d of %d messages", len(got), want)
+			}
+			out, err := nodes[at].ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: 30,
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{"ApproximateReceiveCount"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range out.Messages {
+				got[aws.ToString(m.Body)] = m
+			}
+		}
+		return got
+	}
+	handle := func(m types.Message) *string { return m.ReceiptHandle }
+	got := receive(1, 3, false) // n2's endpoint makes every handle
+	if _, err := nodes[2].DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url, ReceiptHandle: handle(got["delete"])}); err != nil {
+		t.Fatalf("a delete at n3 of n2's handle: %v", err)
+	}
+	if _, err := nodes[0].ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: handle(got["release"]), VisibilityTimeout: 0}); err != nil {
+		skipIfOwnerSteppedBack(t, log, "anynode", err)
+		t.Fatalf("a release at n1 of n2's handle: %v", err)
+	}
+	if _, err := nodes[2].ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: handle(got["shorten"]), VisibilityTimeout: 2}); err != nil {
+		skipIfOwnerSteppedBack(t, log, "anynode", err)
+		t.Fatalf("n3 shortening n2's 30 s visibility to 2 s: %v", err)
+	}
+	// The two handed back come again, and the deleted one does not.
+	again := receive(2, 2, true)
+	for body, m := range again {
+		if body == "delete" || m.Attributes["ApproximateReceiveCount"] < "2" {
+			t.Fatalf("received again %q, %v; want release and shorten, each again", body, m.Attributes)
+		}
+	}
+	for i, body := range []string{"release", "shorten"} {
+		if _, err := nodes[i].DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: url, ReceiptHandle: handle(again[body])}); err != nil {
+			t.Fatalf("deleting %s at n%d: %v", body, i+1, err)
+		}
+	}
+	waitFor(t, 10*time.Second, "the queue to count nothing", func() bool {
+		a, err := nodes[1].GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: url, AttributeNames: []types.QueueAttributeName{"All"}})
+		return err == nil && a.Attributes["ApproximateNumberOfMessages"] == "0" && a.Attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+	})
 }
 
 // codeCase is a call's error and the code SQS would answer it with.

@@ -55,7 +55,7 @@ type operation struct {
 	payload   []byte            // OpPublish; the client's own copy
 	delay     time.Duration     // OpPublish
 	lease     uint64            // OpAck, OpNack, OpExtend
-	settle    uint32            // OpAck, OpNack, OpExtend: the one node the request may go to
+	settle    uint32            // OpAck, OpNack, OpExtend: the one node the request may go to; 0 for the AtOwner forms
 	extendFor time.Duration     // OpExtend
 	sub       *subscription     // OpSubscribe
 	moveTo    uint32            // OpMoveOwner
@@ -244,6 +244,42 @@ func (c *Client) Extend(now time.Time, d Delivery, extendFor time.Duration) OpID
 	op.msgID, op.lease, op.settle, op.extendFor = d.ID, d.Lease, d.From, extendFor
 	if detail, ok := CheckExtend(d, extendFor); !ok {
 		return c.reject(op, wire.StatusBadRequest, detail)
+	}
+	return c.start(now, op)
+}
+
+// AckAtOwner starts settling message id of queue for good at the queue's
+// current owner, wherever and by whomever it was delivered. An owner
+// settles an ack by the message's ID alone, whichever lease holds it, so
+// unlike Ack this one needs no delivery from this client and follows the
+// queue as any request does: redirects, retries, a new owner after a
+// failover. It is how a process other than the consumer that received a
+// message (another node's SQS endpoint, say) settles it.
+func (c *Client) AckAtOwner(now time.Time, queue string, id wire.MessageID) OpID {
+	op := c.newOp(OpAck, queue)
+	op.msgID = id
+	return c.start(now, op)
+}
+
+// NackAtOwner starts handing back the delivery of message id under the
+// owner's lease number lease, at the queue's current owner. A lease is
+// owner-local and numbered apart in every process, so an owner that did
+// not grant it refuses with StatusNotLeased: following the queue to a new
+// owner cannot hand back another consumer's delivery.
+func (c *Client) NackAtOwner(now time.Time, queue string, id wire.MessageID, lease uint64) OpID {
+	op := c.newOp(OpNack, queue)
+	op.msgID, op.lease = id, lease
+	return c.start(now, op)
+}
+
+// ExtendAtOwner starts extending, at the queue's current owner, the lease
+// lease on message id, as NackAtOwner hands one back.
+func (c *Client) ExtendAtOwner(now time.Time, queue string, id wire.MessageID, lease uint64, extendFor time.Duration) OpID {
+	op := c.newOp(OpExtend, queue)
+	op.msgID, op.lease, op.extendFor = id, lease, extendFor
+	if extendFor <= 0 || extendFor > wire.MaxExtend {
+		return c.reject(op, wire.StatusBadRequest, fmt.Sprintf(
+			"lease extension %v is out of range: a lease is extended by more than 0 and at most %v", extendFor, wire.MaxExtend))
 	}
 	return c.start(now, op)
 }

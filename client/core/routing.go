@@ -10,8 +10,10 @@ import (
 )
 
 // route picks the node for op's next attempt. A settle or a lease
-// extension goes only where its lease lives. Otherwise a node named by a redirect comes first, then the
-// cached owner of the queue, then discovery.
+// extension of a delivery goes only where its lease lives (the AtOwner
+// forms follow the queue like any request). Otherwise a node named by a
+// redirect comes first, then the cached owner of the queue, then
+// discovery.
 func (c *Client) route(op *operation) uint32 {
 	if op.settle != 0 {
 		return op.settle

@@ -35,17 +35,21 @@ type Backend interface {
 	// Receive returns up to max messages leased for visibility, waiting
 	// up to wait for the first one.
 	Receive(ctx context.Context, queue string, max int, visibility, wait time.Duration) ([]Received, error)
-	// Delete settles the delivery lease names, durably.
-	Delete(ctx context.Context, queue string, lease uint64) error
-	// DeleteBatch settles each lease as Delete does, all of them at once,
-	// and returns each one's outcome in the order of leases.
-	DeleteBatch(ctx context.Context, queue string, leases []uint64) []error
-	// Release hands the delivery lease names back to the queue at once,
-	// to be delivered again.
-	Release(ctx context.Context, queue string, lease uint64) error
-	// Extend keeps the delivery lease names hidden for visibility from
-	// now on, longer or shorter than its lease had left.
-	Extend(ctx context.Context, queue string, lease uint64, visibility time.Duration) error
+	// Delete settles the receipt's message, durably (see Receipt). A
+	// message the queue's owner no longer holds at all (deleted already,
+	// purged, moving to its dead-letter queue) counts as deleted: it will
+	// not be delivered from the queue again.
+	Delete(ctx context.Context, queue string, r Receipt) error
+	// DeleteBatch settles each receipt as Delete does, all of them at
+	// once, and returns each one's outcome in the order of receipts.
+	DeleteBatch(ctx context.Context, queue string, rs []Receipt) []error
+	// Release hands the receipt's delivery back to the queue at once, to
+	// be delivered again; ErrLeaseGone if its lease is no longer held.
+	Release(ctx context.Context, queue string, r Receipt) error
+	// Extend keeps the receipt's delivery hidden for visibility from now
+	// on, longer or shorter than its lease had left; ErrLeaseGone if its
+	// lease is no longer held.
+	Extend(ctx context.Context, queue string, r Receipt, visibility time.Duration) error
 	// Purge removes every message the queue holds, durably; ErrNoQueue
 	// if it does not exist.
 	Purge(ctx context.Context, queue string) error
@@ -75,10 +79,26 @@ type SendResult struct {
 type Received struct {
 	ID      MessageID
 	Payload []byte
-	// Lease names the delivery in the backend, for Delete.
+	// Lease names the delivery in the backend that handed it out.
 	Lease uint64
+	// Grant is the queue owner's number for the delivery's lease, so
+	// that another backend of the cluster can act on it.
+	Grant uint64
 	// Attempt counts deliveries of this message, from 1.
 	Attempt uint32
+}
+
+// Receipt is what a receipt handle names, as a backend acts on it. Any
+// endpoint of a cluster may be handed any of its receipts (a load
+// balancer in front of every node does that), so a receipt names the
+// delivery twice: by the backend's own lease, which only the backend
+// that handed it out (Local) can look up, and by the message and its
+// owner's lease, which any backend can take to the queue's owner.
+type Receipt struct {
+	Lease uint64
+	Local bool
+	ID    MessageID
+	Grant uint64
 }
 
 // QueueOptions are what a queue is created with beyond its name, and
@@ -111,8 +131,8 @@ var (
 	ErrNoQueue = errors.New("no such queue")
 	// ErrQueueExists: a queue by that name already exists.
 	ErrQueueExists = errors.New("queue exists")
-	// ErrLeaseGone: the lease a Delete names has lapsed or was settled,
-	// or the endpoint that made it restarted.
+	// ErrLeaseGone: the lease a Release or Extend names has lapsed or
+	// was settled, or the queue's owner changed since it was granted.
 	ErrLeaseGone = errors.New("lease gone")
 	// ErrDenied: the role may not do this.
 	ErrDenied = errors.New("permission denied")

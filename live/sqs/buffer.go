@@ -157,7 +157,7 @@ func (b *ClusterBackend) handOut(buf *buffer, got []arrival, visibility time.Dur
 		b.leases[b.lastLease] = &handedOut{d: a.d, buf: holder, expires: a.at.Add(visibility)}
 		holder.outstanding++
 		out = append(out, Received{ID: MessageID{Producer: a.d.ID.Producer, Seq: a.d.ID.Seq}, Payload: a.d.Payload,
-			Lease: b.lastLease, Attempt: a.d.Attempt})
+			Lease: b.lastLease, Grant: a.d.Ref().Lease, Attempt: a.d.Attempt})
 	}
 	buf.lastUsed = time.Now()
 	return out

@@ -311,76 +311,76 @@ func (b *ClusterBackend) SendBatch(ctx context.Context, queue string, entries []
 	return out
 }
 
-// Delete acks the delivery and waits until the settle is durable.
-func (b *ClusterBackend) Delete(ctx context.Context, queue string, lease uint64) error {
-	return b.DeleteBatch(ctx, queue, []uint64{lease})[0]
+// Delete acks the receipt's message and waits until the settle is
+// durable.
+func (b *ClusterBackend) Delete(ctx context.Context, queue string, r Receipt) error {
+	return b.DeleteBatch(ctx, queue, []Receipt{r})[0]
 }
 
-// DeleteBatch acks every delivery the leases name, together (one frame
-// and one durable write on the owner for those it holds), and waits
-// until each settle is durable. An ack whose outcome is unknown (the
-// owner failed over meanwhile) may have settled the message or not, so
-// its handle is kept for a retry: cairn answers a repeated ack of a
-// settled message with success.
-func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, leases []uint64) []error {
-	errs := make([]error, len(leases))
-	taken := make([]*handedOut, len(leases))
+// DeleteBatch acks every receipt's message, together, and waits until
+// each settle is durable. A delivery this backend handed out and still
+// holds is acked through the connection that received it (one frame and
+// one durable write on the owner for those it holds); any other receipt,
+// and any ack of the first kind that failed (the delivering owner died
+// or stepped back meanwhile), is acked by the message's ID at the
+// queue's current owner, which settles it whoever holds it now.
+func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, rs []Receipt) []error {
+	errs := make([]error, len(rs))
 	var ds []*client.Delivery
-	var at []int
-	for i, lease := range leases {
-		h, err := b.take(queue, lease)
-		if err != nil {
-			errs[i] = err
+	var local, byID []int
+	for i, r := range rs {
+		if h := b.take(queue, r); h != nil {
+			ds = append(ds, h.d)
+			local = append(local, i)
 			continue
 		}
-		taken[i] = h
-		ds = append(ds, h.d)
-		at = append(at, i)
+		byID = append(byID, i)
 	}
 	for j, err := range client.AckSyncAll(ctx, ds) {
-		i := at[j]
-		errs[i] = clientError(err)
-		if errors.Is(errs[i], ErrUnknownOutcome) {
-			b.restore(leases[i], taken[i])
+		if err != nil {
+			byID = append(byID, local[j])
 		}
+	}
+	refs := make([]client.DeliveryRef, len(byID))
+	for j, i := range byID {
+		refs[j] = client.DeliveryRef{Queue: queue, ID: client.MessageID{Producer: rs[i].ID.Producer, Seq: rs[i].ID.Seq}}
+	}
+	for j, err := range b.main.AckRefs(ctx, refs) {
+		var se *client.StatusError
+		if errors.As(err, &se) && se.Status == client.StatusNotLeased {
+			// The owner holds no such message: deleted already, purged or
+			// moving to its dead-letter queue. It will not come again.
+			err = nil
+		}
+		errs[byID[j]] = clientError(err)
 	}
 	return errs
 }
 
-// restore puts back a handed-out delivery that take removed.
-func (b *ClusterBackend) restore(lease uint64, h *handedOut) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.leases[lease] = h
-	if !h.lapsed {
-		h.buf.outstanding++
+// Release nacks the receipt's delivery, so it is delivered again at once.
+func (b *ClusterBackend) Release(ctx context.Context, queue string, r Receipt) error {
+	if h := b.take(queue, r); h != nil {
+		return clientError(h.d.Nack(ctx))
 	}
-}
-
-// Release nacks the delivery, so it is delivered again at once.
-func (b *ClusterBackend) Release(ctx context.Context, queue string, lease uint64) error {
-	h, err := b.take(queue, lease)
-	if err != nil {
-		return err
-	}
-	return clientError(h.d.Nack(ctx))
+	return clientError(b.main.NackRef(ctx, r.ref(queue)))
 }
 
 // Extend asks the delivery's owner to keep its lease for visibility from
-// now on, and counts it as handed out until then.
-func (b *ClusterBackend) Extend(ctx context.Context, queue string, lease uint64, visibility time.Duration) error {
+// now on; a delivery this backend still holds counts as handed out until
+// then.
+func (b *ClusterBackend) Extend(ctx context.Context, queue string, r Receipt, visibility time.Duration) error {
 	b.mu.Lock()
-	h, ok := b.leases[lease]
+	h := b.held(queue, r)
 	b.mu.Unlock()
-	if !ok || h.buf.key.queue != queue {
-		return fmt.Errorf("%w: the message was already deleted, or its visibility timeout ran out long ago", ErrLeaseGone)
+	if h == nil {
+		return clientError(b.main.ExtendRef(ctx, r.ref(queue), visibility))
 	}
 	if err := clientError(h.d.Extend(ctx, visibility)); err != nil {
 		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.leases[lease] == h {
+	if b.leases[r.Lease] == h {
 		h.expires = time.Now().Add(visibility)
 		if h.lapsed {
 			h.lapsed = false
@@ -390,21 +390,39 @@ func (b *ClusterBackend) Extend(ctx context.Context, queue string, lease uint64,
 	return nil
 }
 
-// take removes a handed-out delivery from the table, so it is settled
-// once.
-func (b *ClusterBackend) take(queue string, lease uint64) (*handedOut, error) {
+// ref names the receipt's delivery for the queue's owner.
+func (r Receipt) ref(queue string) client.DeliveryRef {
+	return client.DeliveryRef{Queue: queue, ID: client.MessageID{Producer: r.ID.Producer, Seq: r.ID.Seq}, Lease: r.Grant}
+}
+
+// held finds the handed-out delivery a local receipt names; nil if the
+// receipt is another backend's, or its delivery was settled or forgotten.
+// The message must match too: a handle that outlived a restart of the
+// endpoint's process would otherwise name a new delivery by the same
+// number. b.mu must be held.
+func (b *ClusterBackend) held(queue string, r Receipt) *handedOut {
+	h, ok := b.leases[r.Lease]
+	if !r.Local || !ok || h.buf.key.queue != queue || h.d.ID != (client.MessageID{Producer: r.ID.Producer, Seq: r.ID.Seq}) {
+		return nil
+	}
+	return h
+}
+
+// take removes the handed-out delivery a local receipt names from the
+// table, so it is settled once through its own connection; nil if there
+// is none (see held).
+func (b *ClusterBackend) take(queue string, r Receipt) *handedOut {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	h, ok := b.leases[lease]
-	if !ok || h.buf.key.queue != queue {
-		return nil, fmt.Errorf("%w: the message was already deleted, or its visibility timeout ran out long ago "+
-			"(it will be or was delivered again with a new receipt handle)", ErrLeaseGone)
+	h := b.held(queue, r)
+	if h == nil {
+		return nil
 	}
-	delete(b.leases, lease)
+	delete(b.leases, r.Lease)
 	if !h.lapsed {
 		h.buf.outstanding--
 	}
-	return h, nil
+	return h
 }
 
 // clientError maps the client's errors onto the backend's.

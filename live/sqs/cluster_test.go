@@ -97,20 +97,26 @@ func TestClusterBackend(t *testing.T) {
 		t.Fatalf("redelivery: %+v, %v", again, err)
 	}
 	// Released, it is delivered again at once.
-	if err := b.Release(ctx, "jobs", again[0].Lease); err != nil {
+	if err := b.Release(ctx, "jobs", receiptOf(again[0])); err != nil {
 		t.Fatal(err)
 	}
 	third, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 5*time.Second)
 	if err != nil || len(third) != 1 || third[0].Attempt != 3 {
 		t.Fatalf("after release: %+v, %v", third, err)
 	}
-	if err := b.Delete(ctx, "jobs", third[0].Lease); err != nil {
+	if err := b.Delete(ctx, "jobs", receiptOf(third[0])); err != nil {
 		t.Fatal(err)
 	}
-	for _, lease := range []uint64{third[0].Lease, 12345} {
-		if err := b.Delete(ctx, "jobs", lease); !errors.Is(err, ErrLeaseGone) {
-			t.Fatalf("delete of lease %d, settled or never made: %v, want ErrLeaseGone", lease, err)
-		}
+	// Deleting it again succeeds, as in SQS: the owner settled it. A
+	// hand-back or extension of its lease finds the lease gone.
+	if err := b.Delete(ctx, "jobs", receiptOf(third[0])); err != nil {
+		t.Fatalf("a second delete: %v", err)
+	}
+	if err := b.Release(ctx, "jobs", receiptOf(third[0])); !errors.Is(err, ErrLeaseGone) {
+		t.Fatalf("release of a deleted message: %v, want ErrLeaseGone", err)
+	}
+	if err := b.Extend(ctx, "jobs", receiptOf(third[0]), time.Minute); !errors.Is(err, ErrLeaseGone) {
+		t.Fatalf("extension of a deleted message: %v, want ErrLeaseGone", err)
 	}
 	if r, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 3*time.Second); err != nil || len(r) != 0 {
 		t.Fatalf("after delete: %+v, %v", r, err)
@@ -208,8 +214,77 @@ func TestAReceiveTakesWhatAnotherVisibilitysBufferHolds(t *testing.T) {
 	if err != nil || len(again) != 1 || again[0].ID != got[0].ID || again[0].Attempt != 2 {
 		t.Fatalf("after 2 s: %+v, %v", again, err)
 	}
-	if err := b.Delete(ctx, "jobs", again[0].Lease); err != nil {
+	if err := b.Delete(ctx, "jobs", receiptOf(again[0])); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// receiptOf is the receipt the endpoint that received r reads from its
+// handle.
+func receiptOf(r Received) Receipt {
+	return Receipt{Lease: r.Lease, Local: true, ID: r.ID, Grant: r.Grant}
+}
+
+// TestAnotherBackendActsOnAReceipt: two endpoints' backends on one
+// cluster, as behind a load balancer. The one that did not hand a
+// delivery out extends it, hands it back and deletes it, through the
+// queue's owner, by the message and the owner's lease; the one that did
+// finds its own record of it stale and follows the owner too.
+func TestAnotherBackendActsOnAReceipt(t *testing.T) {
+	rt := oneNode(t)
+	a, b := backendFor(t, rt), backendFor(t, rt)
+	// An endpoint whose buffer is idle with nothing it knows of handed
+	// out ends the buffer's subscription, and the owner takes back the
+	// leases it held: keep a's for the test's waits.
+	a.cfg.IdleAfter = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := a.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "jobs", []byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 5*time.Second)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("receive at a: %+v, %v", got, err)
+	}
+	foreign := receiptOf(got[0])
+	foreign.Local = false
+	// b extends the 2 s lease to 6 s: past the 2 s, nothing comes back.
+	if err := b.Extend(ctx, "jobs", foreign, 6*time.Second); err != nil {
+		t.Fatalf("extension at b: %v", err)
+	}
+	if r, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 3*time.Second); err != nil || len(r) != 0 {
+		t.Fatalf("within the extended lease the message came back: %+v, %v", r, err)
+	}
+	// b hands it back; it comes again at once, with a new lease.
+	if err := b.Release(ctx, "jobs", foreign); err != nil {
+		t.Fatalf("release at b: %v", err)
+	}
+	again, err := a.Receive(ctx, "jobs", 1, 30*time.Second, 5*time.Second)
+	if err != nil || len(again) != 1 || again[0].ID != got[0].ID || again[0].Attempt != 2 {
+		t.Fatalf("after the release at b: %+v, %v", again, err)
+	}
+	// The old lease is gone at the owner, whoever asks.
+	if err := b.Extend(ctx, "jobs", foreign, time.Minute); !errors.Is(err, ErrLeaseGone) {
+		t.Fatalf("extension of the released lease: %v, want ErrLeaseGone", err)
+	}
+	// b deletes the new delivery; a's record of it is then stale, and
+	// its own delete still succeeds.
+	second := receiptOf(again[0])
+	second.Local = false
+	if err := b.Delete(ctx, "jobs", second); err != nil {
+		t.Fatalf("delete at b: %v", err)
+	}
+	if err := a.Delete(ctx, "jobs", receiptOf(again[0])); err != nil {
+		t.Fatalf("a's delete after b's: %v", err)
+	}
+	if r, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 3*time.Second); err != nil || len(r) != 0 {
+		t.Fatalf("after the delete at b: %+v, %v", r, err)
+	}
+	if st, err := a.Stats(ctx, "jobs"); err != nil || !st.Known || st.Ready+st.Leased+st.Delayed != 0 {
+		t.Fatalf("stats after the delete at b: %+v, %v", st, err)
 	}
 }
 

@@ -113,29 +113,47 @@ func (f *fakeBackend) Receive(_ context.Context, queue string, max int, _, _ tim
 		r := q.ready[0]
 		q.ready = q.ready[1:]
 		f.lease++
-		r.Lease, r.Attempt = f.lease, r.Attempt+1
+		r.Lease, r.Grant, r.Attempt = f.lease, f.lease, r.Attempt+1
 		q.leased[r.Lease] = r
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-func (f *fakeBackend) settle(queue string, lease uint64, back bool) error {
+// settle settles or hands back the delivery r names: by the fake's own
+// lease when r is local, as the cluster backend does, else by the
+// message's ID and the owner's lease (the fake's lease numbers serve as
+// both). A delete of a message no longer leased counts as done.
+func (f *fakeBackend) settle(queue string, r Receipt, back bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.queues[queue]
 	if q == nil {
 		return ErrNoQueue
 	}
-	r, ok := q.leased[lease]
-	if !ok {
-		return fmt.Errorf("%w: lease %d", ErrLeaseGone, lease)
+	lease, ok := q.find(r)
+	switch {
+	case !ok && !back && !r.Local:
+		return nil
+	case !ok:
+		return fmt.Errorf("%w: lease %d", ErrLeaseGone, r.Lease)
 	}
+	d := q.leased[lease]
 	delete(q.leased, lease)
 	if back {
-		q.ready = append(q.ready, r)
+		q.ready = append(q.ready, d)
 	}
 	return nil
+}
+
+// find looks up the lease r names.
+func (q *fakeQueue) find(r Receipt) (uint64, bool) {
+	if r.Local {
+		_, ok := q.leased[r.Lease]
+		return r.Lease, ok
+	}
+	d, ok := q.leased[r.Grant]
+	return r.Grant, ok && d.ID == r.ID
 }
 
 func (f *fakeBackend) Purge(_ context.Context, queue string) error {
@@ -149,33 +167,33 @@ func (f *fakeBackend) Purge(_ context.Context, queue string) error {
 	return nil
 }
 
-func (f *fakeBackend) Delete(_ context.Context, queue string, lease uint64) error {
-	return f.settle(queue, lease, false)
+func (f *fakeBackend) Delete(_ context.Context, queue string, r Receipt) error {
+	return f.settle(queue, r, false)
 }
 
-func (f *fakeBackend) DeleteBatch(_ context.Context, queue string, leases []uint64) []error {
-	out := make([]error, len(leases))
-	for i, l := range leases {
-		out[i] = f.settle(queue, l, false)
+func (f *fakeBackend) DeleteBatch(_ context.Context, queue string, rs []Receipt) []error {
+	out := make([]error, len(rs))
+	for i, r := range rs {
+		out[i] = f.settle(queue, r, false)
 	}
 	return out
 }
 
-func (f *fakeBackend) Release(_ context.Context, queue string, lease uint64) error {
-	return f.settle(queue, lease, true)
+func (f *fakeBackend) Release(_ context.Context, queue string, r Receipt) error {
+	return f.settle(queue, r, true)
 }
 
 // Extend keeps the delivery leased; the fake has no clock to expire it,
 // so it only checks the lease is held and records the visibility.
-func (f *fakeBackend) Extend(_ context.Context, queue string, lease uint64, visibility time.Duration) error {
+func (f *fakeBackend) Extend(_ context.Context, queue string, r Receipt, visibility time.Duration) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.queues[queue]
 	if q == nil {
 		return ErrNoQueue
 	}
-	if _, ok := q.leased[lease]; !ok {
-		return fmt.Errorf("%w: lease %d", ErrLeaseGone, lease)
+	if _, ok := q.find(r); !ok {
+		return fmt.Errorf("%w: lease %d", ErrLeaseGone, r.Lease)
 	}
 	f.extended = append(f.extended, visibility)
 	return nil

@@ -38,8 +38,8 @@ func FuzzDecodeEnvelope(f *testing.F) {
 // FuzzOpenHandle feeds receipt handles to the signer: none may panic, and
 // none but the minted one may open.
 func FuzzOpenHandle(f *testing.F) {
-	s := handleSigner{node: 1, secret: []byte("fuzz")}
-	minted := s.mint(receipt{Node: 1, Queue: "q", Lease: 3, Message: MessageID{Producer: 1, Seq: 2}})
+	s := handleSigner{node: 1, start: 5, secret: []byte("fuzz")}
+	minted := s.mint(receipt{Node: 1, Start: 5, Queue: "q", Lease: 3, Grant: 4, Message: MessageID{Producer: 1, Seq: 2}})
 	f.Add(minted)
 	f.Add("")
 	f.Add(strings.Repeat("A", 60))

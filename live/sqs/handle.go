@@ -1,24 +1,30 @@
 package sqs
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"hash"
+	"slices"
 	"sync"
 )
 
-// A receipt handle names one delivery: the node whose endpoint made it,
-// the queue, the backend's lease and the message. It is opaque to the
-// client and authenticated with an HMAC under a secret the endpoint
-// draws when it starts, so a forged or altered handle, or one made
-// before the endpoint restarted (whose leases died with its connections),
-// is refused. Handles are not encrypted: they hide nothing a client does
-// not already know.
+// A receipt handle names one delivery twice: by the lease of the endpoint
+// that handed it out (its node, the process's start and the backend's
+// lease number), which only that endpoint can look up, and by the
+// message and the queue owner's lease, which any endpoint can take to
+// the owner. So a handle works at every node's endpoint, behind a load
+// balancer and across a failover or an endpoint's restart. It is opaque
+// to the client and authenticated with an HMAC under a secret every
+// endpoint of the cluster derives alike (see handleSecret), so a forged or
+// altered handle is refused. Handles are not encrypted: they hide nothing
+// a client does not already know.
 
-// handleVersion opens every handle, so the format can change.
-const handleVersion = 1
+// handleVersion opens every handle, so the format can change. Version 1
+// handles, which only their own endpoint took, are refused.
+const handleVersion = 2
 
 // handleMACBytes is how much of the HMAC-SHA256 a handle carries.
 const handleMACBytes = 16
@@ -26,23 +32,49 @@ const handleMACBytes = 16
 // receipt is what a handle names.
 type receipt struct {
 	Node    uint32
+	Start   uint32 // drawn when the endpoint started
+	Lease   uint64 // the backend's
+	Grant   uint64 // the queue owner's
 	Queue   string
-	Lease   uint64
 	Message MessageID
 }
 
 // handleSigner mints and checks receipt handles for one endpoint.
 type handleSigner struct {
 	node   uint32
+	start  uint32
 	secret []byte
 	macs   sync.Pool // of hash.Hash, HMAC-SHA256 under secret
+}
+
+// handleSecret derives the key of receipt handles from the access keys:
+// the endpoints of a cluster behind one load balancer accept the same
+// keys, so they derive the same secret without one more setting to keep
+// alike, and no one who lacks any of the secrets can forge a handle.
+// Changing the keys on every node makes the handles out at that moment
+// invalid, and their messages are delivered again once their visibility
+// timeouts run out.
+func handleSecret(keys []AccessKey) []byte {
+	sorted := slices.SortedFunc(slices.Values(keys), func(a, b AccessKey) int { return cmp.Compare(a.ID, b.ID) })
+	m := hmac.New(sha256.New, []byte("cairn SQS receipt handles"))
+	for _, k := range sorted {
+		var b []byte
+		b = binary.BigEndian.AppendUint32(b, uint32(len(k.ID)))
+		b = append(b, k.ID...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(k.Secret)))
+		b = append(b, k.Secret...)
+		m.Write(b)
+	}
+	return m.Sum(nil)
 }
 
 // mint encodes r and its MAC.
 func (s *handleSigner) mint(r receipt) string {
 	b := []byte{handleVersion}
 	b = binary.BigEndian.AppendUint32(b, r.Node)
+	b = binary.BigEndian.AppendUint32(b, r.Start)
 	b = binary.BigEndian.AppendUint64(b, r.Lease)
+	b = binary.BigEndian.AppendUint64(b, r.Grant)
 	b = binary.BigEndian.AppendUint64(b, r.Message.Producer)
 	b = binary.BigEndian.AppendUint64(b, r.Message.Seq)
 	b = append(b, r.Queue...)
@@ -51,41 +83,38 @@ func (s *handleSigner) mint(r receipt) string {
 }
 
 // handleFixedBytes is the length of a handle's fixed fields.
-const handleFixedBytes = 1 + 4 + 8 + 8 + 8
+const handleFixedBytes = 1 + 4 + 4 + 8 + 8 + 8 + 8
 
-// open checks a handle presented for queue and returns what it names.
-// A handle another node's endpoint made is refused with the node's name,
-// so a load balancer that does not keep a client on one node is caught
-// with a clear message rather than a bare "invalid".
-func (s *handleSigner) open(handle, queue string) (receipt, *apiError) {
+// open checks a handle presented for queue and returns what it names for
+// the backend: Local when this endpoint's process made it.
+func (s *handleSigner) open(handle, queue string) (Receipt, *apiError) {
 	// A handle is one exact string, not every string that decodes to its
 	// bytes: Strict requires the last character's unused bits to be zero,
 	// and urlBase64 refuses the line breaks every base64 decoder skips.
 	b, err := base64.RawURLEncoding.Strict().DecodeString(handle)
 	if err != nil || !urlBase64(handle) || len(b) < handleFixedBytes+handleMACBytes || b[0] != handleVersion {
-		return receipt{}, errReceiptHandle("The input receipt handle %q is not a valid receipt handle.", handle)
+		return Receipt{}, errReceiptHandle("The input receipt handle %q is not a valid receipt handle.", handle)
 	}
 	body, mac := b[:len(b)-handleMACBytes], b[len(b)-handleMACBytes:]
 	r := receipt{
 		Node:  binary.BigEndian.Uint32(body[1:5]),
-		Lease: binary.BigEndian.Uint64(body[5:13]),
+		Start: binary.BigEndian.Uint32(body[5:9]),
+		Lease: binary.BigEndian.Uint64(body[9:17]),
+		Grant: binary.BigEndian.Uint64(body[17:25]),
 		Message: MessageID{
-			Producer: binary.BigEndian.Uint64(body[13:21]),
-			Seq:      binary.BigEndian.Uint64(body[21:29]),
+			Producer: binary.BigEndian.Uint64(body[25:33]),
+			Seq:      binary.BigEndian.Uint64(body[33:41]),
 		},
 		Queue: string(body[handleFixedBytes:]),
 	}
 	switch {
-	case r.Node != s.node:
-		return receipt{}, errReceiptHandle("The receipt handle was issued by the SQS endpoint of node n%d, and this is n%d: "+
-			"a delivery's lease lives on the endpoint that received it, so send DeleteMessage to that node "+
-			"(a load balancer in front of several nodes must keep each client on one)", r.Node, s.node)
 	case !hmac.Equal(mac, s.mac(body)):
-		return receipt{}, errReceiptHandle("The input receipt handle is invalid: it was altered, or issued before this endpoint restarted.")
+		return Receipt{}, errReceiptHandle("The input receipt handle is invalid: it was altered, or made by an endpoint " +
+			"with other access keys (every node's endpoint must accept the same keys to take each other's handles).")
 	case r.Queue != queue:
-		return receipt{}, errReceiptHandle("The input receipt handle belongs to queue %q, not %q.", r.Queue, queue)
+		return Receipt{}, errReceiptHandle("The input receipt handle belongs to queue %q, not %q.", r.Queue, queue)
 	}
-	return r, nil
+	return Receipt{Lease: r.Lease, Local: r.Node == s.node && r.Start == s.start, ID: r.Message, Grant: r.Grant}, nil
 }
 
 // mac is the MAC a handle carries for body. The keyed hashes are kept

@@ -76,7 +76,7 @@ func (s *Server) received(queue string, r Received, system, names []string) mess
 	env := decodeEnvelope(r.Payload)
 	m := message{
 		MessageId:     messageIDString(r.ID),
-		ReceiptHandle: s.handles.mint(receipt{Node: s.cfg.Node, Queue: queue, Lease: r.Lease, Message: r.ID}),
+		ReceiptHandle: s.handles.mint(receipt{Node: s.cfg.Node, Start: s.handles.start, Lease: r.Lease, Grant: r.Grant, Queue: queue, Message: r.ID}),
 		MD5OfBody:     md5Hex(env.Body),
 		Body:          env.Body,
 	}
@@ -151,7 +151,7 @@ func (s *Server) settle(ctx context.Context, queue, handle string) *apiError {
 	if aerr != nil {
 		return aerr
 	}
-	if err := s.cfg.Backend.Delete(ctx, queue, r.Lease); err != nil {
+	if err := s.cfg.Backend.Delete(ctx, queue, r); err != nil {
 		return backendError(err, queue)
 	}
 	return nil
@@ -167,7 +167,7 @@ func deleteMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError
 	errs := make([]*apiError, len(in.Entries))
 	// The entries whose handles open are deleted together, so their acks
 	// travel in one frame and settle in one durable write on the owner.
-	var leases []uint64
+	var rs []Receipt
 	var at []int
 	for i, e := range in.Entries {
 		r, aerr := s.handles.open(e.ReceiptHandle, queue)
@@ -175,10 +175,10 @@ func deleteMessageBatch(ctx context.Context, s *Server, c *call) (any, *apiError
 			errs[i] = aerr
 			continue
 		}
-		leases = append(leases, r.Lease)
+		rs = append(rs, r)
 		at = append(at, i)
 	}
-	for j, err := range s.cfg.Backend.DeleteBatch(ctx, queue, leases) {
+	for j, err := range s.cfg.Backend.DeleteBatch(ctx, queue, rs) {
 		if err != nil {
 			errs[at[j]] = backendError(err, queue)
 		}

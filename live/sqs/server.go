@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
@@ -38,8 +39,9 @@ type Config struct {
 	// Now is the clock signatures are checked against. Default
 	// time.Now.
 	Now func() time.Time
-	// HandleSecret keys receipt handles. Default: 32 random bytes drawn
-	// at New, so handles die with the process, as their leases do.
+	// HandleSecret keys receipt handles. Every endpoint of a cluster
+	// must use the same one to take the others' handles. Default:
+	// derived from Keys, so endpoints that accept the same keys agree.
 	HandleSecret []byte
 }
 
@@ -90,13 +92,17 @@ func New(cfg Config) (*Server, error) {
 		keys[k.ID] = k
 	}
 	if len(cfg.HandleSecret) == 0 {
-		cfg.HandleSecret = make([]byte, 32)
-		rand.Read(cfg.HandleSecret)
+		cfg.HandleSecret = handleSecret(cfg.Keys)
 	}
+	// The start tells this process's handles from those an earlier
+	// process of the same node made, whose backend lease numbers mean
+	// nothing now.
+	var start [4]byte
+	rand.Read(start[:])
 	return &Server{
 		cfg:      cfg,
 		verifier: verifier{region: cfg.Region, keys: keys, now: cfg.Now},
-		handles:  handleSigner{node: cfg.Node, secret: cfg.HandleSecret},
+		handles:  handleSigner{node: cfg.Node, start: binary.BigEndian.Uint32(start[:]), secret: cfg.HandleSecret},
 		log:      cfg.Logger,
 	}, nil
 }

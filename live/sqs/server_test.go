@@ -206,11 +206,13 @@ func TestEnvelopeRoundTripAndForeignPayloads(t *testing.T) {
 }
 
 func TestReceiptHandles(t *testing.T) {
-	s := handleSigner{node: 1, secret: []byte("secret")}
-	r := receipt{Node: 1, Queue: "q", Lease: 9, Message: MessageID{Producer: 3, Seq: 4}}
+	secret := handleSecret([]AccessKey{{ID: "B", Secret: "second-secret"}, {ID: "A", Secret: "first-secret"}})
+	s := handleSigner{node: 1, start: 70, secret: secret}
+	r := receipt{Node: 1, Start: 70, Queue: "q", Lease: 9, Grant: 1 << 62, Message: MessageID{Producer: 3, Seq: 4}}
 	h := s.mint(r)
-	if got, aerr := s.open(h, "q"); aerr != nil || got != r {
-		t.Fatalf("open(mint) = %+v, %v", got, aerr)
+	want := Receipt{Lease: 9, Local: true, ID: r.Message, Grant: r.Grant}
+	if got, aerr := s.open(h, "q"); aerr != nil || got != want {
+		t.Fatalf("open(mint) = %+v, %v; want %+v", got, aerr, want)
 	}
 	if _, aerr := s.open(h, "other"); aerr == nil {
 		t.Fatal("a handle opened for another queue")
@@ -225,13 +227,18 @@ func TestReceiptHandles(t *testing.T) {
 	if _, aerr := s.open(string(b), "q"); aerr == nil || aerr.code != "ReceiptHandleIsInvalid" {
 		t.Fatalf("an altered handle: %v", aerr)
 	}
-	other := handleSigner{node: 2, secret: []byte("secret")}
-	if _, aerr := other.open(h, "q"); aerr == nil || !strings.Contains(aerr.message, "node n1") {
-		t.Fatalf("another node's handle: %v", aerr)
+	// Another node's endpoint, or this node's after a restart, takes the
+	// handle as another's: by the message and the owner's lease.
+	want.Local = false
+	sameKeys := handleSecret([]AccessKey{{ID: "A", Secret: "first-secret"}, {ID: "B", Secret: "second-secret"}})
+	for _, other := range []*handleSigner{{node: 2, start: 70, secret: sameKeys}, {node: 1, start: 71, secret: sameKeys}} {
+		if got, aerr := other.open(h, "q"); aerr != nil || got != want {
+			t.Fatalf("n%d (start %d) opened the handle as %+v, %v; want %+v", other.node, other.start, got, aerr, want)
+		}
 	}
-	restarted := handleSigner{node: 1, secret: []byte("new secret")}
-	if _, aerr := restarted.open(h, "q"); aerr == nil {
-		t.Fatal("a handle from before a restart was accepted")
+	otherKeys := handleSigner{node: 2, secret: handleSecret([]AccessKey{{ID: "A", Secret: "first-secret"}})}
+	if _, aerr := otherKeys.open(h, "q"); aerr == nil || !strings.Contains(aerr.message, "same keys") {
+		t.Fatalf("an endpoint with other keys opened the handle: %v", aerr)
 	}
 }
 

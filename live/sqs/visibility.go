@@ -46,9 +46,9 @@ func (s *Server) release(ctx context.Context, queue, handle string, visibility *
 	}
 	var err error
 	if *visibility == 0 {
-		err = s.cfg.Backend.Release(ctx, queue, r.Lease)
+		err = s.cfg.Backend.Release(ctx, queue, r)
 	} else {
-		err = s.cfg.Backend.Extend(ctx, queue, r.Lease, time.Duration(*visibility)*time.Second)
+		err = s.cfg.Backend.Extend(ctx, queue, r, time.Duration(*visibility)*time.Second)
 	}
 	if err != nil {
 		return backendError(err, queue)
