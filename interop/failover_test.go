@@ -133,6 +133,31 @@ func ownerOf(t *testing.T, nodes []*procNode, queue string) int {
 // every message is deleted or has stayed away for two visibility
 // timeouts.
 func TestFailoverDuringSQSLoop(t *testing.T) {
+	runFailoverLoop(t, func(nodes []*procNode, owner int) (*sqs.Client, string) {
+		survivor := nodes[owner%3] // any node but the owner
+		return sdkAt(survivor.sqsAddr, AppKeyID, AppSecret), fmt.Sprintf("n%d's endpoint", survivor.id)
+	})
+}
+
+// TestFailoverBehindALoadBalancer runs the same loop with every request
+// spread over the three endpoints in turn, as a load balancer that keeps
+// no client on one node does, the dead node's skipped once its port
+// refuses. So messages are received through the owner's own endpoint
+// until it dies, and the handles it made are deleted through the others.
+func TestFailoverBehindALoadBalancer(t *testing.T) {
+	runFailoverLoop(t, func(nodes []*procNode, _ int) (*sqs.Client, string) {
+		var addrs []string
+		for _, nd := range nodes {
+			addrs = append(addrs, nd.sqsAddr)
+		}
+		return sdkBehind(addrs), "every endpoint in turn"
+	})
+}
+
+// runFailoverLoop is the loop of TestFailoverDuringSQSLoop; app picks the
+// application's SQS client once the queue's owner is known, and says
+// which endpoints it uses.
+func runFailoverLoop(t *testing.T, app func(nodes []*procNode, owner int) (*sqs.Client, string)) {
 	nodes := startProcesses(t)
 	waitFor(t, 60*time.Second, "every SQS endpoint to serve", func() bool {
 		for _, nd := range nodes {
@@ -153,9 +178,8 @@ func TestFailoverDuringSQSLoop(t *testing.T) {
 	url := created.QueueUrl
 	var owner int
 	waitFor(t, 10*time.Second, "the queue's owner", func() bool { owner = ownerOf(t, nodes, "failover"); return owner != 0 })
-	survivor := nodes[owner%3] // any node but the owner
-	api := sdkAt(survivor.sqsAddr, AppKeyID, AppSecret)
-	t.Logf("owner n%d; the application uses n%d's endpoint", owner, survivor.id)
+	api, uses := app(nodes, owner)
+	t.Logf("owner n%d; the application uses %s", owner, uses)
 
 	const batches = 60
 	l := &loopLedger{sent: map[string]bool{}, received: map[string]int{}, deleted: map[string]bool{}}
@@ -336,4 +360,82 @@ func (l *loopLedger) allDeleted() bool {
 		}
 	}
 	return true
+}
+
+// TestHandlesOutliveTheirEndpoint receives messages through the queue's
+// owner's own endpoint, SIGKILLs that node, and deletes them through
+// another node's endpoint: the handles name a dead endpoint and a dead
+// owner's leases, and the deletes still settle the messages at the new
+// owner, which never delivers them again. A visibility change of such a
+// handle is refused: its lease died with the owner.
+func TestHandlesOutliveTheirEndpoint(t *testing.T) {
+	nodes := startProcesses(t)
+	ctx := ctxFor(t, 90*time.Second)
+	var url *string
+	waitFor(t, 60*time.Second, "a queue to be made", func() bool {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		out, err := sdkAt(nodes[0].sqsAddr, AppKeyID, AppSecret).CreateQueue(c, &sqs.CreateQueueInput{QueueName: aws.String("outlive")})
+		if err != nil {
+			return false // the endpoint is still connecting to its node
+		}
+		url = out.QueueUrl
+		return true
+	})
+	var owner int
+	waitFor(t, 10*time.Second, "the queue's owner", func() bool { owner = ownerOf(t, nodes, "outlive"); return owner != 0 })
+	dying, other := sdkAt(nodes[owner-1].sqsAddr, AppKeyID, AppSecret), sdkAt(nodes[owner%3].sqsAddr, AppKeyID, AppSecret)
+	var entries []types.SendMessageBatchRequestEntry
+	for i := range 10 {
+		entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String("m-" + strconv.Itoa(i))})
+	}
+	if out, err := other.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: url, Entries: entries}); err != nil || len(out.Failed) != 0 {
+		t.Fatalf("SendMessageBatch: %+v, %v", out, err)
+	}
+	var got []types.Message
+	for len(got) < 10 {
+		out, err := dying.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, out.Messages...)
+	}
+	if err := nodes[owner-1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	var del []types.DeleteMessageBatchRequestEntry
+	for i, m := range got[:9] {
+		del = append(del, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
+	}
+	// The first deletes may meet the failover; an application retries
+	// what fails, as the loop above does.
+	l := &loopLedger{deleted: map[string]bool{}}
+	l.deleteAll(ctx, t, other, url, got, del)
+	if len(l.deleted) != 9 {
+		t.Fatalf("%d of 9 deletes through n%d of the dead endpoint's handles succeeded", len(l.deleted), nodes[owner%3].id)
+	}
+	t.Logf("9 deletes of a dead endpoint's handles settled %v after the kill", l.lastDelete.Sub(killedAt).Round(time.Millisecond))
+	_, err := other.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: got[9].ReceiptHandle, VisibilityTimeout: 60})
+	if apiCode(err) != "ReceiptHandleIsInvalid" {
+		t.Fatalf("extending a lease of the dead owner: %v, want ReceiptHandleIsInvalid", err)
+	}
+	// Only the tenth comes back, once the failover made it ready again;
+	// two more long polls after it find nothing.
+	var again []string
+	for polls, deadline := 0, time.Now().Add(15*time.Second); polls < 2 && time.Now().Before(deadline); {
+		out, err := other.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2})
+		if err != nil {
+			continue
+		}
+		for _, m := range out.Messages {
+			again = append(again, aws.ToString(m.Body))
+		}
+		if len(again) > 0 {
+			polls++
+		}
+	}
+	if !slices.Equal(again, []string{aws.ToString(got[9].Body)}) {
+		t.Fatalf("received again after the deletes: %v; want only %s", again, aws.ToString(got[9].Body))
+	}
 }

@@ -1,12 +1,17 @@
 package interop
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,4 +162,54 @@ func TestNodeLogFindsAWarningByItsParts(t *testing.T) {
 	if !l.contains("msg="+string(event.QueueQuorumLost), "q=visible ") {
 		t.Fatalf("the warning for visible was not found:\n%s", l)
 	}
+}
+
+// sdkBehind is an SQS client behind a round-robin load balancer over
+// addrs: each request goes to the next address, and to the one after it
+// if that one refuses the connection (a dead node). The client signs for
+// the balancer's name, which every request carries as its Host, as a
+// proxy in front of the nodes would pass it on.
+func sdkBehind(addrs []string) *sqs.Client {
+	return sqs.New(sqs.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String("http://sqs.balancer.test"),
+		Credentials:  credentials.NewStaticCredentialsProvider(AppKeyID, AppSecret, ""),
+		HTTPClient:   &http.Client{Transport: &roundRobin{addrs: addrs}},
+	})
+}
+
+// roundRobin is the load balancer of sdkBehind.
+type roundRobin struct {
+	addrs []string
+	next  atomic.Uint64
+}
+
+// RoundTrip sends req to the next address that takes the connection.
+func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	var err error
+	for range rr.addrs {
+		addr := rr.addrs[rr.next.Add(1)%uint64(len(rr.addrs))]
+		out := req.Clone(req.Context())
+		out.URL.Host, out.Host = addr, host
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		var resp *http.Response
+		resp, err = http.DefaultTransport.RoundTrip(out)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+			return resp, err
+		}
+	}
+	return nil, err
 }
