@@ -260,6 +260,11 @@ const (
 	// subscription whose leases run out with no word from its consumer,
 	// as if the consumer were alive.
 	QuietSubscriberFed = "quiet-subscriber-fed"
+	// AckByIDIgnored: an owner takes an ack that names no lease (one
+	// sent by the message's ID to the queue's owner, as a gateway that
+	// did not receive the message sends it) for one it need not act on,
+	// and answers it with success without settling anything.
+	AckByIDIgnored = "ack-by-id-ignored"
 )
 
 // All lists every planted bug.
@@ -273,7 +278,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
-	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed}
+	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

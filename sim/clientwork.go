@@ -186,23 +186,36 @@ func (c *clientProc) react(d core.Delivery) {
 		if c.quiet() || c.gen != gen {
 			return // nothing to do, or the client that got it restarted
 		}
-		var id core.OpID
-		kind := "ack"
 		switch {
 		case c.w.Live() || c.probe || roll < wl.AckChance:
-			id = c.core.Ack(c.now(), d)
+			c.ack(d)
+			if wl.AckLinger > 0 {
+				c.lingerAcks(wl.AckLinger)
+				return
+			}
 		case roll < wl.AckChance+wl.NackChance:
-			id, kind = c.core.Nack(c.now(), d), "nack"
+			c.invoked(c.core.Nack(c.now(), d), "nack", d.Queue, d.ID, 0)
 		default:
 			return // let the lease run out
 		}
-		c.invoked(id, kind, d.Queue, d.ID, 0)
-		if kind == "ack" && wl.AckLinger > 0 {
-			c.lingerAcks(wl.AckLinger)
-			return
-		}
 		c.flush()
 	})
+}
+
+// ack starts acking d and records it: at the node that delivered it or,
+// for a share of acks in the seeds that draw one, by its ID at the
+// queue's owner, which after a failover is another node, and which
+// settles the message even if its lease ran out and it went to another
+// consumer.
+func (c *clientProc) ack(d core.Delivery) {
+	wl := c.w.sc.Workload
+	if wl.AckAtOwnerChance == 0 || c.probe || !chance(c.ownerRng, wl.AckAtOwnerChance) {
+		c.invoked(c.core.Ack(c.now(), d), "ack", d.Queue, d.ID, 0)
+		return
+	}
+	c.invoked(c.core.AckAtOwner(c.now(), d.Queue, d.ID), "ack", d.Queue, d.ID, 0)
+	op := &c.w.hist.Ops[len(c.w.hist.Ops)-1]
+	op.AtOwner, op.Lease, op.From = true, d.Lease, node.NodeID(d.From)
 }
 
 // maybeExtend decides whether the consumer works on d for longer than

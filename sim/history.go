@@ -56,10 +56,12 @@ type OpRecord struct {
 	// one.
 	Replied Stamp
 	// An extend names the lease it extends (its number and the node
-	// that holds it) and the span it asked for.
-	Lease uint64
-	From  node.NodeID
-	For   time.Duration
+	// that holds it) and the span it asked for; an ack sent by ID to the
+	// queue's owner (AtOwner) names the delivery it acks.
+	Lease   uint64
+	From    node.NodeID
+	For     time.Duration
+	AtOwner bool
 	// A create names the deduplication window it asked for (zero: the
 	// nodes' default).
 	Window time.Duration

@@ -97,6 +97,8 @@ const (
 	ProbePriorSwappedBack      = "prior-swapped-back"
 	ProbeQuietSubscriberPaused = "quiet-subscriber-paused"
 	ProbeQuietSubscriberHeard  = "quiet-subscriber-heard"
+	ProbeAckAtOwner            = "ack-at-owner"
+	ProbeAckAtOwnerOvertook    = "ack-at-owner-overtook"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -162,6 +164,8 @@ var Probes = []Probe{
 	{ProbePriorSwappedBack, "a metadata leader swapped a prior member back into a pending replacement no member of both sets could lead, to lead its recovery (meta.plan-recovery naming the member meta.plan-replace swapped in)"},
 	{ProbeQuietSubscriberPaused, "an owner paused a subscription whose leases ran out unanswered twice in a row (queue.subscriber-quiet with quiet > 1)"},
 	{ProbeQuietSubscriberHeard, "a held-back subscription's connection spoke again and took its whole window back (queue.subscriber-heard)"},
+	{ProbeAckAtOwner, "an ack sent by message ID to the queue's owner, not to the node that delivered the message, was confirmed"},
+	{ProbeAckAtOwnerOvertook, "an ack by ID at the owner was confirmed for a message already sent again since the delivery it acked (another lease, or another owner)"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -560,6 +564,7 @@ func (c *coverage) historyProbes(h *History) {
 			c.probes[ProbeRedeliveredNoNack]++
 		}
 	}
+	c.noteAcksAtOwner(h)
 	delivered := make(map[wire.MessageID]bool)
 	for _, d := range h.Deliveries {
 		delivered[d.ID] = true
@@ -567,6 +572,40 @@ func (c *coverage) historyProbes(h *History) {
 	for _, op := range h.Ops {
 		if op.Kind == "publish" && op.Outcome == OutcomeUnknown && delivered[op.ID] {
 			c.probes[ProbeUnknownDelivered]++
+		}
+	}
+}
+
+// noteAcksAtOwner counts the confirmed acks sent by ID at the queue's
+// owner, and those that overtook their delivery: the message went out
+// again, under another lease, after the delivery the ack was for and
+// before the ack was confirmed, so the ack settled a message another
+// lease (perhaps another owner's) held or was about to.
+func (c *coverage) noteAcksAtOwner(h *History) {
+	var sends map[wire.MessageID][]*DeliveryRecord
+	for _, op := range h.Ops {
+		if op.Kind != "ack" || !op.AtOwner || op.Outcome != OutcomeOK {
+			continue
+		}
+		c.probes[ProbeAckAtOwner]++
+		if sends == nil {
+			sends = make(map[wire.MessageID][]*DeliveryRecord)
+			for i := range h.Sends {
+				s := &h.Sends[i]
+				sends[s.ID] = append(sends[s.ID], s)
+			}
+		}
+		var acked Stamp
+		for _, s := range sends[op.ID] {
+			if s.Queue == op.Queue && s.Lease == op.Lease && s.From == op.From {
+				acked = s.Sent
+			}
+		}
+		for _, s := range sends[op.ID] {
+			if s.Queue == op.Queue && acked.Before(s.Sent) && s.Sent.Before(op.Replied) {
+				c.probes[ProbeAckAtOwnerOvertook]++
+				break
+			}
 		}
 	}
 }

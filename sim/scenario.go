@@ -487,6 +487,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.RestAfter = drawRestAfter(seed)
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)
+		sc.Workload.AckAtOwnerChance = drawAckAtOwner(seed)
 		drawDeadLetter(seed, sc.Workload)
 		sc.Workload.UnsubscribeEvery = drawUnsubscribeEvery(seed)
 		sc.Workload.Purges = drawPurges(seed)

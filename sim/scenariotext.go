@@ -116,6 +116,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " extend=%s\n", floatText(wl.ExtendChance))
 		}
+		if wl.AckAtOwnerChance != 0 {
+			// Likewise written only when set.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " ack-at-owner=%s\n", floatText(wl.AckAtOwnerChance))
+		}
 		if wl.UnsubscribeEvery != 0 {
 			// Likewise written only when set.
 			b.Truncate(b.Len() - 1)
