@@ -87,4 +87,10 @@
 // keep a window of messages waiting for it lease after lease, and a
 // handler too slow for its lease gets less while the other consumers get
 // the rest.
+//
+// A delivery's own methods go to the process that holds its lease. To
+// settle a delivery elsewhere (a worker in another process, a gateway
+// with several nodes behind it), pass its Ref along: AckRefs, NackRef
+// and ExtendRef on any client send it to the queue's current owner,
+// following the queue through a failover.
 package client

@@ -17,7 +17,8 @@
 // lease is the visibility timeout; DeleteMessage is a durable ack;
 // ChangeMessageVisibility to 0 is a nack. A message's body, attributes,
 // send time and sender are stored together in the cairn payload. Receipt
-// handles name the endpoint's node, the queue, the delivery's lease and
-// the message, and are authenticated with an HMAC under a secret the
-// endpoint draws at start.
+// handles name the delivery by the receiving endpoint's lease and by the
+// message and its owner's lease, under an HMAC keyed by a secret derived
+// from the access keys, so every node's endpoint takes every handle: one
+// that did not receive the message acts on it at the queue's owner.
 package sqs
