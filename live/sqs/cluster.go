@@ -336,10 +336,13 @@ func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, rs []Rec
 		}
 		byID = append(byID, i)
 	}
+	settled := make(map[client.MessageID]bool)
 	for j, err := range client.AckSyncAll(ctx, ds) {
 		if err != nil {
 			byID = append(byID, local[j])
+			continue
 		}
+		settled[ds[j].ID] = true
 	}
 	refs := make([]client.DeliveryRef, len(byID))
 	for j, i := range byID {
@@ -352,9 +355,37 @@ func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, rs []Rec
 			// moving to its dead-letter queue. It will not come again.
 			err = nil
 		}
-		errs[byID[j]] = clientError(err)
+		if errs[byID[j]] = clientError(err); err == nil {
+			settled[refs[j].ID] = true
+		}
 	}
+	b.dropBuffered(queue, settled)
 	return errs
+}
+
+// dropBuffered takes the deliveries of messages just settled out of the
+// queue's buffers. A delivery of such a message can wait there: its lease
+// ran out, or its owner failed over, and the owner sent it again before
+// the delete with the old handle settled it, releasing the new lease. Handed out, it would be a message the application deleted. (A
+// buffer of another node's endpoint cannot be told; what it holds of such
+// messages is received once more, and its delete succeeds at once.)
+func (b *ClusterBackend) dropBuffered(queue string, ids map[client.MessageID]bool) {
+	if len(ids) == 0 {
+		return
+	}
+	b.mu.Lock()
+	var bufs []*buffer
+	for key, buf := range b.buffers {
+		if key.queue == queue {
+			bufs = append(bufs, buf)
+		}
+	}
+	b.mu.Unlock()
+	for _, buf := range bufs {
+		buf.mu.Lock()
+		buf.waiting = slices.DeleteFunc(buf.waiting, func(a arrival) bool { return ids[a.d.ID] })
+		buf.mu.Unlock()
+	}
 }
 
 // Release nacks the receipt's delivery, so it is delivered again at once.

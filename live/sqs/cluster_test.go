@@ -300,3 +300,37 @@ func backendWithJobs(t *testing.T) (*ClusterBackend, context.Context) {
 	}
 	return b, ctx
 }
+
+// TestADeleteDropsABufferedRedelivery: a message whose visibility ran
+// out went out again and waits in the endpoint's buffer; a delete with
+// its first receipt settles it, and the buffered delivery is not handed
+// out after the delete.
+func TestADeleteDropsABufferedRedelivery(t *testing.T) {
+	b, ctx := backendWithJobs(t)
+	b.cfg.IdleAfter = time.Minute
+	if _, err := b.Send(ctx, "jobs", []byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	first, err := b.Receive(ctx, "jobs", 1, 2*time.Second, 5*time.Second)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("receive: %+v, %v", first, err)
+	}
+	buf := b.existingBuffer(bufferKey{"jobs", 2 * time.Second})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		buf.mu.Lock()
+		n := len(buf.waiting)
+		buf.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the message did not come back to the buffer once its 2 s ran out")
+		}
+	}
+	if err := b.Delete(ctx, "jobs", receiptOf(first[0])); err != nil {
+		t.Fatalf("a delete with the first receipt: %v", err)
+	}
+	if r, err := b.Receive(ctx, "jobs", 1, 2*time.Second, time.Second); err != nil || len(r) != 0 {
+		t.Fatalf("after the delete the buffer handed out %+v, %v", r, err)
+	}
+}
