@@ -25,6 +25,11 @@ type DeliveryRef struct {
 	Lease uint64
 }
 
+// Node is the ID of the node that sent the delivery, whose process
+// holds its lease. A queue's deliveries come from another node once its
+// owner has changed.
+func (d *Delivery) Node() uint32 { return d.d.From }
+
 // Ref returns the delivery's ref.
 func (d *Delivery) Ref() DeliveryRef {
 	return DeliveryRef{Queue: d.d.Queue, ID: d.ID, Lease: d.d.Lease}

@@ -125,13 +125,12 @@ func ownerOf(t *testing.T, nodes []*procNode, queue string) int {
 // TestFailoverDuringSQSLoop SIGKILLs a queue's owner while a producer
 // sends batches and a consumer receives and deletes through another
 // node's SQS endpoint. Every message whose send succeeded must be
-// received (none lost); messages received twice are counted, not
-// failed. A delete whose answer was lost with the owner (the ack's
-// outcome is unknown, and a retry goes to the node that delivered the
-// message, which is dead) may have deleted the message or not: if not,
-// the message comes back and is deleted again, so the loop waits until
-// every message is deleted or has stayed away for two visibility
-// timeouts.
+// received (none lost), and none whose delete succeeded may be received
+// again; other messages received twice are counted, not failed. A
+// delete whose outcome stayed unknown may have deleted the message or
+// not: if not, the message comes back and is deleted again, so the loop
+// waits until every message is deleted or has stayed away for two
+// visibility timeouts.
 func TestFailoverDuringSQSLoop(t *testing.T) {
 	runFailoverLoop(t, func(nodes []*procNode, owner int) (*sqs.Client, string) {
 		survivor := nodes[owner%3] // any node but the owner
@@ -182,7 +181,7 @@ func runFailoverLoop(t *testing.T, app func(nodes []*procNode, owner int) (*sqs.
 	t.Logf("owner n%d; the application uses %s", owner, uses)
 
 	const batches = 60
-	l := &loopLedger{sent: map[string]bool{}, received: map[string]int{}, deleted: map[string]bool{}}
+	l := &loopLedger{sent: map[string]bool{}, received: map[string]int{}, deleted: map[string]bool{}, deletedIDs: map[string]bool{}}
 	var wg sync.WaitGroup
 	sendDone := make(chan struct{})
 	wg.Go(func() { defer close(sendDone); l.produce(ctx, t, api, url, batches) })
@@ -233,6 +232,7 @@ type loopLedger struct {
 	unknown    map[string]bool // sends answered with an error (they may exist)
 	received   map[string]int
 	deleted    map[string]bool
+	deletedIDs map[string]bool // message IDs whose delete succeeded
 	sendErrors int
 	lastDelete time.Time
 }
@@ -314,6 +314,9 @@ func (l *loopLedger) consume(ctx context.Context, t *testing.T, api *sqs.Client,
 		var del []types.DeleteMessageBatchRequestEntry
 		l.mu.Lock()
 		for i, m := range out.Messages {
+			if l.deletedIDs[aws.ToString(m.MessageId)] {
+				t.Errorf("%s (%s) was received again after its delete succeeded", aws.ToString(m.Body), aws.ToString(m.MessageId))
+			}
 			l.received[aws.ToString(m.Body)]++
 			del = append(del, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
 		}
@@ -336,6 +339,7 @@ func (l *loopLedger) deleteAll(ctx context.Context, t *testing.T, api *sqs.Clien
 		for _, s := range res.Successful {
 			i, _ := strconv.Atoi(aws.ToString(s.Id))
 			l.deleted[aws.ToString(msgs[i].Body)] = true
+			l.deletedIDs[aws.ToString(msgs[i].MessageId)] = true
 		}
 		l.lastDelete = time.Now()
 		l.mu.Unlock()
@@ -426,7 +430,7 @@ func TestHandlesOutliveTheirEndpoint(t *testing.T) {
 	killedAt := time.Now()
 	// The first deletes may meet the failover; an application retries
 	// what fails, as the loop above does. A batch takes ten at most.
-	l := &loopLedger{deleted: map[string]bool{}}
+	l := &loopLedger{deleted: map[string]bool{}, deletedIDs: map[string]bool{}}
 	for _, msgs := range [][]types.Message{atOwner[:9], atOther} {
 		var del []types.DeleteMessageBatchRequestEntry
 		for i, m := range msgs {

@@ -37,6 +37,13 @@ type buffer struct {
 	mu      sync.Mutex
 	waiting []arrival
 	wake    chan struct{}
+	// node is the node the last delivery came from, and checksLeft how
+	// many more deliveries are to have their lease confirmed before they
+	// are handed out (see confirmLeases): a window's worth after the
+	// first delivery from a node, the queue's new owner after a failover.
+	node       uint32
+	checksLeft int
+	window     int
 }
 
 // arrival is a delivery waiting in a buffer. One taken from another
@@ -46,6 +53,7 @@ type arrival struct {
 	d      *client.Delivery
 	at     time.Time
 	holder *buffer
+	check  bool // confirm the lease before handing the delivery out
 }
 
 // firstFillWait is how long a receive on a buffer just subscribed waits
@@ -79,12 +87,11 @@ func (b *ClusterBackend) Receive(ctx context.Context, queue string, limit int, v
 		if len(got) == 0 {
 			got = b.takeFromSiblings(ctx, buf, limit, visibility)
 		}
-		if len(got) == limit {
-			break
-		}
-		if len(got) > 0 {
+		if len(got) > 0 && len(got) < limit {
 			time.Sleep(lingerAfterFirst)
 			got = append(got, buf.takeFresh(limit-len(got), visibility, b.nack)...)
+		}
+		if got = b.confirmLeases(ctx, got, visibility); len(got) > 0 {
 			break
 		}
 		select {
@@ -97,6 +104,51 @@ func (b *ClusterBackend) Receive(ctx context.Context, queue string, limit int, v
 		}
 	}
 	return b.handOut(buf, got, visibility), nil
+}
+
+// confirmLeases extends, before they are handed out, the leases of the
+// deliveries in got that may be redeliveries, and leaves out those whose
+// lease is gone. A redelivery is what an owner sends after a lease ran
+// out, or what a new owner sends after a failover of every message the
+// old one had out, and the application may meanwhile have deleted the
+// message through another node's endpoint with the handle of its earlier
+// delivery, which settles it by ID and ends the lease this buffer holds
+// without telling it: handed out, the delivery would be a message already
+// deleted. A delivery that is not the message's first may be one, and so
+// may the first window of deliveries from a node (a new owner does not
+// always know how often the old one delivered a message). The extension
+// also gives the delivery its whole visibility from now. The rest, nearly
+// every delivery in steady operation, pass as they are; those taken from
+// another buffer were extended already.
+func (b *ClusterBackend) confirmLeases(ctx context.Context, got []arrival, visibility time.Duration) []arrival {
+	var wg sync.WaitGroup
+	gone := make([]bool, len(got))
+	for i, a := range got {
+		if !a.check && a.d.Attempt <= 1 || a.holder != nil {
+			continue
+		}
+		wg.Go(func() {
+			err := a.d.Extend(ctx, visibility)
+			var se *client.StatusError
+			switch {
+			case err == nil:
+				got[i].at = time.Now()
+			case errors.As(err, &se) && se.Status == client.StatusNotLeased:
+				gone[i] = true // settled meanwhile, or its lease ran out and the owner takes it back
+			default:
+				gone[i] = true
+				b.nack(a.d) // the outcome is unknown: hand it back rather than give it out
+			}
+		})
+	}
+	wg.Wait()
+	kept := got[:0]
+	for i, a := range got {
+		if !gone[i] {
+			kept = append(kept, a)
+		}
+	}
+	return kept
 }
 
 // siblingLook is how often a waiting receive looks into the queue's
@@ -183,7 +235,7 @@ func (b *ClusterBackend) buffer(ctx context.Context, queue string, visibility ti
 	if err != nil {
 		return nil, false, err
 	}
-	buf := &buffer{key: key, wake: make(chan struct{}, 1), lastUsed: time.Now()}
+	buf := &buffer{key: key, wake: make(chan struct{}, 1), lastUsed: time.Now(), window: b.cfg.Window}
 	sub, err := b.subscribe(ctx, c, buf)
 	if err != nil {
 		if existing := b.existingBuffer(key); existing != nil {
@@ -268,7 +320,14 @@ func (b *ClusterBackend) receiver(ctx context.Context, visibility time.Duration)
 // waiting receive. It never blocks; the window bounds the buffer.
 func (buf *buffer) push(_ context.Context, d *client.Delivery) {
 	buf.mu.Lock()
-	buf.waiting = append(buf.waiting, arrival{d: d, at: time.Now()})
+	if n := d.Node(); n != buf.node {
+		buf.node, buf.checksLeft = n, buf.window
+	}
+	check := buf.checksLeft > 0
+	if check {
+		buf.checksLeft--
+	}
+	buf.waiting = append(buf.waiting, arrival{d: d, at: time.Now(), check: check})
 	buf.mu.Unlock()
 	select {
 	case buf.wake <- struct{}{}:

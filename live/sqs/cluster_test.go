@@ -334,3 +334,46 @@ func TestADeleteDropsABufferedRedelivery(t *testing.T) {
 		t.Fatalf("after the delete the buffer handed out %+v, %v", r, err)
 	}
 }
+
+// TestARedeliveryDeletedElsewhereIsNotHandedOut: a message whose
+// visibility ran out waits, sent again, in one endpoint's buffer, and the
+// application deletes it through another endpoint with the handle of its
+// first delivery. The first endpoint's next receive finds the buffered
+// delivery's lease gone and does not hand out a deleted message.
+func TestARedeliveryDeletedElsewhereIsNotHandedOut(t *testing.T) {
+	rt := oneNode(t)
+	a, b := backendFor(t, rt), backendFor(t, rt)
+	a.cfg.IdleAfter = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := a.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "jobs", []byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	first, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 5*time.Second)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("receive at a: %+v, %v", first, err)
+	}
+	buf := a.existingBuffer(bufferKey{"jobs", 2 * time.Second})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		buf.mu.Lock()
+		n := len(buf.waiting)
+		buf.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the message did not come back to a's buffer once its 2 s ran out")
+		}
+	}
+	foreign := receiptOf(first[0])
+	foreign.Local = false
+	if err := b.Delete(ctx, "jobs", foreign); err != nil {
+		t.Fatalf("delete at b: %v", err)
+	}
+	if r, err := a.Receive(ctx, "jobs", 1, 2*time.Second, time.Second); err != nil || len(r) != 0 {
+		t.Fatalf("a handed out %+v, %v after b deleted the message", r, err)
+	}
+}
