@@ -31,8 +31,8 @@ type clientProc struct {
 	// unsubRng decides when this consumer unsubscribes, from what, and
 	// for how long.
 	unsubRng *rand.Rand
-	// ownerRng decides which acks this consumer sends by ID at the
-	// queue's owner.
+	// ownerRng decides which settles and extensions this consumer sends
+	// to the queue's owner.
 	ownerRng *rand.Rand
 	producer bool
 	consumer bool
@@ -94,7 +94,7 @@ func (w *World) newClient(i int, wl *Workload) *clientProc {
 	c := &clientProc{
 		w: w, index: i, addr: netsim.Addr(clientAddrBase + i + 1), rng: rng,
 		extendRng: newStream(w.sc.Seed, streamExtend, uint64(i)),
-		ownerRng:  newStream(w.sc.Seed, streamAckAtOwner, uint64(i)),
+		ownerRng:  newStream(w.sc.Seed, streamAtOwner, uint64(i)),
 		unsubRng:  newStream(w.sc.Seed, streamUnsubscribe, uint64(i)+1),
 		producer:  i < wl.Producers, consumer: i >= wl.Producers,
 		ops: make(map[core.OpID]int), subscribed: make(map[string]bool),

@@ -193,6 +193,8 @@ func (c *clientProc) react(d core.Delivery) {
 				c.lingerAcks(wl.AckLinger)
 				return
 			}
+		case roll < wl.AckChance+wl.NackChance && c.atOwner():
+			c.invoked(c.core.NackAtOwner(c.now(), d.Queue, d.ID, d.Lease), "nack", d.Queue, d.ID, 0)
 		case roll < wl.AckChance+wl.NackChance:
 			c.invoked(c.core.Nack(c.now(), d), "nack", d.Queue, d.ID, 0)
 		default:
@@ -208,14 +210,20 @@ func (c *clientProc) react(d core.Delivery) {
 // settles the message even if its lease ran out and it went to another
 // consumer.
 func (c *clientProc) ack(d core.Delivery) {
-	wl := c.w.sc.Workload
-	if wl.AckAtOwnerChance == 0 || c.probe || !chance(c.ownerRng, wl.AckAtOwnerChance) {
+	if !c.atOwner() {
 		c.invoked(c.core.Ack(c.now(), d), "ack", d.Queue, d.ID, 0)
 		return
 	}
 	c.invoked(c.core.AckAtOwner(c.now(), d.Queue, d.ID), "ack", d.Queue, d.ID, 0)
 	op := &c.w.hist.Ops[len(c.w.hist.Ops)-1]
 	op.AtOwner, op.Lease, op.From = true, d.Lease, node.NodeID(d.From)
+}
+
+// atOwner draws whether the next settle or extension goes to the
+// queue's owner rather than to the node that delivered the message.
+func (c *clientProc) atOwner() bool {
+	wl := c.w.sc.Workload
+	return wl.AtOwnerChance > 0 && !c.probe && chance(c.ownerRng, wl.AtOwnerChance)
 }
 
 // maybeExtend decides whether the consumer works on d for longer than
@@ -231,10 +239,16 @@ func (c *clientProc) maybeExtend(d core.Delivery) (time.Duration, bool) {
 	}
 	think := wl.Lease + time.Duration(c.extendRng.Int64N(int64(3*wl.Lease/2))+1)
 	extendFor := think + wl.Lease
-	id := c.core.Extend(c.now(), d, extendFor)
+	var id core.OpID
+	atOwner := c.atOwner()
+	if atOwner {
+		id = c.core.ExtendAtOwner(c.now(), d.Queue, d.ID, d.Lease, extendFor)
+	} else {
+		id = c.core.Extend(c.now(), d, extendFor)
+	}
 	c.invoked(id, "extend", d.Queue, d.ID, 0)
 	op := &c.w.hist.Ops[len(c.w.hist.Ops)-1]
-	op.Lease, op.From, op.For = d.Lease, node.NodeID(d.From), extendFor
+	op.Lease, op.From, op.For, op.AtOwner = d.Lease, node.NodeID(d.From), extendFor, atOwner
 	c.flush()
 	return think, true
 }

@@ -99,6 +99,7 @@ const (
 	ProbeQuietSubscriberHeard  = "quiet-subscriber-heard"
 	ProbeAckAtOwner            = "ack-at-owner"
 	ProbeAckAtOwnerOvertook    = "ack-at-owner-overtook"
+	ProbeExtendAtOwner         = "extend-at-owner"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -166,6 +167,7 @@ var Probes = []Probe{
 	{ProbeQuietSubscriberHeard, "a held-back subscription's connection spoke again and took its whole window back (queue.subscriber-heard)"},
 	{ProbeAckAtOwner, "an ack sent by message ID to the queue's owner, not to the node that delivered the message, was confirmed"},
 	{ProbeAckAtOwnerOvertook, "an ack by ID at the owner was confirmed for a message already sent again since the delivery it acked (another lease, or another owner)"},
+	{ProbeExtendAtOwner, "a lease extension sent to the queue's owner by the owner's lease number was confirmed"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
@@ -584,6 +586,9 @@ func (c *coverage) historyProbes(h *History) {
 func (c *coverage) noteAcksAtOwner(h *History) {
 	var sends map[wire.MessageID][]*DeliveryRecord
 	for _, op := range h.Ops {
+		if op.Kind == "extend" && op.AtOwner && op.Outcome == OutcomeOK {
+			c.probes[ProbeExtendAtOwner]++
+		}
 		if op.Kind != "ack" || !op.AtOwner || op.Outcome != OutcomeOK {
 			continue
 		}

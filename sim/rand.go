@@ -48,10 +48,10 @@ const (
 	// operations on file and directory names. (Its string is the one it
 	// was first drawn under; a new one would move every seed's draw.)
 	streamNameErrors = "meta-errors"
-	// streamAckAtOwner draws a generated scenario's share of acks sent
-	// by message ID to the queue's owner and, per consumer, which acks go
+	// streamAtOwner draws a generated scenario's share of settles and
+	// extensions sent to the queue's owner and, per consumer, which go
 	// that way.
-	streamAckAtOwner = "ack-at-owner"
+	streamAtOwner = "ack-at-owner"
 )
 
 // newStream returns a PCG generator for (seed, name, ids...). Distinct

@@ -487,7 +487,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.RestAfter = drawRestAfter(seed)
 		sc.Workload.AckLinger = drawAckLinger(seed)
 		sc.Workload.ExtendChance = drawExtendChance(seed)
-		sc.Workload.AckAtOwnerChance = drawAckAtOwner(seed)
+		sc.Workload.AtOwnerChance = drawAtOwner(seed)
 		drawDeadLetter(seed, sc.Workload)
 		sc.Workload.UnsubscribeEvery = drawUnsubscribeEvery(seed)
 		sc.Workload.Purges = drawPurges(seed)

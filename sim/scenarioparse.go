@@ -239,7 +239,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.duration("consume-at", &wl.ConsumeAt)
 	kv.duration("ack-linger", &wl.AckLinger)
 	kv.chance("extend", &wl.ExtendChance)
-	kv.chance("ack-at-owner", &wl.AckAtOwnerChance)
+	kv.chance("at-owner", &wl.AtOwnerChance)
 	kv.duration("unsubscribe", &wl.UnsubscribeEvery)
 	kv.count("purges", &wl.Purges)
 	kv.count("moves", &wl.Moves)

@@ -116,10 +116,10 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " extend=%s\n", floatText(wl.ExtendChance))
 		}
-		if wl.AckAtOwnerChance != 0 {
+		if wl.AtOwnerChance != 0 {
 			// Likewise written only when set.
 			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " ack-at-owner=%s\n", floatText(wl.AckAtOwnerChance))
+			fmt.Fprintf(&b, " at-owner=%s\n", floatText(wl.AtOwnerChance))
 		}
 		if wl.UnsubscribeEvery != 0 {
 			// Likewise written only when set.

@@ -48,12 +48,13 @@ type Workload struct {
 	// at once, thinks for longer than the lease, then acks, nacks or
 	// ignores the delivery as it would any other (0: it never extends).
 	ExtendChance float64
-	// AckAtOwnerChance is the share of acks a consumer sends by the
-	// message's ID to the queue's owner (core's AckAtOwner), as a gateway
-	// that did not receive the message does (another node's SQS
-	// endpoint, a worker a consumer handed the message to), rather than
-	// to the node that delivered it (0: none).
-	AckAtOwnerChance float64
+	// AtOwnerChance is the share of acks, nacks and extensions a
+	// consumer sends to the queue's current owner by the message's ID
+	// and the owner's lease number (core's AckAtOwner, NackAtOwner and
+	// ExtendAtOwner), as a gateway that did not receive the message does
+	// (another node's SQS endpoint, a worker a consumer handed the
+	// message to), rather than to the node that delivered it (0: none).
+	AtOwnerChance float64
 	// UnsubscribeEvery, when positive, is the mean pause between a
 	// consumer's unsubscribes during the safety phase: it ends its
 	// subscription to one queue (the node hands its leases back) and
@@ -205,10 +206,10 @@ func drawExtendChance(seed uint64) float64 {
 	return pick(newStream(seed, streamExtend), 0, 0, 0.1, 0.3)
 }
 
-// drawAckAtOwner draws the share of acks sent by ID at the owner: none
-// in three seeds of five.
-func drawAckAtOwner(seed uint64) float64 {
-	return pick(newStream(seed, streamAckAtOwner), 0, 0, 0, 0.25, 0.6)
+// drawAtOwner draws the share of settles and extensions sent at the
+// owner: none in three seeds of five.
+func drawAtOwner(seed uint64) float64 {
+	return pick(newStream(seed, streamAtOwner), 0, 0, 0, 0.25, 0.6)
 }
 
 // windowForCapacity is the smallest subscription window that lets the
