@@ -367,21 +367,13 @@ func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, rs []Rec
 // queue's buffers. A delivery of such a message can wait there: its lease
 // ran out, or its owner failed over, and the owner sent it again before
 // the delete with the old handle settled it, releasing the new lease. Handed out, it would be a message the application deleted. (A
-// buffer of another node's endpoint cannot be told; what it holds of such
-// messages is received once more, and its delete succeeds at once.)
+// buffer of another node's endpoint cannot be told: its receive finds the
+// lease gone, see confirmLeases.)
 func (b *ClusterBackend) dropBuffered(queue string, ids map[client.MessageID]bool) {
 	if len(ids) == 0 {
 		return
 	}
-	b.mu.Lock()
-	var bufs []*buffer
-	for key, buf := range b.buffers {
-		if key.queue == queue {
-			bufs = append(bufs, buf)
-		}
-	}
-	b.mu.Unlock()
-	for _, buf := range bufs {
+	for _, buf := range b.queueBuffers(queue) {
 		buf.mu.Lock()
 		buf.waiting = slices.DeleteFunc(buf.waiting, func(a arrival) bool { return ids[a.d.ID] })
 		buf.mu.Unlock()
@@ -419,6 +411,20 @@ func (b *ClusterBackend) Extend(ctx context.Context, queue string, r Receipt, vi
 		}
 	}
 	return nil
+}
+
+// queueBuffers returns the queue's receive buffers, one per visibility
+// timeout.
+func (b *ClusterBackend) queueBuffers(queue string) []*buffer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var bufs []*buffer
+	for key, buf := range b.buffers {
+		if key.queue == queue {
+			bufs = append(bufs, buf)
+		}
+	}
+	return bufs
 }
 
 // ref names the receipt's delivery for the queue's owner.

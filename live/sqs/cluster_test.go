@@ -189,18 +189,7 @@ func TestAReceiveTakesWhatAnotherVisibilitysBufferHolds(t *testing.T) {
 	if _, err := b.Send(ctx, "jobs", []byte("one"), 0); err != nil {
 		t.Fatal(err)
 	}
-	other := b.existingBuffer(bufferKey{"jobs", time.Minute})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		other.mu.Lock()
-		n := len(other.waiting)
-		other.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the message never reached the buffer under 60 s")
-		}
-	}
+	waitBuffered(t, b.existingBuffer(bufferKey{"jobs", time.Minute}), "the message to reach the buffer under 60 s")
 	began := time.Now()
 	got, err := b.Receive(ctx, "jobs", 10, 2*time.Second, 5*time.Second)
 	if err != nil || len(got) != 1 || string(got[0].Payload) != "one" {
@@ -231,25 +220,8 @@ func receiptOf(r Received) Receipt {
 // queue's owner, by the message and the owner's lease; the one that did
 // finds its own record of it stale and follows the owner too.
 func TestAnotherBackendActsOnAReceipt(t *testing.T) {
-	rt := oneNode(t)
-	a, b := backendFor(t, rt), backendFor(t, rt)
-	// An endpoint whose buffer is idle with nothing it knows of handed
-	// out ends the buffer's subscription, and the owner takes back the
-	// leases it held: keep a's for the test's waits.
-	a.cfg.IdleAfter = time.Minute
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := a.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Send(ctx, "jobs", []byte("one"), 0); err != nil {
-		t.Fatal(err)
-	}
-	got, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 5*time.Second)
-	if err != nil || len(got) != 1 {
-		t.Fatalf("receive at a: %+v, %v", got, err)
-	}
-	foreign := receiptOf(got[0])
+	a, b, ctx, got := twoBackendsOneReceived(t)
+	foreign := receiptOf(got)
 	foreign.Local = false
 	// b extends the 2 s lease to 6 s: past the 2 s, nothing comes back.
 	if err := b.Extend(ctx, "jobs", foreign, 6*time.Second); err != nil {
@@ -263,7 +235,7 @@ func TestAnotherBackendActsOnAReceipt(t *testing.T) {
 		t.Fatalf("release at b: %v", err)
 	}
 	again, err := a.Receive(ctx, "jobs", 1, 30*time.Second, 5*time.Second)
-	if err != nil || len(again) != 1 || again[0].ID != got[0].ID || again[0].Attempt != 2 {
+	if err != nil || len(again) != 1 || again[0].ID != got.ID || again[0].Attempt != 2 {
 		t.Fatalf("after the release at b: %+v, %v", again, err)
 	}
 	// The old lease is gone at the owner, whoever asks.
@@ -315,18 +287,7 @@ func TestADeleteDropsABufferedRedelivery(t *testing.T) {
 	if err != nil || len(first) != 1 {
 		t.Fatalf("receive: %+v, %v", first, err)
 	}
-	buf := b.existingBuffer(bufferKey{"jobs", 2 * time.Second})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		buf.mu.Lock()
-		n := len(buf.waiting)
-		buf.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the message did not come back to the buffer once its 2 s ran out")
-		}
-	}
+	waitBuffered(t, b.existingBuffer(bufferKey{"jobs", 2 * time.Second}), "the message to come back to the buffer once its 2 s ran out")
 	if err := b.Delete(ctx, "jobs", receiptOf(first[0])); err != nil {
 		t.Fatalf("a delete with the first receipt: %v", err)
 	}
@@ -341,39 +302,57 @@ func TestADeleteDropsABufferedRedelivery(t *testing.T) {
 // first delivery. The first endpoint's next receive finds the buffered
 // delivery's lease gone and does not hand out a deleted message.
 func TestARedeliveryDeletedElsewhereIsNotHandedOut(t *testing.T) {
-	rt := oneNode(t)
-	a, b := backendFor(t, rt), backendFor(t, rt)
-	a.cfg.IdleAfter = time.Minute
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := a.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Send(ctx, "jobs", []byte("one"), 0); err != nil {
-		t.Fatal(err)
-	}
-	first, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 5*time.Second)
-	if err != nil || len(first) != 1 {
-		t.Fatalf("receive at a: %+v, %v", first, err)
-	}
-	buf := a.existingBuffer(bufferKey{"jobs", 2 * time.Second})
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		buf.mu.Lock()
-		n := len(buf.waiting)
-		buf.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the message did not come back to a's buffer once its 2 s ran out")
-		}
-	}
-	foreign := receiptOf(first[0])
+	a, b, ctx, first := twoBackendsOneReceived(t)
+	waitBuffered(t, a.existingBuffer(bufferKey{"jobs", 2 * time.Second}), "the message to come back to a's buffer once its 2 s ran out")
+	foreign := receiptOf(first)
 	foreign.Local = false
 	if err := b.Delete(ctx, "jobs", foreign); err != nil {
 		t.Fatalf("delete at b: %v", err)
 	}
 	if r, err := a.Receive(ctx, "jobs", 1, 2*time.Second, time.Second); err != nil || len(r) != 0 {
 		t.Fatalf("a handed out %+v, %v after b deleted the message", r, err)
+	}
+}
+
+// twoBackendsOneReceived starts a node and two endpoints' backends on it,
+// a and b, as behind a load balancer, with the queue "jobs" made and one
+// message in it received at a under a visibility of 2 s.
+func twoBackendsOneReceived(t *testing.T) (a, b *ClusterBackend, ctx context.Context, got Received) {
+	t.Helper()
+	rt := oneNode(t)
+	a, b = backendFor(t, rt), backendFor(t, rt)
+	// An endpoint whose buffer is idle with nothing it knows of handed
+	// out ends the buffer's subscription, and the owner takes back the
+	// leases it held: keep a's for the tests' waits.
+	a.cfg.IdleAfter = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	if err := a.CreateQueue(ctx, "jobs", QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "jobs", []byte("one"), 0); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.Receive(ctx, "jobs", 1, 2*time.Second, 5*time.Second)
+	if err != nil || len(r) != 1 {
+		t.Fatalf("receive at a: %+v, %v", r, err)
+	}
+	return a, b, ctx, r[0]
+}
+
+// waitBuffered waits up to 10 s for buf to hold a delivery; what names
+// what the test waits for.
+func waitBuffered(t *testing.T, buf *buffer, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		buf.mu.Lock()
+		n := len(buf.waiting)
+		buf.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
 	}
 }

@@ -31,15 +31,7 @@ func (b *ClusterBackend) Purge(ctx context.Context, queue string) error {
 	if err := clientError(b.main.Purge(ctx, queue)); err != nil {
 		return err
 	}
-	b.mu.Lock()
-	var bufs []*buffer
-	for key, buf := range b.buffers {
-		if key.queue == queue {
-			bufs = append(bufs, buf)
-		}
-	}
-	b.mu.Unlock()
-	for _, buf := range bufs {
+	for _, buf := range b.queueBuffers(queue) {
 		buf.mu.Lock()
 		buf.waiting = nil
 		buf.mu.Unlock()
