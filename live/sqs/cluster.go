@@ -346,7 +346,7 @@ func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, rs []Rec
 	}
 	refs := make([]client.DeliveryRef, len(byID))
 	for j, i := range byID {
-		refs[j] = client.DeliveryRef{Queue: queue, ID: client.MessageID{Producer: rs[i].ID.Producer, Seq: rs[i].ID.Seq}}
+		refs[j] = rs[i].ref(queue)
 	}
 	for j, err := range b.main.AckRefs(ctx, refs) {
 		var se *client.StatusError
@@ -366,9 +366,10 @@ func (b *ClusterBackend) DeleteBatch(ctx context.Context, queue string, rs []Rec
 // dropBuffered takes the deliveries of messages just settled out of the
 // queue's buffers. A delivery of such a message can wait there: its lease
 // ran out, or its owner failed over, and the owner sent it again before
-// the delete with the old handle settled it, releasing the new lease. Handed out, it would be a message the application deleted. (A
-// buffer of another node's endpoint cannot be told: its receive finds the
-// lease gone, see confirmLeases.)
+// the delete with the old handle settled it, releasing the new lease.
+// Handed out, it would be a message the application deleted. (A buffer
+// of another node's endpoint cannot be told: its receive finds the lease
+// gone, see confirmLeases.)
 func (b *ClusterBackend) dropBuffered(queue string, ids map[client.MessageID]bool) {
 	if len(ids) == 0 {
 		return
