@@ -111,6 +111,11 @@ func (m *model) step() {
 		m.kinds[m.c.CreateQueue(m.now, "q", wire.PolicyMajority)] = OpCreate
 	case 3:
 		d := Delivery{Queue: "q", ID: wire.MessageID{Producer: 5, Seq: m.rng.Uint64N(100)}, Lease: 1, From: 1 + m.rng.Uint32N(3)}
+		if m.rng.IntN(2) == 0 {
+			// A gateway's ack, by ID at whichever node owns the queue.
+			m.kinds[m.c.AckAtOwner(m.now, d.Queue, d.ID)] = OpAck
+			break
+		}
 		m.kinds[m.c.Ack(m.now, d)] = OpAck
 	case 4:
 		m.owner = 1 + m.rng.Uint32N(3)
