@@ -403,3 +403,34 @@ func TestSegmentSizesUpToOneGiBAreTaken(t *testing.T) {
 		t.Fatal("a segment size past 1 GiB was taken")
 	}
 }
+
+// A log that failed (or closed) drops nothing, and says so: the node
+// asks CanTruncateFront before compacting, and would otherwise go on to a
+// truncation that can only fail.
+func TestAFailedLogCannotTruncateItsFront(t *testing.T) {
+	fs := vfs.NewMem()
+	host := &fakeHost{}
+	m := newModel()
+	l, err := storage.Open(fs, "log", host, m.options(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := uint64(1); i <= 60; i++ {
+		if _, err := l.Append(3, body(rng, i)); err != nil {
+			t.Fatal(err)
+		}
+		l.RequestSync()
+		host.drain()
+	}
+	if !l.CanTruncateFront(40) {
+		t.Fatal("a healthy log of several sealed segments cannot drop those before 40")
+	}
+	l.Close()
+	if l.CanTruncateFront(40) {
+		t.Fatal("a closed log says it can drop segments")
+	}
+	if err := l.TruncateFront(40); err == nil {
+		t.Fatal("a closed log truncated its front")
+	}
+}
