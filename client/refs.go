@@ -40,10 +40,11 @@ func (d *Delivery) Ref() DeliveryRef {
 // refs[i]'s outcome. The acks start together, so those of one queue reach
 // its owner in one frame. An ack by ref settles the message whoever holds
 // it now: if its lease ran out and it went to another consumer, that
-// consumer's ack later finds it settled. A message the owner no longer
-// holds at all (settled long ago, purged, or moving to its dead-letter
-// queue) is refused with StatusNotLeased: it will not be delivered from
-// the queue again.
+// consumer's ack later finds it settled. An ack of a message settled
+// within the queue's deduplication window succeeds again; one the owner
+// no longer holds at all (settled before that, purged, or moving to its
+// dead-letter queue) is refused with StatusNotLeased: it will not be
+// delivered from the queue again either way.
 func (c *Client) AckRefs(ctx context.Context, refs []DeliveryRef) []error {
 	errs := make([]error, len(refs))
 	starts := make([]func(now time.Time) core.OpID, len(refs))
