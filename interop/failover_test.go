@@ -400,9 +400,10 @@ func TestHandlesOutliveTheirEndpoint(t *testing.T) {
 			t.Fatalf("SendMessageBatch: %+v, %v", out, err)
 		}
 	}
+	// receive receives until it has want messages or 10 s passed.
 	receive := func(api *sqs.Client, want int) []types.Message {
 		var got []types.Message
-		for len(got) < want {
+		for deadline := time.Now().Add(10 * time.Second); len(got) < want && time.Now().Before(deadline); {
 			out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, VisibilityTimeout: 30})
 			if err != nil {
 				t.Fatal(err)
@@ -417,13 +418,17 @@ func TestHandlesOutliveTheirEndpoint(t *testing.T) {
 	// the failover.
 	send(0)
 	atOwner := receive(dying, 10)
+	if len(atOwner) != 10 {
+		t.Fatalf("received %d of the first 10 through the owner's endpoint", len(atOwner))
+	}
 	// A first receive at the other endpoint subscribes its buffer, so the
 	// owner has two subscriptions to split the next ten between.
 	if out, err := other.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, VisibilityTimeout: 30}); err != nil || len(out.Messages) != 0 {
 		t.Fatalf("a receive with every message leased: %+v, %v", out, err)
 	}
 	send(10)
-	atOther := receive(other, 1)
+	atOther := receive(other, 1) // none if the owner gave all ten to the first buffer; the rest still holds
+	t.Logf("the other endpoint received %d of the next ten before the kill", len(atOther))
 	if err := nodes[owner-1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
