@@ -265,6 +265,10 @@ const (
 	// did not receive the message sends it) for one it need not act on,
 	// and answers it with success without settling anything.
 	AckByIDIgnored = "ack-by-id-ignored"
+	// UnsubscribeDropsExtended: an unsubscribe hands back every lease of
+	// the subscription, also those a consumer extended because it is still
+	// working on their messages.
+	UnsubscribeDropsExtended = "unsubscribe-drops-extended"
 )
 
 // All lists every planted bug.
@@ -278,7 +282,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
-	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored}
+	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

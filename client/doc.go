@@ -77,7 +77,9 @@
 // settles it for good, Nack returns it for redelivery, Extend keeps it
 // leased for longer while a handler works on it, and a delivery left
 // alone goes back to the queue when its lease expires. Stop ends the
-// subscription at the node, which hands what it leased back at once.
+// subscription at the node, which hands what it leased back at once,
+// except the deliveries whose lease was extended: a handler may still be
+// working on them, and they stay leased until settled or run out.
 //
 // A subscription whose leases run out with no word from it (no ack, nack
 // or extension since they were handed out) is held back by its owner:

@@ -148,7 +148,9 @@ func (c *Client) register(s *Subscription, so subscribeOptions, ch chan core.Eve
 }
 
 // unregister runs on the loop: the subscription ends at the node, which
-// hands back what it leased to it, and deliveries already on their way
+// hands back what it leased to it (but for leases a consumer extended,
+// which it keeps until they are settled or run out), and deliveries
+// already on their way
 // are dropped here (they lapse back into the queue when their leases
 // expire).
 func (c *Client) unregister(s *Subscription) {
@@ -160,7 +162,9 @@ func (c *Client) unregister(s *Subscription) {
 
 // Stop stops calling the handler, waits for the calls in progress to
 // return, and ends the subscription at the node, which hands the
-// messages leased to it back to the queue. A handler may call Stop: it
+// messages leased to it back to the queue, all but those whose lease was
+// extended (they stay leased until settled or run out). A handler may
+// call Stop: it
 // then waits for the other calls in progress (with WithConcurrency) and
 // returns, the handler is not called again, and Done closes once the
 // call it was made from returns.

@@ -144,3 +144,47 @@ func TestAStaleNackFromAnEarlierOwnerProcessLeavesANewLeaseAlone(t *testing.T) {
 	c.request(owner, after, &wire.Extend{ReqID: 23, Queue: "orders", ID: msgID(1), Lease: held, For: time.Second})
 	c.mustReply(23, wire.StatusOK)
 }
+
+// A consumer that unsubscribes while it works on an extended delivery
+// keeps that lease: the message goes to no one else until the extension
+// runs out (or the consumer settles it), while the delivery it never
+// extended goes back at once. The closed subscription takes nothing new,
+// and a consumer on another connection gets the message only after the
+// extension.
+func TestAnExtendedLeaseOutlastsAnUnsubscribe(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	const leaving, staying node.ConnID = 5, 6
+	c.request(owner, leaving, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 2, Lease: 200 * time.Millisecond})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("long job")})
+	c.request(owner, 1, &wire.Publish{ReqID: 2, Queue: "orders", ID: msgID(2), Payload: []byte("short job")})
+	c.settle()
+	d := c.deliveries(leaving)
+	if len(d) != 2 {
+		t.Fatalf("deliveries before the unsubscribe: %+v", d)
+	}
+	long := d[0]
+	if long.ID != msgID(1) {
+		long = d[1]
+	}
+	c.request(owner, leaving, &wire.Extend{ReqID: 11, Queue: "orders", ID: msgID(1), Lease: long.Lease, For: time.Second})
+	c.mustReply(11, wire.StatusOK)
+	c.request(owner, leaving, &wire.Unsubscribe{ReqID: 12, Queue: "orders"})
+	c.mustReply(12, wire.StatusOK)
+	c.request(owner, staying, &wire.Subscribe{ReqID: 13, Queue: "orders", Window: 2, Lease: time.Minute})
+	c.settle()
+	if got := c.deliveries(staying); len(got) != 1 || got[0].ID != msgID(2) {
+		t.Fatalf("after the unsubscribe the other consumer got %+v; want the unextended message alone", got)
+	}
+	c.advance(500 * time.Millisecond) // past the subscription's lease, inside the extension
+	if got := c.deliveries(staying); len(got) != 0 {
+		t.Fatalf("the extended lease was let go before its end: %+v", got)
+	}
+	if got := c.deliveries(leaving); len(got) != 0 {
+		t.Fatalf("the closed subscription was handed %+v", got)
+	}
+	c.advance(600 * time.Millisecond) // past the extension
+	if got := c.deliveries(staying); len(got) != 1 || got[0].ID != msgID(1) || got[0].Attempt != 2 {
+		t.Fatalf("after the extension ran out the other consumer got %+v; want the long job's second delivery", got)
+	}
+}

@@ -19,6 +19,9 @@ type lease struct {
 	sub     *subscription
 	granted time.Time
 	expires time.Time
+	// extended says a consumer asked for the lease to last longer: it is
+	// working on the message, so the lease outlasts an unsubscribe.
+	extended bool
 }
 
 // firstLease is where a process numbers its leases from. A nack or an
@@ -44,8 +47,9 @@ func (o *ownerState) subscribe(conn ConnID, reqID uint64, window uint32, leaseFo
 			// A subscribe again on the same connection (the client
 			// confirms its subscription every few seconds) is not a word
 			// about the deliveries: a consumer whose handlers are stuck
-			// still sends it, and stays held back.
-			s.window, s.leaseFor, s.reqID = window, leaseFor, reqID
+			// still sends it, and stays held back. One that unsubscribed
+			// while it held extended leases takes deliveries again.
+			s.window, s.leaseFor, s.reqID, s.closed = window, leaseFor, reqID, false
 			return
 		}
 	}
@@ -77,6 +81,7 @@ func (o *ownerState) pump() {
 			return
 		}
 	}
+	o.pruneClosed()
 	if !o.r.delivering() || len(o.subs) == 0 || !o.leaseValid() {
 		return
 	}
@@ -195,7 +200,10 @@ func (o *ownerState) releaseLeases() {
 // leases. A consumer lost while it held them (lost is set) may have died
 // of what it was handed, so each counts toward its message's delivery
 // limit; one that unsubscribed handed them back unworked, and they go
-// back as they were.
+// back as they were, except those whose lease it extended: a consumer
+// (or a gateway such as the SQS endpoint, for a client of another node's)
+// asked for time to work on them, and they stay leased, in a closed
+// subscription, until settled, handed back or run out.
 func (r *replica) dropConnection(conn ConnID, lost bool) {
 	o := r.own
 	for _, s := range o.subs {
@@ -203,16 +211,24 @@ func (r *replica) dropConnection(conn ConnID, lost bool) {
 			continue
 		}
 		for _, l := range slices.Clone(s.leases) {
-			if lost {
+			switch {
+			case lost:
 				o.giveUp(l)
-				continue
+			case l.extended && !bugs.Active(bugs.UnsubscribeDropsExtended):
+				s.closed = true
+			default:
+				l.msg.attempts-- // handed back unworked: the delivery does not count
+				o.release(l, true)
 			}
-			l.msg.attempts-- // handed back unworked: the delivery does not count
-			o.release(l, true)
 		}
 	}
-	o.subs = slices.DeleteFunc(o.subs, func(s *subscription) bool { return s.conn == conn })
+	o.subs = slices.DeleteFunc(o.subs, func(s *subscription) bool { return s.conn == conn && (lost || len(s.leases) == 0) })
 	o.pump()
+}
+
+// pruneClosed drops the closed subscriptions that hold no lease any more.
+func (o *ownerState) pruneClosed() {
+	o.subs = slices.DeleteFunc(o.subs, func(s *subscription) bool { return s.closed && len(s.leases) == 0 })
 }
 
 // promoteDue appends a promote record when delayed messages have come due

@@ -42,6 +42,9 @@ func quietPause(leaseFor time.Duration, quiet int) time.Duration {
 
 // room is how many more deliveries s may take now.
 func (s *subscription) room(now time.Time) int {
+	if s.closed {
+		return 0
+	}
 	window := int(s.window)
 	if s.quiet > 0 && !bugs.Active(bugs.QuietSubscriberFed) {
 		window = 1 // held back: one delivery at a time, once the pause is over

@@ -301,6 +301,7 @@ func (n *Node) onExtend(conn ConnID, m *wire.Extend) {
 	}
 	if !bugs.Active(bugs.ExtendIgnored) {
 		msg.lease.expires = now.Add(m.For)
+		msg.lease.extended = true
 	}
 	n.reply(conn, m.ReqID, wire.StatusOK, "")
 }

@@ -23,4 +23,8 @@ type subscription struct {
 	// delivery at a time.
 	quiet    int
 	resumeAt time.Time
+	// closed marks a subscription its connection ended while it held
+	// extended leases: it takes no more deliveries and goes once the last
+	// of them is settled, handed back or runs out (dropConnection).
+	closed bool
 }

@@ -233,8 +233,11 @@ func (o *ownerState) followerViews() []FollowerView {
 // them, so what remains of the unsettled count is ready (or about to be
 // confirmed and ready).
 func (o *ownerState) depth() QueueDepth {
-	d := QueueDepth{Known: true, Delayed: len(o.state.delayed), Consumers: len(o.subs)}
+	d := QueueDepth{Known: true, Delayed: len(o.state.delayed)}
 	for _, s := range o.subs {
+		if !s.closed {
+			d.Consumers++
+		}
 		d.Leased += len(s.leases)
 		if s.quiet > 0 {
 			d.HeldBack++
