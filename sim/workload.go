@@ -58,8 +58,7 @@ type Workload struct {
 	// UnsubscribeEvery, when positive, is the mean pause between a
 	// consumer's unsubscribes during the safety phase: it ends its
 	// subscription to one queue (the node hands back its leases but the
-	// extended ones) and
-	// subscribes again 20 to 300ms later.
+	// extended ones) and subscribes again 20 to 300ms later.
 	UnsubscribeEvery time.Duration
 	// Purges is how many times the first producer purges a queue during
 	// the safety phase, at times drawn over it (0: never; see purge.go).
