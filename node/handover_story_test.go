@@ -88,6 +88,41 @@ func TestRecoveredOwnerHoldsTheOldHistoryUntilTheLeaseRunsOut(t *testing.T) {
 	}
 }
 
+// The hold covers only what the old owner may still hand out. When every
+// message of the recovered history was settled before the failover, a
+// message published to the new owner while the hold lasts is delivered at
+// once: nothing from the old epoch is ahead of it.
+func TestAHoldWithNothingLeftToHoldDeliversNewMessagesAtOnce(t *testing.T) {
+	c := newShortSilenceCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 3)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 40, Queue: "orders", Window: 10, Lease: time.Second})
+	c.settle()
+	for i, d := range c.deliveries(5) {
+		c.request(owner, 5, &wire.Settle{ReqID: 41 + uint64(i), Queue: "orders", ID: d.ID, Lease: d.Lease})
+	}
+	c.settle()
+	for i := range 3 {
+		c.mustReply(41+uint64(i), wire.StatusOK)
+	}
+	c.cutFromLeaderUntilRecovered(owner, "orders", true)
+	newOwner := recoveredOwner(t, c)
+	c.untilActive(newOwner, "orders")
+
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 10, Lease: time.Second})
+	c.request(newOwner, 1, &wire.Publish{ReqID: 60, Queue: "orders", ID: msgID(60)})
+	c.settle()
+	c.mustReply(50, wire.StatusOK)
+	c.mustReply(60, wire.StatusOK)
+	if c.saw(event.QueueHoldEnded, by(newOwner)) {
+		t.Fatal("the hold ended before the fresh publish was confirmed; the story needs it still on")
+	}
+	got := c.deliveries(7)
+	if len(got) != 1 || got[0].ID != msgID(60) {
+		t.Fatalf("the new owner delivered %v while it held back an empty history, want %s at once", got, msgID(60))
+	}
+}
+
 // A publish that reaches the recovery candidate while it recovers waits
 // there and is answered the moment the candidate admits clients, rather
 // than refused as unavailable (which would send the client into a

@@ -168,3 +168,36 @@ func TestASilentLeaderThatAnswersItsVerificationKeepsItsPlace(t *testing.T) {
 		t.Fatalf("the leadership moved to n%d (%d announcements) though n%d answered", now, c.leaderships(), lead)
 	}
 }
+
+// A follower that finds its leader lost campaigns; when that campaign
+// wins nothing (here its only peer is down too), it campaigns again a
+// few detector ticks later rather than waiting out raft's own election
+// timer, so a peer that comes back just after the first campaign is a
+// leader's quorum again within a tenth of a second.
+func TestACampaignThatFindsNoWinnerIsRetried(t *testing.T) {
+	c := newCluster(t)
+	lead := c.leader()
+	others := othersThan(lead)
+	lonely, away := others[0], others[1]
+	c.cut[lead] = true
+	c.node(away).crash()
+	campaigns := func() int { return c.count(event.MetaCampaign, by(lonely)) }
+	for step := 0; campaigns() == 0; step++ {
+		if step > 200 {
+			t.Fatalf("%s never campaigned in the 1s after its leader %s fell silent; events:\n%v", lonely, lead, c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	c.node(away).start()
+	back := c.now
+	for step := 0; c.leader() == lead; step++ {
+		if step > 60 {
+			t.Fatalf("no new leader 300ms after %s restarted beside %s, whose first campaign had found no winner (%d campaigns by it); events:\n%v", away, lonely, campaigns(), c.events)
+		}
+		c.advance(5 * time.Millisecond)
+	}
+	if campaigns() < 2 && c.leader() == lonely {
+		t.Fatalf("%s leads after one campaign, which could not have won", lonely)
+	}
+	t.Logf("%s leads %v after %s restarted; %s campaigned %d times", c.leader(), c.now.Sub(back), away, lonely, campaigns())
+}
