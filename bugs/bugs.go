@@ -269,6 +269,11 @@ const (
 	// the subscription, also those a consumer extended because it is still
 	// working on their messages.
 	UnsubscribeDropsExtended = "unsubscribe-drops-extended"
+	// DeliveryCountsSummed: a recovery candidate adds up the delivery
+	// counts its sealed replicas report for a message instead of taking
+	// the highest, so a recovered owner says a message went out more
+	// often than it did, and dead-letters it early.
+	DeliveryCountsSummed = "delivery-counts-summed"
 )
 
 // All lists every planted bug.
@@ -282,7 +287,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
-	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended}
+	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended, DeliveryCountsSummed}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

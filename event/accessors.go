@@ -42,6 +42,9 @@ func (e Event) Commit() uint64 { return e.unsigned(KeyCommit) }
 // lost its log.
 func (e Event) Counted() uint64 { return e.unsigned(KeyCounted) }
 
+// Raised is how many delivery counts a recovered owner raised.
+func (e Event) Raised() uint64 { return e.unsigned(KeyRaised) }
+
 // TransferTo returns the node the leader hands leadership to, zero for none.
 func (e Event) TransferTo() uint32 { return e.nodeID(KeyTransferTo) }
 

@@ -44,6 +44,7 @@ var samples = []sample{
 	{NewQueueFenced("orders", errSample), "queue.fenced q=orders err=disk on fire", "S S"},
 	{NewQueueDeliver("orders", "c1/4", 3), "queue.deliver q=orders id=c1/4 lease=3", "S S U"},
 	{NewQueueDeadLetter("orders", "p1.4", 3), "queue.dead-letter q=orders id=p1.4 deliveries=3", "S S U"},
+	{NewQueueCountsCarried("orders", 3, 2), "queue.counts-carried q=orders epoch=3 raised=2", "S U I"},
 	{NewQueueDeadLetterSent("orders", "p1.4", "parked", 2), "queue.dead-letter-sent q=orders id=p1.4 to=parked node=2", "S S S U"},
 	{NewQueueMoveRemembered("parked", "p1.4", "orders"), "queue.move-remembered q=parked id=p1.4 from=orders", "S S S"},
 	{NewMetaApplied(102, 12), "meta.applied index=102 term=12", "U U"},

@@ -40,6 +40,10 @@ const (
 	// (Commit).
 	KeyCommit Key = "commit"
 
+	// KeyRaised carries how many delivery counts a recovered owner raised
+	// (Raised).
+	KeyRaised Key = "raised"
+
 	// KeyCounted carries the metadata index through which the leader
 	// counted a follower that lost its log (Counted).
 	KeyCounted Key = "counted"

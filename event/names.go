@@ -38,6 +38,10 @@ const (
 	// QueueHoldEnded: a recovered owner began delivering the history it
 	// recovered (NewQueueHoldEnded).
 	QueueHoldEnded Name = "queue.hold-ended"
+	// QueueCountsCarried: a recovered owner raised the delivery counts of
+	// messages it recovered to those its replicas had heard from the
+	// owner before it (NewQueueCountsCarried).
+	QueueCountsCarried Name = "queue.counts-carried"
 	// QueueLeaseLapsed: an owner with messages to deliver stopped
 	// delivering because no quorum renewed its delivery lease in time
 	// (NewQueueLeaseLapsed).
@@ -354,7 +358,7 @@ const (
 // names lists every constant above, in declaration order. A test parses
 // this file and fails if a constant is missing here.
 var names = []Name{
-	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueLeaseLapsed, QueueSubscriberQuiet, QueueSubscriberHeard, QueueQuorumLost,
+	QueueOpen, QueueActive, QueueRole, QueueFenced, QueueDeliver, QueueDeadLetter, QueueDeadLetterSent, QueueMoveRemembered, QueuePurgeWritten, QueueHoldEnded, QueueCountsCarried, QueueLeaseLapsed, QueueSubscriberQuiet, QueueSubscriberHeard, QueueQuorumLost,
 	QueueQuorumRegained, QueueResting, QueueWaking, QueueRestCutOff, QueueActivationWaits, QueueActivationOutwaits, QueueOutwaited, QueueFollowerFull, QueueFollowerRoom, QueueSecondWriter, QueueBadAppend,
 	QueueRefusedTruncation, QueueTruncate, QueueReported, QueueSealed, QueueDurable, QueueTrusted, QueueCommit,
 	QueueStale, QueueOwnerStopped, QueueClaim, QueueHandoffStarted, QueueHandoffProposed, QueueHandoffAborted, QueueRetired, QueueDropFailed, QueueReplaced,

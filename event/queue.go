@@ -74,6 +74,13 @@ func NewQueueOutwaited(q string, epoch uint64, admitted int) Event {
 	return newEvent(QueueOutwaited, str(KeyQueue, q), u64(KeyEpoch, epoch), num(KeyAdmitted, admitted))
 }
 
+// NewQueueCountsCarried reports that q's owner of epoch, activated by a
+// recovery, raised the delivery counts of raised messages to what its
+// replicas had heard from the owner before it.
+func NewQueueCountsCarried(q string, epoch uint64, raised int) Event {
+	return newEvent(QueueCountsCarried, str(KeyQueue, q), u64(KeyEpoch, epoch), num(KeyRaised, raised))
+}
+
 // NewQueueHoldEnded reports that q's owner of epoch, activated by a
 // recovery, began delivering the history it recovered, in which held
 // messages were unsettled.

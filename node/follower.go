@@ -34,6 +34,9 @@ type followerState struct {
 	// releases that history (recoverypeer.go).
 	steppedDown   uint64
 	steppedCounts []wire.DeliveryCount
+	// counts are the latest delivery counts the owners' appends told this
+	// follower, per message not yet settled (counts.go).
+	counts map[wire.MessageID]uint32
 	// leaseGrantedAt is, on this node's lease clock, the last moment this
 	// replica did something that could keep an owner's delivery lease
 	// alive: the last accepting reply that echoed an owner's stamp, or
@@ -84,6 +87,7 @@ func (r *replica) onAppend(from NodeID, m *wire.Append) {
 	if m.Epoch > r.epoch {
 		r.adoptEpoch(m.Epoch)
 	}
+	r.follow.hearCounts(m.Delivered)
 	if r.installing {
 		return // a checkpoint is replacing the log; the owner probes again
 	}
@@ -185,6 +189,7 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 		}
 		fresh = append(fresh, storage.Entry{Type: storage.RecordType(e.Type), Body: e.Body})
 		decoded = append(decoded, rec)
+		r.follow.forgetCounts(rec)
 	}
 	if len(fresh) == 0 {
 		return nil

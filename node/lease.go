@@ -87,6 +87,8 @@ func (o *ownerState) pump() {
 	}
 	o.endHoldIfDue()
 	now := o.r.n.env.Now()
+	dead, limit := o.r.n.deadLetterOf(o.r.name, o.r.inc)
+	carry := dead != "" && limit > 0
 	handed := 0
 	for {
 		progressed := false
@@ -104,9 +106,19 @@ func (o *ownerState) pump() {
 				return
 			}
 			o.state.popReady()
-			o.deliver(s, m)
-			handed++
 			progressed = true
+			if carry && m.attempts >= limit {
+				// An owner before this one sent it its last time, and its
+				// count came with the recovery: it moves rather than go out
+				// once more.
+				o.deadLetter(m)
+				continue
+			}
+			o.deliver(s, m)
+			if carry {
+				o.noteDelivered(m)
+			}
+			handed++
 		}
 		o.rr++
 		if !progressed {
@@ -218,6 +230,7 @@ func (r *replica) dropConnection(conn ConnID, lost bool) {
 				s.closed = true
 			default:
 				l.msg.attempts-- // handed back unworked: the delivery does not count
+				o.noteHandedBack(l.msg)
 				o.release(l, true)
 			}
 		}

@@ -114,10 +114,10 @@ type ownerState struct {
 	// purges holds the purges waiting for the hold (purge.go).
 	purges purgeState
 	// handoff is the cooperative handoff under way, if any (handoff.go);
-	// carriedCounts, on a candidate, the delivery counts its released
-	// predecessor handed over, taken at activation.
-	handoff       *handoff
-	carriedCounts []wire.DeliveryCount
+	// carried, on a candidate, the highest delivery counts its sealed
+	// replicas reported, taken at activation (counts.go).
+	handoff *handoff
+	carried map[wire.MessageID]uint32
 	// resting says this idle owner sends no heartbeats (rest.go), since
 	// restingFrom on the lease clock; busyAt is when it last had work or
 	// a request, and wakeBy, while it waits for its quorum's first answer
@@ -154,6 +154,9 @@ type progress struct {
 	// diskFull says the follower's latest reply in this epoch found its
 	// node short of space.
 	diskFull bool
+	// counts are the delivery counts waiting for the next append to this
+	// follower (counts.go).
+	counts []wire.DeliveryCount
 }
 
 // waiter is a request that completes when index is confirmed: a client's
@@ -257,6 +260,7 @@ func (o *ownerState) finishOpening() {
 	o.activationWaits = false
 	o.opening = 0
 	o.activeUnsaid = false // this opening says it serves itself, just below
+	o.takeCarriedCounts()
 	r.becomeOwner("a quorum holds its epoch marker")
 	r.n.emit(event.NewQueueActive(r.name, r.epoch, r.inc, r.log.LastIndex()))
 	o.pump()
@@ -473,6 +477,7 @@ func (o *ownerState) sendPage(f *progress, from, last uint64) (uint64, bool) {
 			m.Entries = append(m.Entries, wire.Entry{Type: uint8(rec.Type), Body: bytes.Clone(rec.Body)})
 		}
 	}
+	m.Delivered, f.counts = f.counts, nil
 	f.sentAt = m.Stamp
 	if r.n.appendTick == nil {
 		r.n.appendTick = make(map[NodeID]uint64)

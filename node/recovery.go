@@ -277,8 +277,7 @@ func (o *ownerState) activateRecovered(a recovery.Activate) {
 	// 622915 of the long sweep).
 	o.activeUnsaid = false
 	o.startHold(a.HoldUntil, a.Marker)
-	o.takeDeliveryCounts(o.carriedCounts)
-	o.carriedCounts = nil
+	o.takeCarriedCounts()
 	o.beginOutwait(a.ServeFrom)
 	r.becomeOwner("the recovery activated")
 	r.noteCommit(o.commit)

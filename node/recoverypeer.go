@@ -24,6 +24,7 @@ func (n *Node) onSeal(from NodeID, m *wire.Seal) {
 		return // this node is the writer of this epoch; only it seals in it
 	}
 	released, counts := r.releasesTo(m.Epoch)
+	counts = r.sealCounts(counts)
 	r.becomeFollower(from)
 	r.follow.epochOwner = from
 	if released {
@@ -140,9 +141,9 @@ func (n *Node) onSealReply(from NodeID, m *wire.SealReply) {
 	if r == nil || r.role != roleCandidate || r.own.recovery == nil {
 		return
 	}
-	if m.OK && m.Released && m.Epoch == r.epoch && len(m.Delivered) > 0 {
+	if m.OK && m.Epoch == r.epoch && m.Incarnation == r.inc {
 		// Kept until the recovered state is built, at activation.
-		r.own.carriedCounts = m.Delivered
+		r.own.carryCounts(m.Delivered)
 	}
 	r.own.stepRecovery(recovery.SealReply{Facts: r.own.recoveryFacts(), From: uint32(from), Msg: m})
 }

@@ -138,7 +138,12 @@ type History struct {
 	// delivery an owner sent, received or not.
 	Deliveries []DeliveryRecord
 	Sends      []DeliveryRecord
-	NodeEvents []NodeEvent
+	// UnroutedSends are deliveries an owner sent on a connection the
+	// world no longer knows (its client went, or the node restarted since
+	// the owner took it): they reached nobody, and are kept apart from
+	// Sends, which name a client, but an owner counted each of them.
+	UnroutedSends []DeliveryRecord
+	NodeEvents    []NodeEvent
 	// DeadLetters lists every ask of a source queue's owner to store a
 	// dead-lettered message in its dead-letter queue.
 	DeadLetters []DeadLetterRecord

@@ -65,6 +65,7 @@ const (
 	ProbeMoveAskedAgain        = "dead-letter-asked-again"
 	ProbeMoveResumed           = "dead-letter-resumed"
 	ProbeMoveRemembered        = "dead-letter-remembered"
+	ProbeCountsCarried         = "delivery-counts-carried"
 	ProbeHandoffDrained        = "handoff-drained"
 	ProbeHandoffUndrained      = "handoff-past-drain-bound"
 	ProbeHandoffAborted        = "handoff-aborted"
@@ -133,6 +134,7 @@ var Probes = []Probe{
 	{ProbeMoveAskedAgain, "a source owner asked the dead-letter queue to store a message it had asked for before: a lost answer, or a refusal"},
 	{ProbeMoveResumed, "a move to a dead-letter queue was asked for by an owner other than the one that began it: a new owner finished it"},
 	{ProbeMoveRemembered, "a dead-letter queue answered a repeated move from its ledger after its window forgot the ID (queue.move-remembered)"},
+	{ProbeCountsCarried, "a recovered owner raised delivery counts to those its replicas had heard from the owner before it (queue.counts-carried)"},
 	{ProbeHandoffDrained, "an owner handing its queue over proposed the next owner with no delivery left leased (queue.handoff-proposed leases=0)"},
 	{ProbeHandoffUndrained, "an owner handing its queue over proposed the next owner with deliveries still leased past its drain bound"},
 	{ProbeHandoffAborted, "a handoff ended without the metadata naming its target: a refused plan, or the queue changed hands otherwise"},
@@ -396,6 +398,8 @@ func (c *coverage) observe(w *World, id node.NodeID, e event.Event) {
 		c.probes[ProbeFollowerFull]++
 	case event.QueueDeadLetter:
 		c.probes[ProbeDeadLettered]++
+	case event.QueueCountsCarried:
+		c.probes[ProbeCountsCarried]++
 	case event.QueueSubscriberQuiet:
 		if e.Quiet() > 1 {
 			c.probes[ProbeQuietSubscriberPaused]++

@@ -257,6 +257,11 @@ func (p *process) deliver(from node.NodeID, frame []byte, desc frameText) {
 func (p *process) Reply(id node.ConnID, m wire.Message) {
 	cn := p.w.conns[id]
 	if cn == nil || cn.nodeInc != p.inc {
+		if d, ok := m.(*wire.Delivery); ok {
+			p.w.hist.UnroutedSends = append(p.w.hist.UnroutedSends, DeliveryRecord{
+				Client: -1, Queue: d.Queue, ID: d.ID, Lease: d.Lease, Attempt: d.Attempt, From: p.id, Sent: Stamp{At: p.w.now},
+			})
+		}
 		p.tracef("reply conn=%d %s: no such connection", id, frameText(wire.Encode(nil, m)))
 		return
 	}

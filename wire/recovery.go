@@ -62,10 +62,11 @@ type SealReply struct {
 	// hand anything out any more. It is written only when set, so the
 	// common answer is the frame older nodes send and read.
 	Released bool
-	// Delivered, with Released, hands over how often the old owner sent
-	// each live message it sent at all: delivery counts live in the
-	// owner's memory, and a queue with a delivery limit would otherwise
-	// count from zero again after a planned move.
+	// Delivered hands over delivery counts: with Released, how often the
+	// old owner sent each live message it sent at all; from a follower,
+	// the counts the owner's appends told it (Append.Delivered). Counts
+	// live in the owner's memory, and a queue with a delivery limit would
+	// otherwise count from zero again after a move or a failover.
 	Delivered []DeliveryCount
 }
 
@@ -75,9 +76,38 @@ type DeliveryCount struct {
 	Count uint32
 }
 
-// MaxDeliveryCounts bounds the counts one seal answer carries, so the
-// frame stays small whatever the backlog; the rest count from zero.
+// MaxDeliveryCounts bounds the counts one seal answer or append carries,
+// so the frame stays small whatever the backlog; the rest count from
+// zero.
 const MaxDeliveryCounts = 16384
+
+// deliveryCountSize is the encoded size of one DeliveryCount.
+const deliveryCountSize = 20
+
+func appendDeliveryCounts(b []byte, counts []DeliveryCount) []byte {
+	b = AppendUint32(b, uint32(len(counts)))
+	for _, c := range counts {
+		b = appendMessageID(b, c.ID)
+		b = AppendUint32(b, c.Count)
+	}
+	return b
+}
+
+// decodeDeliveryCounts reads a list appendDeliveryCounts wrote, refusing
+// one longer than MaxDeliveryCounts. The encoders leave an empty list
+// out, so an empty list reads back as none.
+func decodeDeliveryCounts(d *Decoder) []DeliveryCount {
+	n := d.Count(deliveryCountSize)
+	if n > MaxDeliveryCounts {
+		d.fail("delivery counts", n)
+		return nil
+	}
+	var out []DeliveryCount
+	for range n {
+		out = append(out, DeliveryCount{ID: d.messageID(), Count: d.Uint32()})
+	}
+	return out
+}
 
 // Kind implements Message.
 func (*SealReply) Kind() Kind { return KindSealReply }
@@ -102,11 +132,7 @@ func (m *SealReply) AppendBody(b []byte) []byte {
 		b = AppendBool(b, m.Released)
 	}
 	if len(m.Delivered) > 0 {
-		b = AppendUint32(b, uint32(len(m.Delivered)))
-		for _, c := range m.Delivered {
-			b = appendMessageID(b, c.ID)
-			b = AppendUint32(b, c.Count)
-		}
+		b = appendDeliveryCounts(b, m.Delivered)
 	}
 	return b
 }
@@ -124,16 +150,7 @@ func decodeSealReply(d *Decoder) *SealReply {
 		m.Released = d.Bool()
 	}
 	if d.More() {
-		n := d.Count(20)
-		if n > MaxDeliveryCounts {
-			d.fail("delivery counts", n)
-			return m
-		}
-		// The encoder writes an empty list only when Released is set and
-		// leaves it out otherwise, so an empty list reads back as none.
-		for range n {
-			m.Delivered = append(m.Delivered, DeliveryCount{ID: d.messageID(), Count: d.Uint32()})
-		}
+		m.Delivered = decodeDeliveryCounts(d)
 	}
 	return m
 }

@@ -34,6 +34,13 @@ type Append struct {
 	// It travels only when set, after the entries, so an append without
 	// it is encoded as before.
 	Rest bool
+	// Delivered carries, for a queue with a delivery limit, the delivery
+	// counts of the messages the owner sent since its last append to
+	// this follower. Counts live in the owner's memory; a follower keeps
+	// the latest it heard, so that if the owner dies its successor does
+	// not count from zero again. It travels only when it holds any, after
+	// Rest.
+	Delivered []DeliveryCount
 }
 
 // Kind implements Message.
@@ -53,14 +60,17 @@ func (m *Append) AppendBody(b []byte) []byte {
 		b = AppendUint8(b, e.Type)
 		b = AppendBytes(b, e.Body)
 	}
-	if m.Rest {
-		b = AppendBool(b, true)
+	if m.Rest || len(m.Delivered) > 0 {
+		b = AppendBool(b, m.Rest)
+	}
+	if len(m.Delivered) > 0 {
+		b = appendDeliveryCounts(b, m.Delivered)
 	}
 	return b
 }
 
 func (m *Append) bodySizeMax() int {
-	n := 57 + len(m.Queue)
+	n := 57 + len(m.Queue) + 4 + deliveryCountSize*len(m.Delivered)
 	for _, e := range m.Entries {
 		n += 5 + len(e.Body)
 	}
@@ -79,6 +89,9 @@ func decodeAppend(d *Decoder) *Append {
 	if d.More() {
 		m.Rest = d.Bool()
 	}
+	if d.More() {
+		m.Delivered = decodeDeliveryCounts(d)
+	}
 	return m
 }
 
@@ -87,6 +100,9 @@ func (m *Append) String() string {
 	rest := ""
 	if m.Rest {
 		rest = " rest"
+	}
+	if len(m.Delivered) > 0 {
+		rest += fmt.Sprintf(" counts=%d", len(m.Delivered))
 	}
 	return fmt.Sprintf("{q=%s inc=%x epoch=%d prev=%d/%d commit=%d entries=%d%s}", m.Queue, m.Incarnation, m.Epoch, m.PrevIndex, m.PrevEpoch, m.Commit, len(m.Entries), rest)
 }

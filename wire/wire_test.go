@@ -39,6 +39,10 @@ var samples = []Message{
 	&Delivery{Queue: "orders", ID: MessageID{Producer: 4, Seq: 5}, Lease: 9, Attempt: 2, Payload: []byte{}},
 	&Append{Queue: "orders", Epoch: 3, PrevIndex: 10, PrevEpoch: 2, Commit: 9, Entries: []Entry{{Type: 2, Body: []byte("x")}, {Type: 3, Body: []byte{}}}},
 	&Append{Queue: "idle", Epoch: 3, PrevIndex: 10, PrevEpoch: 3, Commit: 10, Stamp: 7, Rest: true},
+	&Append{Queue: "orders", Epoch: 3, PrevIndex: 10, PrevEpoch: 3, Commit: 10, Stamp: 7,
+		Delivered: []DeliveryCount{{ID: MessageID{Producer: 4, Seq: 5}, Count: 3}, {ID: MessageID{Producer: 4, Seq: 6}, Count: 1}}},
+	&Append{Queue: "idle", Epoch: 3, PrevIndex: 10, PrevEpoch: 3, Commit: 10, Stamp: 7, Rest: true,
+		Delivered: []DeliveryCount{{ID: MessageID{Producer: 4, Seq: 5}, Count: 3}}},
 	&AppendReply{Queue: "orders", Incarnation: 5, Epoch: 3, OK: true, Match: 12, Last: 12, Durable: 11},
 	&AppendReply{Queue: "orders", Incarnation: 5, Epoch: 3, OK: true, Match: 12, Last: 12, Durable: 11, DiskFull: true},
 	&Raft{Data: []byte{1, 2, 3}},
@@ -272,6 +276,8 @@ func TestBodySizeMaxBoundsTheBody(t *testing.T) {
 		&Publish{ReqID: 1, Queue: "q", ID: MessageID{Producer: 1, Seq: 2}, Delay: 5, Payload: payload},
 		&Publish{},
 		&Append{Queue: "orders", Epoch: 1, Entries: []Entry{{Type: 1, Body: payload}, {Type: 2}}},
+		&Append{Queue: "orders", Epoch: 1, Entries: []Entry{{Type: 1, Body: payload}},
+			Delivered: []DeliveryCount{{ID: MessageID{Producer: 1, Seq: 2}, Count: 3}, {ID: MessageID{Producer: 1, Seq: 3}, Count: 1}}},
 		&Append{},
 	} {
 		want := len(m.AppendBody(nil))
