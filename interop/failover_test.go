@@ -373,7 +373,8 @@ func (l *loopLedger) allDeleted() bool {
 // others name live records whose acks go to the dead owner first. Every
 // delete still settles its message at the new owner, which never
 // delivers it again. A visibility change of such a handle is refused:
-// its lease died with the owner.
+// its lease died with the owner. The queue has a redrive policy, so the
+// message left undeleted comes back counted as received twice.
 func TestHandlesOutliveTheirEndpoint(t *testing.T) {
 	nodes := startProcesses(t)
 	ctx := ctxFor(t, 90*time.Second)
@@ -381,9 +382,21 @@ func TestHandlesOutliveTheirEndpoint(t *testing.T) {
 	waitFor(t, 60*time.Second, "a queue to be made", func() bool {
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		out, err := sdkAt(nodes[0].sqsAddr, AppKeyID, AppSecret).CreateQueue(c, &sqs.CreateQueueInput{QueueName: aws.String("outlive")})
+		api := sdkAt(nodes[0].sqsAddr, AppKeyID, AppSecret)
+		// A redrive policy makes the owner tell its followers its
+		// receive counts, which the check of the redelivery below reads.
+		dead, err := api.CreateQueue(c, &sqs.CreateQueueInput{QueueName: aws.String("outlive-dlq")})
 		if err != nil {
 			return false // the endpoint is still connecting to its node
+		}
+		arn, err := api.GetQueueAttributes(c, &sqs.GetQueueAttributesInput{QueueUrl: dead.QueueUrl, AttributeNames: []types.QueueAttributeName{"QueueArn"}})
+		if err != nil {
+			return false
+		}
+		policy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"10"}`, arn.Attributes["QueueArn"])
+		out, err := api.CreateQueue(c, &sqs.CreateQueueInput{QueueName: aws.String("outlive"), Attributes: map[string]string{"RedrivePolicy": policy}})
+		if err != nil {
+			return false
 		}
 		url = out.QueueUrl
 		return true
@@ -460,13 +473,20 @@ func TestHandlesOutliveTheirEndpoint(t *testing.T) {
 		want["m-"+strconv.Itoa(i)] = !l.deleted["m-"+strconv.Itoa(i)]
 	}
 	var again []string
+	lastBody := aws.ToString(atOwner[9].Body)
 	for polls, deadline := 0, time.Now().Add(20*time.Second); polls < 2 && time.Now().Before(deadline); {
-		out, err := other.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2})
+		out, err := other.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{"ApproximateReceiveCount"}})
 		if err != nil {
 			continue
 		}
 		for _, m := range out.Messages {
 			again = append(again, aws.ToString(m.Body))
+			// Received once before the kill: the new owner counts on
+			// from what the dead one's appends told its followers.
+			if n := m.Attributes["ApproximateReceiveCount"]; aws.ToString(m.Body) == lastBody && n != "2" {
+				t.Errorf("%s came back after the failover with ApproximateReceiveCount %s, want 2", lastBody, n)
+			}
 		}
 		if len(out.Messages) == 0 && len(again) > 0 {
 			polls++

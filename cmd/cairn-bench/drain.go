@@ -41,6 +41,10 @@ type drainConfig struct {
 	profile string
 	// profileFor is how long each profile runs from the drain's start.
 	profileFor time.Duration
+	// maxDeliveries, when positive, gives the queue a dead-letter queue
+	// and this delivery limit, so the owner tells its followers its
+	// delivery counts: what that costs a drain.
+	maxDeliveries int
 }
 
 // drainModes are the ways a handler can ack.
@@ -63,6 +67,7 @@ func parseDrain(args []string, stderr io.Writer) (drainConfig, error) {
 	fs.BoolVar(&c.keep, "keep", false, "keep the cluster's directory (configurations, data, logs) and print its path")
 	fs.StringVar(&c.profile, "cpu-profile", "", "write each node's and the subscriber's CPU profile of the start of every cairn drain (see --profile-for) into this directory")
 	fs.DurationVar(&c.profileFor, "profile-for", time.Second, "how long each --cpu-profile runs from the drain's start")
+	fs.IntVar(&c.maxDeliveries, "max-deliveries", 0, "give the queue a dead-letter queue and this delivery limit (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -140,6 +145,14 @@ func cmdDrain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer pub.Close()
 	if err := createQueue(ctx, pub, 30*time.Second); err != nil {
 		return rep.failed(err)
+	}
+	if cfg.maxDeliveries > 0 {
+		if err := createQueueNamed(ctx, pub, benchQueue+"-dead", 30*time.Second); err != nil {
+			return rep.failed(err)
+		}
+		if err := pub.SetDeadLetter(ctx, benchQueue, benchQueue+"-dead", cfg.maxDeliveries); err != nil {
+			return rep.failed(fmt.Errorf("setting the delivery limit: %w", err))
+		}
 	}
 	var peer *peerHarness
 	if cfg.peer != "" {
