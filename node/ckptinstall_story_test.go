@@ -170,7 +170,8 @@ func TestCheckpointChunksForAnotherReplicaAreIgnored(t *testing.T) {
 // TestALateCopyOfAReplicasOwnCheckpointLeavesItsLog: a follower that
 // took the owner's checkpoint and has since appended past its cut gets a
 // late copy of the same checkpoint (a resend that crossed its answer). It
-// already holds that cut, so it keeps its log: installed again, the cut
+// already holds that cut, so it keeps its log and says so: installed
+// again, the cut
 // would reset the log to the checkpoint and drop records past it that the
 // follower had reported durable, which the owner may have counted toward
 // a confirmation.
@@ -206,6 +207,12 @@ func TestALateCopyOfAReplicasOwnCheckpointLeavesItsLog(t *testing.T) {
 	}
 	if n := c.count(event.CheckpointInstalled, by(lost), onQueue("orders")); n != installs {
 		t.Fatalf("the follower installed its own checkpoint again (%d installs, %d before)", n, installs)
+	}
+	// Nor is the copy refused as below what the follower knows was
+	// confirmed: its log starts past the cut now, but the checkpoint is
+	// the one it holds, and the owner is told it has it.
+	if c.saw(event.CheckpointRefused, by(lost), onQueue("orders")) {
+		t.Fatalf("the follower refused a late copy of the checkpoint it holds; events:\n%v", c.events)
 	}
 }
 

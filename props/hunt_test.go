@@ -3,6 +3,7 @@
 package props
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/cairnmq/cairn/bugs"
@@ -25,6 +26,21 @@ import (
 // within the 1,000 seeds a planted bug must be found in.
 const huntSeeds = 500
 
+// rareHuntSeeds bounds the hunts of the bugs whose paths the swarm
+// reaches in a few seeds per thousand, with its reason; they are held to
+// the 1,000 seeds a planted bug must be found in. Seeds 1-1,000 at
+// 6d7ebcd caught handoff-before-drain in 3 seeds (67, 709, 784) and
+// dead-letter-twice in 3 (309, 457, 775); once owners told their
+// followers their delivery counts (e28263b), which moved every seed with
+// a delivery limit, in 2 (709, 784) and 1 (775). Each needs a process to
+// die within milliseconds of one step (a handoff's close, a dead-letter
+// record's append) that the swarm's faults do not aim at; faults aimed
+// at those steps would bring them back under huntSeeds.
+var rareHuntSeeds = map[string]uint64{
+	bugs.HandoffBeforeDrain: 1000,
+	bugs.DeadLetterTwice:    1000,
+}
+
 // TestHuntPlantedBugs switches on each planted bug in turn and requires
 // the simulator to catch it within huntSeeds seeds.
 func TestHuntPlantedBugs(t *testing.T) {
@@ -37,13 +53,14 @@ func TestHuntPlantedBugs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer bugs.Enable("")
-			for seed := uint64(1); seed <= huntSeeds; seed++ {
+			bound := cmp.Or(rareHuntSeeds[name], huntSeeds)
+			for seed := uint64(1); seed <= bound; seed++ {
 				if rep := RunQueueSeed(seed, nil); rep.Failed() {
 					t.Logf("caught by seed %d: %s", seed, rep.Violations[0].Checker)
 					return
 				}
 			}
-			t.Fatalf("planted bug %s escaped %d seeds", name, huntSeeds)
+			t.Fatalf("planted bug %s escaped %d seeds", name, bound)
 		})
 	}
 }
