@@ -127,6 +127,7 @@ func (o *ownerState) deadLetter(m *message) {
 	if bugs.Active(bugs.DeadLetterTwice) {
 		o.askMoves(o.r.n.env.Now()) // planted: asked before the record is confirmed
 	}
+	o.r.n.env.Boundary("deadletter.after.record")
 }
 
 // resumeMoves picks up, on an owner that just began serving, the moves

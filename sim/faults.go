@@ -146,6 +146,8 @@ func (w *World) applyFault(f Fault) {
 		w.stopGracefully(p, f.Length)
 	case FaultCrashAt:
 		p.armed = append(p.armed, armedCrash{boundary: f.Boundary, remaining: f.Hit, down: f.Length})
+	case FaultCrashAtStep:
+		w.stepCrashes = append(w.stepCrashes, armedCrash{boundary: f.Boundary, remaining: 1, down: f.Length})
 	case FaultPause:
 		p.pause()
 		w.schedule(end, -1, 0, p.resume)

@@ -49,6 +49,7 @@ const (
 	ProbeVouchedRunning        = "vouched-while-running"
 	ProbeFlapDamped            = "flap-damped"
 	ProbeCrashAtBoundary       = "crash-at-boundary"
+	ProbeCrashAtStep           = "crash-at-step"
 	ProbeHaltedItself          = "node-halted-itself"
 	ProbeTornWrite             = "torn-write-at-crash"
 	ProbeSyncFailed            = "sync-failed"
@@ -118,6 +119,7 @@ var Probes = []Probe{
 	{ProbeVouchedRunning, "a metadata leader heard a running peer it had gone without through another node's indirect probe (detect.vouched)"},
 	{ProbeFlapDamped, "a metadata leader heard again a peer it had confirmed down while its process ran, and gave it a longer silence (detect.flapped)"},
 	{ProbeCrashAtBoundary, "a crash-at fault fired: a process died at the named boundary"},
+	{ProbeCrashAtStep, "a crash-at-step fault fired: the first process to reach an owner's step (a dead-letter record appended, a handoff about to be proposed) died there"},
 	{ProbeHaltedItself, "a node halted itself on a storage error it may not carry on from, and was restarted"},
 	{ProbeTornWrite, "a crash left a file holding part of its unsynced data, a torn tail the next open must set aside"},
 	{ProbeSyncFailed, "a sync failed with EIO, which the node must treat as fatal for that storage"},
@@ -541,6 +543,8 @@ func (c *coverage) snapAt(edge time.Duration) map[string]int {
 func (c *coverage) historyProbes(h *History) {
 	for _, cr := range h.Crashed {
 		switch {
+		case strings.HasPrefix(cr.Reason, "at step "):
+			c.probes[ProbeCrashAtStep]++
 		case strings.HasPrefix(cr.Reason, "at "):
 			c.probes[ProbeCrashAtBoundary]++
 		case strings.HasPrefix(cr.Reason, "halt: "):

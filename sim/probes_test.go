@@ -98,7 +98,7 @@ func TestProbesReachedAcrossSeeds(t *testing.T) {
 		if n, done := h.Coverage.Probes[ProbeRecoveryTransferred], h.EventCounts[event.RecoveryDone]; n > done {
 			t.Errorf("seed %d: %d transferring recoveries but %d recoveries", seed, n, done)
 		}
-		if n := h.Coverage.Probes[ProbeCrashAtBoundary] + h.Coverage.Probes[ProbeHaltedItself]; n > len(h.Crashed) {
+		if n := h.Coverage.Probes[ProbeCrashAtBoundary] + h.Coverage.Probes[ProbeCrashAtStep] + h.Coverage.Probes[ProbeHaltedItself]; n > len(h.Crashed) {
 			t.Errorf("seed %d: %d boundary crashes and halts but %d crashes", seed, n, len(h.Crashed))
 		}
 	}

@@ -330,6 +330,7 @@ func (p *process) Boundary(name string) {
 			panic(crashSignal{reason: "at " + name, down: down})
 		}
 	}
+	p.w.crashAtStep(p, name)
 }
 
 // Emit implements node.Env.

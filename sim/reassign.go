@@ -156,7 +156,7 @@ func (w *World) noteFaultTouches(f Fault) {
 	// An isolate-resting-owner or a stack-loss touches nothing until it
 	// strikes, and records its touches then (noteRest, armStackLoss).
 	last := f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultRestartConsumer && f.Kind != FaultVanishConsumer &&
-		f.Kind != FaultIsolateRestingOwner && f.Kind != FaultStackLoss
+		f.Kind != FaultIsolateRestingOwner && f.Kind != FaultStackLoss && f.Kind != FaultCrashAtStep
 	w.noteTouches(nodes, until, f.Kind.String(), last)
 }
 

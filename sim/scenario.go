@@ -356,6 +356,11 @@ const (
 	// until its client idle timeout. Drawn from a stream of its own
 	// (vanish.go).
 	FaultVanishConsumer
+	// FaultCrashAtStep crashes, for Length, the first process of any node
+	// to reach Boundary after At: a step only an owner takes at a moment
+	// no timed fault can aim at. Drawn from a stream of its own
+	// (stepcrash.go).
+	FaultCrashAtStep
 	faultKinds
 )
 
@@ -363,7 +368,7 @@ var faultNames = [...]string{"crash", "crash-at", "pause", "isolate", "one-way",
 	"crash-leader", "isolate-leader", "crash-all", "crash-leader-owner", "set-detection", "lossy", "crash-owner", "damage",
 	"lose-writes", "misdirect", "restart-consumer", "isolate-owner", "stop", "add-node", "remove-node", "rebalance", "rot",
 	"stall", "pause-owner", "damage-state", "truncate", "lose-disk", "isolate-resting-owner", "restart-eio",
-	"stack-loss", "vanish-consumer"}
+	"stack-loss", "vanish-consumer", "crash-at-step"}
 
 // String names the kind.
 func (k FaultKind) String() string {
@@ -495,7 +500,8 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		drawDeadLetterChanges(seed, sc.Workload)
 		lost := drawLostDisk(&sc, outage)
 		vanish := drawVanishConsumer(&sc)
-		if drawStackLoss(&sc, outage) || lost || vanish {
+		step := drawStepCrash(&sc)
+		if drawStackLoss(&sc, outage) || lost || vanish || step {
 			slices.SortStableFunc(sc.Faults, func(a, b Fault) int { return int(a.At - b.At) })
 		}
 	}
@@ -697,7 +703,7 @@ func (f Fault) Normalized() Fault {
 	switch f.Kind {
 	case FaultSplit, FaultCrashLeader, FaultIsolateLeader, FaultCrashAll, FaultCrashLeaderOwner, FaultCrashOwner,
 		FaultRestartConsumer, FaultIsolateOwner, FaultStall, FaultPauseOwner, FaultIsolateRestingOwner, FaultStackLoss,
-		FaultVanishConsumer:
+		FaultVanishConsumer, FaultCrashAtStep:
 		usesNode = false
 	case FaultSetDetection, FaultRebalance:
 		usesNode, usesLength = false, false
@@ -719,7 +725,7 @@ func (f Fault) Normalized() Fault {
 	if f.Kind != FaultSpike && f.Kind != FaultClockJump {
 		f.Extra = 0
 	}
-	if f.Kind != FaultCrashAt {
+	if f.Kind != FaultCrashAt && f.Kind != FaultCrashAtStep {
 		f.Boundary = ""
 	}
 	if f.Kind != FaultCrashAt && f.Kind != FaultSetDetection && f.Kind != FaultLoseWrites && f.Kind != FaultMisdirect &&

@@ -438,6 +438,9 @@ func (sc Scenario) Validate() error {
 		if f.Kind == FaultCrashAt && (f.Boundary == "" || f.Hit < 1) {
 			return fmt.Errorf("scenario: fault %d (%s) needs a boundary and hit >= 1", i+1, faultText(f))
 		}
+		if f.Kind == FaultCrashAtStep && f.Boundary == "" {
+			return fmt.Errorf("scenario: fault %d (%s) needs a boundary", i+1, faultText(f))
+		}
 		if f.Kind == FaultRestartEIO && (f.Hit < int(readWindow) || f.Hit >= int(readClassEnd)) {
 			return fmt.Errorf("scenario: fault %d (%s) needs files= one of window, log, state, meta", i+1, faultText(f))
 		}

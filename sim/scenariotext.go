@@ -220,6 +220,7 @@ var faultForms = [faultKinds]faultForm{
 	FaultIsolateRestingOwner: {aimNone, []string{"for"}},
 	FaultRestartEIO:          {aimNode, []string{"files", "for"}},
 	FaultStackLoss:           {aimNone, []string{"for"}},
+	FaultCrashAtStep:         {aimNone, []string{"boundary", "for"}},
 }
 
 // formOf returns the form of kind. A kind outside the table (only code

@@ -35,15 +35,15 @@ type drainer interface {
 var _ drainer = (*node.Node)(nil)
 
 // mixedPool is the fault pool of the mixed profile: every kind the swarm
-// schedules but stops, membership changes, damage, rot, stalls and owner
-// pauses, which come from streams of their own, so that adding them moved no draw
+// schedules but stops, membership changes, damage, rot, stalls, owner
+// pauses and crashes at an owner's step, which come from streams of their own, so that adding them moved no draw
 // of the seeds that had none.
 func mixedPool() []FaultKind {
 	return slices.DeleteFunc(FaultKinds(), func(k FaultKind) bool {
 		return k == FaultStop || k == FaultAddNode || k == FaultRemoveNode || k == FaultRebalance ||
 			k == FaultDamage || k == FaultRot || k == FaultStall || k == FaultPauseOwner || k == FaultDamageState ||
 			k == FaultTruncate || k == FaultLoseDisk || k == FaultIsolateRestingOwner || k == FaultRestartEIO ||
-			k == FaultStackLoss || k == FaultVanishConsumer
+			k == FaultStackLoss || k == FaultVanishConsumer || k == FaultCrashAtStep
 	})
 }
 

@@ -148,6 +148,9 @@ type World struct {
 	// restCuts are the lengths of the isolate-resting-owner faults
 	// armed and waiting for an owner to rest (restingowner.go).
 	restCuts []time.Duration
+	// stepCrashes are the crash-at-step faults armed and waiting for a
+	// process to reach their boundary (stepcrash.go).
+	stepCrashes []armedCrash
 	// stack is the stack-loss fault that struck, if one did.
 	stack *stackLoss
 	// serving keeps what polling for serving owners needs (serving.go).

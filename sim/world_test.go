@@ -61,6 +61,25 @@ func TestCrashAtBoundaryStopsTheHandlerThere(t *testing.T) {
 	}
 }
 
+// A crash-at-step fault waits for whichever process first reaches its
+// boundary after its time, crashes that one alone, once.
+func TestCrashAtStepStrikesTheFirstProcessToReachIt(t *testing.T) {
+	sc := calmScenario(sim.Fault{At: time.Second, Kind: sim.FaultCrashAtStep,
+		Boundary: "storage.before.sync", Length: 300 * time.Millisecond})
+	res, trace := runTraced(t, sc, sim.NewCounterSystem())
+	crashes := linesWith(trace, "crash (at step storage.before.sync)")
+	if len(crashes) != 1 {
+		t.Fatalf("want one crash at the step, trace has %d:\n%s", len(crashes), strings.Join(linesWith(trace, "crash"), "\n"))
+	}
+	at, err := time.ParseDuration(strings.Fields(crashes[0])[0] + "s")
+	if err != nil || at < time.Second {
+		t.Fatalf("the crash came at %v (%v), before the fault's time of 1s: %s", at, err, crashes[0])
+	}
+	if res.Failed() {
+		t.Fatalf("a crash at a step broke the counter: %v", res.Violations)
+	}
+}
+
 func TestCrashResetsPeersButPartitionsAreSilent(t *testing.T) {
 	crash := sim.Fault{At: time.Second, Kind: sim.FaultCrash, Node: 0, Length: 500 * time.Millisecond}
 	_, trace := runTraced(t, calmScenario(crash), sim.NewCounterSystem())
