@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
+	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
 )
 
@@ -16,22 +17,7 @@ import (
 // and moves it to the dead-letter queue.
 func TestDeliveryCountsOutliveACrashedOwner(t *testing.T) {
 	c := newCluster(t)
-	c.createQueue("parked", wire.PolicyMajority)
-	owner := c.createWithDeadLetter("orders", "parked", 3)
-	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
-	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
-	c.settle()
-	c.mustReply(1, wire.StatusOK)
-	c.mustReply(10, wire.StatusOK)
-	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
-		t.Fatalf("the first delivery was %+v, want the message as attempt 1", got)
-	}
-	if got := c.deliveries(5); len(got) != 1 || got[0].Attempt != 2 {
-		t.Fatalf("after the nack the consumer got %+v, want the message again as attempt 2", got)
-	}
-	c.advance(50 * time.Millisecond) // the next appends carry the count
-	c.node(owner).crash()
-	c.advance(4 * time.Second)
+	owner := c.poisonSentTwiceThenOwnerCrashed(3)
 	newOwner := recoveredOwner(t, c)
 	if newOwner == owner {
 		t.Fatalf("the crashed owner %s still owns the queue", owner)
@@ -60,18 +46,7 @@ func TestDeliveryCountsOutliveACrashedOwner(t *testing.T) {
 // died before its consumer answered the last delivery.
 func TestARecoveredOwnerMovesAMessageThatUsedUpItsDeliveries(t *testing.T) {
 	c := newCluster(t)
-	c.createQueue("parked", wire.PolicyMajority)
-	owner := c.createWithDeadLetter("orders", "parked", 2)
-	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
-	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
-	c.settle()
-	c.nackEach(owner, 5, "orders", 20)
-	if got := c.deliveries(5); len(got) != 1 || got[0].Attempt != 2 {
-		t.Fatalf("after the nack the consumer got %+v, want the message again as attempt 2", got)
-	}
-	c.advance(50 * time.Millisecond)
-	c.node(owner).crash()
-	c.advance(4 * time.Second)
+	c.poisonSentTwiceThenOwnerCrashed(2)
 	newOwner := recoveredOwner(t, c)
 	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 1, Lease: time.Minute})
 	c.settle()
@@ -83,4 +58,38 @@ func TestARecoveredOwnerMovesAMessageThatUsedUpItsDeliveries(t *testing.T) {
 	if e, ok := c.last(event.QueueDeadLetter); !ok || e.node != newOwner || e.Deliveries() != 2 {
 		t.Fatalf("the recovered owner's move was %v (%v), want one by %s after 2 deliveries", e, ok, newOwner)
 	}
+}
+
+// poisonSentTwiceThenOwnerCrashed makes queue orders, with a delivery
+// limit and the dead-letter queue parked, publishes one message, has a
+// consumer nack its first delivery and hold its second, and crashes the
+// owner once its next appends have gone out; it returns the old owner,
+// four seconds after the crash.
+func (c *cluster) poisonSentTwiceThenOwnerCrashed(limit uint32) node.NodeID {
+	c.t.Helper()
+	c.createQueue("parked", wire.PolicyMajority)
+	owner := c.createWithDeadLetter("orders", "parked", limit)
+	c.subscribeAndPublishPoison(owner)
+	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
+		c.t.Fatalf("the first delivery was %+v, want the message as attempt 1", got)
+	}
+	if got := c.deliveries(5); len(got) != 1 || got[0].Attempt != 2 {
+		c.t.Fatalf("after the nack the consumer got %+v, want the message again as attempt 2", got)
+	}
+	c.advance(50 * time.Millisecond) // the next appends carry the count
+	c.node(owner).crash()
+	c.advance(4 * time.Second)
+	return owner
+}
+
+// subscribeAndPublishPoison subscribes connection 5 to orders at owner,
+// one delivery at a time, and publishes message 1, which its consumer
+// will not handle.
+func (c *cluster) subscribeAndPublishPoison(owner node.NodeID) {
+	c.t.Helper()
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
+	c.settle()
+	c.mustReply(1, wire.StatusOK)
+	c.mustReply(10, wire.StatusOK)
 }

@@ -381,11 +381,7 @@ func TestAHandoffCarriesDeliveryCountsOver(t *testing.T) {
 	owner := c.createWithDeadLetter("orders", "parked", 2)
 	_, followers := roles("orders")
 	next := followers[0]
-	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: time.Minute})
-	c.request(owner, 1, &wire.Publish{ReqID: 1, Queue: "orders", ID: msgID(1), Payload: []byte("poison")})
-	c.settle()
-	c.mustReply(1, wire.StatusOK)
-	c.mustReply(10, wire.StatusOK)
+	c.subscribeAndPublishPoison(owner)
 	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
 		t.Fatalf("before the move the consumer got %v, want the message once", got)
 	}
