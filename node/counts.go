@@ -47,7 +47,7 @@ func (o *ownerState) noteDelivered(m *message) {
 // noteHandedBack tells the followers of a queue with a delivery limit
 // that m's count went down: its consumer handed it back unworked.
 func (o *ownerState) noteHandedBack(m *message) {
-	if dead, limit := o.r.n.deadLetterOf(o.r.name, o.r.inc); dead != "" && limit > 0 {
+	if _, limit := o.deliveryLimit(); limit > 0 {
 		o.noteDelivered(m)
 	}
 }

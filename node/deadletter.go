@@ -103,6 +103,17 @@ func (n *Node) deadLetterOf(name string, inc uint64) (string, uint32) {
 	return "", 0
 }
 
+// deliveryLimit is this owner's queue's dead-letter queue and delivery
+// limit, or a limit of 0 if it has none: the metadata accepts a limit
+// only with a dead-letter queue to move to (wire.CheckDeadLetter).
+func (o *ownerState) deliveryLimit() (string, uint32) {
+	dead, limit := o.r.n.deadLetterOf(o.r.name, o.r.inc)
+	if dead == "" {
+		return "", 0
+	}
+	return dead, limit
+}
+
 // deadLetterDue reports whether a message whose lease just ended with it
 // unsettled has used up its deliveries and must move instead of being
 // offered again.
@@ -110,8 +121,8 @@ func (o *ownerState) deadLetterDue(m *message) bool {
 	if !o.r.serving() {
 		return false
 	}
-	dead, limit := o.r.n.deadLetterOf(o.r.name, o.r.inc)
-	return dead != "" && m.attempts >= limit
+	_, limit := o.deliveryLimit()
+	return limit > 0 && m.attempts >= limit
 }
 
 // deadLetter starts moving m, whose lease has ended, to the dead-letter

@@ -488,7 +488,7 @@ func (o *ownerState) deliveryCounts() []wire.DeliveryCount {
 // handedCounts are the delivery counts worth handing over: none for a
 // queue without a delivery limit, which never reads them.
 func (o *ownerState) handedCounts() []wire.DeliveryCount {
-	if q := o.r.n.meta.state.queues[o.r.name]; q == nil || q.MaxDeliveries == 0 {
+	if _, limit := o.deliveryLimit(); limit == 0 {
 		return nil
 	}
 	return o.deliveryCounts()

@@ -87,8 +87,7 @@ func (o *ownerState) pump() {
 	}
 	o.endHoldIfDue()
 	now := o.r.n.env.Now()
-	dead, limit := o.r.n.deadLetterOf(o.r.name, o.r.inc)
-	carry := dead != "" && limit > 0
+	_, limit := o.deliveryLimit()
 	handed := 0
 	for {
 		progressed := false
@@ -107,7 +106,7 @@ func (o *ownerState) pump() {
 			}
 			o.state.popReady()
 			progressed = true
-			if carry && m.attempts >= limit {
+			if limit > 0 && m.attempts >= limit {
 				// An owner before this one sent it its last time, and its
 				// count came with the recovery: it moves rather than go out
 				// once more.
@@ -115,7 +114,7 @@ func (o *ownerState) pump() {
 				continue
 			}
 			o.deliver(s, m)
-			if carry {
+			if limit > 0 {
 				o.noteDelivered(m)
 			}
 			handed++

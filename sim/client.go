@@ -185,9 +185,6 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 			}
 			id := c.w.connFor(c, p)
 			p.tracef("client conn=%d from=%s %s", id, c.who(), desc)
-			if u, ok := m.(*wire.Unsubscribe); ok {
-				c.w.hist.UnsubscribesTaken = append(c.w.hist.UnsubscribesTaken, UnsubscribeTaken{At: c.w.now, Client: c.index, Queue: u.Queue, Node: p.id})
-			}
 			p.handler.OnClient(id, m)
 		})
 	}

@@ -213,21 +213,6 @@ type History struct {
 	// ClockJumps are the jumps of node clocks, which move every deadline
 	// a node keeps on its clock, its leases' expiries among them.
 	ClockJumps []ClockJump
-	// UnsubscribesTaken are the arrivals of workload clients'
-	// unsubscribes at nodes. An unsubscribe is sent once and never
-	// answered, so the op records when it was sent; this is when a node
-	// took it and handed that client's leases back, which can be long
-	// after, behind network latency.
-	UnsubscribesTaken []UnsubscribeTaken
-}
-
-// UnsubscribeTaken is the arrival of one client's unsubscribe from a
-// queue at a node.
-type UnsubscribeTaken struct {
-	At     time.Duration
-	Client int
-	Queue  string
-	Node   node.NodeID
 }
 
 // ClientRestart is one restart of a workload client.
