@@ -3,6 +3,7 @@ package node_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,12 +18,21 @@ import (
 // admitted.
 func (c *cluster) startJoiner(id node.NodeID) *member {
 	c.t.Helper()
+	m := c.placeJoiner(id)
+	m.start()
+	return m
+}
+
+// placeJoiner adds node id, the next after the cluster's last, as a
+// joining node that is not running yet: messages to it are lost until
+// it starts.
+func (c *cluster) placeJoiner(id node.NodeID) *member {
+	c.t.Helper()
 	if int(id) != len(c.nodes)+1 {
 		c.t.Fatalf("joiner %s is not the next node after %d", id, len(c.nodes))
 	}
-	m := &member{c: c, id: id, fs: vfs.NewCrashableMem(), join: true}
+	m := &member{c: c, id: id, fs: vfs.NewCrashableMem(), join: true, down: true}
 	c.nodes = append(c.nodes, m)
-	m.start()
 	return m
 }
 
@@ -354,4 +364,48 @@ func TestAFollowerOfAnOwnerOnlyQueueLeavesAndItsOwnerIsRefused(t *testing.T) {
 	}
 	c.checkVoterFloor()
 	c.mustDeliverAll(owner, "audit", 5, "after its follower left")
+}
+
+// A voter asks to leave while no learner can take its seat: demoting it
+// would leave two voters, below the floor, so it waits as a voter. A
+// learner that asks to leave meanwhile is removed at once; the voter's
+// wait holds up nobody else's leave. Once a learner catches up, it takes
+// the voter's seat and the voter goes too.
+func TestALeavingVoterWaitingForASuccessorHoldsUpNoLearner(t *testing.T) {
+	c := newCluster(t)
+	c.advance(time.Second)
+	// Nodes 4 and 5 are admitted before they run: learners that have not
+	// caught up cannot be promoted.
+	c.placeJoiner(4)
+	c.placeJoiner(5)
+	c.request(1, 9, &wire.AddNode{ReqID: 71, Node: 4, Addr: "n4:7400"})
+	c.advance(time.Second)
+	c.mustReply(71, wire.StatusOK)
+	c.request(1, 9, &wire.AddNode{ReqID: 72, Node: 5, Addr: "n5:7400"})
+	c.advance(time.Second)
+	c.mustReply(72, wire.StatusOK)
+
+	voter := othersThan(c.leader())[0]
+	c.request(1, 9, &wire.RemoveNode{ReqID: 73, Node: uint32(voter)})
+	c.request(1, 9, &wire.RemoveNode{ReqID: 74, Node: 5})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(73, wire.StatusOK)
+	c.mustReply(74, wire.StatusOK)
+	c.advance(5 * time.Second)
+
+	want := "1v 2v 3v 4l"
+	want = strings.Replace(want, fmt.Sprintf("%dv", voter), fmt.Sprintf("%dv(leaving)", voter), 1)
+	if got := describeMembers(c.members(1, 75).Members); got != want {
+		t.Fatalf("with no learner to promote, the members are %q, want %q: n5 removed, %s waiting as a voter", got, want, voter)
+	}
+
+	c.node(4).start()
+	c.node(5).start()
+	c.advance(10 * time.Second)
+	stayers := "1v 2v 3v 4v"
+	stayers = strings.Replace(stayers, fmt.Sprintf("%dv ", voter), "", 1)
+	if got := describeMembers(c.members(1, 76).Members); got != stayers {
+		t.Fatalf("after n4 caught up the members are %q, want %q", got, stayers)
+	}
+	c.checkVoterFloor()
 }
