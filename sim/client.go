@@ -41,10 +41,15 @@ type clientProc struct {
 	probe     bool
 	published int
 	ops       map[core.OpID]int // history index of each pending op
-	// tickAt is when the core's next deadline is scheduled; tickGen
-	// invalidates older scheduled ticks.
-	tickAt  time.Duration
-	tickGen uint64
+	// tickAt is when the core's next deadline is scheduled, if
+	// tickPending; tickGen invalidates older scheduled ticks. The
+	// generation only ever grows: a tick that reset it to zero let a
+	// superseded step of an earlier round match a later one's number and
+	// fire as a tick of its own, and each such tick scheduled another,
+	// so a client ticked about fifteen times for each tick with work.
+	tickAt      time.Duration
+	tickGen     uint64
+	tickPending bool
 	// replied stamps the reply being handled, for the ops it completes.
 	replied Stamp
 	// lastSub notes when each queue's subscription last failed, to retry.
@@ -141,13 +146,13 @@ func (c *clientProc) flush() {
 	}
 	if at, ok := c.core.NextDeadline(); ok {
 		d := max(at.Sub(Epoch), c.w.now)
-		if c.tickGen == 0 || d < c.tickAt || c.tickAt < c.w.now {
+		if !c.tickPending || d < c.tickAt {
 			c.tickGen++
 			gen := c.tickGen
-			c.tickAt = d
+			c.tickAt, c.tickPending = d, true
 			c.w.schedule(d, -1, 0, func() {
 				if gen == c.tickGen {
-					c.tickGen = 0
+					c.tickPending = false
 					c.core.Tick(c.now())
 					c.flush()
 				}

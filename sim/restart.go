@@ -51,7 +51,7 @@ func (c *clientProc) restart(down time.Duration, vanish bool) {
 	c.subscribed = make(map[string]bool)
 	c.acksLingering = false
 	c.tickGen++ // the old core's next deadline is nobody's now
-	c.tickAt = 0
+	c.tickAt, c.tickPending = 0, false
 	gen := c.gen
 	c.w.schedule(c.w.now+down, -1, 0, func() {
 		if c.gen != gen {
