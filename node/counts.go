@@ -11,12 +11,13 @@ import (
 )
 
 // Delivery counts live in the owner's memory: recording every delivery in
-// the log would cost a record and a sync per message sent. A queue with a
-// delivery limit needs them to outlive its owner, though, or a message
-// that kills its consumers would be sent limit times more after every
-// failover. So an owner of such a queue tells its followers, with its
-// next append to each, the count of every message it sent since
-// (Append.Delivered); a follower keeps the latest count it heard per
+// the log would cost a record and a sync per message sent. They must
+// outlive the owner, though: a consumer reads a delivery's count as its
+// attempt (SQS's ApproximateReceiveCount), and a queue with a delivery
+// limit moves a message by it, so a count started again at 1 would send
+// a message that kills its consumers limit times more after every
+// failover. So an owner tells its followers, with its next append to
+// each, the count of every message it sent since (Append.Delivered); a follower keeps the latest count it heard per
 // live message, answers a seal with them, and a recovered owner starts
 // from the highest count any of its sealed replicas reported. A count
 // heard only by a follower outside the seal quorum, or lost with a
@@ -32,8 +33,8 @@ import (
 const countHintsMax = 4 * wire.MaxDeliveryCounts
 
 // noteDelivered queues m's new count for every follower's next append;
-// the owner of a queue with a delivery limit calls it for each delivery
-// (pump).
+// the owner calls it for each delivery (pump) and for each message a
+// consumer hands back unworked, whose count goes down (lease.go).
 // A follower that hears nothing for long (it is down or cut off) keeps at
 // most wire.MaxDeliveryCounts of them waiting.
 func (o *ownerState) noteDelivered(m *message) {
@@ -41,14 +42,6 @@ func (o *ownerState) noteDelivered(m *message) {
 		if len(f.counts) < wire.MaxDeliveryCounts {
 			f.counts = append(f.counts, wire.DeliveryCount{ID: m.id, Count: m.attempts})
 		}
-	}
-}
-
-// noteHandedBack tells the followers of a queue with a delivery limit
-// that m's count went down: its consumer handed it back unworked.
-func (o *ownerState) noteHandedBack(m *message) {
-	if _, limit := o.deliveryLimit(); limit > 0 {
-		o.noteDelivered(m)
 	}
 }
 
@@ -116,7 +109,7 @@ func (r *replica) sealCounts(released []wire.DeliveryCount) []wire.DeliveryCount
 	case len(released) > 0:
 		return released
 	case r.serving():
-		return r.own.handedCounts()
+		return r.own.deliveryCounts()
 	}
 	return r.follow.heardCounts()
 }

@@ -40,6 +40,33 @@ func TestDeliveryCountsOutliveACrashedOwner(t *testing.T) {
 	}
 }
 
+// Counts outlive the owner of a queue without a delivery limit too: a
+// consumer reads them as a delivery's attempt (SQS's
+// ApproximateReceiveCount), and an attempt that starts again at 1 after a
+// failover would tell it the message is new.
+func TestAttemptsOutliveACrashedOwnerWithoutALimit(t *testing.T) {
+	c := newCluster(t)
+	owner := c.createQueue("orders", wire.PolicyMajority)
+	c.subscribeAndPublishPoison(owner)
+	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
+		t.Fatalf("the first delivery was %+v, want the message as attempt 1", got)
+	}
+	if got := c.deliveries(5); len(got) != 1 || got[0].Attempt != 2 {
+		t.Fatalf("after the nack the consumer got %+v, want the message again as attempt 2", got)
+	}
+	c.advance(50 * time.Millisecond) // the next appends carry the count
+	c.node(owner).crash()
+	c.advance(4 * time.Second)
+
+	newOwner := recoveredOwner(t, c)
+	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 1, Lease: time.Minute})
+	c.settle()
+	c.mustReply(50, wire.StatusOK)
+	if got := c.deliveries(7); len(got) != 1 || got[0].Attempt != 3 {
+		t.Fatalf("after the crash the consumer got %+v, want the message as its third delivery", got)
+	}
+}
+
 // A message whose count, carried over from the owner before, has used up
 // the limit already is moved by the recovered owner without going out
 // once more: here the old owner sent it as often as the limit allows and

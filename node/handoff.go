@@ -468,7 +468,7 @@ func (n *Node) Owned() int {
 // deliveryCounts lists how often this owner sent each live message it
 // sent at all, in ID order, at most wire.MaxDeliveryCounts of them: the
 // counts a released old owner hands its successor in its seal answer, so
-// that a delivery limit holds across a planned move.
+// that they (and with them a delivery limit) carry across a planned move.
 func (o *ownerState) deliveryCounts() []wire.DeliveryCount {
 	var out []wire.DeliveryCount
 	ids := slices.SortedFunc(maps.Keys(o.state.messages), func(a, b wire.MessageID) int {
@@ -483,15 +483,6 @@ func (o *ownerState) deliveryCounts() []wire.DeliveryCount {
 		}
 	}
 	return out
-}
-
-// handedCounts are the delivery counts worth handing over: none for a
-// queue without a delivery limit, which never reads them.
-func (o *ownerState) handedCounts() []wire.DeliveryCount {
-	if _, limit := o.deliveryLimit(); limit == 0 {
-		return nil
-	}
-	return o.deliveryCounts()
 }
 
 // takeDeliveryCounts raises this owner's counts to those its predecessor

@@ -114,9 +114,7 @@ func (o *ownerState) pump() {
 				continue
 			}
 			o.deliver(s, m)
-			if limit > 0 {
-				o.noteDelivered(m)
-			}
+			o.noteDelivered(m)
 			handed++
 		}
 		o.rr++
@@ -229,7 +227,7 @@ func (r *replica) dropConnection(conn ConnID, lost bool) {
 				s.closed = true
 			default:
 				l.msg.attempts-- // handed back unworked: the delivery does not count
-				o.noteHandedBack(l.msg)
+				o.noteDelivered(l.msg)
 				o.release(l, true)
 			}
 		}

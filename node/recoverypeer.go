@@ -64,7 +64,7 @@ func (r *replica) releasesTo(epoch uint64) (bool, []wire.DeliveryCount) {
 		if !r.own.holdOver() {
 			return false, nil
 		}
-		return true, r.own.handedCounts()
+		return true, r.own.deliveryCounts()
 	case !r.hasOwnerSide() && r.follow.steppedDown != 0 && r.follow.steppedDown == r.epoch && r.epoch+1 == epoch:
 		return true, r.follow.steppedCounts
 	}

@@ -147,7 +147,7 @@ func (r *replica) becomeFollower(owner NodeID) {
 	}
 	r.follow.steppedDown, r.follow.steppedCounts = 0, nil
 	if r.serving() && r.own.holdOver() {
-		r.follow.steppedDown, r.follow.steppedCounts = r.epoch, r.own.handedCounts()
+		r.follow.steppedDown, r.follow.steppedCounts = r.epoch, r.own.deliveryCounts()
 	}
 	r.own.stop(owner)
 	r.own = nil
