@@ -13,9 +13,9 @@ import (
 type Delivery struct {
 	Queue string
 	ID    MessageID
-	// Attempt counts deliveries of this message, from 1. A delivery a
-	// consumer hands back unworked (an unsubscribe before it was
-	// touched) does not count. The count goes on across a failover or a
+	// Attempt counts deliveries of this message, from 1. A delivery
+	// still leased, and not extended, when its subscription is ended by
+	// Unsubscribe goes back uncounted. The count goes on across a failover or a
 	// move of the queue, at most a few of the last deliveries short when
 	// the owner died (those its followers had not yet heard of).
 	Attempt uint32
