@@ -152,6 +152,9 @@ func (c *clientProc) flush() {
 			c.tickAt, c.tickPending = d, true
 			c.w.schedule(d, -1, 0, func() {
 				if gen == c.tickGen {
+					if c.w.now != c.tickAt {
+						panic(fmt.Sprintf("sim: client %d ran its tick of %v at %v", c.index, c.tickAt, c.w.now))
+					}
 					c.tickPending = false
 					c.core.Tick(c.now())
 					c.flush()
