@@ -185,6 +185,11 @@ const (
 	// process (before a restart or a failover) can name a lease this one
 	// granted another consumer, and end it.
 	LeaseNumbersRestart = "lease-numbers-restart"
+	// ProposalNumbersRestart: every process numbers its metadata
+	// proposals from 1, so an entry an earlier process proposed, applied
+	// after a restart, answers this process's proposal of the same
+	// number with its own result.
+	ProposalNumbersRestart = "proposal-numbers-restart"
 	// ServeBeforeGrantsOutwaited: a recovered owner serves as soon as the
 	// metadata activates it, while an older owner or candidate may still
 	// serve on acceptances its sealed witnesses gave just before the seal.
@@ -287,7 +292,8 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	RejoinedReplicaTrusted, RejoinUnmarked, ConfCommitLags, CommitNotTold, LeaseNumbersRestart, ServeBeforeGrantsOutwaited, RollPastCommit,
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
-	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended, DeliveryCountsSummed}
+	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended, DeliveryCountsSummed,
+	ProposalNumbersRestart}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

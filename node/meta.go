@@ -157,10 +157,26 @@ var discardLogger = &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
 
 func (n *Node) metaDir() string { return n.path("meta") }
 
+// firstProposal is the number before this process's first metadata
+// proposal. A proposal is answered by the applied entry that carries its
+// number and node, and an entry proposed by an earlier process of this
+// node can commit and apply after a restart. Numbered from 1 in every
+// process, such an entry answered the new process's proposal of the same
+// number with its own result: a node confirmed down, applied, answered
+// an add-node that had not been applied, OK (found by the checker
+// membership-answer). So each process starts at a random point of a
+// 63-bit space, as its leases do (lease.go).
+func firstProposal(process uint64) uint64 {
+	if bugs.Active(bugs.ProposalNumbersRestart) {
+		return 0 // planted: every process numbers its proposals from 1
+	}
+	return process >> 1
+}
+
 // openMeta loads the metadata member from disk (or bootstraps a fresh one)
 // and calls done once raft is running.
 func (n *Node) openMeta(done func()) {
-	m := &metaNode{n: n, proposals: make(map[proposalID]*proposal)}
+	m := &metaNode{n: n, proposals: make(map[proposalID]*proposal), seq: firstProposal(n.process)}
 	n.meta = m
 	fs, dir := n.env.FS(), n.metaDir()
 	snap, snapData, err := storage.OpenSizedStateFile(fs, dir, "snapshot", ungated{n.syncs}, metaSnapshotMax)

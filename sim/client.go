@@ -242,6 +242,9 @@ func (c *clientProc) record(e core.Event) {
 		op.Outcome = OutcomeUnknown
 	}
 	c.tracef("done %s %s q=%s %s status=%s", op.Kind, op.ID, op.Queue, op.Outcome, op.Status)
+	if op.Again && op.Outcome == OutcomeOK {
+		c.w.noteAskedAgain(op)
+	}
 	if op.Kind == "create" && op.Outcome != OutcomeOK && op.Status != wire.StatusQueueExists {
 		// Like an operator, keep at it until the queue certainly exists.
 		q := op.Queue

@@ -67,6 +67,10 @@ type OpRecord struct {
 	Window time.Duration
 	// A publish carries its payload's digest (PayloadSum).
 	Sum uint64
+	// An add-node or remove-node names the node it adds or removes, and
+	// Again marks one that repeats the request before it.
+	Node  node.NodeID
+	Again bool
 }
 
 // PayloadSum is the digest the history keeps of a payload, so checkers
@@ -158,6 +162,10 @@ type History struct {
 	// nothing asks it to keep up: what its disk holds at the end is
 	// history, not a replica.
 	Removed map[node.NodeID]time.Duration
+	// Admitted and Leaving hold, per member, when some node first applied
+	// its admission, and its leave: the ground truth the answers to
+	// add-node and remove-node requests are held to.
+	Admitted, Leaving map[node.NodeID]time.Duration
 	// Owners maps each queue to its owner.
 	Owners map[string]node.NodeID
 	// Crashes counts node crashes during the run.
@@ -257,17 +265,31 @@ var storyEvents = map[event.Name]bool{
 
 // tell adds e to the story if it belongs there.
 func (h *History) tell(at time.Duration, id node.NodeID, e event.Event) {
-	if e.Name == event.MetaMembership && e.Kind() == "remove" {
-		if _, ok := h.Removed[node.NodeID(e.Node())]; !ok {
-			if h.Removed == nil {
-				h.Removed = make(map[node.NodeID]time.Duration)
-			}
-			h.Removed[node.NodeID(e.Node())] = at
+	if e.Name == event.MetaMembership {
+		switch e.Kind() {
+		case "remove":
+			noteFirst(&h.Removed, node.NodeID(e.Node()), at)
+		case "add":
+			noteFirst(&h.Admitted, node.NodeID(e.Node()), at)
+		case "leave":
+			noteFirst(&h.Leaving, node.NodeID(e.Node()), at)
 		}
 	}
 	if storyEvents[e.Name] {
 		h.Story = append(h.Story, StoryEvent{At: at, Node: id, Queue: e.Queue(), Text: e.String()})
 	}
+}
+
+// noteFirst records at as when id's change first happened, unless an
+// earlier time is there.
+func noteFirst(m *map[node.NodeID]time.Duration, id node.NodeID, at time.Duration) {
+	if _, ok := (*m)[id]; ok {
+		return
+	}
+	if *m == nil {
+		*m = make(map[node.NodeID]time.Duration)
+	}
+	(*m)[id] = at
 }
 
 // UnplugSpan is one isolate-resting-owner fault as it struck.

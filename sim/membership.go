@@ -144,12 +144,48 @@ func (c *clientProc) rebalance() {
 	c.flush()
 }
 
+// streamAskAgain draws which membership changes are asked for twice.
+const streamAskAgain = "membership-ask-again"
+
 // changeMember asks the cluster to admit node id, at an address peers
-// would reach it by outside the simulator, or to remove it.
+// would reach it by outside the simulator, or to remove it. Half the
+// time it asks again 1 to 40 ms later, as an operator does who saw no
+// answer, or a script run twice: the second request, landing before,
+// while or after the first is applied, must be answered as the same
+// change (the checker membership-answer). From a stream of its own, so
+// no other draw moves.
 func (c *clientProc) changeMember(add bool, id node.NodeID) {
 	if c.w.Live() || c.quiet() {
 		return
 	}
+	c.askMember(add, id, false)
+	r := newStream(c.w.sc.Seed, streamAskAgain, uint64(id), uint64(c.w.now))
+	if r.IntN(2) != 0 {
+		return
+	}
+	c.w.schedule(c.w.now+time.Duration(1+r.IntN(40))*time.Millisecond, -1, 0, func() {
+		if !c.w.Live() && !c.quiet() && c.w.now >= c.downUntil {
+			c.askMember(add, id, true)
+		}
+	})
+}
+
+// noteAskedAgain counts a repeated membership request answered OK whose
+// change some node had applied before it was sent: the metadata took
+// it as the change already made.
+func (w *World) noteAskedAgain(op *OpRecord) {
+	applied := w.hist.Admitted
+	if op.Kind == "remove-node" {
+		applied = w.hist.Leaving
+	}
+	if at, ok := applied[op.Node]; ok && at < op.Invoked {
+		w.cov.probes[ProbeMembershipAskedAgain]++
+	}
+}
+
+// askMember sends one add-node or remove-node request for id; again
+// marks a repeat.
+func (c *clientProc) askMember(add bool, id node.NodeID, again bool) {
 	if add {
 		op := c.core.AddNode(c.now(), wire.AddNode{Node: uint32(id), Addr: fmt.Sprintf("sim:%d", id)})
 		c.invoked(op, "add-node", "", noID, 0)
@@ -157,6 +193,8 @@ func (c *clientProc) changeMember(add bool, id node.NodeID) {
 		op := c.core.RemoveNode(c.now(), uint32(id))
 		c.invoked(op, "remove-node", "", noID, 0)
 	}
+	op := &c.w.hist.Ops[len(c.w.hist.Ops)-1]
+	op.Node, op.Again = id, again
 	c.flush()
 }
 

@@ -102,6 +102,7 @@ const (
 	ProbeAckAtOwner            = "ack-at-owner"
 	ProbeAckAtOwnerOvertook    = "ack-at-owner-overtook"
 	ProbeExtendAtOwner         = "extend-at-owner"
+	ProbeMembershipAskedAgain  = "membership-asked-again"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -172,6 +173,7 @@ var Probes = []Probe{
 	{ProbeAckAtOwner, "an ack sent by message ID to the queue's owner, not to the node that delivered the message, was confirmed"},
 	{ProbeAckAtOwnerOvertook, "an ack by ID at the owner was confirmed for a message already sent again since the delivery it acked (another lease, or another owner)"},
 	{ProbeExtendAtOwner, "a lease extension sent to the queue's owner by the owner's lease number was confirmed"},
+	{ProbeMembershipAskedAgain, "an add-node or remove-node asked for a second time, after the first was applied, was answered OK"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep
