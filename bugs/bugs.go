@@ -308,6 +308,10 @@ var SwarmBlind = map[string]string{
 		"seeds 1-3000 escape it at the commit that planted it, the long sweep met it at seed 139582 (an owner-only " +
 		"queue whose owner's disk failed every few hundred milliseconds), and its corpus file is a hand-written " +
 		"scenario whose owner-only queue's owner crashes every 300ms",
+	ProposalNumbersRestart: "it needs a node that restarts with entries of its earlier process still to apply, and a " +
+		"membership request answered by the new process before they do: the sweep that found the defect caught it " +
+		"at seed 12, which drew its add-node asked twice; as drawn since, seeds 1-1000 escape it, and its corpus " +
+		"file is seed 12's scenario with that repeat written in",
 	RestartOwnerTrustsOwnLog: "it needs the owner's disk to lose acknowledged writes and the owner to restart before " +
 		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
 		"these up at seed 425, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +

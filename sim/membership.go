@@ -84,6 +84,30 @@ func drawMembership(sc *Scenario) {
 		sc.Faults = append(sc.Faults, Fault{At: membershipFrom + time.Duration(r.Int64N(int64(sc.Safety-membershipFrom))), Kind: FaultRebalance})
 	}
 	drawUnplannedRemoval(sc)
+	drawAskAgain(sc)
+}
+
+// streamAskAgain draws which membership changes are asked for twice.
+const streamAskAgain = "membership-ask-again"
+
+// drawAskAgain has half the scenario's membership changes asked for a
+// second time, 1 to 40 ms after the first (Fault.Extra, again= in the
+// text), as an operator does who saw no answer, or a script run twice:
+// the second request, landing before, while or after the first is
+// applied, must be answered as the same change (the checker
+// membership-answer). Each change draws from a stream of its own, keyed
+// by its node and time, so no other draw moves.
+func drawAskAgain(sc *Scenario) {
+	for i := range sc.Faults {
+		f := &sc.Faults[i]
+		if f.Kind != FaultAddNode && f.Kind != FaultRemoveNode {
+			continue
+		}
+		r := newStream(sc.Seed, streamAskAgain, uint64(f.Node), uint64(f.At))
+		if r.IntN(2) == 0 {
+			f.Extra = time.Duration(1+r.IntN(40)) * time.Millisecond
+		}
+	}
 }
 
 // streamUnplannedRemoval draws the removal a generated scenario asks for
@@ -131,7 +155,7 @@ func (w *World) changeMembership(f Fault) {
 		w.clients[0].rebalance()
 		return
 	}
-	w.clients[0].changeMember(f.Kind == FaultAddNode, w.procs[f.Node].id)
+	w.clients[0].changeMember(f.Kind == FaultAddNode, w.procs[f.Node].id, f.Extra)
 }
 
 // rebalance asks the cluster to spread the existing replicas over its
@@ -144,26 +168,18 @@ func (c *clientProc) rebalance() {
 	c.flush()
 }
 
-// streamAskAgain draws which membership changes are asked for twice.
-const streamAskAgain = "membership-ask-again"
-
 // changeMember asks the cluster to admit node id, at an address peers
-// would reach it by outside the simulator, or to remove it. Half the
-// time it asks again 1 to 40 ms later, as an operator does who saw no
-// answer, or a script run twice: the second request, landing before,
-// while or after the first is applied, must be answered as the same
-// change (the checker membership-answer). From a stream of its own, so
-// no other draw moves.
-func (c *clientProc) changeMember(add bool, id node.NodeID) {
+// would reach it by outside the simulator, or to remove it; if again is
+// set, it asks once more that long after (drawAskAgain).
+func (c *clientProc) changeMember(add bool, id node.NodeID, again time.Duration) {
 	if c.w.Live() || c.quiet() {
 		return
 	}
 	c.askMember(add, id, false)
-	r := newStream(c.w.sc.Seed, streamAskAgain, uint64(id), uint64(c.w.now))
-	if r.IntN(2) != 0 {
+	if again == 0 {
 		return
 	}
-	c.w.schedule(c.w.now+time.Duration(1+r.IntN(40))*time.Millisecond, -1, 0, func() {
+	c.w.schedule(c.w.now+again, -1, 0, func() {
 		if !c.w.Live() && !c.quiet() && c.w.now >= c.downUntil {
 			c.askMember(add, id, true)
 		}

@@ -417,6 +417,9 @@ func (f Fault) String() string {
 	case FaultRestartConsumer, FaultVanishConsumer:
 		s = fmt.Sprintf("at=%v %s consumer=%d for=%v", f.At, f.Kind, f.Hit, f.Length)
 	case FaultAddNode, FaultRemoveNode:
+		if f.Extra > 0 {
+			s += fmt.Sprintf(" again=%v", f.Extra)
+		}
 	case FaultRebalance:
 		s = fmt.Sprintf("at=%v %s", f.At, f.Kind)
 	default:

@@ -298,9 +298,16 @@ func parseFault(args []string) (Fault, error) {
 			return f, fmt.Errorf("%s=%s: %v", key, v, err)
 		}
 	}
+	for _, key := range optionalKeys[f.Kind] {
+		if v, ok := kv.take(key); ok {
+			if err := setFaultValue(&f, key, v); err != nil {
+				return f, fmt.Errorf("%s=%s: %v", key, v, err)
+			}
+		}
+	}
 	if len(kv.m) > 0 {
 		extra := slices.Sorted(maps.Keys(kv.m))[0]
-		return f, fmt.Errorf("unknown option %q for %s (it takes %s)", extra, f.Kind, keyList(form.keys))
+		return f, fmt.Errorf("unknown option %q for %s (it takes %s)", extra, f.Kind, keyList(append(slices.Clone(form.keys), optionalKeys[f.Kind]...)))
 	}
 	return f, nil
 }
@@ -353,6 +360,11 @@ func setFaultValue(f *Fault, key, v string) error {
 		f.Extra, err = parseLength(v)
 	case "by": // a clock may jump either way
 		f.Extra, err = time.ParseDuration(v)
+	case "again": // written only when set, so never zero
+		f.Extra, err = parseLength(v)
+		if err == nil && f.Extra == 0 {
+			err = fmt.Errorf("want a duration above zero")
+		}
 	case "hit", "frames", "consumer":
 		f.Hit, err = strconv.Atoi(v)
 		if err == nil && f.Hit < 1 {

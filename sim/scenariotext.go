@@ -223,6 +223,15 @@ var faultForms = [faultKinds]faultForm{
 	FaultCrashAtStep:         {aimNone, []string{"boundary", "for"}},
 }
 
+// optionalKeys are keys a kind takes only when they are set, written
+// only then: a membership change asked for a second time says how long
+// after the first (again=), and scenarios written before there was such
+// a repeat read as they did.
+var optionalKeys = map[FaultKind][]string{
+	FaultAddNode:    {"again"},
+	FaultRemoveNode: {"again"},
+}
+
 // formOf returns the form of kind. A kind outside the table (only code
 // can make one) prints as a role fault with its length, so a report
 // about a bad scenario can still show it.
@@ -247,7 +256,22 @@ func faultText(f Fault) string {
 	for _, key := range form.keys {
 		fmt.Fprintf(&b, " %s=%s", key, faultValue(f, key))
 	}
+	for _, key := range optionalKeys[f.Kind] {
+		if faultValueSet(f, key) {
+			fmt.Fprintf(&b, " %s=%s", key, faultValue(f, key))
+		}
+	}
 	return b.String()
+}
+
+// faultValueSet reports whether the optional field key names holds a
+// value to write.
+func faultValueSet(f Fault, key string) bool {
+	switch key {
+	case "again":
+		return f.Extra > 0
+	}
+	panic(fmt.Sprintf("sim: fault key %q is not optional", key))
 }
 
 // faultValue writes the field of f that key names.
@@ -255,7 +279,7 @@ func faultValue(f Fault, key string) string {
 	switch key {
 	case "for":
 		return f.Length.String()
-	case "extra", "by":
+	case "extra", "by", "again":
 		return f.Extra.String()
 	case "hit", "mode", "frames", "consumer":
 		return strconv.Itoa(f.Hit)
