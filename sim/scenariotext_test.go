@@ -103,6 +103,10 @@ func TestScenarioTextErrorsNameTheLine(t *testing.T) {
 		{"fault at=1s crash-at n1 boundary=b for=1s", "crash-at needs hit="},
 		{"fault at=1s set-detection", "set-detection needs mode="},
 		{"fault at=1s crash n1 for=1s for=2s", "for given twice"},
+		// A membership change's repeat is written only when drawn.
+		{"fault at=1s crash n1 for=1s again=5ms", `unknown option "again" for crash`},
+		{"fault at=1s remove-node n1 again=0s", "want a duration above zero"},
+		{"fault at=1s remove-node n1 again=5ms for=1s", `unknown option "for" for remove-node (it takes again=)`},
 
 		// A fault aimed at a role names no node, one aimed at a node
 		// names no peer, and one aimed at a link names both ends.
