@@ -312,10 +312,6 @@ var SwarmBlind = map[string]string{
 		"membership request answered by the new process before they do: the sweep that found the defect caught it " +
 		"at seed 12, which drew its add-node asked twice; as drawn since, seeds 1-1000 escape it, and its corpus " +
 		"file is seed 12's scenario with that repeat written in",
-	RestartOwnerTrustsOwnLog: "it needs the owner's disk to lose acknowledged writes and the owner to restart before " +
-		"the metadata fails it over; since queue creation lost a metadata round (a70254c), the swarm first lines " +
-		"these up at seed 425, past the hunt's bound (seed 22 did before); its corpus file, seed 106's scenario, " +
-		"still catches it",
 	HandoffBeforeDrain: "it needs a handoff requested while publishes are in flight, and the next owner's seal " +
 		"to miss a record that reached only the old owner: at " +
 		"1e66877 the swarm lines this up first at seed 160, past the hunt's bound (seed 94 did before the owner " +
