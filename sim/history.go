@@ -166,6 +166,9 @@ type History struct {
 	// its admission, and its leave: the ground truth the answers to
 	// add-node and remove-node requests are held to.
 	Admitted, Leaving map[node.NodeID]time.Duration
+	// MemberRefusals are the admissions and leaves some node applied as
+	// refused, each time one did.
+	MemberRefusals []MemberRefusal
 	// Owners maps each queue to its owner.
 	Owners map[string]node.NodeID
 	// Crashes counts node crashes during the run.
@@ -275,9 +278,20 @@ func (h *History) tell(at time.Duration, id node.NodeID, e event.Event) {
 			noteFirst(&h.Leaving, node.NodeID(e.Node()), at)
 		}
 	}
+	if e.Name == event.MetaMembershipRefused && (e.Kind() == "add" || e.Kind() == "leave") {
+		h.MemberRefusals = append(h.MemberRefusals, MemberRefusal{At: at, Kind: e.Kind(), Node: node.NodeID(e.Node())})
+	}
 	if storyEvents[e.Name] {
 		h.Story = append(h.Story, StoryEvent{At: at, Node: id, Queue: e.Queue(), Text: e.String()})
 	}
+}
+
+// MemberRefusal is one node's application of an add ("add") or a leave
+// ("leave") of Node as refused.
+type MemberRefusal struct {
+	At   time.Duration
+	Kind string
+	Node node.NodeID
 }
 
 // noteFirst records at as when id's change first happened, unless an
