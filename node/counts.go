@@ -17,14 +17,15 @@ import (
 // limit moves a message by it, so a count started again at 1 would send
 // a message that kills its consumers limit times more after every
 // failover. So an owner tells its followers, with its next append to
-// each, the count of every message it sent since (Append.Delivered); a follower keeps the latest count it heard per
-// live message, answers a seal with them, and a recovered owner starts
-// from the highest count any of its sealed replicas reported. A count
-// heard only by a follower outside the seal quorum, or lost with a
-// dropped frame, is missed, and one lowered by a hand-back (lease.go) may
-// be missed the other way; either way a count never exceeds the sends
-// the owners made (the checker delivery-count holds them to that), and
-// a failover costs at most the deliveries of one append interval.
+// each, the count of every message it sent since (Append.Delivered); a
+// follower keeps the latest count it heard per live message, answers a
+// seal with them, and a recovered owner starts from the highest count
+// any of its sealed replicas reported. A count heard only by a follower
+// outside the seal quorum, or lost with a dropped frame, is missed, and
+// one lowered by a hand-back (lease.go) may be missed the other way;
+// either way a count never exceeds the sends the owners made (the
+// checker delivery-count holds them to that), and a failover costs at
+// most the deliveries of one append interval.
 
 // countHintsMax bounds the counts a follower keeps for one queue. Counts
 // of settled messages are dropped as their settles arrive, so the bound

@@ -162,9 +162,9 @@ func (n *Node) metaDir() string { return n.path("meta") }
 // number and node, and an entry proposed by an earlier process of this
 // node can commit and apply after a restart. Numbered from 1 in every
 // process, such an entry answered the new process's proposal of the same
-// number with its own result: a node confirmed down, applied, answered
-// an add-node that had not been applied, OK (found by the checker
-// membership-answer). So each process starts at a random point of a
+// number with its own result: the entry of a node confirmed down
+// answered an add-node OK that no node had applied (seed 12, found by
+// the checker membership-answer). So each process starts at a random point of a
 // 63-bit space, as its leases do (lease.go).
 func firstProposal(process uint64) uint64 {
 	if bugs.Active(bugs.ProposalNumbersRestart) {
