@@ -405,3 +405,28 @@ func TestAHandoffCarriesDeliveryCountsOver(t *testing.T) {
 		t.Fatalf("the message nacked twice was not dead-lettered by the new owner; events:\n%v", c.events)
 	}
 }
+
+// A drain may run as long as the longest bound a handoff request may ask
+// for, five minutes, and one told exactly that waits that long for a
+// consumer that holds a lease, not the default five seconds.
+func TestADrainOfTheLongestBoundWaitsThatLong(t *testing.T) {
+	c := newCluster(t)
+	owner, _ := roles("orders")
+	c.createQueue("orders", wire.PolicyMajority)
+	c.publishConfirmed(owner, "orders", 1)
+	c.request(owner, 5, &wire.Subscribe{ReqID: 10, Queue: "orders", Window: 1, Lease: 10 * time.Minute})
+	c.settle()
+	c.mustReply(10, wire.StatusOK)
+	if got := c.deliveries(5); len(got) != 1 {
+		t.Fatalf("the consumer got %d deliveries, want the 1 published", len(got))
+	}
+	m := c.node(owner)
+	m.run(func() { m.n.DrainOwned(5 * time.Minute) })
+	c.advance(10 * time.Second)
+	if c.saw(event.QueueHandoffProposed, by(owner)) {
+		t.Fatalf("%s proposed the next owner within 10 s, though told to drain for five minutes", owner)
+	}
+	if got := m.n.Owned(); got != 1 {
+		t.Fatalf("%s owns %d queues while it drains, want 1", owner, got)
+	}
+}
