@@ -46,18 +46,7 @@ func TestDeliveryCountsOutliveACrashedOwner(t *testing.T) {
 // failover would tell it the message is new.
 func TestAttemptsOutliveACrashedOwnerWithoutALimit(t *testing.T) {
 	c := newCluster(t)
-	owner := c.createQueue("orders", wire.PolicyMajority)
-	c.subscribeAndPublishPoison(owner)
-	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
-		t.Fatalf("the first delivery was %+v, want the message as attempt 1", got)
-	}
-	if got := c.deliveries(5); len(got) != 1 || got[0].Attempt != 2 {
-		t.Fatalf("after the nack the consumer got %+v, want the message again as attempt 2", got)
-	}
-	c.advance(50 * time.Millisecond) // the next appends carry the count
-	c.node(owner).crash()
-	c.advance(4 * time.Second)
-
+	c.sentTwiceThenOwnerCrashed(c.createQueue("orders", wire.PolicyMajority))
 	newOwner := recoveredOwner(t, c)
 	c.request(newOwner, 7, &wire.Subscribe{ReqID: 50, Queue: "orders", Window: 1, Lease: time.Minute})
 	c.settle()
@@ -88,14 +77,23 @@ func TestARecoveredOwnerMovesAMessageThatUsedUpItsDeliveries(t *testing.T) {
 }
 
 // poisonSentTwiceThenOwnerCrashed makes queue orders, with a delivery
-// limit and the dead-letter queue parked, publishes one message, has a
-// consumer nack its first delivery and hold its second, and crashes the
-// owner once its next appends have gone out; it returns the old owner,
-// four seconds after the crash.
+// limit and the dead-letter queue parked, and has its message sent twice
+// before its owner crashes (sentTwiceThenOwnerCrashed); it returns the
+// old owner.
 func (c *cluster) poisonSentTwiceThenOwnerCrashed(limit uint32) node.NodeID {
 	c.t.Helper()
 	c.createQueue("parked", wire.PolicyMajority)
 	owner := c.createWithDeadLetter("orders", "parked", limit)
+	c.sentTwiceThenOwnerCrashed(owner)
+	return owner
+}
+
+// sentTwiceThenOwnerCrashed publishes one message to orders, served by
+// owner, has a consumer nack its first delivery and hold its second, and
+// crashes the owner once its next appends have gone out; it returns four
+// seconds after the crash.
+func (c *cluster) sentTwiceThenOwnerCrashed(owner node.NodeID) {
+	c.t.Helper()
 	c.subscribeAndPublishPoison(owner)
 	if got := c.nackEach(owner, 5, "orders", 20); len(got) != 1 || got[0].Attempt != 1 {
 		c.t.Fatalf("the first delivery was %+v, want the message as attempt 1", got)
@@ -106,7 +104,6 @@ func (c *cluster) poisonSentTwiceThenOwnerCrashed(limit uint32) node.NodeID {
 	c.advance(50 * time.Millisecond) // the next appends carry the count
 	c.node(owner).crash()
 	c.advance(4 * time.Second)
-	return owner
 }
 
 // subscribeAndPublishPoison subscribes connection 5 to orders at owner,

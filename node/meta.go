@@ -164,8 +164,8 @@ func (n *Node) metaDir() string { return n.path("meta") }
 // process, such an entry answered the new process's proposal of the same
 // number with its own result: the entry of a node confirmed down
 // answered an add-node OK that no node had applied (seed 12, found by
-// the checker membership-answer). So each process starts at a random point of a
-// 63-bit space, as its leases do (lease.go).
+// the checker membership-answer). So each process starts at a random
+// point of a 63-bit space, as its leases do (lease.go).
 func firstProposal(process uint64) uint64 {
 	if bugs.Active(bugs.ProposalNumbersRestart) {
 		return 0 // planted: every process numbers its proposals from 1
