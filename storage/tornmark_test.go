@@ -3,7 +3,6 @@ package storage_test
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"io"
 	"testing"
 
 	"github.com/cairnmq/cairn/storage"
@@ -50,7 +49,7 @@ func appendToSegment(t *testing.T, fs vfs.FS, b []byte) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(b, st.Size()); err != nil && err != io.EOF {
+	if _, err := f.WriteAt(b, st.Size()); err != nil {
 		t.Fatal(err)
 	}
 	return st.Size()
