@@ -59,6 +59,11 @@ func (c *Client) launch(now time.Time, op *operation, to uint32) {
 	}
 	op.sent = append(op.sent, reqID)
 	c.attempts[reqID] = attempt{op: op, to: to}
+	if op.kind == OpSubscribe {
+		// A stale delivery from to after this attempt comes from a
+		// subscription made since the last Unsubscribe went there.
+		delete(c.staleLeft, staleSource{node: to, queue: op.queue})
+	}
 	c.outbox = append(c.outbox, Outgoing{To: to, Msg: op.request(reqID)})
 	c.rewake(op)
 }

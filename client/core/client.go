@@ -136,6 +136,10 @@ type Client struct {
 	cursor int               // the next index into cfg.Nodes for discovery
 	// staleDeliveries counts deliveries dropped as stale (onDelivery).
 	staleDeliveries uint64
+	// staleLeft holds each (node, queue) the client has sent an
+	// Unsubscribe to after a stale delivery from there, so a burst of
+	// them asks once; a new subscribe attempt to the node clears it.
+	staleLeft map[staleSource]bool
 
 	subs []*subscription // standing subscriptions, in the order they were made
 

@@ -32,6 +32,12 @@ type model struct {
 	late   []lateReply
 	sentDs int
 	gotDs  int
+	// took maps each node to the subscribe request of q it holds, as a
+	// node would: taken up when it acts on one, dropped by an
+	// Unsubscribe or when the connection breaks.
+	took map[uint32]uint64
+	// unsubscribes counts the Unsubscribe requests the client sent.
+	unsubscribes int
 	// paused is the node that answers nothing until resumeAt, zero if
 	// none; held are the requests it was sent meanwhile.
 	paused   uint32
@@ -67,6 +73,7 @@ func newModel(t *testing.T, clientSeed, worldSeed uint64, hedgeAfter time.Durati
 		t: t, rng: rand.New(rand.NewPCG(worldSeed, 99)), now: t0, owner: 1,
 		c:     New(cfg, rand.New(rand.NewPCG(clientSeed, 1))),
 		acted: map[OpID]bool{}, kinds: map[OpID]OpKind{}, done: map[OpID]Outcome{},
+		took: map[uint32]uint64{},
 	}
 }
 
@@ -120,7 +127,7 @@ func (m *model) step() {
 	case 4:
 		m.owner = 1 + m.rng.Uint32N(3)
 	case 5:
-		m.c.OnDisconnect(m.now, 1+m.rng.Uint32N(3))
+		m.disconnect(1 + m.rng.Uint32N(3))
 	case 6:
 		m.sentDs++
 		m.c.OnMessage(m.now, 1+m.rng.Uint32N(3), &wire.Delivery{Queue: "q", ID: wire.MessageID{Producer: 5, Seq: 1}, Lease: 2})
@@ -135,6 +142,7 @@ func (m *model) step() {
 		}
 	}
 	m.exchange()
+	m.checkSubscription()
 	m.advance()
 }
 
@@ -149,6 +157,12 @@ func (m *model) exchange() {
 		m.checkFlights()
 		for _, o := range out {
 			fmt.Fprintf(&m.log, "%v n%d<-%s\n", m.now.Sub(t0), o.To, wire.Describe(o.Msg))
+			if _, ok := o.Msg.(*wire.Unsubscribe); ok {
+				// Sent once and not tracked; the node drops what it holds.
+				m.unsubscribes++
+				delete(m.took, o.To)
+				continue
+			}
 			reqs := []wire.Message{o.Msg}
 			if b, ok := o.Msg.(*wire.SettleBatch); ok {
 				// Each settle of a batch is a request of its own, with
@@ -190,8 +204,7 @@ func (m *model) serve(to uint32, msg wire.Message) {
 	case 0: // lost on the way
 	case 1: // the node acts, perhaps, and the connection breaks
 		m.maybeAct(op, to)
-		m.c.OnDisconnect(m.now, to)
-		m.dropLateFrom(to)
+		m.disconnect(to)
 	case 2: // not ready: the protocol says the node did not act
 		m.answer(to, reqID, wire.StatusUnavailable, 0)
 	case 3: // a stale owner's write may survive
@@ -234,10 +247,37 @@ func (m *model) process(op OpID, to uint32, reqID uint64, msg wire.Message) {
 		}
 	}
 	m.acted[op] = true
+	if _, ok := msg.(*wire.Subscribe); ok {
+		m.took[to] = reqID
+	}
 	if !m.calm && m.rng.IntN(8) == 0 {
 		return // acted, but the reply is lost
 	}
 	m.answer(to, reqID, status, 0)
+}
+
+// disconnect breaks the connection to node: the node drops the
+// subscription it held for this client, and its replies in flight die.
+func (m *model) disconnect(node uint32) {
+	delete(m.took, node)
+	m.c.OnDisconnect(m.now, node)
+	m.dropLateFrom(node)
+}
+
+// checkSubscription holds the client's Unsubscribe requests to their
+// promise: they never end the subscription the client holds. Once the
+// client's subscription is established on a node, that node still holds
+// the request that made it, or a later one; only a new subscribe
+// replaces it.
+func (m *model) checkSubscription() {
+	for _, s := range m.c.subs {
+		if s.op != nil || s.node == 0 {
+			continue
+		}
+		if held, ok := m.took[s.node]; !ok || held < s.reqID {
+			m.t.Fatalf("the subscription is established on n%d by request %d, and that node holds %d (%v)", s.node, s.reqID, held, ok)
+		}
+	}
 }
 
 func (m *model) maybeAct(op OpID, to uint32) {
@@ -420,7 +460,7 @@ func TestModelOutcomesMatchGroundTruth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			outcomes := map[Outcome]int{}
-			hedged := 0
+			hedged, unsubscribes := 0, 0
 			for seed := uint64(1); seed <= 200; seed++ {
 				m := newModel(t, seed, seed*7919, tc.hedgeAfter)
 				m.run(300)
@@ -428,8 +468,13 @@ func TestModelOutcomesMatchGroundTruth(t *testing.T) {
 					outcomes[o]++
 				}
 				hedged += m.hedged
+				unsubscribes += m.unsubscribes
 			}
-			t.Logf("outcomes: %v; %d requests served beside another attempt in flight", outcomes, hedged)
+			t.Logf("outcomes: %v; %d requests served beside another attempt in flight; %d unsubscribes after stale deliveries",
+				outcomes, hedged, unsubscribes)
+			if unsubscribes == 0 {
+				t.Error("no stale delivery led to an Unsubscribe: the subscription check tested nothing")
+			}
 			// The storm must actually produce every outcome, or it tests little.
 			for _, o := range []Outcome{OutcomeOK, OutcomeFailed, OutcomeUnknown} {
 				if outcomes[o] == 0 {

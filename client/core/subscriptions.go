@@ -38,18 +38,24 @@ func (s *subscription) establish(node uint32, reqID uint64, refreshAt time.Time)
 // another node. Such a delivery comes from a subscription the client
 // left, most often from an old owner, sent before a partition and held
 // up in the network until it healed, when the client may long since have
-// had the same message from the new owner and acked it. The message is
-// not lost by dropping it: its lease on the node that sent it runs out,
-// or died with that node's ownership, and whoever serves the queue
-// delivers it again. While a subscription is being (re)established, a
-// delivery is surfaced only from a node an attempt of it is in flight to,
-// since that node may take the subscription up and deliver before its
-// reply arrives; a refresh is such an attempt, to the node that held the
-// subscription. A delivery for a queue the client holds no subscription
-// to is surfaced.
+// had the same message from the new owner and acked it. While a
+// subscription is being (re)established, a delivery is surfaced only
+// from a node an attempt of it is in flight to, since that node may take
+// the subscription up and deliver before its reply arrives; a refresh is
+// such an attempt, to the node that held the subscription. A delivery
+// for a queue the client holds no subscription to is surfaced.
+//
+// Dropping a stale delivery loses nothing, but the subscription it came
+// from may still stand on its node: an attempt the client gave up on
+// (timed out, moved elsewhere) can still be taken up there, by a
+// candidate that activates late, say. That node would go on leasing
+// messages to a client that drops them, and redeliver them to it alone
+// when the leases run out. So the client tells it to drop the
+// subscription, which hands those messages back to the queue unworked.
 func (c *Client) onDelivery(from uint32, m *wire.Delivery) {
 	if c.deliveryStale(from, m.Queue) {
 		c.staleDeliveries++
+		c.leaveStale(from, m.Queue)
 		return
 	}
 	d := &Delivery{Queue: m.Queue, ID: m.ID, Lease: m.Lease, Attempt: m.Attempt, Payload: m.Payload, From: from}
@@ -74,6 +80,31 @@ func (c *Client) deliveryStale(from uint32, queue string) bool {
 		held = true
 	}
 	return held
+}
+
+// staleSource names a node that sent a stale delivery of a queue.
+type staleSource struct {
+	node  uint32
+	queue string
+}
+
+// leaveStale sends node an Unsubscribe for queue, once until the next
+// subscribe attempt to node: the request is not tracked, and a node
+// holds at most one subscription of this connection per queue, so the
+// deliveries that follow in the same burst need no request of their own.
+// An Unsubscribe sent before a later subscribe attempt to the same node
+// reaches it first, so it cannot end the subscription that attempt makes.
+func (c *Client) leaveStale(node uint32, queue string) {
+	key := staleSource{node: node, queue: queue}
+	if c.staleLeft[key] {
+		return
+	}
+	if c.staleLeft == nil {
+		c.staleLeft = make(map[staleSource]bool)
+	}
+	c.staleLeft[key] = true
+	c.lastReq++
+	c.outbox = append(c.outbox, Outgoing{To: node, Msg: &wire.Unsubscribe{ReqID: c.lastReq, Queue: queue}})
 }
 
 // inFlightTo reports whether an attempt of op to node awaits its reply.

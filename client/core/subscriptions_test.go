@@ -547,3 +547,57 @@ func TestSetWindowChangesCoalesce(t *testing.T) {
 		t.Fatalf("then sent %v, want a batch of 3 settles", out[1].Msg)
 	}
 }
+
+// A subscribe attempt the client gave up on can still be taken up by its
+// node (a candidate that answers after it activates, say), which then
+// delivers to a client that drops every such delivery as stale. The
+// client tells that node to drop the subscription, so the messages go
+// back to the queue instead of circling between the node and a client
+// that never sees them; one Unsubscribe per burst, and another only
+// after a new attempt to that node.
+func TestAStaleDeliveryEndsTheSubscriptionItCameFrom(t *testing.T) {
+	h := newHarness(t, unhedgedConfig())
+	h.c.Subscribe(h.now, "orders", 16, 30*time.Second)
+	first, s := expectSend[*wire.Subscribe](h)
+	h.runToDeadline() // the attempt times out unanswered
+	h.runToDeadline() // backoff
+	second, s2 := expectSend[*wire.Subscribe](h)
+	if second == first {
+		t.Fatalf("the retry went to n%d again", second)
+	}
+	h.reply(second, s2.ReqID, wire.StatusOK, 0, 0)
+	h.reply(first, s.ReqID, wire.StatusOK, 0, 0) // the abandoned attempt, taken up late
+	h.expectNothingSent()
+	for seq := range uint64(3) {
+		h.deliver(first, "orders", seq+1, 10+seq)
+	}
+	h.expectStale(3)
+	if to, u := expectSend[*wire.Unsubscribe](h); to != first || u.Queue != "orders" {
+		t.Fatalf("the unsubscribe went to n%d for %q, want n%d for orders", to, u.Queue, first)
+	}
+	if ds := h.deliveries(); len(ds) != 0 {
+		t.Fatalf("surfaced %v from the node the client left", ds)
+	}
+
+	// The subscription moves back to the first node and away again: a
+	// stale delivery from it now comes from a subscription made since.
+	h.c.OnMessage(h.now, second, &wire.Reply{ReqID: s2.ReqID, Status: wire.StatusNotOwner, Owner: first})
+	to, s3 := expectSend[*wire.Subscribe](h)
+	if to != first {
+		t.Fatalf("the subscription moved to n%d, want n%d", to, first)
+	}
+	h.reply(first, s3.ReqID, wire.StatusOK, 0, 0)
+	h.deliver(first, "orders", 4, 14)
+	if ds := h.deliveries(); len(ds) != 1 {
+		t.Fatalf("want the delivery from the node holding the subscription, got %v", ds)
+	}
+	h.c.OnMessage(h.now, first, &wire.Reply{ReqID: s3.ReqID, Status: wire.StatusNotOwner, Owner: second})
+	if to, _ := expectSend[*wire.Subscribe](h); to != second {
+		t.Fatalf("the subscription moved to n%d, want n%d", to, second)
+	}
+	h.deliver(first, "orders", 5, 15)
+	h.expectStale(4)
+	if to, _ := expectSend[*wire.Unsubscribe](h); to != first {
+		t.Fatalf("the second unsubscribe went to n%d, want n%d", to, first)
+	}
+}
