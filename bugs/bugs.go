@@ -279,6 +279,15 @@ const (
 	// the highest, so a recovered owner says a message went out more
 	// often than it did, and dead-letters it early.
 	DeliveryCountsSummed = "delivery-counts-summed"
+	// DedupWindowUnchecked: a node takes the deduplication window a
+	// create asks for without checking its bounds, so a queue is made
+	// with a negative window, one under a second or one over a day.
+	DedupWindowUnchecked = "dedup-window-unchecked"
+	// CompactOnlyWhenCertified: a replica tries to drop the segments a
+	// certificate covers only when it applies the certificate, not on
+	// its ticks after, so one whose checkpoint, or whose first segment's
+	// sync, came later keeps them until the next certificate.
+	CompactOnlyWhenCertified = "compact-only-when-certified"
 )
 
 // All lists every planted bug.
@@ -293,7 +302,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
 	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended, DeliveryCountsSummed,
-	ProposalNumbersRestart}
+	ProposalNumbersRestart, DedupWindowUnchecked, CompactOnlyWhenCertified}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

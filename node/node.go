@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnmq/cairn/bugs"
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/storage"
 	"github.com/cairnmq/cairn/wire"
@@ -400,7 +401,9 @@ func (n *Node) OnTimer(t Timer) {
 		// step at once and its next one on the next tick.
 		r.stepJournal()
 		r.stepCheckpoint()
-		r.compact()
+		if !bugs.Active(bugs.CompactOnlyWhenCertified) {
+			r.compact()
+		}
 		if s.skipUntil != 0 && r.dozing() {
 			r.restFiles()
 		}
@@ -504,11 +507,15 @@ func (n *Node) OnPeerRefused(peer NodeID) {
 	n.detectRefused(peer)
 }
 
+// StartingDetail is the detail of the answer a node gives every request
+// until it has started: unavailable, before the request is looked at.
+const StartingDetail = "node is starting"
+
 // OnClient implements Handler: one handler per client request type.
 func (n *Node) OnClient(conn ConnID, req wire.Message) {
 	if !n.started {
 		for _, id := range wire.RequestIDs(req) {
-			n.reply(conn, id, wire.StatusUnavailable, "node is starting")
+			n.reply(conn, id, wire.StatusUnavailable, StartingDetail)
 		}
 		return
 	}

@@ -267,3 +267,53 @@ func TestAFollowerThatFinishesAnInterruptedPreparationOfANewQueueIsNotSuspect(t 
 	c.advance(500 * time.Millisecond)
 	c.mustReply(99, wire.StatusOK)
 }
+
+// As above, but the slow write of epoch 2 lands in the moment after the
+// owner applied the replacement's plan and asked for epoch 3, before the
+// metadata gave it that epoch: the owner has no recovery yet and its
+// replica is still at epoch 2, so only the metadata says the plain
+// activation is gone (it is at epoch 3 now, recovering). The owner must
+// not open epoch 2 then: it would serve the queue in an epoch the plan
+// has left, beside a recovery about to seal its replicas.
+func TestAPlainActivationLandingWhileItsOwnerClaimsARecoveryGivesWay(t *testing.T) {
+	nodes := []node.NodeID{1, 2, 3, 4}
+	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
+	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	owner := set[0]
+	out := set[1]
+	if out == c.leader() {
+		out = set[2]
+	}
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyOwnerOnly})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+
+	// The owner restarts; its state file writes stall until it claims
+	// epoch 3.
+	om := c.node(owner)
+	om.crash()
+	claimed := func() bool { return c.saw(event.QueueClaim, onQueue("orders"), inEpoch(3), by(owner)) }
+	c.hold = func(s pendingSync) bool {
+		st, err := s.f.Stat()
+		return s.m.id == owner && err == nil && st.Name() == "replica.tmp" && !claimed()
+	}
+	om.start()
+	c.advance(500 * time.Millisecond)
+	if c.saw(event.QueueActive, onQueue("orders"), inEpoch(2)) {
+		t.Fatalf("want %s still writing epoch 2; events:\n%v", owner, c.events)
+	}
+
+	c.request(c.leader(), 9, &wire.RemoveNode{ReqID: 72, Node: uint32(out)})
+	c.advance(2 * time.Second)
+	if !claimed() {
+		t.Fatalf("%s never claimed epoch 3; events:\n%v", owner, c.events)
+	}
+	if c.saw(event.QueueActive, onQueue("orders"), inEpoch(2), by(owner)) {
+		t.Fatalf("%s opened epoch 2 after the plan for epoch 3 reached it; events:\n%v", owner, c.events)
+	}
+	if !c.saw(event.QueueActive, onQueue("orders"), inEpoch(3), by(owner)) {
+		t.Fatalf("%s never served epoch 3; events:\n%v", owner, c.events)
+	}
+	c.publishConfirmed(owner, "orders", 3)
+	c.mustDeliverAll(owner, "orders", 3, "after the recovery into epoch 3")
+}

@@ -55,6 +55,9 @@ type QueueView struct {
 	FirstIndex    uint64
 	RetainedBytes int64
 	Segments      int
+	// FrontLast is the last index of the first of several segments, the
+	// next that compaction may drop (zero with one segment).
+	FrontLast uint64
 	// CheckpointIndex is the cut of the replica's newest checkpoint and
 	// CheckpointBytes the state it holds; CertifiedIndex the newest cut
 	// the metadata certified (zero: none).
@@ -160,6 +163,7 @@ func (n *Node) queueView(name string) QueueView {
 		// A replica fenced while opening has no log to read.
 		v.LastIndex, v.FirstIndex = r.log.LastIndex(), r.log.FirstIndex()
 		v.RetainedBytes, v.Segments = r.log.RetainedBytes(), r.log.Segments()
+		v.FrontLast, _ = r.log.FrontLastIndex()
 	}
 	v.CheckpointIndex, v.CheckpointBytes = r.ckpt.cut, int(r.checkpointBytes())
 	if r.ckpt.madeAt != 0 {

@@ -3,6 +3,8 @@ package props
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -20,6 +22,7 @@ type queueRun struct {
 	installed installedQuorum
 	ckpts     ckptAudit
 	progress  ckptProgress
+	compact   compactReadiness
 	members   memberWatch
 	// nodes holds each node's latest incarnation, for the judges that
 	// ask the nodes themselves at the end.
@@ -39,6 +42,7 @@ func (r *queueRun) Observe(now time.Duration, id node.NodeID, e event.Event) {
 	r.QueueSystem.Observe(now, id, e)
 	r.ckpts.observe(now, id, e)
 	r.progress.observe(now, id, e)
+	r.compact.observe(now, id, e)
 	r.members.observe(r.w, id, e)
 	if e.Name == event.MetaRecoveryActivated {
 		r.installed.check(r.w, e)
@@ -52,6 +56,7 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out = append(out, r.members.rebalanceEnded()...)
 	out = append(out, membersSettled(r.nodes, w.Live())...)
 	out = append(out, r.progress.check(w.Scenario(), limitsFor(w.Scenario()), w.Live(), w.Now())...)
+	out = append(out, r.compact.check(r.upViews(), w.Live(), w.Now())...)
 	return append(out, r.ckpts.check()...)
 }
 
@@ -60,11 +65,24 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 // the last one applied.
 func (r *queueRun) NewNode(id node.NodeID, peers []node.NodeID, env node.Env, lostDisk bool) node.Handler {
 	r.members.restarted(id)
+	r.compact.start(id, r.w.Now())
 	h := r.QueueSystem.NewNode(id, peers, env, lostDisk)
 	if n, ok := h.(*node.Node); ok {
 		r.nodes[id] = n
 	}
 	return h
+}
+
+// upViews asks each node whose process runs at the end for its queue
+// views.
+func (r *queueRun) upViews() map[node.NodeID][]node.QueueView {
+	out := make(map[node.NodeID][]node.QueueView)
+	for _, id := range slices.Sorted(maps.Keys(r.nodes)) {
+		if r.w.Up(id) {
+			out[id] = r.nodes[id].Queues()
+		}
+	}
+	return out
 }
 
 // installedQuorum holds the recovery protocol to its activation rule,

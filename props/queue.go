@@ -195,6 +195,7 @@ func CheckQueue(h *sim.History, ownerOnly map[string]bool) ([]sim.Violation, Sta
 	out = append(out, checkDeadLetters(ix)...)
 	out = append(out, checkDeliveryCounts(ix)...)
 	out = append(out, checkMembershipAnswers(h)...)
+	out = append(out, checkBadRequests(h)...)
 	out = append(out, checkDurability(h)...)
 	out = append(out, checkEpochDurability(h)...)
 	out = append(out, checkConfirmedConflicts(h)...)

@@ -65,6 +65,9 @@ type clientProc struct {
 	// Messages and timers of an earlier generation find the process gone.
 	cfg core.Config
 	gen uint64
+	// badPending ties the bad requests this client sent to their
+	// history records (see badrequests.go).
+	badPending []badPending
 }
 
 // conn is a client connection to one incarnation of a node, from one
@@ -202,6 +205,9 @@ func (c *clientProc) send(to uint32, m wire.Message) {
 // trace line described it.
 func (c *clientProc) receive(from node.NodeID, m wire.Message, sent Stamp, desc frameText) {
 	c.tracef("recv from=%s %s", from, desc)
+	if r, ok := m.(*wire.Reply); ok && c.answerBad(r) {
+		return
+	}
 	c.replied = sent
 	c.core.OnMessage(c.now(), uint32(from), m)
 	c.flush()

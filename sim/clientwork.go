@@ -28,6 +28,7 @@ func (w *World) startClients() {
 				c.schedulePurges()
 				c.scheduleMoves()
 				c.scheduleDeadLetterChanges()
+				c.scheduleBadRequests()
 			}
 		} else {
 			w.schedule(max(start, wl.ConsumeAt), -1, 0, func() {

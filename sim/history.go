@@ -169,6 +169,9 @@ type History struct {
 	// MemberRefusals are the admissions and leaves some node applied as
 	// refused, each time one did.
 	MemberRefusals []MemberRefusal
+	// BadRequests lists every request sent that no node may take, with
+	// the answer it got (see badrequests.go).
+	BadRequests []BadRequestRecord
 	// Owners maps each queue to its owner.
 	Owners map[string]node.NodeID
 	// Crashes counts node crashes during the run.

@@ -103,6 +103,7 @@ const (
 	ProbeAckAtOwnerOvertook    = "ack-at-owner-overtook"
 	ProbeExtendAtOwner         = "extend-at-owner"
 	ProbeMembershipAskedAgain  = "membership-asked-again"
+	ProbeBadRequestRefused     = "bad-request-refused"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -174,6 +175,7 @@ var Probes = []Probe{
 	{ProbeAckAtOwnerOvertook, "an ack by ID at the owner was confirmed for a message already sent again since the delivery it acked (another lease, or another owner)"},
 	{ProbeExtendAtOwner, "a lease extension sent to the queue's owner by the owner's lease number was confirmed"},
 	{ProbeMembershipAskedAgain, "an add-node or remove-node asked for a second time, after the first was applied, was answered OK"},
+	{ProbeBadRequestRefused, "a request no node may take (a name, policy, window, delay, bound or node out of range) was answered bad-request"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep

@@ -501,6 +501,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.Purges = drawPurges(seed)
 		sc.Workload.Moves = drawMoves(seed)
 		drawDeadLetterChanges(seed, sc.Workload)
+		sc.Workload.BadRequests = drawBadRequests(seed)
 		lost := drawLostDisk(&sc, outage)
 		vanish := drawVanishConsumer(&sc)
 		step := drawStepCrash(&sc)

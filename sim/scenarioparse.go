@@ -244,6 +244,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.count("purges", &wl.Purges)
 	kv.count("moves", &wl.Moves)
 	kv.count("dead-letter-changes", &wl.DeadLetterChanges)
+	kv.count("bad-requests", &wl.BadRequests)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}
@@ -255,6 +256,9 @@ func parseWorkload(args []string, wl *Workload) error {
 	}
 	if wl.DeadLetterChanges > maxDeadLetterChanges {
 		return fmt.Errorf("dead-letter-changes=%d: want 0 to %d", wl.DeadLetterChanges, maxDeadLetterChanges)
+	}
+	if wl.BadRequests > maxBadRequests {
+		return fmt.Errorf("bad-requests=%d: want 0 to %d", wl.BadRequests, maxBadRequests)
 	}
 	wl.Window = uint32(window)
 	return kv.done()

@@ -141,6 +141,11 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			b.Truncate(b.Len() - 1)
 			fmt.Fprintf(&b, " dead-letter-changes=%d\n", wl.DeadLetterChanges)
 		}
+		if wl.BadRequests != 0 {
+			// Likewise written only when set.
+			b.Truncate(b.Len() - 1)
+			fmt.Fprintf(&b, " bad-requests=%d\n", wl.BadRequests)
+		}
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s", q.Name, q.Policy)
 			if q.Dedup != 0 {

@@ -71,6 +71,10 @@ type Workload struct {
 	// source queue's dead-letter setting during the safety phase (0:
 	// never; see setdeadletter.go).
 	DeadLetterChanges int
+	// BadRequests is how many requests no node may take the first
+	// producer sends during the safety phase (0: none; see
+	// badrequests.go).
+	BadRequests int
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover

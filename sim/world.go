@@ -220,6 +220,13 @@ func (w *World) FaultBroke(i int, queue string) bool { return w.damaged[damagedK
 // Live reports whether the calm liveness phase has begun.
 func (w *World) Live() bool { return w.live }
 
+// Up reports whether node id's process is running: started, not crashed,
+// not halted and not paused.
+func (w *World) Up(id node.NodeID) bool {
+	i := int(id) - 1
+	return i >= 0 && i < len(w.procs) && w.procs[i].state == stateUp
+}
+
 // Tracef adds a line to the trace on behalf of the simulator or a checker.
 func (w *World) Tracef(format string, args ...any) { w.trace.line(w.now, "sim", format, args...) }
 

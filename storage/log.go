@@ -469,3 +469,13 @@ func (l *Log) RetainedBytes() int64 {
 
 // Segments is how many segment files the log keeps.
 func (l *Log) Segments() int { return len(l.segments) }
+
+// FrontLastIndex is the last index of the log's first segment, the one
+// compaction drops next, and false when that segment is the active one,
+// which is never dropped.
+func (l *Log) FrontLastIndex() (uint64, bool) {
+	if len(l.segments) < 2 {
+		return 0, false
+	}
+	return l.segments[0].lastIndex(), true
+}
