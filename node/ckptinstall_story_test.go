@@ -2,6 +2,8 @@ package node_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/cairnmq/cairn/event"
 	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/wire"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // chunkedCluster is a cluster that checkpoints every 20 records and sends
@@ -260,4 +263,29 @@ func TestACheckpointThatDoesNotDecodeIsRefused(t *testing.T) {
 	c.node(owner).crash()
 	c.advance(5 * time.Second)
 	c.mustDeliverAll(recoveredOwner(t, c), "orders", 200, "after a checkpoint that did not decode was refused")
+}
+
+// A follower that lost its disk takes the owner's checkpoint, and its
+// disk refuses to set its old log aside for the checkpoint's fresh one.
+// Its replica holds no log then, neither the old nor a new one, and
+// could take no append again: the node halts rather than go on as a
+// member that never catches up, and the queue goes on with the other
+// two.
+func TestAFollowerThatCannotResetItsLogForACheckpointHalts(t *testing.T) {
+	c, owner, lost := chunkedCluster(t)
+	c.node(lost).fault = errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpRename && strings.HasSuffix(op.Path, "log") {
+			return errors.New("injected: the rename failed")
+		}
+		return nil
+	})
+	rejoinEmpty(c, lost)
+	want := fmt.Sprintf("%s halted: queue orders: resetting its log after a checkpoint: ", lost)
+	if !c.logged(want) {
+		t.Fatalf("%s went on without a log; want %q; events:\n%v", lost, want, c.events)
+	}
+	if c.saw(event.CheckpointInstalled, by(lost), onQueue("orders")) {
+		t.Fatalf("%s reported a checkpoint installed over a log it could not reset", lost)
+	}
+	c.mustDeliverAll(owner, "orders", 200, "after a follower halted resetting its log")
 }

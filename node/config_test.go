@@ -24,6 +24,15 @@ func TestConfigValidateRefusesWhatCannotRun(t *testing.T) {
 	if err := sound().Validate(); err != nil {
 		t.Fatalf("a sound configuration was refused: %v", err)
 	}
+	for _, factor := range []int{1, 2} {
+		// Every factor from one to the node count can run: a single
+		// replica is a queue without redundancy, not a mistake.
+		c := sound()
+		c.Replicas = factor
+		if err := c.Validate(); err != nil {
+			t.Fatalf("a replication factor of %d was refused: %v", factor, err)
+		}
+	}
 	joining := sound()
 	joining.Replicas, joining.Join = 5, true
 	if err := joining.Validate(); err != nil {
