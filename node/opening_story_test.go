@@ -120,17 +120,7 @@ func TestAnOpeningOwnerHeldDownDoesNotActivateOnALateAcceptance(t *testing.T) {
 // replica now records when it is prepared). It serves once the recovery
 // is activated, and every message published then is delivered.
 func TestAPlainActivationStillWritingItsEpochGivesWayToARecovery(t *testing.T) {
-	nodes := []node.NodeID{1, 2, 3, 4}
-	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
-	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
-	owner := set[0]
-	out := set[1]
-	if out == c.leader() {
-		out = set[2]
-	}
-	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyOwnerOnly})
-	c.advance(500 * time.Millisecond)
-	c.mustReply(99, wire.StatusOK)
+	c, owner, out := ownerOnlyOrdersOnFour(t)
 
 	// The owner restarts; its state file writes stall from then on.
 	om := c.node(owner)
@@ -268,6 +258,23 @@ func TestAFollowerThatFinishesAnInterruptedPreparationOfANewQueueIsNotSuspect(t 
 	c.mustReply(99, wire.StatusOK)
 }
 
+// ownerOnlyOrdersOnFour makes a four-node cluster with an owner-only
+// queue "orders" on three of them, and returns its owner and the follower
+// an operator will remove (one that does not lead the metadata).
+func ownerOnlyOrdersOnFour(t *testing.T) (c *cluster, owner, out node.NodeID) {
+	nodes := []node.NodeID{1, 2, 3, 4}
+	c = newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
+	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
+	owner, out = set[0], set[1]
+	if out == c.leader() {
+		out = set[2]
+	}
+	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyOwnerOnly})
+	c.advance(500 * time.Millisecond)
+	c.mustReply(99, wire.StatusOK)
+	return c, owner, out
+}
+
 // As above, but the slow write of epoch 2 lands in the moment after the
 // owner applied the replacement's plan and asked for epoch 3, before the
 // metadata gave it that epoch: the owner has no recovery yet and its
@@ -276,17 +283,7 @@ func TestAFollowerThatFinishesAnInterruptedPreparationOfANewQueueIsNotSuspect(t 
 // not open epoch 2 then: it would serve the queue in an epoch the plan
 // has left, beside a recovery about to seal its replicas.
 func TestAPlainActivationLandingWhileItsOwnerClaimsARecoveryGivesWay(t *testing.T) {
-	nodes := []node.NodeID{1, 2, 3, 4}
-	c := newClusterOf(t, node.Config{Nodes: nodes, Tick: 10 * time.Millisecond, SegmentSize: 4096})
-	set := node.Placement{Nodes: nodes, Replicas: 3}.ReplicaSet("orders")
-	owner := set[0]
-	out := set[1]
-	if out == c.leader() {
-		out = set[2]
-	}
-	c.request(owner, 99, &wire.CreateQueue{ReqID: 99, Queue: "orders", Policy: wire.PolicyOwnerOnly})
-	c.advance(500 * time.Millisecond)
-	c.mustReply(99, wire.StatusOK)
+	c, owner, out := ownerOnlyOrdersOnFour(t)
 
 	// The owner restarts; its state file writes stall until it claims
 	// epoch 3.
