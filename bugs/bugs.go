@@ -288,6 +288,10 @@ const (
 	// its ticks after, so one whose checkpoint, or whose first segment's
 	// sync, came later keeps them until the next certificate.
 	CompactOnlyWhenCertified = "compact-only-when-certified"
+	// DeleteKeepsReplicas: a node keeps its replica of a queue the
+	// metadata deleted, answering for a queue nobody serves, its files
+	// never removed.
+	DeleteKeepsReplicas = "delete-keeps-replicas"
 )
 
 // All lists every planted bug.
@@ -302,7 +306,7 @@ var All = []string{ConfirmBeforeSync, FollowerAckBeforeSync, SkipDirSync, DropNa
 	OutwaitServesClients, RestKeepsGrant, SyncSkipsWriteOut, MajorityOfTwo, LeaveIgnoresReplicas, LearnersStayLearners,
 	LeavingVoterKeepsSeat, OwnerOnlyReplicasStay, ReadErrorIsDamage, OwnerEpochFromMemory, StackDropsPriorQuorum,
 	PriorNeverSwappedBack, CreateAnsweredAtCommit, QuietSubscriberFed, AckByIDIgnored, UnsubscribeDropsExtended, DeliveryCountsSummed,
-	ProposalNumbersRestart, DedupWindowUnchecked, CompactOnlyWhenCertified}
+	ProposalNumbersRestart, DedupWindowUnchecked, CompactOnlyWhenCertified, DeleteKeepsReplicas}
 
 // SwarmBlind names the planted bugs the seeded swarm is not expected to
 // catch, and why. Each is caught by a hand-written scenario in the seed

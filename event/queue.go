@@ -8,10 +8,10 @@ import (
 // The constructors of a queue replica's events. Each fixes its event's
 // attributes in the order the trace prints them.
 
-// NewQueueOpen reports that replica q was opened from disk with its log
-// ending at last, in epoch.
-func NewQueueOpen(q string, last, epoch uint64) Event {
-	return newEvent(QueueOpen, str(KeyQueue, q), u64(KeyLast, last), u64(KeyEpoch, epoch))
+// NewQueueOpen reports that the replica of incarnation inc of q was
+// opened from disk with its log ending at last, in epoch.
+func NewQueueOpen(q string, inc, last, epoch uint64) Event {
+	return newEvent(QueueOpen, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyLast, last), u64(KeyEpoch, epoch))
 }
 
 // NewQueueActive reports that this node now serves q as owner of epoch in
@@ -198,28 +198,29 @@ func refusal(name Name, q string, epoch uint64, from uint32, err error) Event {
 	return newEvent(name, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeStr(KeyFrom, from), errStr(KeyErr, err))
 }
 
-// NewQueueTruncate reports that q's replica dropped its log after index
-// after.
-func NewQueueTruncate(q string, after uint64) Event {
-	return newEvent(QueueTruncate, str(KeyQueue, q), u64(KeyAfter, after))
+// NewQueueTruncate reports that the replica of incarnation inc of q
+// dropped its log after index after.
+func NewQueueTruncate(q string, inc, after uint64) Event {
+	return newEvent(QueueTruncate, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyAfter, after))
 }
 
-// NewQueueReported reports that q's follower told the owner of epoch it
-// holds durable records through durable.
-func NewQueueReported(q string, epoch, durable uint64) Event {
-	return newEvent(QueueReported, str(KeyQueue, q), u64(KeyEpoch, epoch), u64(KeyDurable, durable))
+// NewQueueReported reports that q's follower (of incarnation inc) told
+// the owner of epoch it holds durable records through durable.
+func NewQueueReported(q string, inc, epoch, durable uint64) Event {
+	return newEvent(QueueReported, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyEpoch, epoch), u64(KeyDurable, durable))
 }
 
 // NewQueueSealed reports that q's replica answered the seal of the
 // candidate from, as a witness sealed at epoch: the epoch is durable, and
 // the replica refuses every older one.
-func NewQueueSealed(q string, epoch uint64, from uint32) Event {
-	return newEvent(QueueSealed, str(KeyQueue, q), u64(KeyEpoch, epoch), nodeStr(KeyFrom, from))
+func NewQueueSealed(q string, inc, epoch uint64, from uint32) Event {
+	return newEvent(QueueSealed, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyEpoch, epoch), nodeStr(KeyFrom, from))
 }
 
-// NewQueueDurable reports that q's log is durable through index.
-func NewQueueDurable(q string, index uint64) Event {
-	return newEvent(QueueDurable, str(KeyQueue, q), u64(KeyIndex, index))
+// NewQueueDurable reports that the log of q's replica of incarnation
+// inc is durable through index.
+func NewQueueDurable(q string, inc, index uint64) Event {
+	return newEvent(QueueDurable, str(KeyQueue, q), u64(KeyInc, inc), u64(KeyIndex, index))
 }
 
 // NewQueueTrusted reports that q's suspect replica is trusted again in

@@ -218,7 +218,7 @@ func (r *replica) resetLog() error {
 		// records 104-108, replaced by the epoch-3 owner's checkpoint at
 		// 104).
 		if r.log.LastIndex() > r.ckpt.cut {
-			r.n.emit(event.NewQueueTruncate(r.name, r.ckpt.cut))
+			r.n.emit(event.NewQueueTruncate(r.name, r.inc, r.ckpt.cut))
 		}
 		r.log.Close()
 		r.log = nil

@@ -181,7 +181,7 @@ func (r *replica) acceptEntries(prev, epoch uint64, entries []wire.Entry) error 
 				return fmt.Errorf("%w: entry %d of epoch %d conflicts with the held entry of epoch %d, at or below the known commit %d",
 					errDropsConfirmed, index, rec.epoch, r.epochOf(index), r.commitKnown)
 			}
-			r.n.emit(event.NewQueueTruncate(r.name, index-1))
+			r.n.emit(event.NewQueueTruncate(r.name, r.inc, index-1))
 			if err := r.log.TruncateAfter(index - 1); err != nil {
 				return err
 			}
@@ -229,7 +229,7 @@ func (r *replica) sendReply(to NodeID, ok bool, match, last uint64) {
 	durable := r.durableReport()
 	if ok && durable > r.follow.reported {
 		r.follow.reported = durable
-		r.n.emit(event.NewQueueReported(r.name, r.epoch, durable))
+		r.n.emit(event.NewQueueReported(r.name, r.inc, r.epoch, durable))
 	}
 	if ok && r.follow.stamp != 0 {
 		r.follow.leaseGrantedAt = r.n.leaseClock()

@@ -129,7 +129,8 @@ func (n *Node) reconcile(name string) {
 	}
 	q := n.meta.state.queues[name]
 	r := n.queues[name]
-	if r != nil && (q == nil || q.Incarnation != r.inc || q.State == QueueDeleted) {
+	deleted := q != nil && q.State == QueueDeleted && !bugs.Active(bugs.DeleteKeepsReplicas)
+	if r != nil && (q == nil || q.Incarnation != r.inc || deleted) {
 		n.retire(r)
 		r = nil
 	}

@@ -83,7 +83,7 @@ func (r *replica) answerSeal(from NodeID, epoch uint64, released bool, counts []
 		return
 	}
 	w := r.witness()
-	r.n.emit(event.NewQueueSealed(r.name, epoch, uint32(from)))
+	r.n.emit(event.NewQueueSealed(r.name, r.inc, epoch, uint32(from)))
 	r.n.env.Send(from, &wire.SealReply{
 		Queue: r.name, Incarnation: r.inc, Epoch: epoch, OK: true, First: w.First, Last: w.Last,
 		LastEpoch: w.LastEpoch, Digest: w.Digest[:], HistoryID: w.HistoryID, Instance: w.Process, Owner: uint32(from),

@@ -156,7 +156,7 @@ func (n *Node) openReplica(name string, inc uint64, members []NodeID) *replica {
 		r.fence(err)
 		return r
 	}
-	n.emit(event.NewQueueOpen(name, r.log.LastIndex(), r.epoch))
+	n.emit(event.NewQueueOpen(name, r.inc, r.log.LastIndex(), r.epoch))
 	if r.ckpt.cut > 0 {
 		// A checkpoint found on disk answers an owner's ask at once, so
 		// it is reported like one just written: its write may have
@@ -330,7 +330,7 @@ func (r *replica) persistEpoch(epoch uint64, done func()) {
 }
 
 func (r *replica) onDurable(index uint64) {
-	r.n.emit(event.NewQueueDurable(r.name, index))
+	r.n.emit(event.NewQueueDurable(r.name, r.inc, index))
 	r.runDurableWaiters()
 	r.checkVerified()
 	r.buildCheckpoint()

@@ -15,6 +15,10 @@ import (
 type QueueView struct {
 	Name        string
 	Incarnation uint64
+	// HeldIncarnation is the incarnation of the replica this node holds
+	// (zero: none); it differs from Incarnation only until the node
+	// retires a replica of an incarnation the metadata has left.
+	HeldIncarnation uint64
 	// State is the metadata state ("preparing", "active", "recovering"),
 	// or "unknown" for a replica on disk the metadata does not name.
 	State string
@@ -158,6 +162,7 @@ func (n *Node) queueView(name string) QueueView {
 	if v.Incarnation == 0 {
 		v.Incarnation = r.inc
 	}
+	v.HeldIncarnation = r.inc
 	v.ReplicaEpoch, v.Suspect = r.epoch, r.suspect
 	if r.log != nil {
 		// A replica fenced while opening has no log to read.

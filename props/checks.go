@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnmq/cairn/event"
@@ -101,36 +102,26 @@ func checkIntact(ix *index) []sim.Violation {
 // still hold every record it reported durable, except where a newer owner
 // made it truncate or a lost-writes fault took records from its disk.
 func checkDurability(h *sim.History) []sim.Violation {
-	type key struct {
-		node  node.NodeID
-		queue string
-	}
-	claimed := make(map[key]uint64)
+	claimed := make(map[replicaKeyOf]uint64)
 	// rotten holds, per replica a rot fault broke while its node ran,
 	// the last record before the decayed one: the replica goes on
 	// reporting what it wrote after it, but can never again hold more
 	// than that, until the damage is cut away or the replica replaced.
-	rotten := make(map[key]uint64)
+	rotten := make(map[replicaKeyOf]uint64)
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
-		k := key{e.Node, e.Queue}
+		k := replicaKeyOf{e.Node, e.Queue, e.Inc}
+		if e.Name == event.QueueTruncate || e.Name == sim.EventLostWrites || e.Name == sim.EventRot {
+			for _, k := range incarnationsOf(claimed, rotten, k) {
+				noteLoss(claimed, rotten, k, e.Name, e.Value)
+			}
+			continue
+		}
 		switch e.Name {
 		case event.QueueReported, event.QueueDurable:
 			claimed[k] = max(claimed[k], e.Value)
 			if sound, ok := rotten[k]; ok {
 				claimed[k] = min(claimed[k], sound)
-			}
-		case event.QueueTruncate, sim.EventLostWrites:
-			// A newer owner made the replica drop a suffix, or a fault
-			// made its disk lose one: either way it no longer owes it.
-			claimed[k] = min(claimed[k], e.Value)
-			if sound, ok := rotten[k]; ok && e.Name == event.QueueTruncate && e.Value < sound {
-				delete(rotten, k) // the decayed record is gone
-			}
-		case sim.EventRot:
-			claimed[k] = min(claimed[k], e.Value)
-			if sound, ok := rotten[k]; !ok || e.Value < sound {
-				rotten[k] = e.Value
 			}
 		case event.QueueReplaced, event.QueueRetired:
 			// The metadata replaced this replica and the node dropped it
@@ -141,8 +132,8 @@ func checkDurability(h *sim.History) []sim.Violation {
 		case sim.EventLostDisk:
 			// Every replica on the node went with its disk: the node
 			// starts from nothing, and owes nothing it said before.
-			maps.DeleteFunc(claimed, func(c key, _ uint64) bool { return c.node == e.Node })
-			maps.DeleteFunc(rotten, func(c key, _ uint64) bool { return c.node == e.Node })
+			maps.DeleteFunc(claimed, func(c replicaKeyOf, _ uint64) bool { return c.node == e.Node })
+			maps.DeleteFunc(rotten, func(c replicaKeyOf, _ uint64) bool { return c.node == e.Node })
 		case event.QueueOpen:
 			if e.Value < claimed[k] && len(out) < maxReports {
 				out = append(out, safety("replica-durability", "%s reopened %s at %v holding %d records after reporting %d durable%s",
@@ -151,6 +142,69 @@ func checkDurability(h *sim.History) []sim.Violation {
 		}
 	}
 	return out
+}
+
+// replicaKeyOf names one node's replica of one incarnation of a queue
+// (the events a replica emits name their incarnation).
+// A queue deleted and made again under its name is another incarnation,
+// whose replica owes nothing the old one said.
+type replicaKeyOf struct {
+	node  node.NodeID
+	queue string
+	inc   uint64
+}
+
+// incarnationsOf lists the replicas a loss event k is about: k itself
+// when it names its incarnation, and otherwise (the simulator's faults,
+// which act on files, not incarnations) every incarnation of k's queue
+// on k's node that claimed or rotted anything, in incarnation order.
+func incarnationsOf(claimed, rotten map[replicaKeyOf]uint64, k replicaKeyOf) []replicaKeyOf {
+	if k.inc != 0 {
+		return []replicaKeyOf{k}
+	}
+	var out []replicaKeyOf
+	for _, m := range []map[replicaKeyOf]uint64{claimed, rotten} {
+		for _, c := range slices.SortedFunc(maps.Keys(m), byIncarnation) {
+			if c.node == k.node && c.queue == k.queue && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	slices.SortFunc(out, byIncarnation)
+	return out
+}
+
+// byIncarnation orders one node's replicas of one queue by incarnation.
+func byIncarnation(a, b replicaKeyOf) int {
+	switch {
+	case a.node != b.node:
+		return int(a.node) - int(b.node)
+	case a.queue != b.queue:
+		return strings.Compare(a.queue, b.queue)
+	case a.inc < b.inc:
+		return -1
+	case a.inc > b.inc:
+		return 1
+	}
+	return 0
+}
+
+// noteLoss lowers what replica k owes after a truncation a newer owner
+// asked for, writes its disk lost, or a record that decayed: after
+// index value it no longer owes anything, and a decayed replica can hold
+// no more than that until the damage is cut away.
+func noteLoss(claimed, rotten map[replicaKeyOf]uint64, k replicaKeyOf, name event.Name, value uint64) {
+	claimed[k] = min(claimed[k], value)
+	switch name {
+	case event.QueueTruncate:
+		if sound, ok := rotten[k]; ok && value < sound {
+			delete(rotten, k) // the decayed record is gone
+		}
+	case sim.EventRot:
+		if sound, ok := rotten[k]; !ok || value < sound {
+			rotten[k] = value
+		}
+	}
 }
 
 // nodesByEvent maps each queue to the nodes that recorded the named event

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/cairnmq/cairn/event"
-	"github.com/cairnmq/cairn/node"
 	"github.com/cairnmq/cairn/sim"
 )
 
@@ -28,7 +27,9 @@ var epochWords = map[event.Name]string{
 
 // checkEpochDurability holds each replica to the epochs it gave its word
 // in: after a restart it reopens at an epoch no older than any it
-// reported durability in, answered a seal in, or activated in. A replica
+// reported durability in, answered a seal in, or activated in, in the
+// same incarnation of the queue (one made again under its name owes
+// nothing the old one said). A replica
 // that came back at an older epoch would accept the appends of an owner
 // its word had fenced, and renew that owner's delivery lease. Only the
 // metadata replacing the replica releases it (the node drops the replica,
@@ -36,14 +37,10 @@ var epochWords = map[event.Name]string{
 // whose state file a damage-state fault broke must fence itself at open,
 // which emits no queue.open: reopening as new would forget its word.
 func checkEpochDurability(h *sim.History) []sim.Violation {
-	type key struct {
-		node  node.NodeID
-		queue string
-	}
-	given := make(map[key]epochWord)
+	given := make(map[replicaKeyOf]epochWord)
 	var out []sim.Violation
 	for _, e := range h.NodeEvents {
-		k := key{e.Node, e.Queue}
+		k := replicaKeyOf{e.Node, e.Queue, e.Inc}
 		switch {
 		case epochWords[e.Name] != "":
 			if e.Epoch > given[k].epoch {
@@ -58,7 +55,7 @@ func checkEpochDurability(h *sim.History) []sim.Violation {
 			// The node's disk is gone: its replicas start from nothing,
 			// and learn the queues' epochs anew from the metadata, which
 			// it catches up with before it prepares any.
-			maps.DeleteFunc(given, func(g key, _ epochWord) bool { return g.node == e.Node })
+			maps.DeleteFunc(given, func(g replicaKeyOf, _ epochWord) bool { return g.node == e.Node })
 		case e.Name == event.QueueOpen:
 			w, ok := given[k]
 			if ok && e.Epoch < w.epoch && len(out) < maxReports {

@@ -56,7 +56,9 @@ func (r *queueRun) Check(w *sim.World) []sim.Violation {
 	out = append(out, r.members.rebalanceEnded()...)
 	out = append(out, membersSettled(r.nodes, w.Live())...)
 	out = append(out, r.progress.check(w.Scenario(), limitsFor(w.Scenario()), w.Live(), w.Now())...)
-	out = append(out, r.compact.check(r.upViews(), w.Live(), w.Now())...)
+	views := r.upViews()
+	out = append(out, r.compact.check(views, w.Live(), w.Now())...)
+	out = append(out, checkQueueLifecycle(views, r.compact.started, w.Live(), w.Now())...)
 	return append(out, r.ckpts.check()...)
 }
 

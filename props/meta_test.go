@@ -33,7 +33,7 @@ func recoveryStart(epoch uint64) event.Event { return event.NewRecoveryStart(tq,
 
 func serving(inc, epoch uint64) event.Event { return event.NewQueueActive(tq, epoch, inc, 10) }
 
-func opened() event.Event { return event.NewQueueOpen(tq, 10, 1) }
+func opened() event.Event { return event.NewQueueOpen(tq, 1, 10, 1) }
 
 func recoveryActivated(inc, epoch uint64) event.Event {
 	return event.NewMetaRecoveryActivated(tq, inc, epoch, tmembers)

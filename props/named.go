@@ -217,6 +217,7 @@ func (ns NamedScenario) Scenario(seed uint64) sim.Scenario {
 	// And bad requests: the swarm sends those; a named scenario keeps the
 	// network's draws it was timed with.
 	sc.Workload.BadRequests = 0
+	sc.Workload.Churn = 0
 	sc.Nodes, sc.Spares, sc.Replicas = 3, ns.Spares, 0 // the faults are aimed at a three-replica set
 	if ns.Nodes > 0 {
 		sc.Nodes = ns.Nodes

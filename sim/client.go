@@ -251,6 +251,9 @@ func (c *clientProc) record(e core.Event) {
 	if op.Again && op.Outcome == OutcomeOK {
 		c.w.noteAskedAgain(op)
 	}
+	if op.Kind == "delete" && op.Outcome == OutcomeOK {
+		c.w.cov.probes[ProbeQueueDeleted]++
+	}
 	if op.Kind == "create" && op.Outcome != OutcomeOK && op.Status != wire.StatusQueueExists {
 		// Like an operator, keep at it until the queue certainly exists.
 		q := op.Queue

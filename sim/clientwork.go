@@ -29,6 +29,7 @@ func (w *World) startClients() {
 				c.scheduleMoves()
 				c.scheduleDeadLetterChanges()
 				c.scheduleBadRequests()
+				c.scheduleChurn()
 			}
 		} else {
 			w.schedule(max(start, wl.ConsumeAt), -1, 0, func() {

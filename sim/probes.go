@@ -104,6 +104,7 @@ const (
 	ProbeExtendAtOwner         = "extend-at-owner"
 	ProbeMembershipAskedAgain  = "membership-asked-again"
 	ProbeBadRequestRefused     = "bad-request-refused"
+	ProbeQueueDeleted          = "queue-deleted"
 )
 
 // Probes lists every probe in report order, with what reaching it means.
@@ -176,6 +177,7 @@ var Probes = []Probe{
 	{ProbeExtendAtOwner, "a lease extension sent to the queue's owner by the owner's lease number was confirmed"},
 	{ProbeMembershipAskedAgain, "an add-node or remove-node asked for a second time, after the first was applied, was answered OK"},
 	{ProbeBadRequestRefused, "a request no node may take (a name, policy, window, delay, bound or node out of range) was answered bad-request"},
+	{ProbeQueueDeleted, "a queue was deleted: a delete answered OK"},
 }
 
 // FaultKinds lists every kind of fault the swarm may schedule. A sweep

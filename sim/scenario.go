@@ -502,6 +502,7 @@ func Generate(seed uint64, o GenerateOptions) Scenario {
 		sc.Workload.Moves = drawMoves(seed)
 		drawDeadLetterChanges(seed, sc.Workload)
 		sc.Workload.BadRequests = drawBadRequests(seed)
+		sc.Workload.Churn = drawChurn(seed)
 		lost := drawLostDisk(&sc, outage)
 		vanish := drawVanishConsumer(&sc)
 		step := drawStepCrash(&sc)

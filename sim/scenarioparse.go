@@ -245,6 +245,7 @@ func parseWorkload(args []string, wl *Workload) error {
 	kv.count("moves", &wl.Moves)
 	kv.count("dead-letter-changes", &wl.DeadLetterChanges)
 	kv.count("bad-requests", &wl.BadRequests)
+	kv.count("churn", &wl.Churn)
 	if window < 0 || window > 1<<20 {
 		return fmt.Errorf("window=%d: want 0 to %d", window, 1<<20)
 	}
@@ -256,6 +257,9 @@ func parseWorkload(args []string, wl *Workload) error {
 	}
 	if wl.DeadLetterChanges > maxDeadLetterChanges {
 		return fmt.Errorf("dead-letter-changes=%d: want 0 to %d", wl.DeadLetterChanges, maxDeadLetterChanges)
+	}
+	if wl.Churn > maxChurn {
+		return fmt.Errorf("churn=%d: want 0 to %d", wl.Churn, maxChurn)
 	}
 	if wl.BadRequests > maxBadRequests {
 		return fmt.Errorf("bad-requests=%d: want 0 to %d", wl.BadRequests, maxBadRequests)

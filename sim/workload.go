@@ -75,6 +75,10 @@ type Workload struct {
 	// producer sends during the safety phase (0: none; see
 	// badrequests.go).
 	BadRequests int
+	// Churn is how many times the first producer creates a queue of its
+	// own and deletes it again during the safety phase (0: never; see
+	// churn.go).
+	Churn int
 	// ProbeAt, when positive, adds two probe clients on the first queue:
 	// a fresh subscriber that subscribes at ProbeAt and acks everything,
 	// and a publisher that publishes every 10ms from ProbeAt on. Failover

@@ -377,7 +377,7 @@ func (c *Core) onFetchReply(in FetchReply) []Action {
 		// commit are confirmed, so any source worth its selection holds
 		// them too. Drop only the suffix past them and ask again from
 		// there; if the source refuses even that, it is a conflict.
-		return []Action{Emit{event.NewQueueTruncate(c.cfg.Queue, self.Commit)}, Truncate{After: self.Commit}}
+		return []Action{Emit{event.NewQueueTruncate(c.cfg.Queue, c.cfg.Incarnation, self.Commit)}, Truncate{After: self.Commit}}
 	}
 	if m.Hint < self.Commit {
 		// Only this replica's own commit knowledge counts here: another
@@ -387,7 +387,7 @@ func (c *Core) onFetchReply(in FetchReply) []Action {
 		acts := []Action{Emit{event.NewQueueRefusedTruncation(c.cfg.Queue, c.cfg.Epoch, in.From, err)}}
 		return append(acts, c.restart(in.Now, "the source's history conflicts with confirmed records")...)
 	}
-	return []Action{Emit{event.NewQueueTruncate(c.cfg.Queue, m.Hint)}, Truncate{After: m.Hint}}
+	return []Action{Emit{event.NewQueueTruncate(c.cfg.Queue, c.cfg.Incarnation, m.Hint)}, Truncate{After: m.Hint}}
 }
 
 // onCheckpointOffered takes the source's checkpoint in place of the pages
