@@ -103,6 +103,7 @@ var samples = []sample{
 	{NewMetaCommitLearned(1, 74), "meta.commit-learned from=n1 commit=74", "S U"},
 	{NewMetaFollowerLostLog(3, 10, 12, 2), "meta.follower-lost-log node=n3 last=10 counted=12 transfer-to=2", "S U U U"},
 	{NewMetaActivated("orders", 5), "meta.activated q=orders inc=5", "S U"},
+	{NewMetaDeleted("orders", 5), "meta.deleted q=orders inc=5", "S U"},
 	{NewMetaRecoveryActivated("orders", 5, 2, []uint32{1, 3}), "meta.recovery-activated q=orders inc=5 epoch=2 members=1,3", "S U U S"},
 	{NewMetaReplicaReplaced("orders", 3, []uint32{2, 3, 4}), "meta.replica-replaced q=orders epoch=3 replicas=2,3,4", "S U S"},
 	{NewMetaProposalFailed("orders", 4, "timed out"), "meta.proposal-failed q=orders kind=4 why=timed out", "S I S"},

@@ -67,6 +67,12 @@ func NewMetaFollowerLostLog(follower uint32, last, counted uint64, transferTo ui
 		nodeNum(KeyTransferTo, transferTo))
 }
 
+// NewMetaDeleted reports that this node applied the deletion of
+// incarnation inc of queue q.
+func NewMetaDeleted(q string, inc uint64) Event {
+	return newEvent(MetaDeleted, str(KeyQueue, q), u64(KeyInc, inc))
+}
+
 // NewMetaActivated reports that this node applied the activation of
 // incarnation inc of q.
 func NewMetaActivated(q string, inc uint64) Event {

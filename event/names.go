@@ -219,6 +219,8 @@ const (
 	// MetaActivated: a node applied a queue's first activation
 	// (NewMetaActivated).
 	MetaActivated Name = "meta.activated"
+	// MetaDeleted: a node applied a queue's deletion (NewMetaDeleted).
+	MetaDeleted Name = "meta.deleted"
 	// MetaRecoveryActivated: a node applied a recovered owner's
 	// activation (NewMetaRecoveryActivated).
 	MetaRecoveryActivated Name = "meta.recovery-activated"
@@ -365,7 +367,7 @@ var names = []Name{
 	RecoveryStart, RecoveryStage, RecoveryForeignHistory, RecoveryLostWitness, RecoveryUnsupported,
 	RecoveryContradiction, RecoveryActivateFailed, RecoveryDone, RecoveryAbandoned, RecoverySourceReadFailed,
 	MetaLeader, MetaSnapshotInstalled, MetaApplied, MetaCatchingUp, MetaCaughtUp, MetaCampaign, MetaBadMessage,
-	MetaFollowerLostLog, MetaCommitLearned, MetaActivated, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
+	MetaFollowerLostLog, MetaCommitLearned, MetaActivated, MetaDeleted, MetaRecoveryActivated, MetaReplicaReplaced, MetaProposalFailed,
 	MetaPlanReplace, MetaPlanRecovery, MetaNodeDown, MetaNodeUp, MetaDetection, MetaMembership, MetaMembershipRefused, MetaRebalance,
 	DetectSuspect, DetectConfirm, DetectRecovered, DetectReset, DetectRefused, DetectVouched, DetectFlapped, DetectLeaderLost,
 	NodeStarted, NodeStrayDirectory, NodeUnexpectedMessage, NodeUnexpectedRequest, NodeStamped, NodeDiskFull, NodeDiskOK,

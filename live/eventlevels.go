@@ -31,6 +31,7 @@ var eventLevels = map[event.Name]slog.Level{
 	event.DetectFlapped:          slog.LevelInfo,
 	event.MetaLeader:             slog.LevelInfo,
 	event.MetaActivated:          slog.LevelInfo,
+	event.MetaDeleted:            slog.LevelInfo,
 	event.MetaPlanRecovery:       slog.LevelInfo,
 	event.MetaPlanReplace:        slog.LevelInfo,
 	event.MetaReplicaReplaced:    slog.LevelInfo,

@@ -65,6 +65,9 @@ func (n *Node) onMetaApplied(index uint64, c command, res result) {
 		n.emit(event.NewMetaActivated(name, c.inc))
 		n.answerCreates(name, c.inc)
 	}
+	if res.ok && c.kind == cmdDelete {
+		n.emit(event.NewMetaDeleted(name, c.inc))
+	}
 	if res.ok && c.kind == cmdActivateRecovered {
 		n.emit(event.NewMetaRecoveryActivated(name, c.inc, c.epoch, nodeNumbers(c.members)))
 	}

@@ -35,7 +35,8 @@ type ckptAudit struct {
 // observe keeps e if a checkpoint protocol checker reads it.
 func (a *ckptAudit) observe(now time.Duration, id node.NodeID, e event.Event) {
 	switch e.Name {
-	case event.CheckpointDurable, event.CheckpointProposed, event.CheckpointCertified, event.QueueCompacted, event.QueueRetired:
+	case event.CheckpointDurable, event.CheckpointProposed, event.CheckpointCertified, event.QueueCompacted, event.QueueRetired,
+		event.MetaDeleted:
 		a.events = append(a.events, ckptEvent{At: now, Node: id, Event: e})
 	}
 }
@@ -137,6 +138,7 @@ func memberList(ids []uint32) string {
 // be one an owner proposed, so every applied certificate is backed.
 func checkCertificateReceipts(evs []ckptEvent) []sim.Violation {
 	held := make(map[replicaOf]*heldCheckpoints)
+	deleted := make(map[queueInc]bool)
 	proposed := make(map[certificate]bool)
 	applied := make(map[certificate]bool)
 	var out []sim.Violation
@@ -154,7 +156,17 @@ func checkCertificateReceipts(evs []ckptEvent) []sim.Violation {
 			}
 			held[k].digests[e.Index()] = e.Digest()
 			held[k].latest = e.Index()
+		case event.MetaDeleted:
+			deleted[k.queueInc] = true
 		case event.QueueRetired:
+			if deleted[k.queueInc] {
+				// Its queue was deleted: an owner that has not applied the
+				// deletion yet may still propose a certificate on the
+				// receipt the replica gave before it retired, which was
+				// true then, and a deleted queue's certificate lets no one
+				// drop anything anyone will read.
+				continue
+			}
 			// The replica is gone the moment it retires; a replaced one's
 			// files are removed later (queue.replaced), and by then the
 			// node may hold a new replica of the same incarnation, with
