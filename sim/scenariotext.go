@@ -105,52 +105,29 @@ func (sc Scenario) MarshalText() ([]byte, error) {
 			wl.PayloadMax, floatText(wl.DelayChance), wl.DelayMax, floatText(wl.AckChance), floatText(wl.NackChance),
 			wl.Lease, wl.Window, spanText(wl.Think.Min, wl.Think.Max), tailText(wl.Think), wl.RequestTimeout, wl.Quiet,
 			wl.PublishLimit, wl.ProbeAt, wl.ConsumeAt)
-		if wl.AckLinger != 0 {
-			// Written only when set, so scenarios saved before it still
-			// read back as they were.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " ack-linger=%v\n", wl.AckLinger)
+		// The keys added since the line's first form are written only when
+		// set, so scenarios saved before each one still read back as they
+		// were: each goes before the line's newline.
+		b.Truncate(b.Len() - 1)
+		for _, k := range []struct {
+			set  bool
+			text string
+		}{
+			{wl.AckLinger != 0, fmt.Sprintf(" ack-linger=%v", wl.AckLinger)},
+			{wl.ExtendChance != 0, " extend=" + floatText(wl.ExtendChance)},
+			{wl.AtOwnerChance != 0, " at-owner=" + floatText(wl.AtOwnerChance)},
+			{wl.UnsubscribeEvery != 0, fmt.Sprintf(" unsubscribe=%v", wl.UnsubscribeEvery)},
+			{wl.Purges != 0, fmt.Sprintf(" purges=%d", wl.Purges)},
+			{wl.Moves != 0, fmt.Sprintf(" moves=%d", wl.Moves)},
+			{wl.DeadLetterChanges != 0, fmt.Sprintf(" dead-letter-changes=%d", wl.DeadLetterChanges)},
+			{wl.BadRequests != 0, fmt.Sprintf(" bad-requests=%d", wl.BadRequests)},
+			{wl.Churn != 0, fmt.Sprintf(" churn=%d", wl.Churn)},
+		} {
+			if k.set {
+				b.WriteString(k.text)
+			}
 		}
-		if wl.ExtendChance != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " extend=%s\n", floatText(wl.ExtendChance))
-		}
-		if wl.AtOwnerChance != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " at-owner=%s\n", floatText(wl.AtOwnerChance))
-		}
-		if wl.UnsubscribeEvery != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " unsubscribe=%v\n", wl.UnsubscribeEvery)
-		}
-		if wl.Purges != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " purges=%d\n", wl.Purges)
-		}
-		if wl.Moves != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " moves=%d\n", wl.Moves)
-		}
-		if wl.DeadLetterChanges != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " dead-letter-changes=%d\n", wl.DeadLetterChanges)
-		}
-		if wl.BadRequests != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " bad-requests=%d\n", wl.BadRequests)
-		}
-		if wl.Churn != 0 {
-			// Likewise written only when set.
-			b.Truncate(b.Len() - 1)
-			fmt.Fprintf(&b, " churn=%d\n", wl.Churn)
-		}
+		b.WriteByte('\n')
 		for _, q := range wl.Queues {
 			fmt.Fprintf(&b, "queue %s %s", q.Name, q.Policy)
 			if q.Dedup != 0 {
