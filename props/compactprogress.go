@@ -45,17 +45,24 @@ type cutAt struct {
 	at  time.Duration
 }
 
-func (c *compactReadiness) start(id node.NodeID, at time.Duration) {
+// ready makes the zero value usable: starts and events may come in
+// either order.
+func (c *compactReadiness) ready() {
 	if c.started == nil {
 		c.started = make(map[node.NodeID]time.Duration)
 		c.durable = make(map[replicaOf][]cutAt)
 		c.certified = make(map[replicaOf][]cutAt)
 	}
+}
+
+func (c *compactReadiness) start(id node.NodeID, at time.Duration) {
+	c.ready()
 	c.started[id] = at
 }
 
 // observe keeps the checkpoint events compaction waits on.
 func (c *compactReadiness) observe(now time.Duration, id node.NodeID, e event.Event) {
+	c.ready()
 	k := replicaOf{id, queueInc{e.Queue(), e.Inc()}}
 	switch e.Name {
 	case event.CheckpointDurable:
